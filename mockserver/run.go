@@ -1,0 +1,218 @@
+package mockserver
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/google/uuid"
+)
+
+// AgentConfig is an AmbientAgentConfig, as sent by a caller and as resolved
+// onto a run.
+type AgentConfig struct {
+	Name               string               `json:"name,omitempty"`
+	ModelID            string               `json:"model_id,omitempty"`
+	BasePrompt         string               `json:"base_prompt,omitempty"`
+	EnvironmentID      string               `json:"environment_id,omitempty"`
+	SkillSpec          string               `json:"skill_spec,omitempty"`
+	MCPServers         map[string]MCPServer `json:"mcp_servers,omitempty"`
+	ComputerUseEnabled *bool                `json:"computer_use_enabled,omitempty"`
+	WorkerHost         string               `json:"worker_host,omitempty"`
+}
+
+// MCPServer is an MCPServerConfig: exactly one of WarpID, Command or URL.
+type MCPServer struct {
+	WarpID  string            `json:"warp_id,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// StatusMessage is a RunStatusMessage.
+type StatusMessage struct {
+	Message   string `json:"message"`
+	ErrorCode string `json:"error_code,omitempty"`
+	Retryable *bool  `json:"retryable,omitempty"`
+}
+
+type runSchedule struct {
+	ID   string `json:"schedule_id"`
+	Name string `json:"schedule_name"`
+	Cron string `json:"cron_schedule"`
+}
+
+// run is one stored run. Its state, updated_at, started_at and session are
+// not stored: they are derived from the timeline whenever the run is shown.
+type run struct {
+	id        string
+	seq       int64
+	title     string
+	prompt    string
+	source    string
+	creator   *fixtures.Principal
+	team      string // the team that may see the run
+	teamScope bool
+	createdAt time.Time
+	config    *AgentConfig
+	fromSkill bool // started from a skill, so agent_skill is shown
+
+	conversationID string
+	schedule       *runSchedule
+	artifactTypes  []string
+	notCancellable bool
+
+	tl timeline
+	// fateMsg is shown once the run reaches its final state; forcedMsg while
+	// it is in forcedState (set by a cancel or the control API).
+	fateMsg     *StatusMessage
+	forcedMsg   *StatusMessage
+	forcedState State
+}
+
+// RunItem is the JSON shape of a run, as the API returns it.
+type RunItem struct {
+	RunID          string         `json:"run_id"`
+	TaskID         string         `json:"task_id"`
+	Title          string         `json:"title"`
+	State          State          `json:"state"`
+	Prompt         string         `json:"prompt"`
+	CreatedAt      string         `json:"created_at"`
+	UpdatedAt      string         `json:"updated_at"`
+	StartedAt      *string        `json:"started_at,omitempty"`
+	StatusMessage  *StatusMessage `json:"status_message,omitempty"`
+	Source         string         `json:"source,omitempty"`
+	SessionID      string         `json:"session_id,omitempty"`
+	SessionLink    string         `json:"session_link,omitempty"`
+	Creator        *creatorInfo   `json:"creator,omitempty"`
+	AgentConfig    *AgentConfig   `json:"agent_config,omitempty"`
+	ConversationID string         `json:"conversation_id,omitempty"`
+	Schedule       *runSchedule   `json:"schedule,omitempty"`
+	Scope          *runScope      `json:"scope,omitempty"`
+	AgentSkill     *agentSkill    `json:"agent_skill,omitempty"`
+	Artifacts      []artifact     `json:"artifacts,omitempty"`
+}
+
+type creatorInfo struct {
+	Type        string `json:"type,omitempty"`
+	UID         string `json:"uid,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	Email       string `json:"email,omitempty"`
+	PhotoURL    string `json:"photo_url,omitempty"`
+}
+
+type runScope struct {
+	Type string `json:"type"`
+	UID  string `json:"uid,omitempty"`
+}
+
+type agentSkill struct {
+	Name     string `json:"name,omitempty"`
+	FullPath string `json:"full_path,omitempty"`
+}
+
+type artifact struct {
+	Type      string            `json:"artifact_type"`
+	CreatedAt string            `json:"created_at"`
+	Data      map[string]string `json:"data"`
+}
+
+// timeFormat has a fixed width, so timestamps also sort as strings.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// sessionNamespace makes session ids derive from run ids, so a run shows the
+// same session every time without storing it.
+var sessionNamespace = uuid.MustParse("6f1d2c3b-9a8e-4d7c-b6a5-0f1e2d3c4b5a")
+
+func (r *run) item(now time.Time, linkBase string) RunItem {
+	snap := r.tl.at(now)
+	it := RunItem{
+		RunID:          r.id,
+		TaskID:         r.id,
+		Title:          r.title,
+		State:          snap.state,
+		Prompt:         r.prompt,
+		CreatedAt:      formatTime(r.createdAt),
+		UpdatedAt:      formatTime(snap.updatedAt),
+		Source:         r.source,
+		AgentConfig:    r.config,
+		ConversationID: r.conversationID,
+		Schedule:       r.schedule,
+		Creator: &creatorInfo{
+			Type: r.creator.Type, UID: r.creator.UID, DisplayName: r.creator.DisplayName,
+			Email: r.creator.Email, PhotoURL: r.creator.PhotoURL,
+		},
+		Scope: &runScope{Type: "User", UID: r.creator.UID},
+	}
+	if r.teamScope {
+		it.Scope = &runScope{Type: "Team", UID: r.team}
+	}
+	if !snap.startedAt.IsZero() {
+		s := formatTime(snap.startedAt)
+		it.StartedAt = &s
+	}
+	if snap.claimed {
+		it.SessionID = uuid.NewSHA1(sessionNamespace, []byte(r.id)).String()
+		it.SessionLink = strings.TrimSuffix(linkBase, "/") + "/" + it.SessionID
+	}
+	switch {
+	case r.forcedMsg != nil && snap.state == r.forcedState:
+		it.StatusMessage = r.forcedMsg
+	case r.fateMsg != nil && snap.state == r.tl.final:
+		it.StatusMessage = r.fateMsg
+	}
+	if r.fromSkill && r.config != nil {
+		it.AgentSkill = &agentSkill{Name: skillName(r.config.SkillSpec), FullPath: r.config.SkillSpec}
+	}
+	// Artifacts are what a finished run produced, so they appear at the end.
+	if snap.state == Succeeded {
+		for _, t := range r.artifactTypes {
+			it.Artifacts = append(it.Artifacts, makeArtifact(t, r, snap.updatedAt))
+		}
+	}
+	return it
+}
+
+func makeArtifact(kind string, r *run, at time.Time) artifact {
+	a := artifact{Type: kind, CreatedAt: formatTime(at)}
+	if kind == "PLAN" {
+		a.Data = map[string]string{"document_uid": "doc-" + r.id[:8], "title": "Plan: " + r.title}
+	} else {
+		a.Data = map[string]string{"branch": "agent/" + r.id[:8], "url": "https://git.example.com/pulls/" + r.id[:8]}
+	}
+	return a
+}
+
+// skillName is the name a skill spec gives a run: the part after the colon,
+// or the folder holding SKILL.md.
+func skillName(spec string) string {
+	_, path, ok := strings.Cut(spec, ":")
+	if !ok {
+		return spec
+	}
+	path = strings.TrimSuffix(path, "/SKILL.md")
+	if i := strings.LastIndex(path, "/"); i >= 0 {
+		path = path[i+1:]
+	}
+	return path
+}
+
+// titleFrom makes a title from a prompt the way a person would skim it: the
+// first line, cut at a word boundary.
+func titleFrom(prompt string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+	line = strings.Join(strings.Fields(line), " ")
+	const max = 60
+	if len([]rune(line)) <= max {
+		return line
+	}
+	cut := string([]rune(line)[:max])
+	if i := strings.LastIndex(cut, " "); i > max/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
+}
