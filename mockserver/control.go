@@ -68,6 +68,25 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, path string) {
 		if allowMethod(w, r, "POST") {
 			out, aerr = forceState(world, r, parts[1])
 		}
+	case path == "/faults":
+		if allowMethod(w, r, "GET, HEAD, POST, DELETE") {
+			out, aerr = faultsCall(world, r)
+		}
+	case len(parts) == 2 && parts[0] == "faults":
+		if allowMethod(w, r, "DELETE") {
+			if !world.faults.remove(parts[1]) {
+				aerr = errorf(codeNotFound, "no fault rule %q in this session", parts[1])
+			} else {
+				out = world.faults.list()
+			}
+		}
+	case path == "/requests":
+		if allowMethod(w, r, "GET, HEAD, DELETE") {
+			if r.Method == http.MethodDelete {
+				world.journal.clear()
+			}
+			out = world.journal.list()
+		}
 	default:
 		aerr = errorf(codeNotFound, "no such control path: %s", r.URL.Path)
 	}
@@ -189,4 +208,23 @@ func forceState(world *world, r *http.Request, rawID string) (any, *apiError) {
 		return nil, asAPIError(err)
 	}
 	return item, nil
+}
+
+// faultsCall lists (GET), adds (POST) or clears (DELETE) fault rules.
+func faultsCall(world *world, r *http.Request) (any, *apiError) {
+	switch r.Method {
+	case http.MethodPost:
+		var rule FaultRule
+		if aerr := decodeControl(r, &rule); aerr != nil {
+			return nil, aerr
+		}
+		added, err := world.faults.add(rule)
+		if err != nil {
+			return nil, errorf(codeInvalidRequest, "fault rule: %v", err)
+		}
+		return added, nil
+	case http.MethodDelete:
+		world.faults.clear()
+	}
+	return world.faults.list(), nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -137,6 +138,16 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, path string) {
 	if !allowMethod(w, r, allow) {
 		return
 	}
+	world, err := s.world(r)
+	if err != nil {
+		writeProblem(w, r, &apiError{code: codeUnavailable, detail: "too many isolated sessions are open; reset or reuse one", retryAfter: 5 * time.Second})
+		return
+	}
+	injected := false
+	defer func() { world.journal.add(attempt(r, path, w, injected)) }()
+	if injected = s.inject(w, r, world, path); injected {
+		return
+	}
 	p, aerr := s.cfg.authenticate(r)
 	if aerr != nil {
 		writeProblem(w, r, aerr)
@@ -157,11 +168,6 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, path string) {
 	}
 	if aerr := s.validate(r, path, body); aerr != nil {
 		writeProblem(w, r, aerr)
-		return
-	}
-	world, err := s.world(r)
-	if err != nil {
-		writeProblem(w, r, &apiError{code: codeUnavailable, detail: "too many isolated sessions are open; reset or reuse one", retryAfter: 5 * time.Second})
 		return
 	}
 	out, aerr := op(world, p, r, body, runID)
@@ -426,4 +432,48 @@ func asAPIError(err error) *apiError {
 		return &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: err.Error()}
 	}
 	return errorf(codeInternal, "%v", err)
+}
+
+// inject applies the request's X-Mock-Fault header or the session's first
+// matching fault rule. It reports whether the fault answered the request.
+func (s *Server) inject(w http.ResponseWriter, r *http.Request, world *world, path string) bool {
+	var f *Fault
+	if h := r.Header.Get(FaultHeader); h != "" {
+		parsed, err := parseFaultHeader(h)
+		if err != nil {
+			writeProblem(w, r, errorf(codeInvalidRequest, "header %s: %v", FaultHeader, err))
+			return true
+		}
+		f = &parsed
+	} else if f = world.faults.match(r, path); f == nil {
+		return false
+	}
+	if f.delay > 0 {
+		t := time.NewTimer(f.delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done(): // the client gave up; nothing to answer
+			return true
+		}
+	}
+	if f.Drop {
+		panic(http.ErrAbortHandler) // net/http closes the connection unanswered
+	}
+	if f.Status != 0 {
+		writeProblem(w, r, f.problem())
+		return true
+	}
+	return false
+}
+
+func attempt(r *http.Request, path string, w http.ResponseWriter, injected bool) Attempt {
+	a := Attempt{At: formatTime(time.Now()), Method: r.Method, Path: path, Injected: injected}
+	if sw, ok := w.(*statusWriter); ok {
+		a.Status = sw.status
+	}
+	if n, err := strconv.Atoi(r.Header.Get("X-Stainless-Retry-Count")); err == nil {
+		a.RetryCount = &n
+	}
+	return a
 }

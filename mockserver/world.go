@@ -26,8 +26,10 @@ var (
 // world is one session's state: its runs and its clock. The default session
 // and every isolated one each have their own.
 type world struct {
-	cfg   *config
-	clock *clock
+	cfg     *config
+	clock   *clock
+	faults  faultRules
+	journal journal
 
 	mu         sync.RWMutex
 	runs       []*run // in creation order, which is also seq order
@@ -43,8 +45,11 @@ func newWorld(cfg *config) *world {
 	return w
 }
 
-// reset puts the fixtures back and the clock at its start.
+// reset puts the fixtures back and the clock at its start, and forgets
+// fault rules and the request journal.
 func (w *world) reset() {
+	w.faults.clear()
+	w.journal.clear()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.clock = newClock(w.cfg.clockMode, w.cfg.clockStart, w.cfg.wall)

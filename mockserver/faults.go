@@ -1,0 +1,283 @@
+package mockserver
+
+import (
+	"fmt"
+	"math/rand"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FaultHeader makes the mock misbehave for one request, e.g.
+// "status=429; error_code=resource_unavailable; retry_after=2s" or "delay=3s".
+const FaultHeader = "X-Mock-Fault"
+
+// Fault is what the mock does instead of (or before) answering a request.
+type Fault struct {
+	// Status, when set, answers with this status and a problem+json body.
+	Status int `json:"status,omitempty"`
+	// ErrorCode names the problem; by default the code the API uses for Status.
+	ErrorCode string `json:"error_code,omitempty"`
+	// RetryAfter is sent as the Retry-After header (a Go duration).
+	RetryAfter string `json:"retry_after,omitempty"`
+	// Delay holds the answer back this long (a Go duration).
+	Delay string `json:"delay,omitempty"`
+	// Drop closes the connection without an answer.
+	Drop bool `json:"drop,omitempty"`
+
+	retryAfter, delay time.Duration
+}
+
+// FaultRule injects a Fault into matching requests.
+type FaultRule struct {
+	ID string `json:"id"`
+	// Method matches the request method; "" matches any.
+	Method string `json:"method,omitempty"`
+	// Path matches the request path (without /api/v1) with path.Match
+	// wildcards: "/agent/runs/*" matches every run.
+	Path string `json:"path"`
+	// Header, when set, must be present with Value ("" matches any value).
+	Header string `json:"header,omitempty"`
+	Value  string `json:"value,omitempty"`
+	Fault
+	// Times limits the rule to the next N matching requests; 0 is unlimited.
+	Times int `json:"times,omitempty"`
+	// Probability of injecting per matching request (0 means always); the
+	// draws come from Seed, so a flaky scenario repeats exactly.
+	Probability float64 `json:"probability,omitempty"`
+	Seed        int64   `json:"seed,omitempty"`
+	// Matched counts matching requests, Injected those that got the fault.
+	Matched  int `json:"matched"`
+	Injected int `json:"injected"`
+
+	rng *rand.Rand
+}
+
+// faultCodes says which error code an injected status carries by default.
+var faultCodes = map[int]errorCode{
+	400: codeInvalidRequest, 401: codeAuthRequired, 403: codeNotAuthorized, 404: codeNotFound,
+	405: codeMethodNotAllowed, 409: codeConflict, 413: codePayloadTooLarge, 415: codeUnsupportedMediaType,
+	422: codeNotSupported, 429: codeUnavailable, 500: codeInternal, 502: codeUnavailable, 503: codeUnavailable, 504: codeUnavailable,
+}
+
+// check validates a fault and parses its durations.
+func (f *Fault) check() error {
+	if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
+		return fmt.Errorf("status must be an error status from 400 to 599, not %d", f.Status)
+	}
+	if f.ErrorCode != "" && !knownErrorCode(f.ErrorCode) {
+		return fmt.Errorf("error_code %q is not an error code of the API", f.ErrorCode)
+	}
+	if f.ErrorCode != "" && f.Status == 0 {
+		f.Status = errorCodes[errorCode(f.ErrorCode)].status
+	}
+	for _, d := range []struct {
+		name, raw string
+		dst       *time.Duration
+	}{{"retry_after", f.RetryAfter, &f.retryAfter}, {"delay", f.Delay, &f.delay}} {
+		if d.raw == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.raw)
+		if err != nil || v < 0 || v > 10*time.Minute {
+			return fmt.Errorf("%s must be a duration from 0 to 10m such as 500ms, not %q", d.name, d.raw)
+		}
+		*d.dst = v
+	}
+	if f.Status == 0 && f.delay == 0 && !f.Drop {
+		return fmt.Errorf("say what to inject: status, error_code, delay or drop")
+	}
+	return nil
+}
+
+// problem is the answer an injected status gets: a valid problem of the API,
+// retryable as the real service would mark it.
+func (f *Fault) problem() *apiError {
+	code, ok := errorCode(f.ErrorCode), f.ErrorCode != ""
+	if !ok {
+		if code, ok = faultCodes[f.Status]; !ok {
+			code = codeInternal
+		}
+	}
+	e := &apiError{code: code, status: f.Status, retryAfter: f.retryAfter,
+		detail: fmt.Sprintf("injected by the mock: %d %s", f.Status, code)}
+	if e.status == errorCodes[code].status {
+		e.status = 0
+	}
+	return e
+}
+
+// parseFaultHeader reads "key=value" pairs separated by ";" or ",".
+func parseFaultHeader(h string) (Fault, error) {
+	var f Fault
+	for _, part := range strings.FieldsFunc(h, func(r rune) bool { return r == ';' || r == ',' }) {
+		key, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
+		if !ok && key == "drop" {
+			value, ok = "true", true
+		}
+		if !ok || value == "" {
+			return f, fmt.Errorf("%q is not key=value", strings.TrimSpace(part))
+		}
+		switch key {
+		case "status":
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return f, fmt.Errorf("status must be a number, not %q", value)
+			}
+			f.Status = n
+		case "error_code":
+			f.ErrorCode = value
+		case "retry_after":
+			f.RetryAfter = value
+		case "delay":
+			f.Delay = value
+		case "drop":
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return f, fmt.Errorf("drop must be true or false, not %q", value)
+			}
+			f.Drop = b
+		default:
+			return f, fmt.Errorf("unknown key %q (known: status, error_code, retry_after, delay, drop)", key)
+		}
+	}
+	return f, f.check()
+}
+
+// faultRules are one session's rules, in the order they were added.
+type faultRules struct {
+	mu     sync.Mutex
+	rules  []*FaultRule
+	nextID int
+}
+
+func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
+	if r.Path == "" {
+		return r, fmt.Errorf("path is required (use \"*\" wildcards, e.g. \"/agent/runs/*\")")
+	}
+	if _, err := path.Match(r.Path, "/"); err != nil {
+		return r, fmt.Errorf("path %q is not a valid pattern: %v", r.Path, err)
+	}
+	if r.Times < 0 || r.Probability < 0 || r.Probability > 1 {
+		return r, fmt.Errorf("times must be 0 or more and probability between 0 and 1")
+	}
+	if err := r.Fault.check(); err != nil {
+		return r, err
+	}
+	r.Method = strings.ToUpper(r.Method)
+	r.Matched, r.Injected = 0, 0
+	r.rng = rand.New(rand.NewSource(r.Seed))
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	fr.nextID++
+	r.ID = strconv.Itoa(fr.nextID)
+	fr.rules = append(fr.rules, &r)
+	return r, nil
+}
+
+// match finds the fault for a request, if any rule fires. A rule whose
+// Times are used up stays listed, with its counts, but no longer fires.
+func (fr *faultRules) match(r *http.Request, apiPath string) *Fault {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	for _, rule := range fr.rules {
+		if rule.Method != "" && rule.Method != r.Method {
+			continue
+		}
+		if ok, _ := path.Match(rule.Path, apiPath); !ok {
+			continue
+		}
+		if rule.Header != "" {
+			v, present := r.Header[http.CanonicalHeaderKey(rule.Header)]
+			if !present || rule.Value != "" && !contains(v, rule.Value) {
+				continue
+			}
+		}
+		rule.Matched++
+		if rule.Times > 0 && rule.Injected >= rule.Times {
+			continue
+		}
+		if rule.Probability > 0 && rule.rng.Float64() >= rule.Probability {
+			continue
+		}
+		rule.Injected++
+		f := rule.Fault
+		return &f
+	}
+	return nil
+}
+
+func (fr *faultRules) list() []FaultRule {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	out := make([]FaultRule, 0, len(fr.rules))
+	for _, r := range fr.rules {
+		out = append(out, *r)
+	}
+	return out
+}
+
+func (fr *faultRules) clear() {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	fr.rules = nil
+}
+
+func (fr *faultRules) remove(id string) bool {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	for i, r := range fr.rules {
+		if r.ID == id {
+			fr.rules = append(fr.rules[:i:i], fr.rules[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Attempt is one request the mock saw, as GET /__mock/requests lists it.
+type Attempt struct {
+	At     string `json:"at"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Status int    `json:"status"`
+	// RetryCount is the official clients' X-Stainless-Retry-Count header:
+	// 0 for a first attempt, 1 for the first retry, and so on.
+	RetryCount *int `json:"retry_count,omitempty"`
+	Injected   bool `json:"injected,omitempty"`
+}
+
+// journalSize bounds the journal, so a long-running mock keeps constant memory.
+const journalSize = 500
+
+// journal keeps the latest requests of a session, oldest first.
+type journal struct {
+	mu       sync.Mutex
+	attempts []Attempt
+}
+
+func (j *journal) add(a Attempt) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.attempts) == journalSize {
+		copy(j.attempts, j.attempts[1:])
+		j.attempts = j.attempts[:journalSize-1]
+	}
+	j.attempts = append(j.attempts, a)
+}
+
+func (j *journal) list() []Attempt {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]Attempt{}, j.attempts...)
+}
+
+func (j *journal) clear() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.attempts = nil
+}
