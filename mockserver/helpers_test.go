@@ -3,6 +3,7 @@ package mockserver_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -111,7 +112,12 @@ func (c *client) do(method, path string, body any, headers ...string) response {
 	if strings.HasPrefix(path, "/agent/") && method != http.MethodOptions && method != http.MethodHead && resp.StatusCode != http.StatusMethodNotAllowed {
 		resp.Body = io.NopCloser(bytes.NewReader(raw))
 		vreq, _ := http.NewRequest(method, c.base+path, nil)
-		require.NoError(c.t, c.validator.ValidateResponse(vreq, resp), "%s %s answered %d %s", method, path, resp.StatusCode, raw)
+		err := c.validator.ValidateResponse(vreq, resp)
+		var ve *openapi.ValidationError
+		// A path the document does not have (a deliberate 404) has no contract.
+		if !errors.As(err, &ve) || !ve.Has("path") {
+			require.NoError(c.t, err, "%s %s answered %d %s", method, path, resp.StatusCode, raw)
+		}
 	}
 	return out
 }
