@@ -1,0 +1,590 @@
+package openapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sharedValidator is shared by the tests: building one compiles every schema.
+var sharedValidator = sync.OnceValues(NewValidator)
+
+func testValidator(t testing.TB) *Validator {
+	t.Helper()
+	v, err := sharedValidator()
+	require.NoError(t, err)
+	return v
+}
+
+// request builds a request the way the mock receives it: a path without host,
+// as well as any absolute URL.
+func request(method, target, contentType, body string) *http.Request {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	r := httptest.NewRequest(method, target, rd)
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	r.Header.Set("Authorization", "Bearer wk-test")
+	return r
+}
+
+func response(status int, contentType, body string) *http.Response {
+	h := http.Header{}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body))}
+}
+
+// asValidationError requires err to be a *ValidationError.
+func asValidationError(t *testing.T, err error) *ValidationError {
+	t.Helper()
+	require.Error(t, err)
+	var ve *ValidationError
+	require.True(t, errors.As(err, &ve), "want *ValidationError, got %T: %v", err, err)
+	require.NotEmpty(t, ve.Findings)
+	return ve
+}
+
+func fields(ve *ValidationError) []string {
+	out := make([]string, 0, len(ve.Findings))
+	for _, f := range ve.Findings {
+		out = append(out, f.Field)
+	}
+	return out
+}
+
+func TestDocumentIsValidOpenAPI(t *testing.T) {
+	doc, err := libopenapi.NewDocument(Document)
+	require.NoError(t, err)
+	model, err := doc.BuildV3Model()
+	require.NoError(t, err, "libopenapi reports problems building the model")
+	require.NotNil(t, model)
+	assert.Equal(t, "3.1.0", model.Model.Version)
+
+	lib, errs := validator.NewValidator(doc)
+	require.Empty(t, errs)
+	ok, docErrs := lib.ValidateDocument()
+	for _, e := range docErrs {
+		t.Errorf("document: %s: %s", e.Message, e.Reason)
+		for _, f := range e.SchemaValidationErrors {
+			t.Errorf("  %s at %s", f.Reason, f.FieldPath)
+		}
+	}
+	assert.True(t, ok)
+
+	t.Run("operations", func(t *testing.T) {
+		want := map[string]string{
+			"POST /agent/run":                 "runAgent",
+			"POST /agent/runs":                "createRun",
+			"GET /agent/runs":                 "listRuns",
+			"GET /agent/runs/{runId}":         "getRun",
+			"POST /agent/runs/{runId}/cancel": "cancelRun",
+		}
+		got := map[string]string{}
+		for p := model.Model.Paths.PathItems.First(); p != nil; p = p.Next() {
+			for op := p.Value().GetOperations().First(); op != nil; op = op.Next() {
+				got[strings.ToUpper(op.Key())+" "+p.Key()] = op.Value().OperationId
+				// Every error response is a problem document.
+				for c := op.Value().Responses.Codes.First(); c != nil; c = c.Next() {
+					if c.Key() == "200" {
+						continue
+					}
+					_, ok := c.Value().Content.Get("application/problem+json")
+					assert.True(t, ok, "%s %s %s is not problem+json", op.Key(), p.Key(), c.Key())
+				}
+			}
+		}
+		assert.Equal(t, want, got)
+	})
+
+	t.Run("global bearer security", func(t *testing.T) {
+		require.Len(t, model.Model.Security, 1)
+		_, ok := model.Model.Security[0].Requirements.Get("bearerAuth")
+		assert.True(t, ok)
+		scheme := model.Model.Components.SecuritySchemes.GetOrZero("bearerAuth")
+		require.NotNil(t, scheme)
+		assert.Equal(t, "http", scheme.Type)
+		assert.Equal(t, "bearer", scheme.Scheme)
+	})
+
+	t.Run("schemas", func(t *testing.T) {
+		for _, name := range []string{
+			"RunAgentRequest", "RunAgentResponse", "ListRunsResponse", "RunItem", "PageInfo",
+			"RunStatusMessage", "RunCreatorInfo", "RunState", "RunSourceType", "AmbientAgentConfig",
+			"MCPServerConfig", "Error", "ImageInput", "RequestUsage", "RunSchedule", "RunScope",
+			"AgentSkill", "ArtifactItem",
+		} {
+			assert.NotNil(t, model.Model.Components.Schemas.GetOrZero(name), name)
+		}
+	})
+}
+
+func TestNewValidatorFromBytesRejectsBadDocuments(t *testing.T) {
+	_, err := NewValidatorFromBytes([]byte("openapi: [unclosed"))
+	assert.Error(t, err)
+	_, err = NewValidatorFromBytes([]byte(`{"swagger": "2.0", "info": {"title": "x", "version": "1"}, "paths": {}}`))
+	assert.Error(t, err)
+}
+
+const fullConfigBody = `{
+  "prompt": "Triage the newest bug reports",
+  "title": "Triage",
+  "team": true,
+  "skill": "acme/api:skills/triage/SKILL.md",
+  "conversation_id": "conv-1",
+  "images": [{"data": "aGVsbG8=", "mime_type": "image/png"}],
+  "unknown_future_field": {"ignored": true},
+  "config": {
+    "name": "triage",
+    "model_id": "claude-sonnet",
+    "base_prompt": "Be brief.",
+    "environment_id": "env_1",
+    "skill_spec": "acme/api:triage",
+    "computer_use_enabled": false,
+    "worker_host": "warp",
+    "mcp_servers": {
+      "shared": {"warp_id": "5b0f0c8e-8a39-4f4b-9a53-1f8f2f4c6d7e"},
+      "files": {"command": "npx", "args": ["-y", "files-mcp"], "env": {"ROOT": "/w"}},
+      "tracker": {"url": "https://mcp.example.com/sse", "headers": {"X-Team": "platform"}}
+    }
+  }
+}`
+
+func TestValidateRequestAcceptsValidRequests(t *testing.T) {
+	v := testValidator(t)
+	tests := []struct {
+		name, method, target, contentType, body string
+	}{
+		{"create with prompt only", "POST", "/agent/run", "application/json", `{"prompt":"Fix the flaky login test"}`},
+		{"create on the alias path", "POST", "/agent/runs", "application/json", `{"prompt":"Fix it"}`},
+		{"create with charset parameter", "POST", "/agent/runs", "application/json; charset=utf-8", `{"prompt":"Fix it"}`},
+		{"create with full config", "POST", "/agent/runs", "application/json", fullConfigBody},
+		{"create with a skill only", "POST", "/agent/run", "application/json", `{"skill":"acme/api:release"}`},
+		{"create with five images", "POST", "/agent/run", "application/json",
+			`{"prompt":"x","images":[` + strings.Repeat(`{"data":"aGk=","mime_type":"image/gif"},`, 4) + `{"data":"aGk=","mime_type":"image/webp"}]}`},
+		{"list without parameters", "GET", "/agent/runs", "", ""},
+		{"list with every parameter", "GET", "/agent/runs?limit=500&cursor=abc&state=QUEUED&state=INPROGRESS&state=BLOCKED" +
+			"&name=triage&config_name=triage&model_id=m&creator=u1&source=API&environment_id=e&schedule_id=s" +
+			"&skill_spec=a/b:c&skill=a/b:c&created_after=2025-01-01T00:00:00Z&created_before=2025-02-01T00:00:00%2B01:00" +
+			"&updated_after=2025-01-15T12:30:00.5Z&q=flaky+test&artifact_type=PULL_REQUEST&sort_by=created_at&sort_order=asc", "", ""},
+		{"list with limit 1", "GET", "/agent/runs?limit=1", "", ""},
+		{"list with unknown parameter", "GET", "/agent/runs?future=1", "", ""},
+		{"get", "GET", "/agent/runs/0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", "", ""},
+		{"cancel", "POST", "/agent/runs/run-1/cancel", "", ""},
+		{"absolute URL on the mock", "GET", "http://127.0.0.1:54321/agent/runs/run-1", "", ""},
+		{"versioned prefix", "POST", "https://app.warp.dev/api/v1/agent/runs/run-1/cancel", "", ""},
+		{"versioned prefix on any host", "GET", "http://localhost:8080/api/v1/agent/runs?limit=3", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.NoError(t, v.ValidateRequest(request(tt.method, tt.target, tt.contentType, tt.body)))
+		})
+	}
+}
+
+func TestValidateRequestRejectsInvalidRequests(t *testing.T) {
+	v := testValidator(t)
+	tests := []struct {
+		name, method, target, contentType, body string
+		wantField, wantMessage                  string
+	}{
+		{"prompt of wrong type", "POST", "/agent/run", "application/json", `{"prompt":42}`,
+			"body.prompt", "must be a string, not a number"},
+		{"prompt too long", "POST", "/agent/run", "application/json", `{"prompt":"` + strings.Repeat("a", 100001) + `"}`,
+			"body.prompt", "must be at most 100000 characters long (got 100001)"},
+		{"config of wrong type", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":"fast"}`,
+			"body.config", "must be an object, not a string"},
+		{"nested field of wrong type", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":{"model_id":3}}`,
+			"body.config.model_id", "must be a string"},
+		{"mcp server with command and url", "POST", "/agent/runs", "application/json",
+			`{"prompt":"x","config":{"mcp_servers":{"both":{"command":"npx","url":"https://mcp.example.com"}}}}`,
+			"body.config.mcp_servers.both", "sets both command and url"},
+		{"mcp server with nothing", "POST", "/agent/runs", "application/json",
+			`{"prompt":"x","config":{"mcp_servers":{"empty":{"args":["a"]}}}}`,
+			"body.config.mcp_servers.empty", "must set exactly one of warp_id, command, url"},
+		{"mcp server args of wrong type", "POST", "/agent/runs", "application/json",
+			`{"prompt":"x","config":{"mcp_servers":{"s":{"command":"npx","args":"-y"}}}}`,
+			"body.config.mcp_servers.s.args", "must be an array"},
+		{"more than 50 mcp servers", "POST", "/agent/runs", "application/json",
+			`{"prompt":"x","config":{"mcp_servers":{` + manyServers(51) + `}}}`,
+			"body.config.mcp_servers", "must have at most 50 entries (got 51)"},
+		{"more than five images", "POST", "/agent/run", "application/json",
+			`{"prompt":"x","images":[` + strings.Repeat(`{"data":"aGk=","mime_type":"image/png"},`, 5) + `{"data":"aGk=","mime_type":"image/png"}]}`,
+			"body.images", "must have at most 5 items (got 6)"},
+		{"image of unknown type", "POST", "/agent/run", "application/json",
+			`{"prompt":"x","images":[{"data":"aGk=","mime_type":"image/bmp"}]}`,
+			"body.images[0].mime_type", `value must be one of "image/jpeg"`},
+		{"image without data", "POST", "/agent/run", "application/json",
+			`{"prompt":"x","images":[{"mime_type":"image/png"}]}`,
+			"body.images[0].data", "is required"},
+		{"malformed JSON", "POST", "/agent/run", "application/json", `{"prompt":`,
+			"body", "is not valid JSON"},
+		{"body not an object", "POST", "/agent/run", "application/json", `["x"]`,
+			"body", "must be an object"},
+		{"wrong content type", "POST", "/agent/run", "text/plain", `{"prompt":"x"}`,
+			"header.Content-Type", `"text/plain" is not accepted`},
+		{"no body at all", "POST", "/agent/runs", "", "",
+			"header.Content-Type", "is missing"},
+		{"unknown state in query", "GET", "/agent/runs?state=QUEUED&state=DONE", "", "",
+			"query.state", `value "DONE" must be one of "QUEUED"`},
+		{"unknown source in query", "GET", "/agent/runs?source=EMAIL", "", "",
+			"query.source", `value "EMAIL" must be one of`},
+		{"limit 0", "GET", "/agent/runs?limit=0", "", "",
+			"query.limit", "must be at least 1 (got 0)"},
+		{"limit 501", "GET", "/agent/runs?limit=501", "", "",
+			"query.limit", "must be at most 500 (got 501)"},
+		{"limit not a number", "GET", "/agent/runs?limit=ten", "", "",
+			"query.limit", `"ten" is not a valid integer`},
+		{"bad created_after", "GET", "/agent/runs?created_after=yesterday", "", "",
+			"query.created_after", `"yesterday" is not a valid date-time`},
+		{"date without time", "GET", "/agent/runs?updated_after=2025-01-01", "", "",
+			"query.updated_after", `"2025-01-01" is not a valid date-time`},
+		{"unknown sort_by", "GET", "/agent/runs?sort_by=size", "", "",
+			"query.sort_by", `value "size" must be one of`},
+		{"unknown artifact_type", "GET", "/agent/runs?artifact_type=DIFF", "", "",
+			"query.artifact_type", `value "DIFF" must be one of "PLAN", "PULL_REQUEST"`},
+		{"unknown path", "GET", "/agent/nothing", "", "",
+			"path", "no operation is documented at /agent/nothing"},
+		{"unknown method", "DELETE", "/agent/runs/run-1", "", "",
+			"method", "DELETE is not documented for /agent/runs/{runId} (documented: GET)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ve := asValidationError(t, v.ValidateRequest(request(tt.method, tt.target, tt.contentType, tt.body)))
+			assert.Zero(t, ve.Status)
+			require.True(t, ve.Has(tt.wantField), "want a finding on %s, got %v", tt.wantField, ve)
+			assert.Contains(t, ve.Error(), tt.wantField+": "+tt.wantMessage)
+		})
+	}
+}
+
+func manyServers(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"s%d":{"command":"c"}`, i)
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestValidateRequestReportsEveryProblemAndNamesTheOperation(t *testing.T) {
+	v := testValidator(t)
+	ve := asValidationError(t, v.ValidateRequest(request("GET", "/agent/runs?limit=0&state=DONE&sort_order=up", "", "")))
+	assert.Equal(t, "GET /agent/runs", ve.Operation)
+	assert.ElementsMatch(t, []string{"query.limit", "query.sort_order", "query.state"}, fields(ve))
+	assert.Len(t, strings.Split(ve.Error(), "\n"), 3)
+
+	// The versioned prefix is not part of the operation's name.
+	ve = asValidationError(t, v.ValidateRequest(request("POST", "http://127.0.0.1:4010/api/v1/agent/runs", "application/json", `{"prompt":false}`)))
+	assert.Equal(t, "POST /agent/runs", ve.Operation)
+	assert.Equal(t, "POST /agent/runs: body.prompt: must be a string, not a boolean", ve.Error())
+}
+
+func TestValidateRequestLeavesTheBodyReadable(t *testing.T) {
+	v := testValidator(t)
+	for _, body := range []string{`{"prompt":"x"}`, `{"prompt":1}`, `{"prompt":`} {
+		r := request("POST", "/agent/runs", "application/json", body)
+		_ = v.ValidateRequest(r)
+		got, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		assert.Equal(t, body, string(got))
+	}
+}
+
+func TestValidateRequestIgnoresAuthorization(t *testing.T) {
+	v := testValidator(t)
+	r := request("GET", "/agent/runs", "", "")
+	r.Header.Del("Authorization")
+	assert.NoError(t, v.ValidateRequest(r))
+}
+
+func TestValidateSecurity(t *testing.T) {
+	v := testValidator(t)
+	tests := []struct {
+		name, header, wantMessage string
+	}{
+		{"bearer key", "Bearer wk-abc", ""},
+		{"lower-case scheme", "bearer wk-abc", ""},
+		{"missing", "", "is missing"},
+		{"other scheme", "Basic dXNlcjpwdw==", "must use the Bearer scheme"},
+		{"no token", "Bearer ", "has no token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := request("GET", "/agent/runs/r1", "", "")
+			r.Header.Del("Authorization")
+			if tt.header != "" {
+				r.Header.Set("Authorization", tt.header)
+			}
+			err := v.ValidateSecurity(r)
+			if tt.wantMessage == "" {
+				assert.NoError(t, err)
+				return
+			}
+			ve := asValidationError(t, err)
+			assert.Equal(t, "header.Authorization", ve.Findings[0].Field)
+			assert.Contains(t, ve.Findings[0].Message, tt.wantMessage)
+		})
+	}
+	ve := asValidationError(t, v.ValidateSecurity(request("GET", "/nowhere", "", "")))
+	assert.Equal(t, "path", ve.Findings[0].Field)
+}
+
+const fullRunItem = `{
+  "run_id": "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11",
+  "task_id": "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11",
+  "title": "Bump Go dependencies",
+  "state": "FAILED",
+  "prompt": "Update all Go modules",
+  "created_at": "2025-01-31T08:00:00Z",
+  "updated_at": "2025-01-31T08:04:10.123+01:00",
+  "started_at": "2025-01-31T08:01:00Z",
+  "status_message": {"message": "Out of credits", "error_code": "insufficient_credits", "retryable": false},
+  "source": "API",
+  "session_id": "3f0b8c5e-2d4a-4e61-9c7b-5a8e1d2f3c40",
+  "session_link": "https://app.warp.dev/session/3f0b8c5e-2d4a-4e61-9c7b-5a8e1d2f3c40",
+  "creator": {"type": "service_account", "uid": "sa-1", "display_name": "CI", "email": "ci@example.com", "photo_url": "https://example.com/ci.png"},
+  "agent_config": {"name": "deps", "model_id": "m", "mcp_servers": {"t": {"url": "https://mcp.example.com"}}},
+  "conversation_id": "conv-1",
+  "request_usage": {"inference_cost": 1.25, "compute_cost": 0},
+  "is_sandbox_running": false,
+  "artifacts": [
+    {"artifact_type": "PLAN", "created_at": "2025-01-31T08:02:00Z", "data": {"document_uid": "d1", "title": "Plan"}},
+    {"artifact_type": "PULL_REQUEST", "created_at": "2025-01-31T08:03:00Z", "data": {"url": "https://github.com/a/b/pull/1", "branch": "deps"}}
+  ],
+  "schedule": {"schedule_id": "s1", "schedule_name": "nightly", "cron_schedule": "0 3 * * *"},
+  "scope": {"type": "Team", "uid": "team-1"},
+  "agent_skill": {"name": "deps", "description": "Bumps deps", "full_path": "skills/deps/SKILL.md"},
+  "field_added_later": [1, 2, 3]
+}`
+
+const minimalRunItem = `{"run_id":"r1","task_id":"r1","title":"t","state":"QUEUED","prompt":"p",` +
+	`"created_at":"2025-01-31T08:00:00Z","updated_at":"2025-01-31T08:00:00Z"}`
+
+const problem404 = `{"type":"https://docs.warp.dev/errors/resource_not_found","title":"Resource not found",` +
+	`"status":404,"detail":"no run r1","error":"Resource not found (no run r1)","instance":"/agent/runs/r1","retryable":false,"trace_id":"abc"}`
+
+func TestValidateResponseAcceptsValidResponses(t *testing.T) {
+	v := testValidator(t)
+	tests := []struct {
+		name, method, target string
+		status               int
+		contentType, body    string
+		header               http.Header
+	}{
+		{name: "full run", method: "GET", target: "/agent/runs/r1", status: 200, contentType: "application/json", body: fullRunItem},
+		{name: "minimal run", method: "GET", target: "/agent/runs/r1", status: 200, contentType: "application/json", body: minimalRunItem},
+		{name: "run with null started_at", method: "GET", target: "/agent/runs/r1", status: 200, contentType: "application/json",
+			body: strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","started_at":null`, 1)},
+		{name: "list", method: "GET", target: "/agent/runs?limit=2", status: 200, contentType: "application/json",
+			body: `{"runs":[` + minimalRunItem + `,` + fullRunItem + `],"page_info":{"has_next_page":true,"next_cursor":"c2"}}`},
+		{name: "empty list", method: "GET", target: "/agent/runs", status: 200, contentType: "application/json",
+			body: `{"runs":[],"page_info":{"has_next_page":false}}`},
+		{name: "created", method: "POST", target: "/agent/run", status: 200, contentType: "application/json",
+			body: `{"run_id":"r1","task_id":"r1","state":"QUEUED"}`},
+		{name: "created at capacity", method: "POST", target: "/agent/runs", status: 200, contentType: "application/json",
+			body: `{"run_id":"r1","task_id":"r1","state":"QUEUED","at_capacity":true}`},
+		{name: "cancelled", method: "POST", target: "/agent/runs/r1/cancel", status: 200, contentType: "application/json", body: `"r1"`},
+		{name: "not found", method: "GET", target: "/agent/runs/r1", status: 404, contentType: "application/problem+json", body: problem404},
+		{name: "minimal problem", method: "POST", target: "/agent/runs/r1/cancel", status: 409, contentType: "application/problem+json",
+			body: `{"type":"/errors/conflict","title":"Conflict","status":409,"error":"Conflict"}`},
+		{name: "rate limited", method: "GET", target: "/agent/runs", status: 429, contentType: "application/problem+json",
+			body: `{"type":"about:blank","title":"Slow down","status":429,"error":"Slow down"}`, header: http.Header{"Retry-After": {"2"}}},
+		{name: "rate limited until a date", method: "GET", target: "/agent/runs", status: 429, contentType: "application/problem+json",
+			body:   `{"type":"about:blank","title":"Slow down","status":429,"error":"Slow down"}`,
+			header: http.Header{"Retry-After": {"Wed, 21 Oct 2015 07:28:00 GMT"}}},
+		{name: "versioned prefix", method: "GET", target: "https://app.warp.dev/api/v1/agent/runs/r1", status: 200,
+			contentType: "application/json", body: minimalRunItem},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := response(tt.status, tt.contentType, tt.body)
+			for k, vs := range tt.header {
+				resp.Header[k] = vs
+			}
+			require.NoError(t, v.ValidateResponse(request(tt.method, tt.target, "", ""), resp))
+			got, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, tt.body, string(got), "the body stays readable")
+		})
+	}
+}
+
+func TestValidateResponseRejectsInvalidResponses(t *testing.T) {
+	v := testValidator(t)
+	tests := []struct {
+		name, method, target string
+		status               int
+		contentType, body    string
+		wantField, wantLine  string
+	}{
+		{"unknown state", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"QUEUED"`, `"DONE"`, 1),
+			"body.state", `GET /agent/runs/{runId} 200: body.state: value must be one of "QUEUED", "PENDING"`},
+		{"missing task_id", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"task_id":"r1",`, ``, 1),
+			"body.task_id", "GET /agent/runs/{runId} 200: body.task_id: is required"},
+		{"missing task_id in a listed run", "GET", "/agent/runs", 200, "application/json",
+			`{"runs":[` + strings.Replace(minimalRunItem, `"task_id":"r1",`, ``, 1) + `],"page_info":{"has_next_page":false}}`,
+			"body.runs[0].task_id", "GET /agent/runs 200: body.runs[0].task_id: is required"},
+		{"missing page_info", "GET", "/agent/runs", 200, "application/json", `{"runs":[]}`,
+			"body.page_info", "body.page_info: is required"},
+		{"bad timestamp", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"2025-01-31T08:00:00Z"}`, `"yesterday"}`, 1),
+			"body.updated_at", `body.updated_at: "yesterday" is not a valid date-time`},
+		{"session_link not a URI", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","session_link":"session 1"`, 1),
+			"body.session_link", "is not a valid uri"},
+		{"unknown error code", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","status_message":{"message":"m","error_code":"oops"}`, 1),
+			"body.status_message.error_code", `value must be one of "invalid_request"`},
+		{"created without state", "POST", "/agent/runs", 200, "application/json", `{"run_id":"r1","task_id":"r1"}`,
+			"body.state", "POST /agent/runs 200: body.state: is required"},
+		{"cancel answers an object", "POST", "/agent/runs/r1/cancel", 200, "application/json", `{"run_id":"r1"}`,
+			"body", "POST /agent/runs/{runId}/cancel 200: body: must be a string, not an object"},
+		{"error as application/json", "GET", "/agent/runs/r1", 404, "application/json", problem404,
+			"header.Content-Type", `header.Content-Type: "application/json" is not documented for status 404; expected application/problem+json`},
+		{"error without status", "GET", "/agent/runs/r1", 404, "application/problem+json",
+			strings.Replace(problem404, `"status":404,`, ``, 1),
+			"body.status", "GET /agent/runs/{runId} 404: body.status: is required"},
+		{"status as a string", "GET", "/agent/runs/r1", 404, "application/problem+json",
+			strings.Replace(problem404, `"status":404`, `"status":"404"`, 1),
+			"body.status", "body.status: must be an integer, not a string"},
+		{"undocumented status", "GET", "/agent/runs/r1", 409, "application/problem+json", problem404,
+			"status", "GET /agent/runs/{runId} 409: status: 409 is not documented for this operation"},
+		{"malformed JSON", "GET", "/agent/runs", 200, "application/json", `{"runs":[`,
+			"body", "body: is not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := response(tt.status, tt.contentType, tt.body)
+			ve := asValidationError(t, v.ValidateResponse(request(tt.method, tt.target, "", ""), resp))
+			assert.Equal(t, tt.status, ve.Status)
+			require.True(t, ve.Has(tt.wantField), "want a finding on %s, got %v", tt.wantField, ve)
+			assert.Contains(t, ve.Error(), tt.wantLine)
+			got, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, tt.body, string(got), "the body stays readable")
+		})
+	}
+}
+
+func TestValidationErrorFormat(t *testing.T) {
+	ve := &ValidationError{Operation: "GET /agent/runs/{runId}", Status: 200, Findings: []Finding{
+		{Field: "body.state", Message: `value must be one of "QUEUED"`},
+		{Field: "body.task_id", Message: "is required"},
+	}}
+	assert.Equal(t, "GET /agent/runs/{runId} 200: body.state: value must be one of \"QUEUED\"\n"+
+		"GET /agent/runs/{runId} 200: body.task_id: is required", ve.Error())
+	ve = &ValidationError{Operation: "GET /agent/runs", Findings: []Finding{{Field: "query.limit", Message: "must be at least 1 (got 0)"}}}
+	assert.Equal(t, "GET /agent/runs: query.limit: must be at least 1 (got 0)", ve.Error())
+}
+
+// TestConcurrentValidation shares one Validator between many goroutines; run
+// with -race it proves the wrapper and the library need no extra locking.
+func TestConcurrentValidation(t *testing.T) {
+	v := testValidator(t)
+	const workers, rounds = 16, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*rounds*4)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < rounds; i++ {
+				check := func(err error, wantValid bool, what string) {
+					if (err == nil) != wantValid {
+						errs <- fmt.Errorf("worker %d round %d %s: valid=%v, err=%v", w, i, what, wantValid, err)
+					}
+				}
+				check(v.ValidateRequest(request("POST", "/agent/runs", "application/json", fullConfigBody)), true, "create")
+				check(v.ValidateRequest(request("GET", fmt.Sprintf("/agent/runs?limit=%d&state=QUEUED", i%600), "", "")), i%600 >= 1 && i%600 <= 500, "list")
+				check(v.ValidateRequest(request("POST", "/agent/run", "application/json", `{"prompt":7}`)), false, "bad create")
+				req := request("GET", "/agent/runs/r1", "", "")
+				check(v.ValidateResponse(req, response(200, "application/json", fullRunItem)), true, "get")
+				check(v.ValidateResponse(req, response(404, "application/problem+json", problem404)), true, "problem")
+				check(v.ValidateResponse(req, response(200, "application/json", `{"state":"DONE"}`)), false, "bad get")
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func BenchmarkValidateRequest(b *testing.B) {
+	v := testValidator(b)
+	b.Run("GET", func(b *testing.B) {
+		b.ReportAllocs()
+		r := request("GET", "/agent/runs?limit=50&state=QUEUED&state=INPROGRESS&created_after=2025-01-01T00:00:00Z", "", "")
+		for b.Loop() {
+			if err := v.ValidateRequest(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("POST", func(b *testing.B) {
+		b.ReportAllocs()
+		r := request("POST", "/agent/runs", "application/json", fullConfigBody)
+		for b.Loop() {
+			if err := v.ValidateRequest(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("POST parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			r := request("POST", "/agent/runs", "application/json", `{"prompt":"Fix the flaky login test"}`)
+			for pb.Next() {
+				if err := v.ValidateRequest(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+}
+
+func BenchmarkValidateResponse(b *testing.B) {
+	v := testValidator(b)
+	req := request("GET", "/agent/runs/r1", "", "")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := v.ValidateResponse(req, response(200, "application/json", fullRunItem)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestNewValidatorFromBytesChecksTheDocument(t *testing.T) {
+	v, err := NewValidatorFromBytes(Document)
+	require.NoError(t, err)
+	assert.NoError(t, v.ValidateRequest(request("GET", "/agent/runs", "", "")))
+
+	// libopenapi only logs this one while building the model.
+	_, err = NewValidatorFromBytes([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      responses: [1]\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "build model")
+
+	// This one builds, but a response needs a description.
+	_, err = NewValidatorFromBytes([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      responses: {'200': {}}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a valid OpenAPI document")
+	assert.Contains(t, err.Error(), "description")
+	t.Log(err)
+}
