@@ -30,6 +30,9 @@ var (
 	reParamType   = regexp.MustCompile(`^Value '(.*)' is not a valid (\w+)$`)
 	reQuoted      = regexp.MustCompile(`'((?:[^'\\]|\\.)*)'`)
 	reOneOfBranch = regexp.MustCompile(`^(.*/oneOf)/(\d+)(?:/|$)`)
+	reCommas      = regexp.MustCompile(`value '(.*)' is encoded as an object or an array using commas`)
+	reReserved    = regexp.MustCompile(`^value '(.*)' contains reserved characters`)
+	reEmptyBody   = regexp.MustCompile(`(?i)request body is empty`)
 	reDecode      = regexp.MustCompile(`cannot be decoded: (?:decode (?:request|response) body as [^:]+: )?(.+)$`)
 )
 
@@ -55,6 +58,9 @@ func translate(reason string) string {
 		}
 		return fmt.Sprintf("must be %s, not %s", strings.Join(wants, " or "), withArticle(m[1]))
 	}
+	if m := reRequired.FindStringSubmatch(reason); m != nil {
+		return "must have " + requote(m[1])
+	}
 	if m := reEnum.FindStringSubmatch(reason); m != nil {
 		return "value must be one of " + requote(m[1])
 	}
@@ -74,6 +80,15 @@ func translate(reason string) string {
 	}
 	if m := reParamType.FindStringSubmatch(reason); m != nil {
 		return fmt.Sprintf("%q is not a valid %s", m[1], m[2])
+	}
+	if m := reCommas.FindStringSubmatch(reason); m != nil {
+		return fmt.Sprintf("%q joins values with commas; repeat the parameter once per value instead", m[1])
+	}
+	if m := reReserved.FindStringSubmatch(reason); m != nil {
+		return fmt.Sprintf("%q contains reserved characters that must be percent-encoded", m[1])
+	}
+	if reEmptyBody.MatchString(reason) {
+		return "is empty, but a JSON body is required"
 	}
 	return sentence(reason)
 }
@@ -118,7 +133,7 @@ func bodyFindings(e *liberrors.ValidationError, root func() schemaRoot) []Findin
 		if m := reDecode.FindStringSubmatch(e.Reason); m != nil {
 			return []Finding{{Field: "body", Message: "is not valid JSON: " + m[1]}}
 		}
-		return []Finding{{Field: "body", Message: sentence(e.Reason)}}
+		return []Finding{{Field: "body", Message: translate(e.Reason)}}
 	}
 	type group struct {
 		field, location string
@@ -158,7 +173,7 @@ func bodyFindings(e *liberrors.ValidationError, root func() schemaRoot) []Findin
 		out = append(out, Finding{Field: field, Message: translate(f.Reason)})
 	}
 	for _, g := range groups {
-		if exclusive := exclusiveFields(root(), g.location); exclusive != nil {
+		if exclusive := exclusiveFields(root(), g.location); exclusive != nil && len(g.other) == 0 {
 			out = append(out, Finding{Field: g.field, Message: "must set exactly one of " + strings.Join(exclusive, ", ") + " (none is set)"})
 			continue
 		}

@@ -1,17 +1,23 @@
 package openapi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi/datamodel"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -68,11 +74,16 @@ func fields(ve *ValidationError) []string {
 }
 
 func TestDocumentIsValidOpenAPI(t *testing.T) {
-	doc, err := libopenapi.NewDocument(Document)
+	// libopenapi logs some problems instead of returning them: collect the log.
+	logged := &logCollector{}
+	cfg := datamodel.NewDocumentConfiguration()
+	cfg.Logger = slog.New(logged)
+	doc, err := libopenapi.NewDocumentWithConfiguration(Document, cfg)
 	require.NoError(t, err)
 	model, err := doc.BuildV3Model()
 	require.NoError(t, err, "libopenapi reports problems building the model")
 	require.NotNil(t, model)
+	assert.Empty(t, logged.all(), "libopenapi logged problems building the model")
 	assert.Equal(t, "3.1.0", model.Model.Version)
 
 	lib, errs := validator.NewValidator(doc)
@@ -239,6 +250,12 @@ func TestValidateRequestRejectsInvalidRequests(t *testing.T) {
 			"header.Content-Type", `"text/plain" is not accepted`},
 		{"no body at all", "POST", "/agent/runs", "", "",
 			"header.Content-Type", "is missing"},
+		{"empty body", "POST", "/agent/runs", "application/json", "",
+			"body", "is empty, but a JSON body is required"},
+		{"null body", "POST", "/agent/runs", "application/json", "null",
+			"body", "must be an object, not null"},
+		{"comma-separated states", "GET", "/agent/runs?state=QUEUED,PENDING", "", "",
+			"query.state", `"QUEUED,PENDING" joins values with commas; repeat the parameter once per value instead`},
 		{"unknown state in query", "GET", "/agent/runs?state=QUEUED&state=DONE", "", "",
 			"query.state", `value "DONE" must be one of "QUEUED"`},
 		{"unknown source in query", "GET", "/agent/runs?source=EMAIL", "", "",
@@ -513,6 +530,8 @@ func TestConcurrentValidation(t *testing.T) {
 				check(v.ValidateRequest(request("POST", "/agent/runs", "application/json", fullConfigBody)), true, "create")
 				check(v.ValidateRequest(request("GET", fmt.Sprintf("/agent/runs?limit=%d&state=QUEUED", i%600), "", "")), i%600 >= 1 && i%600 <= 500, "list")
 				check(v.ValidateRequest(request("POST", "/agent/run", "application/json", `{"prompt":7}`)), false, "bad create")
+				check(v.ValidateRequest(request("POST", fmt.Sprintf("/agent/runs/r%d/cancel", i), "", "")), true, "cancel")
+				check(v.ValidateRequest(request("PUT", "/agent/runs", "", "")), false, "bad method")
 				req := request("GET", "/agent/runs/r1", "", "")
 				check(v.ValidateResponse(req, response(200, "application/json", fullRunItem)), true, "get")
 				check(v.ValidateResponse(req, response(404, "application/problem+json", problem404)), true, "problem")
@@ -585,6 +604,66 @@ func TestNewValidatorFromBytesChecksTheDocument(t *testing.T) {
 	_, err = NewValidatorFromBytes([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      responses: {'200': {}}\n"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not a valid OpenAPI document")
-	assert.Contains(t, err.Error(), "description")
+	assert.Contains(t, err.Error(), `$.paths['/x'].get.responses[200]: must have "description"`)
 	t.Log(err)
+}
+
+// TestDocumentExamplesAreValid replays every request and response example of
+// the document through the Validator, so the examples people read are right.
+func TestDocumentExamplesAreValid(t *testing.T) {
+	v := testValidator(t)
+	doc, err := libopenapi.NewDocument(Document)
+	require.NoError(t, err)
+	model, err := doc.BuildV3Model()
+	require.NoError(t, err)
+
+	examplesOf := func(mt *v3.MediaType) map[string]*yaml.Node {
+		out := map[string]*yaml.Node{}
+		if mt.Example != nil {
+			out["example"] = mt.Example
+		}
+		for ex := mt.Examples.First(); ex != nil; ex = ex.Next() {
+			out[ex.Key()] = ex.Value().Value
+		}
+		return out
+	}
+	toJSON := func(t *testing.T, node *yaml.Node) string {
+		var value any
+		require.NoError(t, node.Decode(&value))
+		raw, err := json.Marshal(value)
+		require.NoError(t, err)
+		return string(raw)
+	}
+
+	seen := 0
+	for p := model.Model.Paths.PathItems.First(); p != nil; p = p.Next() {
+		target := strings.ReplaceAll(p.Key(), "{runId}", "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11")
+		for op := p.Value().GetOperations().First(); op != nil; op = op.Next() {
+			method := strings.ToUpper(op.Key())
+			if rb := op.Value().RequestBody; rb != nil {
+				for ct := rb.Content.First(); ct != nil; ct = ct.Next() {
+					for name, node := range examplesOf(ct.Value()) {
+						seen++
+						body := toJSON(t, node)
+						assert.NoError(t, v.ValidateRequest(request(method, target, ct.Key(), body)), "%s %s request example %s", method, p.Key(), name)
+					}
+				}
+			}
+			for code := op.Value().Responses.Codes.First(); code != nil; code = code.Next() {
+				status, err := strconv.Atoi(code.Key())
+				require.NoError(t, err)
+				for ct := code.Value().Content.First(); ct != nil; ct = ct.Next() {
+					for name, node := range examplesOf(ct.Value()) {
+						seen++
+						resp := response(status, ct.Key(), toJSON(t, node))
+						if status == http.StatusTooManyRequests {
+							resp.Header.Set("Retry-After", "1")
+						}
+						assert.NoError(t, v.ValidateResponse(request(method, target, "", ""), resp), "%s %s %d example %s", method, p.Key(), status, name)
+					}
+				}
+			}
+		}
+	}
+	assert.Greater(t, seen, 10, "the document should carry examples")
 }
