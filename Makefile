@@ -2,7 +2,7 @@
 # and `make test`.
 GO ?= go
 
-.PHONY: mock contract test test-go test-ts lint
+.PHONY: mock contract test test-go test-ts lint bench
 
 mock:
 	$(GO) run ./cmd/agentruns-mock
@@ -22,3 +22,8 @@ test-go:
 
 test-ts:
 	cd clients/typescript && npm install --no-audit --no-fund --silent && npm test
+
+# The mock side by side with Prism and a minimal Go server, then the Go
+# benchmarks at scale; see the README's "Performance" section.
+bench:
+	GO=$(GO) bash bench/run.sh

@@ -80,6 +80,10 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, path string) {
 				out = world.faults.list()
 			}
 		}
+	case path == "/fates":
+		if allowMethod(w, r, "GET, HEAD, POST, DELETE") {
+			out, aerr = fatesCall(world, r)
+		}
 	case path == "/requests":
 		if allowMethod(w, r, "GET, HEAD, DELETE") {
 			if r.Method == http.MethodDelete {
@@ -146,6 +150,7 @@ func (s *Server) clockCall(world *world, r *http.Request) (any, *apiError) {
 			return nil, &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: "now: " + err.Error() + "; it is " + formatTime(c.Now())}
 		}
 	}
+	world.changed()
 	return world.clockInfo(), nil
 }
 
@@ -166,6 +171,7 @@ func advanceClock(world *world, r *http.Request) (any, *apiError) {
 	if _, err := c.Advance(d); err != nil {
 		return nil, errorf(codeInvalidRequest, "by: %v", err)
 	}
+	world.changed()
 	return world.clockInfo(), nil
 }
 
@@ -227,4 +233,23 @@ func faultsCall(world *world, r *http.Request) (any, *apiError) {
 		world.faults.clear()
 	}
 	return world.faults.list(), nil
+}
+
+// fatesCall lists (GET), adds (POST) or clears (DELETE) the session's fate rules.
+func fatesCall(world *world, r *http.Request) (any, *apiError) {
+	switch r.Method {
+	case http.MethodPost:
+		var rule FateRule
+		if aerr := decodeControl(r, &rule); aerr != nil {
+			return nil, aerr
+		}
+		added, err := world.fates.add(rule)
+		if err != nil {
+			return nil, errorf(codeInvalidRequest, "fate rule: %v", err)
+		}
+		return added, nil
+	case http.MethodDelete:
+		world.fates.clear()
+	}
+	return world.fates.list(), nil
 }

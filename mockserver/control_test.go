@@ -90,3 +90,29 @@ func TestControlTokenAndDisabledControl(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, off.do("GET", "/__mock/info", nil).status)
 	assert.Equal(t, http.StatusOK, off.do("GET", "/agent/runs", nil).status)
 }
+
+func TestSessionFateRulesDecideNewRuns(t *testing.T) {
+	c := newMock(t, mockserver.Options{Step: time.Minute})
+	r := c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "(?i)deploy", "state": "ERROR", "error_code": "environment_setup_failed", "step": "1s", "times": 1})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	first := c.create(map[string]any{"prompt": "Deploy the app"}).RunID
+	second := c.create(map[string]any{"prompt": "Deploy again"}).RunID
+	other := c.create(map[string]any{"prompt": "Write docs"}).RunID
+	header := c.create(map[string]any{"prompt": "x"}, mockserver.FateHeader, "state=FAILED; step=1s").RunID
+	c.advance(5 * time.Second)
+	run := c.get(first)
+	assert.Equal(t, mockserver.Errored, run.State)
+	assert.Equal(t, "environment_setup_failed", run.StatusMessage.ErrorCode)
+	assert.Equal(t, mockserver.Queued, c.get(second).State, "the rule was for one run only")
+	assert.Equal(t, mockserver.Queued, c.get(other).State)
+	assert.Equal(t, mockserver.Failed, c.get(header).State)
+
+	var rules []mockserver.FateRule
+	c.do("GET", "/__mock/fates", nil).json(t, &rules)
+	require.Len(t, rules, 1)
+	assert.Equal(t, 1, rules[0].Used)
+	assert.Equal(t, http.StatusBadRequest, c.do("POST", "/__mock/fates", map[string]any{"state": "DONE"}).status)
+	assert.Equal(t, http.StatusBadRequest, c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "("}).status)
+	c.do("DELETE", "/__mock/fates", nil).json(t, &rules)
+	assert.Empty(t, rules)
+}

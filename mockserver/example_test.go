@@ -74,3 +74,34 @@ func Example_httpmock() {
 	fmt.Println(resp.StatusCode, resp.Header.Get("Content-Type"))
 	// Output: 404 application/problem+json
 }
+
+// A Go test decides how the runs its client creates will end, without
+// headers: here every run of the session fails for lack of credits.
+func ExampleSession_AddFate() {
+	mock, err := mockserver.New(mockserver.Options{ClockMode: mockserver.VirtualClock})
+	if err != nil {
+		panic(err)
+	}
+	session := mock.Session("")
+	if _, err := session.AddFate(mockserver.FateRule{State: mockserver.Failed, ErrorCode: "insufficient_credits", Step: "1s"}); err != nil {
+		panic(err)
+	}
+	req, _ := http.NewRequest("POST", "http://agentruns.test/agent/runs", strings.NewReader(`{"prompt": "Fix the build"}`))
+	req.Header.Set("Authorization", "Bearer wk-mock-alice")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := mock.Client().Do(req)
+	if err != nil {
+		panic(err)
+	}
+	var created mockserver.RunAgentResponse
+	_ = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+
+	_, _ = session.Advance(time.Minute)
+	run, err := session.Run(created.RunID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(run.State, run.StatusMessage.ErrorCode)
+	// Output: FAILED insufficient_credits
+}

@@ -145,7 +145,10 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, path string) {
 	}
 	injected := false
 	defer func() { world.journal.add(attempt(r, path, w, injected)) }()
-	if injected = s.inject(w, r, world, path); injected {
+	// The body is read before a delay fault waits: only then does the server
+	// notice a client that hangs up, so nothing is created for a caller gone.
+	body, bodyErr := s.readBody(r)
+	if s.inject(w, r, world, path, &injected) {
 		return
 	}
 	p, aerr := s.cfg.authenticate(r)
@@ -161,9 +164,8 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, path string) {
 		}
 		runID = id
 	}
-	body, aerr := s.readBody(r)
-	if aerr != nil {
-		writeProblem(w, r, aerr)
+	if bodyErr != nil {
+		writeProblem(w, r, bodyErr)
 		return
 	}
 	if aerr := s.validate(r, path, body); aerr != nil {
@@ -221,7 +223,21 @@ func isJSON(contentType string) bool {
 // validate checks the request against the OpenAPI document, as the path the
 // document knows (without the version prefix) and with HEAD checked as GET.
 func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
-	vr := r.Clone(r.Context())
+	if r.Method == http.MethodPost && len(body) == 0 && !strings.HasSuffix(path, "/cancel") {
+		return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+	}
+	// A GET the validator accepted before is accepted again (validcache.go).
+	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead
+	if cacheable {
+		if key, cacheable = getVerdictKey(path, r.URL.RawQuery); cacheable && acceptedGETs.has(key) {
+			return nil
+		}
+	}
+	// A shallow copy with its own URL: the validator reads the request and
+	// changes nothing in it, so the headers need no deep copy.
+	vr := r.WithContext(r.Context())
+	u := *r.URL
+	vr.URL = &u
 	vr.URL.Path, vr.URL.RawPath = path, ""
 	if p, err := url.PathUnescape(path); err == nil {
 		vr.URL.Path, vr.URL.RawPath = p, path
@@ -230,11 +246,11 @@ func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
 		vr.Method = http.MethodGet
 	}
 	vr.Body = io.NopCloser(bytes.NewReader(body))
-	if r.Method == http.MethodPost && len(body) == 0 && !strings.HasSuffix(path, "/cancel") {
-		return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
-	}
 	err := s.validator.ValidateRequest(vr)
 	if err == nil {
+		if cacheable {
+			acceptedGETs.add(key)
+		}
 		return nil
 	}
 	var ve *openapi.ValidationError
@@ -280,7 +296,7 @@ func (s *Server) createRun(w *world, p *fixtures.Principal, r *http.Request, bod
 	if aerr != nil {
 		return nil, aerr
 	}
-	f, err := s.cfg.fateFor(n.prompt, r.Header.Get(FateHeader))
+	f, err := s.cfg.fateFor(n.prompt, r.Header.Get(FateHeader), &w.fates)
 	if err != nil {
 		return nil, errorf(codeInvalidRequest, "header %s: %v", FateHeader, err)
 	}
@@ -435,8 +451,9 @@ func asAPIError(err error) *apiError {
 }
 
 // inject applies the request's X-Mock-Fault header or the session's first
-// matching fault rule. It reports whether the fault answered the request.
-func (s *Server) inject(w http.ResponseWriter, r *http.Request, world *world, path string) bool {
+// matching fault rule, noting in injected that it did. It reports whether
+// the fault answered the request (a delay alone lets it go on).
+func (s *Server) inject(w http.ResponseWriter, r *http.Request, world *world, path string, injected *bool) bool {
 	var f *Fault
 	if h := r.Header.Get(FaultHeader); h != "" {
 		parsed, err := parseFaultHeader(h)
@@ -448,6 +465,7 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, world *world, pa
 	} else if f = world.faults.match(r, path); f == nil {
 		return false
 	}
+	*injected = true
 	if f.delay > 0 {
 		t := time.NewTimer(f.delay)
 		defer t.Stop()

@@ -35,6 +35,11 @@ func (t inProcess) RoundTrip(req *http.Request) (resp *http.Response, err error)
 		}
 	}()
 	t.s.ServeHTTP(rec, req)
+	// A caller that gave up during a delay gets its context's error, as it
+	// would over the network, not the answer written after it left.
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
 	resp = rec.Result()
 	resp.Request = req
 	return resp, nil
@@ -101,3 +106,32 @@ func (c *Session) ClearFaults() { c.w.faults.clear() }
 
 // Attempts lists the latest requests the session saw, oldest first.
 func (c *Session) Attempts() []Attempt { return c.w.journal.list() }
+
+// AddFate decides the fate of the session's next runs whose prompt matches
+// the rule; an X-Mock-Fate header on a create still wins.
+func (c *Session) AddFate(rule FateRule) (FateRule, error) { return c.w.fates.add(rule) }
+
+// Fates lists the session's fate rules with how many runs each decided.
+func (c *Session) Fates() []FateRule { return c.w.fates.list() }
+
+// ClearFates removes the session's fate rules.
+func (c *Session) ClearFates() { c.w.fates.clear() }
+
+// Faults lists the session's fault rules with their counts.
+func (c *Session) Faults() []FaultRule { return c.w.faults.list() }
+
+// RemoveFault removes one fault rule; it reports whether the rule existed.
+func (c *Session) RemoveFault(id string) bool { return c.w.faults.remove(id) }
+
+// ClearAttempts empties the session's request journal.
+func (c *Session) ClearAttempts() { c.w.journal.clear() }
+
+// SetNow jumps the session's clock forward to t.
+func (c *Session) SetNow(t time.Time) (time.Time, error) { return c.clock().Set(t) }
+
+// SetClockMode freezes the clock (VirtualClock) or lets it run (RealClock)
+// from the current instant.
+func (c *Session) SetClockMode(m ClockMode) time.Time { return c.clock().SetMode(m) }
+
+// Run returns a run of the session as the API shows it, whichever team owns it.
+func (c *Session) Run(id string) (RunItem, error) { return c.w.run(id) }

@@ -118,11 +118,18 @@ func (e *apiError) problem(instance string) Problem {
 
 // writeProblem is the one place errors become responses.
 func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
-	p := e.problem(r.URL.Path)
+	// The escaped path: instance is a URI reference, which a decoded path
+	// holding a control character (a run id with %00) is not.
+	p := e.problem(r.URL.EscapedPath())
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	if e.retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((e.retryAfter+time.Second-1)/time.Second)))
+		// Retry-After has whole seconds only; the official clients also read
+		// this header, which lets a retry test wait less than a second.
+		if e.retryAfter%time.Second != 0 {
+			h.Set("Retry-After-Ms", strconv.FormatInt(e.retryAfter.Milliseconds(), 10))
+		}
 	}
 	if e.allow != "" {
 		h.Set("Allow", e.allow)

@@ -3,6 +3,8 @@ package mockserver
 import (
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/google/uuid"
@@ -205,14 +207,49 @@ func skillName(spec string) string {
 // first line, cut at a word boundary.
 func titleFrom(prompt string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
-	line = strings.Join(strings.Fields(line), " ")
+	if !singleSpaced(line) {
+		line = strings.Join(strings.Fields(line), " ")
+	}
 	const max = 60
-	if len([]rune(line)) <= max {
+	if !utf8.ValidString(line) { // []rune turns bad bytes into U+FFFD
+		if len([]rune(line)) <= max {
+			return line
+		}
+		line = string([]rune(line)[:max+1])
+	}
+	// A title that is a part of the prompt shares its memory.
+	end, n := 0, 0
+	for end < len(line) && n < max {
+		_, size := utf8.DecodeRuneInString(line[end:])
+		end += size
+		n++
+	}
+	if end == len(line) {
 		return line
 	}
-	cut := string([]rune(line)[:max])
+	cut := line[:end]
 	if i := strings.LastIndex(cut, " "); i > max/2 {
 		cut = cut[:i]
 	}
 	return cut + "…"
+}
+
+// singleSpaced reports whether strings.Join(strings.Fields(s), " ") is s:
+// no space but single ' ' between words.
+func singleSpaced(s string) bool {
+	prevSpace := true // no leading space
+	for _, r := range s {
+		switch {
+		case r == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		case unicode.IsSpace(r):
+			return false
+		default:
+			prevSpace = false
+		}
+	}
+	return !prevSpace || s == ""
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -70,6 +71,8 @@ type config struct {
 	byUID           map[string]*fixtures.Principal
 	defaultUser     *fixtures.Principal
 	cursorSecret    []byte
+	// changes counts changes to any session, so a saver knows when to write.
+	changes atomic.Uint64
 }
 
 func (c *config) principalByUID(uid string) *fixtures.Principal {
@@ -180,6 +183,7 @@ func (s *Server) world(r *http.Request) (*world, error) {
 		}
 		w = newWorld(s.cfg)
 		s.sessions[name] = w
+		w.changed()
 	}
 	return w, nil
 }

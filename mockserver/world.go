@@ -29,6 +29,7 @@ type world struct {
 	cfg     *config
 	clock   *clock
 	faults  faultRules
+	fates   fateRules
 	journal journal
 
 	mu         sync.RWMutex
@@ -49,6 +50,7 @@ func newWorld(cfg *config) *world {
 // fault rules and the request journal.
 func (w *world) reset() {
 	w.faults.clear()
+	w.fates.clear()
 	w.journal.clear()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -64,6 +66,7 @@ func (w *world) reset() {
 	for _, f := range seeds {
 		w.insertLocked(w.fixtureRun(f, now))
 	}
+	w.changed()
 }
 
 func (w *world) insertLocked(r *run) {
@@ -152,6 +155,7 @@ func (w *world) create(p *fixtures.Principal, n newRun) (RunItem, error) {
 		r.fateMsg = n.fate.statusMessage()
 	}
 	w.insertLocked(r)
+	w.changed()
 	return r.item(now, w.cfg.sessionLinkBase), nil
 }
 
@@ -198,6 +202,7 @@ func (w *world) cancel(p *fixtures.Principal, id string) error {
 	r.tl.reanchor(now, Cancelled)
 	r.forcedState = Cancelled
 	r.forcedMsg = &StatusMessage{Message: "Cancelled by " + p.DisplayName + "."}
+	w.changed()
 	return nil
 }
 
@@ -215,6 +220,9 @@ func (w *world) force(id string, state State, msg *StatusMessage) (RunItem, erro
 	if cur.terminal() && cur != state || rank[state] < rank[cur] {
 		return RunItem{}, fmt.Errorf("%w: it is %s, %s would go back", errBackwards, cur, state)
 	}
+	if cur == state && msg == nil {
+		return r.item(now, w.cfg.sessionLinkBase), nil // already there; keep its message
+	}
 	if cur != state {
 		r.tl.reanchor(now, state)
 	}
@@ -222,5 +230,17 @@ func (w *world) force(id string, state State, msg *StatusMessage) (RunItem, erro
 		msg = fate{final: state}.statusMessage()
 	}
 	r.forcedState, r.forcedMsg = state, msg
+	w.changed()
 	return r.item(now, w.cfg.sessionLinkBase), nil
+}
+
+// run returns a run whatever its team, for the Go controls.
+func (w *world) run(id string) (RunItem, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	r, ok := w.byID[id]
+	if !ok {
+		return RunItem{}, errRunNotFound
+	}
+	return r.item(w.clock.Now(), w.cfg.sessionLinkBase), nil
 }

@@ -34,6 +34,14 @@ type config struct {
 	fixturesDir string
 	quiet       bool
 	opts        mockserver.Options
+
+	maxInFlight     int
+	stateFile       string
+	saveEvery       time.Duration
+	shutdownTimeout time.Duration
+	// Timeouts of the HTTP server, so a slow or stalled client cannot hold
+	// a connection for long.
+	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -54,6 +62,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.opts.MaxRuns, "max-runs", 0, "most runs one session may hold; more are refused with 429 (0: no cap)")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes; larger ones get 413")
 	fs.BoolVar(&c.quiet, "quiet", false, "do not log each request")
+	fs.IntVar(&c.maxInFlight, "max-inflight", 256, "most requests answered at once; more get 429 with Retry-After (0: no cap)")
+	fs.StringVar(&c.stateFile, "state-file", "", "keep the runs in this file across restarts: load it at start, save it periodically and on shutdown (default: memory only)")
+	fs.DurationVar(&c.saveEvery, "save-every", 5*time.Second, "with --state-file, how often to save when something changed (0: only on shutdown)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
+	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "time a client has to send a request's headers")
+	fs.DurationVar(&c.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a whole request")
+	fs.DurationVar(&c.writeTimeout, "write-timeout", 60*time.Second, "time to answer a request, from the end of its headers (keep it above any delay fault you inject)")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -61,11 +77,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.opts.ClockMode = mockserver.ClockMode(*clock)
+	if c.saveEvery < 0 || c.shutdownTimeout < 0 || c.maxInFlight < 0 {
+		return c, errors.New("--save-every, --shutdown-timeout and --max-inflight cannot be negative")
+	}
 	return c, nil
 }
 
-// run serves until ctx ends, then shuts down gracefully. ready, when not nil,
-// learns the address once the server listens.
+// run serves until ctx ends, then shuts down gracefully: requests in flight
+// are finished and, with --state-file, the state is saved. ready, when not
+// nil, learns the address once the server listens.
 func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
 	c, err := parseFlags(args, stderr)
 	if err != nil {
@@ -88,39 +108,63 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
+	var store *stateStore
+	if c.stateFile != "" {
+		if store, err = openState(c.stateFile, handler, log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler: handler,
-		// A slow or stalled client cannot hold a connection for long.
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		Handler:           mockserver.LimitInFlight(handler, c.maxInFlight),
+		ReadHeaderTimeout: c.readHeaderTimeout,
+		ReadTimeout:       c.readTimeout,
+		WriteTimeout:      c.writeTimeout,
+		IdleTimeout:       c.idleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Warn("agentruns mock listening", "url", "http://"+ln.Addr().String(), "clock", c.opts.ClockMode)
+	log.Warn("agentruns mock listening", "url", "http://"+ln.Addr().String(), "clock", c.opts.ClockMode, "state_file", c.stateFile)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
+	saverCtx, stopSaver := context.WithCancel(context.Background())
+	saverDone := make(chan struct{})
+	go func() {
+		defer close(saverDone)
+		if store != nil && c.saveEvery > 0 {
+			store.loop(saverCtx, c.saveEvery)
+		}
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
+		log.Warn("shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			// Requests still running past the timeout are cut off; the state
+			// is saved all the same.
+			log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
+			_ = srv.Close()
+		}
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			serveErr = err
+		}
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	log.Warn("shutting down")
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
+	stopSaver()
+	<-saverDone
+	if store != nil {
+		if err := store.save(); err != nil {
+			return errors.Join(serveErr, fmt.Errorf("saving the state: %w", err))
+		}
+		log.Warn("state saved", "state_file", c.stateFile)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveErr
 }

@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# bench/run.sh is `make bench`: the mock side by side with Prism and with a
+# minimal Go net/http server under the same load, then the Go benchmarks at
+# 10k/100k/1M stored runs, heap per stored run, start-up time and the
+# contract suite's wall time. It prints tables; it asserts nothing.
+#
+# Everything listens on 127.0.0.1 only. Prism is installed with npm into
+# .bench-cache/ (git-ignored) on first use; wrk comes from Debian's packages.
+# Every wait and every load is bounded in time.
+#
+# Knobs (environment): BENCH_DURATION (10s), BENCH_CONNECTIONS (32),
+# BENCH_THREADS (2), BENCH_ROUNDS (2: each load runs this many times and the
+# better run is kept), BENCH_GO_TIME (1s per Go benchmark), BENCH_SKIP_GO=1
+# (HTTP load only), BENCH_SKIP_HTTP=1 (Go benchmarks only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+CACHE=.bench-cache
+DURATION=${BENCH_DURATION:-10s}
+CONNS=${BENCH_CONNECTIONS:-32}
+THREADS=${BENCH_THREADS:-2}
+ROUNDS=${BENCH_ROUNDS:-2}
+GO_TIME=${BENCH_GO_TIME:-1s}
+PRISM_VERSION=5.16.0
+HOST=127.0.0.1
+PORT_MOCK=4610 PORT_PRISM=4611 PORT_LIMIT=4612 PORT_START=4613
+RUN_ID=f29d0da9-953f-48f1-a09f-76b5a170b338 # a fixture run alice's team sees
+AUTH="Authorization: Bearer wk-mock-alice"
+
+mkdir -p "$CACHE/bin" "$CACHE/logs"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+note() { printf '%s\n' "$*" >&2; }
+
+# --- tools ----------------------------------------------------------------
+
+ensure_wrk() {
+  command -v wrk >/dev/null && return
+  note "bench: installing wrk (Debian package)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq >/dev/null && apt-get install -y -qq wrk >/dev/null
+  else
+    sudo apt-get update -qq >/dev/null && sudo apt-get install -y -qq wrk >/dev/null
+  fi
+}
+
+PRISM=$CACHE/prism/node_modules/.bin/prism
+ensure_prism() {
+  if [ -x "$PRISM" ] && [ "$("$PRISM" --version 2>/dev/null)" = "$PRISM_VERSION" ]; then return; fi
+  note "bench: installing @stoplight/prism-cli@$PRISM_VERSION with npm into $CACHE/prism"
+  mkdir -p "$CACHE/prism"
+  npm install --prefix "$CACHE/prism" --no-audit --no-fund --loglevel=error \
+    "@stoplight/prism-cli@$PRISM_VERSION" >"$CACHE/logs/npm.log" 2>&1 ||
+    { cat "$CACHE/logs/npm.log" >&2; exit 1; }
+}
+
+build() {
+  note "bench: building the mock, the limit server and the start-up timer"
+  $GO build -o "$CACHE/bin/agentruns-mock" ./cmd/agentruns-mock
+  $GO build -o "$CACHE/bin/limitserver" ./bench/limitserver
+  $GO build -o "$CACHE/bin/startup" ./bench/startup
+}
+
+# wait_ready URL PID: until URL answers 200, at most 60 s.
+wait_ready() {
+  local url=$1 pid=$2 i
+  for ((i = 0; i < 600; i++)); do
+    kill -0 "$pid" 2>/dev/null || { note "bench: the server for $url exited"; return 1; }
+    if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 -H "$AUTH" "$url")" = 200 ]; then return 0; fi
+    sleep 0.1
+  done
+  note "bench: $url did not answer within 60 s"
+  return 1
+}
+
+# --- HTTP load --------------------------------------------------------------
+
+# wrk_once URL [wrk args]: prints "rps p50_ms p99_ms errors" of one run.
+wrk_once() {
+  local url=$1
+  shift
+  wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --timeout 5s --latency "$@" "$url" | awk '
+    function ms(v) {
+      if (v ~ /us$/) return v / 1000
+      if (v ~ /ms$/) return v + 0
+      if (v ~ /m$/)  return v * 60000
+      if (v ~ /s$/)  return v * 1000
+      return v + 0
+    }
+    $1 == "50%" { p50 = ms($2) }
+    $1 == "99%" { p99 = ms($2) }
+    /^Requests\/sec:/ { rps = $2 }
+    /Non-2xx or 3xx responses:/ { errs += $NF }
+    /Socket errors:/ { gsub(",", ""); errs += $4 + $6 + $8 + $10 }
+    END { printf "%.0f %.3f %.3f %d\n", rps, p50, p99, errs }'
+}
+
+declare -A RESULT # [server,endpoint] = "rps p50 p99 errors", the best round
+
+# load SERVER ENDPOINT URL [wrk args]: one round, kept if it beats the best.
+load() {
+  local server=$1 endpoint=$2 url=$3
+  shift 3
+  local got
+  got=$(wrk_once "$url" "$@")
+  note "  $server $endpoint: $got"
+  local prev=${RESULT[$server,$endpoint]:-}
+  if [ -z "$prev" ] || [ "${got%% *}" -gt "${prev%% *}" ]; then
+    RESULT[$server,$endpoint]=$got
+  fi
+}
+
+http_bench() {
+  ensure_wrk
+  ensure_prism
+  note "bench: starting the mock, Prism and the limit server on $HOST"
+  "$CACHE/bin/agentruns-mock" --quiet --addr "$HOST:$PORT_MOCK" >"$CACHE/logs/mock.log" 2>&1 &
+  pids+=($!)
+  local mock_pid=$!
+  "$PRISM" mock -h "$HOST" -p "$PORT_PRISM" --errors false -v silent openapi/openapi.yaml >"$CACHE/logs/prism.log" 2>&1 &
+  pids+=($!)
+  local prism_pid=$!
+  "$CACHE/bin/limitserver" --addr "$HOST:$PORT_LIMIT" >"$CACHE/logs/limit.log" 2>&1 &
+  pids+=($!)
+  local limit_pid=$!
+  wait_ready "http://$HOST:$PORT_MOCK/agent/runs/$RUN_ID" "$mock_pid"
+  wait_ready "http://$HOST:$PORT_PRISM/agent/runs/$RUN_ID" "$prism_pid"
+  wait_ready "http://$HOST:$PORT_LIMIT/agent/runs/$RUN_ID" "$limit_pid"
+
+  local s port
+  note "bench: warming up each server (2 s of GET)"
+  for s in mock prism limit; do
+    port=PORT_${s^^}
+    DURATION=2s wrk_once "http://$HOST:${!port}/agent/runs/$RUN_ID" -H "$AUTH" >/dev/null
+  done
+  note "bench: $ROUNDS rounds of wrk -t$THREADS -c$CONNS -d$DURATION per server and endpoint, servers interleaved"
+  local r
+  for ((r = 1; r <= ROUNDS; r++)); do
+    for s in mock prism limit; do
+      port=PORT_${s^^}
+      load "$s" get "http://$HOST:${!port}/agent/runs/$RUN_ID" -H "$AUTH"
+      load "$s" list "http://$HOST:${!port}/agent/runs?limit=20" -H "$AUTH"
+      load "$s" post "http://$HOST:${!port}/agent/run" -s bench/post.lua
+    done
+  done
+  kill "$mock_pid" "$prism_pid" "$limit_pid" 2>/dev/null || true
+  wait "$mock_pid" "$prism_pid" "$limit_pid" 2>/dev/null || true
+
+  echo
+  echo "HTTP load: wrk -t$THREADS -c$CONNS -d$DURATION --latency, best of $ROUNDS rounds; latencies in ms"
+  echo
+  printf '| %-24s | %-27s | %-27s | %-27s | %-10s | %-10s | %-13s |\n' endpoint \
+    "mock req/s  p50  p99" "Prism req/s  p50  p99" "limit req/s  p50  p99" mock/Prism mock/limit "p99 mock/limit"
+  printf '|%s|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..29})" \
+    "$(printf -- '-%.0s' {1..29})" "$(printf -- '-%.0s' {1..29})" "$(printf -- '-%.0s' {1..12})" \
+    "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..15})"
+  local e label m p l
+  for e in get list post; do
+    case $e in
+    get) label="GET /agent/runs/{id}" ;;
+    list) label="GET /agent/runs?limit=20" ;;
+    post) label="POST /agent/run" ;;
+    esac
+    m=${RESULT[mock,$e]} p=${RESULT[prism,$e]} l=${RESULT[limit,$e]}
+    awk -v label="$label" -v m="$m" -v p="$p" -v l="$l" 'BEGIN {
+      split(m, a, " "); split(p, b, " "); split(l, c, " ")
+      cell = "%8d %6.2f %7.2f%s"
+      ma = sprintf(cell, a[1], a[2], a[3], (a[4] > 0 ? " !" : "  "))
+      pb = sprintf(cell, b[1], b[2], b[3], (b[4] > 0 ? " !" : "  "))
+      lc = sprintf(cell, c[1], c[2], c[3], (c[4] > 0 ? " !" : "  "))
+      printf "| %-24s | %-27s | %-27s | %-27s | %9.1fx | %9.2fx | %12.2fx |\n", label, ma, pb, lc,
+        (b[1] > 0 ? a[1] / b[1] : 0), (c[1] > 0 ? a[1] / c[1] : 0), (c[3] > 0 ? a[3] / c[3] : 0)
+    }'
+  done
+  echo
+  echo "(! marks a server that answered some requests with a non-2xx status or had socket errors.)"
+  echo "Prism's list answers its one example run; the mock's and the limit server's list answers 20 runs."
+}
+
+# --- start-up and contract suite -------------------------------------------
+
+startup_bench() {
+  local url="http://$HOST:$PORT_START/agent/runs?limit=1" best=""
+  local r out
+  for ((r = 1; r <= ROUNDS; r++)); do
+    out=$("$CACHE/bin/startup" -n 7 -url "$url" -header "$AUTH" -- "$CACHE/bin/agentruns-mock" --quiet --addr "$HOST:$PORT_START")
+    if [ -z "$best" ] || awk -v a="${out%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then best=$out; fi
+  done
+  STARTUP_MIN=${best%% *} STARTUP_MEDIAN=${best##* }
+}
+
+contract_bench() {
+  CONTRACT=""
+  if [ ! -f cmd/agentruns-contract/main.go ]; then
+    CONTRACT="contract suite: not built yet"
+    return
+  fi
+  $GO build -o "$CACHE/bin/agentruns-contract" ./cmd/agentruns-contract
+  local r t0 t1 best="" status=pass
+  for ((r = 1; r <= ROUNDS; r++)); do
+    t0=$(date +%s%N)
+    if ! timeout 300 "$CACHE/bin/agentruns-contract" >"$CACHE/logs/contract.log" 2>&1; then status="FAILED (see $CACHE/logs/contract.log)"; fi
+    t1=$(date +%s%N)
+    local ms=$(((t1 - t0) / 1000000))
+    if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
+  done
+  CONTRACT=$(printf 'contract suite against the in-process mock: %d.%03d s wall (best of %d; built binary; %s)' \
+    $((best / 1000)) $((best % 1000)) "$ROUNDS" "$status")
+}
+
+# --- Go benchmarks ----------------------------------------------------------
+
+go_bench() {
+  note "bench: Go benchmarks (filling stores of up to 1,000,000 runs takes a few minutes)"
+  $GO test -run '^$' -bench '^Benchmark(Create|Get|ListFiltered|ListDefault)$' -benchtime="$GO_TIME" -count="$ROUNDS" \
+    -benchmem -timeout 60m ./mockserver/ >"$CACHE/logs/gobench.txt"
+  $GO test -run '^$' -bench '^BenchmarkHeapPerRun$' -benchtime=1x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
+  $GO test -run '^$' -bench '^BenchmarkStartup$' -benchtime=20x -count="$ROUNDS" ./mockserver/ >>"$CACHE/logs/gobench.txt"
+  echo
+  echo "Go benchmarks (in process, through Server.ServeHTTP; best of $ROUNDS by median; times in µs)"
+  echo
+  printf '| %-34s | %9s | %9s | %9s | %9s | %9s |\n' benchmark p50 p99 mean B/op allocs/op
+  printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})" \
+    "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})"
+  awk '
+    /^Benchmark(Create|Get|ListFiltered|ListDefault|Startup)/ {
+      name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+      delete v
+      for (i = 3; i < NF; i += 2) v[$(i + 1)] = $i
+      if (!(name in best) || v["p50-ns"] < p50[name]) {
+        best[name] = 1; p50[name] = v["p50-ns"]
+        row[name] = sprintf("| %-34s | %9.1f | %9.1f | %9.1f | %9d | %9d |", name, v["p50-ns"] / 1000, v["p99-ns"] / 1000,
+          v["ns/op"] / 1000, v["B/op"], v["allocs/op"])
+        if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+      }
+    }
+    /^BenchmarkHeapPerRun/ {
+      name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkHeapPerRun\//, "", name)
+      for (i = 3; i < NF; i += 2) if ($(i + 1) == "B/run") b = $i; else if ($(i + 1) == "prompt-B/run") pr = $i
+      if (!(name in heap) || b < heap[name]) { heap[name] = b; prompt[name] = pr }
+      if (!(name in hseen)) { hseen[name] = 1; horder[++hn] = name }
+    }
+    END {
+      for (i = 1; i <= n; i++) print row[order[i]]
+      print ""
+      for (i = 1; i <= hn; i++)
+        printf "heap per stored run (%s, after GC): %.0f B (%.2f KiB), of which the prompt text is %.0f B\n",
+          horder[i], heap[horder[i]], heap[horder[i]] / 1024, prompt[horder[i]]
+    }' "$CACHE/logs/gobench.txt"
+}
+
+# --- main -------------------------------------------------------------------
+
+ensure_wrk
+echo "make bench: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$($GO version | cut -d' ' -f3), wrk $(wrk --version 2>&1 | awk 'NR == 1 { print $2 }' || true), Prism $PRISM_VERSION (node $(node --version 2>/dev/null || echo '?'))"
+build
+if [ "${BENCH_SKIP_HTTP:-}" != 1 ]; then http_bench; fi
+startup_bench
+contract_bench
+if [ "${BENCH_SKIP_GO:-}" != 1 ]; then go_bench; fi
+echo
+echo "start-up, exec to first answered request (default fixtures): fastest ${STARTUP_MIN} ms, median ${STARTUP_MEDIAN} ms of 7 starts (best of $ROUNDS)"
+echo "$CONTRACT"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

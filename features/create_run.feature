@@ -1,0 +1,64 @@
+@creates-runs
+Feature: Create a run
+  A caller starts a cloud agent run by posting a prompt, and optionally a title
+  and an agent configuration, to POST /agent/run or to its newer alias
+  POST /agent/runs. The answer comes at once (200, not 201) with the id of the
+  new run and its first state; the agent then works in the background.
+
+  In these scenarios "{label}" stands for a config name made up for each
+  scenario, so that scenarios sharing one server never see each other's runs.
+
+  Scenario: A prompt alone starts a queued run
+    When I create a run with the prompt "Fix the flaky login test"
+    Then the response status is 200
+    And the response has a non-empty "run_id"
+    And the response field "state" is "QUEUED"
+
+  Scenario: task_id is the same as run_id
+    When I create a run with the prompt "Fix the flaky login test"
+    Then the response field "task_id" equals the response field "run_id"
+    When I fetch the run
+    Then the run's "task_id" equals its "run_id"
+
+  Scenario: A run started through the API reports API as its source and gets a title
+    When I create a run with the prompt "Summarise yesterday's incidents"
+    And I fetch the run
+    Then the run's "prompt" is "Summarise yesterday's incidents"
+    And the run's "source" is "API"
+    And the run has a non-empty "title"
+
+  Scenario: A title and a full configuration come back resolved on the run
+    When I create a run with the prompt "Upgrade the Go toolchain" and:
+      | title                      | Toolchain upgrade                                         |
+      | config.name                | {label}                                                   |
+      | config.model_id            | claude-4-sonnet                                           |
+      | config.base_prompt         | Keep every change small and explain it.                   |
+      | config.environment_id      | env-backend                                               |
+      | config.skill_spec          | acme/agent-skills:dependency-bumps                        |
+      | config.mcp_servers         | {"github": {"url": "https://mcp.example.com/github"}, "linter": {"command": "npx", "args": ["-y", "lint-mcp"]}} |
+    And I fetch the run
+    Then the run's "title" is "Toolchain upgrade"
+    And the run's "agent_config.name" is "{label}"
+    And the run's agent configuration holds everything I sent
+
+  Scenario: A skill alone is enough to start a run, which is named after the skill
+    When I create a run with:
+      | skill | acme/agent-skills:release-notes |
+    And I fetch the run
+    Then the run's "agent_config.name" is "release-notes"
+
+  Scenario Outline: Both create paths behave the same: <path>
+    When I create a run through "<path>" with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    Then the response status is 200
+    And the response field "state" is "QUEUED"
+    And the response field "task_id" equals the response field "run_id"
+    When I fetch the run
+    Then the run's "prompt" is "Tidy the README"
+    And the run's "source" is "API"
+    And the run's "agent_config.name" is "{label}"
+
+    Examples:
+      | path             |
+      | POST /agent/run  |
+      | POST /agent/runs |

@@ -1,0 +1,34 @@
+Feature: Get a run
+  GET /agent/runs/{runId} returns everything known about one run: the prompt it
+  was given, where it came from and who started it, its timestamps, a link to
+  its session once a worker has claimed it, and the agent configuration that
+  was actually used once defaults were filled in.
+
+  In these scenarios "{label}" stands for a config name made up for each
+  scenario, so that scenarios sharing one server never see each other's runs.
+
+  @creates-runs
+  Scenario: A run's details carry its prompt, provenance, timestamps and configuration
+    When I create a run with the prompt "Triage the newest bug reports" and:
+      | config.name | {label} |
+    And I fetch the run
+    Then the response status is 200
+    And the run's "prompt" is "Triage the newest bug reports"
+    And the run's "source" is "API"
+    And the run has a non-empty "creator.uid"
+    And the run's "created_at" is a timestamp
+    And the run's "updated_at" is a timestamp not before its "created_at"
+    And the run's "agent_config.name" is "{label}"
+    And the run has a non-empty "agent_config.model_id"
+
+  @creates-runs @slow
+  Scenario: A claimed run links to its session
+    When I create a run with the prompt "Watch me work"
+    And I wait until the run is "CLAIMED" or later
+    And I fetch the run
+    Then the run's "session_id" is a UUID
+    And the run's "session_link" is an absolute URL
+
+  Scenario: An unknown run is not found
+    When I fetch a run that does not exist
+    Then the response is a problem with status 404 and code "resource_not_found"

@@ -1,0 +1,115 @@
+Feature: List runs
+  GET /agent/runs returns one page of the runs the caller may see, with
+  page_info telling whether more follow. Filters are query parameters and
+  combine with AND; a repeated state matches any of its values. Passing
+  page_info.next_cursor back as cursor reads the next page.
+
+  In these scenarios "{label}" stands for a config name made up for each
+  scenario. Scenarios that create runs give them that name and always filter
+  by it, so they only ever look at their own runs, even on a busy server.
+  Runs in the tables are known by a nickname (alpha, beta, ...) and are created
+  in the order shown, a moment apart.
+
+  Scenario: A listing has runs and page information
+    When I list runs with "limit=5"
+    Then the response status is 200
+    And the listing holds at most 5 runs
+    And every listed run's "task_id" equals its "run_id"
+
+  @creates-runs
+  Scenario: A created run appears in the listing
+    Given I created 1 run
+    When I list runs with "name={label}"
+    Then the listing holds exactly the runs I created
+
+  @creates-runs
+  Scenario: Runs are listed newest first
+    Given I created 3 runs
+    When I list runs with "name={label}&sort_by=created_at"
+    Then the listing holds the runs I created, newest first
+
+  @creates-runs
+  Scenario: Runs can be listed oldest first
+    Given I created 3 runs
+    When I list runs with "name={label}&sort_by=created_at&sort_order=asc"
+    Then the listing holds the runs I created, oldest first
+
+  @creates-runs
+  Scenario: By default the most recently updated runs come first
+    Given I created these runs:
+      | run   |
+      | alpha |
+      | beta  |
+      | gamma |
+    And a moment later I cancelled run "alpha"
+    When I list runs with "name={label}"
+    Then the listing holds exactly alpha, beta and gamma
+    And the listed runs are ordered by "updated_at", newest first
+
+  @creates-runs
+  Scenario Outline: Filtering by <filter> returns only the matching runs
+    Given I created these runs:
+      | run   | config.name   | config.model_id |
+      | alpha | {label}       | claude-4-sonnet |
+      | beta  | {label}       | gpt-5           |
+      | gamma | {label}-other | claude-4-sonnet |
+    When I list runs with "<query>"
+    Then the listing holds exactly <expected>
+
+    Examples:
+      | filter                  | query                                                | expected       |
+      | name                    | name={label}                                         | alpha and beta |
+      | config_name             | config_name={label}                                  | alpha and beta |
+      | model_id                | name={label}&model_id=claude-4-sonnet                | alpha          |
+      | creator                 | name={label}&creator={creator of alpha}              | alpha and beta |
+      | a creator with no runs  | name={label}&creator=nobody-{label}                  | no runs        |
+      | source                  | name={label}&source=API                              | alpha and beta |
+      | a source with no runs   | name={label}&source=SLACK                            | no runs        |
+      | created_after           | name={label}&created_after={between alpha and beta}  | beta           |
+      | created_before          | name={label}&created_before={between alpha and beta} | alpha          |
+      | both time bounds        | name={label}&created_after={between alpha and beta}&created_before={between beta and gamma} | beta |
+
+  @creates-runs @mock-control
+  Scenario Outline: Filtering by state returns only runs in those states: <query>
+    Given I created these runs:
+      | run   |
+      | alpha |
+      | beta  |
+      | gamma |
+    And the mock has put run "beta" into "INPROGRESS"
+    And the mock has put run "gamma" into "FAILED"
+    When I list runs with "name={label}&<query>"
+    Then the listing holds exactly <expected>
+
+    Examples:
+      | query                      | expected        |
+      | state=QUEUED               | alpha           |
+      | state=INPROGRESS           | beta            |
+      | state=QUEUED&state=FAILED  | alpha and gamma |
+      | state=SUCCEEDED            | no runs         |
+
+  @creates-runs
+  Scenario: limit caps the size of a page
+    Given I created 3 runs
+    When I list runs with "name={label}&limit=2"
+    Then the listing holds 2 runs
+    And the listing says there is a next page
+
+  @creates-runs
+  Scenario: Walking every page with the cursor yields each run exactly once
+    Given I created 7 runs
+    When I walk every page of "name={label}&limit=2"
+    Then the walk took 4 pages
+    And the walk saw each of the runs I created exactly once
+
+  Scenario Outline: A bad <parameter> is refused with 400
+    When I list runs with "<query>"
+    Then the response is a problem with status 400 and code "invalid_request"
+
+    Examples:
+      | parameter                  | query                     |
+      | limit of 0                 | limit=0                   |
+      | limit of 501               | limit=501                 |
+      | limit that is not a number | limit=ten                 |
+      | cursor                     | cursor=!!not-a-cursor!!   |
+      | state                      | state=SLEEPING            |

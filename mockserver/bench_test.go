@@ -1,0 +1,356 @@
+package mockserver
+
+// Benchmarks of the mock at scale, for `make bench` (see bench/run.sh and the
+// README's "Performance" section). They go through Server.ServeHTTP, in
+// process, so they measure what a client of the mock pays (routing, the
+// OpenAPI request check, the store and JSON encoding) without the network.
+//
+//	go test -run '^$' -bench . -benchmem ./mockserver/
+//
+// Nothing here asserts a time: the figures are read by people, not tests.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchSizes are the store sizes the scale benchmarks run at.
+var benchSizes = []int{10_000, 100_000, 1_000_000}
+
+// benchPrompts are prompts of the length people give a coding agent: a few
+// sentences saying what to change and how to check it.
+var benchPrompts = []string{
+	"The login integration test in web/auth fails about one run in ten on CI with a timeout waiting for the session cookie. Find the race between the cookie write and the redirect, fix it, and run the test 50 times to show it no longer flakes. (ticket %d)",
+	"Update all minor and patch versions of our Go dependencies, regenerate go.sum, and make sure `make test` still passes. If a dependency changed its API, adapt our code rather than pinning the old version, and list what changed in the pull request. (ticket %d)",
+	"Summarise the pull requests merged since the v2.3.0 tag into release notes grouped by area (API, web app, CLI, docs). Keep each entry to one line, link the pull request, and call out anything that breaks compatibility. (ticket %d)",
+	"Add pagination to the /admin/users endpoint: accept limit and cursor query parameters, return page_info with has_next_page and next_cursor, keep the default page at 50 users, and add tests for the first, a middle and the last page. (ticket %d)",
+	"Our nightly export job runs out of memory on accounts with more than a million events. Profile it, stream the rows instead of loading them all, and keep the output byte for byte identical to what it writes today. (ticket %d)",
+}
+
+var (
+	benchNames   = []string{"triage", "dependency-bumps", "release-notes", "flaky-tests", "docs", "security-review", "refactor", "onboarding"}
+	benchModels  = []string{"claude-4-sonnet", "gpt-5", "auto"}
+	benchEnvs    = []string{"env-web-app", "env-backend", "env-mobile"}
+	benchBase    = "You are a careful engineer. Keep changes small, explain them, and never push to main."
+	benchKeys    = []string{"wk-mock-alice", "wk-mock-bob", "wk-mock-ci-bot", "wk-mock-carol"}
+	benchFilters = "limit=100&state=FAILED&name=flaky-tests"
+)
+
+// benchRequest is the create body for run i: a distinct prompt and a config
+// as a client sends one.
+func benchRequest(i int) string {
+	cfg := fmt.Sprintf(`{"name":%q,"environment_id":%q`, benchNames[(i/5)%len(benchNames)], benchEnvs[(i/3)%len(benchEnvs)])
+	if i%3 != 0 {
+		cfg += fmt.Sprintf(`,"model_id":%q`, benchModels[(i/2)%len(benchModels)])
+	}
+	if i%4 == 0 {
+		cfg += fmt.Sprintf(`,"base_prompt":%q`, benchBase)
+	}
+	return fmt.Sprintf(`{"prompt":%q,"config":%s}}`, fmt.Sprintf(benchPrompts[i%len(benchPrompts)], i), cfg)
+}
+
+// benchFate is how run i ends: mostly SUCCEEDED, 15% FAILED, 5% ERROR.
+func benchFate(i int) string {
+	switch i % 20 {
+	case 3, 11, 17:
+		return "state=FAILED; error_code=insufficient_credits"
+	case 7:
+		return "state=ERROR"
+	}
+	return ""
+}
+
+// newBenchServer is a mock with a virtual clock whose default session holds
+// the fixtures plus n runs, made as POST /agent/run makes them (decoded from
+// a JSON body, so every run owns its strings, as over HTTP) but without the
+// HTTP round trip. The clock moves a second per run, so all but the newest
+// few runs have finished; 2% are cancelled while queued.
+func newBenchServer(tb testing.TB, n int) *Server {
+	tb.Helper()
+	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fillBench(tb, s, s.sessions[""], 0, n)
+	return s
+}
+
+func fillBench(tb testing.TB, s *Server, w *world, from, to int) {
+	tb.Helper()
+	for i := from; i < to; i++ {
+		p := s.cfg.principals[benchKeys[(i/7)%len(benchKeys)]]
+		req := httptest.NewRequest(http.MethodPost, "/agent/run", nil)
+		if f := benchFate(i); f != "" {
+			req.Header.Set(FateHeader, f)
+		}
+		if _, aerr := s.createRun(w, p, req, []byte(benchRequest(i)), ""); aerr != nil {
+			tb.Fatalf("create %d: %v", i, aerr)
+		}
+		if i%50 == 13 {
+			w.mu.RLock()
+			id := w.runs[len(w.runs)-1].id
+			w.mu.RUnlock()
+			if err := w.cancel(p, id); err != nil {
+				tb.Fatalf("cancel %d: %v", i, err)
+			}
+		}
+		if _, err := w.clock.Advance(time.Second); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// truncateBench drops the runs past the first n, so a benchmark that creates
+// runs keeps the store near the size it is named after.
+func truncateBench(w *world, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n >= len(w.runs) {
+		return
+	}
+	cut := w.runs[n].seq // runs from this seq on go
+	for _, r := range w.runs[n:] {
+		delete(w.byID, r.id)
+	}
+	for name, list := range w.byName {
+		k := len(list)
+		for k > 0 && list[k-1].seq >= cut {
+			k--
+		}
+		clear(list[k:])
+		w.byName[name] = list[:k]
+	}
+	clear(w.runs[n:])
+	w.runs = w.runs[:n]
+}
+
+// discardWriter is the cheapest http.ResponseWriter that still keeps the
+// status, so the figures are the server's and not a recorder's.
+type discardWriter struct {
+	h      http.Header
+	status int
+	n      int
+}
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) WriteHeader(code int)        { d.status = code }
+func (d *discardWriter) Write(b []byte) (int, error) { d.n += len(b); return len(b), nil }
+func (d *discardWriter) reset()                      { clear(d.h); d.status, d.n = 0, 0 }
+
+func newDiscard() *discardWriter { return &discardWriter{h: http.Header{}} }
+
+// serve answers one request and fails the benchmark unless it got want.
+func serve(b *testing.B, s *Server, w *discardWriter, r *http.Request, want int) {
+	w.reset()
+	s.ServeHTTP(w, r)
+	if w.status != want && !(want == 200 && w.status == 0) {
+		b.Fatalf("%s %s: status %d, want %d", r.Method, r.URL, w.status, want)
+	}
+}
+
+// reportLatency adds the median and 99th percentile of the samples.
+func reportLatency(b *testing.B, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	b.ReportMetric(float64(samples[len(samples)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(samples[len(samples)*99/100].Nanoseconds()), "p99-ns")
+}
+
+// timed runs fn b.N times and reports the per-call latency percentiles.
+func timed(b *testing.B, fn func(i int)) {
+	samples := make([]time.Duration, 0, min(b.N, 1<<20))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		fn(i)
+		if len(samples) < cap(samples) {
+			samples = append(samples, time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	reportLatency(b, samples)
+}
+
+func authorized(r *http.Request) *http.Request {
+	r.Header.Set("Authorization", "Bearer wk-mock-alice")
+	return r
+}
+
+// benchServers keeps the filled servers, so the benchmarks of one `go test`
+// share each size's fill (a million runs take a while to make).
+var benchServers = map[int]*Server{}
+
+func forEachSize(b *testing.B, fn func(b *testing.B, s *Server, n int)) {
+	for _, n := range benchSizes {
+		b.Run("runs="+strconv.Itoa(n), func(b *testing.B) {
+			s := benchServers[n]
+			if s == nil {
+				s = newBenchServer(b, n)
+				benchServers[n] = s
+			}
+			runtime.GC()
+			fn(b, s, n)
+		})
+	}
+}
+
+// BenchmarkCreate is POST /agent/run with a realistic body.
+func BenchmarkCreate(b *testing.B) {
+	forEachSize(b, func(b *testing.B, s *Server, n int) {
+		w, world := newDiscard(), s.sessions[""]
+		base := len(world.runs)
+		bodies := make([][]byte, 64)
+		for i := range bodies {
+			bodies[i] = []byte(benchRequest(n + i))
+		}
+		r := authorized(httptest.NewRequest(http.MethodPost, "/agent/run", nil))
+		r.Header.Set("Content-Type", "application/json")
+		chunk := max(n/10, 1000) // the store stays within 10% of n
+		timed(b, func(i int) {
+			if i > 0 && i%chunk == 0 {
+				b.StopTimer()
+				truncateBench(world, base)
+				b.StartTimer()
+			}
+			body := bodies[i%len(bodies)]
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+			serve(b, s, w, r, http.StatusOK)
+		})
+		truncateBench(world, base)
+	})
+}
+
+// BenchmarkGet is GET /agent/runs/{id} on runs spread over the store.
+func BenchmarkGet(b *testing.B) {
+	forEachSize(b, func(b *testing.B, s *Server, n int) {
+		w, world := newDiscard(), s.sessions[""]
+		var reqs []*http.Request
+		for i := len(world.runs) - 1; i >= 0 && len(reqs) < 1024; i -= max(n/1024, 1) {
+			if r := world.runs[i]; r.team == "team-acme" {
+				reqs = append(reqs, authorized(httptest.NewRequest(http.MethodGet, "/agent/runs/"+r.id, nil)))
+			}
+		}
+		timed(b, func(i int) { serve(b, s, w, reqs[i%len(reqs)], http.StatusOK) })
+	})
+}
+
+// BenchmarkListFiltered is one page of 100 runs with a state and a name
+// filter: GET /agent/runs?limit=100&state=FAILED&name=flaky-tests, which 1
+// in 70 of the runs the caller's team sees match. The p50-ns metric is the
+// median the target is about.
+func BenchmarkListFiltered(b *testing.B) {
+	forEachSize(b, func(b *testing.B, s *Server, n int) {
+		w := newDiscard()
+		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?"+benchFilters, nil))
+		serve(b, s, w, r, http.StatusOK)
+		if w.n < 100*500 {
+			b.Fatalf("the page has %d bytes: fewer than 100 runs?", w.n)
+		}
+		timed(b, func(int) { serve(b, s, w, r, http.StatusOK) })
+	})
+}
+
+// BenchmarkListDefault is the first page of GET /agent/runs?limit=20, the
+// request of the load test in bench/run.sh.
+func BenchmarkListDefault(b *testing.B) {
+	forEachSize(b, func(b *testing.B, s *Server, n int) {
+		w := newDiscard()
+		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?limit=20", nil))
+		timed(b, func(int) { serve(b, s, w, r, http.StatusOK) })
+	})
+}
+
+// BenchmarkHeapPerRun reports the live heap each stored run costs, after a
+// GC, with the prompts and configs of newBenchServer. Run it with
+// -benchtime=1x: it measures once whatever b.N is.
+func BenchmarkHeapPerRun(b *testing.B) {
+	for _, n := range benchSizes[1:] {
+		b.Run("runs="+strconv.Itoa(n), func(b *testing.B) {
+			s := newBenchServer(b, 0)
+			w := s.sessions[""]
+			before := liveHeap()
+			fillBench(b, s, w, 0, n)
+			after := liveHeap()
+			runtime.KeepAlive(s)
+			b.ReportMetric(float64(after-before)/float64(n), "B/run")
+			var prompt int
+			for _, r := range w.runs {
+				prompt += len(r.prompt)
+			}
+			b.ReportMetric(float64(prompt)/float64(len(w.runs)), "prompt-B/run")
+			for range b.N { // nothing to repeat; the figure is the one above
+			}
+		})
+	}
+}
+
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkStartup is New with the embedded fixtures and the first request
+// answered, as a test suite that starts an in-process mock pays it.
+func BenchmarkStartup(b *testing.B) {
+	timed(b, func(int) {
+		s, err := New(Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := newDiscard()
+		serve(b, s, w, authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?limit=1", nil)), http.StatusOK)
+	})
+}
+
+// TestBenchHelpers keeps the benchmark helpers honest: the bodies are valid
+// create requests and the fill makes the mix the benchmarks describe.
+func TestBenchHelpers(t *testing.T) {
+	s := newBenchServer(t, 400)
+	w := s.sessions[""]
+	now := w.clock.Now()
+	counts := map[State]int{}
+	for _, r := range w.runs[len(w.runs)-400:] {
+		counts[r.tl.at(now).state]++
+	}
+	if counts[Failed] < 30 || counts[Errored] < 15 || counts[Cancelled] < 5 || counts[Succeeded] < 250 {
+		t.Fatalf("unexpected mix of states: %v", counts)
+	}
+	q, err := parseListQuery(mustQuery(t, benchFilters), s.cfg.cursorSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := w.list(s.cfg.principals["wk-mock-alice"], q, s.cfg.cursorSecret)
+	if err != nil || len(page.Runs) == 0 {
+		t.Fatalf("filtered page: %v runs, %v", len(page.Runs), err)
+	}
+	for _, it := range page.Runs {
+		if it.State != Failed || it.AgentConfig.Name != "flaky-tests" || !strings.Contains(it.Prompt, "ticket") {
+			t.Fatalf("run %s does not match the filters: %+v", it.RunID, it)
+		}
+	}
+	truncateBench(w, len(w.runs)-100)
+	if len(w.byID) != len(w.runs) {
+		t.Fatalf("truncate left %d ids for %d runs", len(w.byID), len(w.runs))
+	}
+}
+
+func mustQuery(t *testing.T, raw string) map[string][]string {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/agent/runs?"+raw, nil)
+	return r.URL.Query()
+}

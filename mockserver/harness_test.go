@@ -1,0 +1,84 @@
+package mockserver_test
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/openapi"
+	"github.com/stretchr/testify/require"
+)
+
+// serve puts an existing mock (or a handler wrapping one) behind a real HTTP
+// server, with the same checking client newMock gives; for tests that need
+// the *Server itself, e.g. to save it.
+func serve(t testing.TB, h http.Handler) *client {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	v, err := openapi.NewValidator()
+	require.NoError(t, err)
+	return &client{t: t, base: srv.URL, key: "wk-mock-alice", validator: v}
+}
+
+// on is the same client reporting to t, so a subtest's failure stops only
+// the subtest.
+func (c *client) on(t testing.TB) *client { cc := *c; cc.t = t; return &cc }
+
+// fakeWall is a wall clock a test moves by hand, so real-mode clocks are
+// deterministic.
+type fakeWall struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (w *fakeWall) Now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.now
+}
+
+func (w *fakeWall) Add(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.now = w.now.Add(d)
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// debugLogger logs everything, as text, into buf.
+func debugLogger(buf *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func newServer(t testing.TB, opts mockserver.Options) *mockserver.Server {
+	t.Helper()
+	if opts.ClockMode == "" {
+		opts.ClockMode = mockserver.VirtualClock
+		opts.ClockStart = clockStart
+	}
+	s, err := mockserver.New(opts)
+	require.NoError(t, err)
+	return s
+}

@@ -1,0 +1,304 @@
+package mockserver
+
+import (
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The API's run shapes write their own JSON: encoding/json's reflection is
+// most of the time a GET or a page of runs costs. The output is byte for
+// byte what json.Marshal gives (runjson_test.go holds it to that), so a
+// caller may use either.
+
+// jsonAppender is a value that appends its own JSON encoding to b.
+type jsonAppender interface {
+	appendJSON(b []byte) []byte
+}
+
+var (
+	_ jsonAppender = RunItem{}
+	_ jsonAppender = ListRunsResponse{}
+)
+
+func (l ListRunsResponse) appendJSON(b []byte) []byte {
+	b = append(b, `{"runs":`...)
+	if l.Runs == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range l.Runs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendRunItem(b, &l.Runs[i])
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"page_info":{"has_next_page":`...)
+	b = strconv.AppendBool(b, l.PageInfo.HasNextPage)
+	if l.PageInfo.NextCursor != "" {
+		b = append(b, `,"next_cursor":`...)
+		b = appendJSONString(b, l.PageInfo.NextCursor)
+	}
+	return append(b, '}', '}')
+}
+
+func (it RunItem) appendJSON(b []byte) []byte { return appendRunItem(b, &it) }
+
+// object appends the members of one JSON object, minding the commas.
+type object struct {
+	b     []byte
+	first bool
+}
+
+func openObject(b []byte) object { return object{b: append(b, '{'), first: true} }
+
+func (o *object) key(k string) {
+	if !o.first {
+		o.b = append(o.b, ',')
+	}
+	o.first = false
+	o.b = append(o.b, '"')
+	o.b = append(o.b, k...)
+	o.b = append(o.b, '"', ':')
+}
+
+// anyKey is a key that may need escaping (a map's).
+func (o *object) anyKey(k string) {
+	if !o.first {
+		o.b = append(o.b, ',')
+	}
+	o.first = false
+	o.b = appendJSONString(o.b, k)
+	o.b = append(o.b, ':')
+}
+
+func (o *object) str(k, v string) {
+	o.key(k)
+	o.b = appendJSONString(o.b, v)
+}
+
+// strOmit is a string field with omitempty.
+func (o *object) strOmit(k, v string) {
+	if v != "" {
+		o.str(k, v)
+	}
+}
+
+func (o *object) boolPtrOmit(k string, v *bool) {
+	if v != nil {
+		o.key(k)
+		o.b = strconv.AppendBool(o.b, *v)
+	}
+}
+
+func (o *object) close() []byte { return append(o.b, '}') }
+
+func appendRunItem(b []byte, it *RunItem) []byte {
+	o := openObject(b)
+	o.str("run_id", it.RunID)
+	o.str("task_id", it.TaskID)
+	o.str("title", it.Title)
+	o.str("state", string(it.State))
+	o.str("prompt", it.Prompt)
+	o.str("created_at", it.CreatedAt)
+	o.str("updated_at", it.UpdatedAt)
+	if it.StartedAt != nil {
+		o.str("started_at", *it.StartedAt)
+	}
+	if m := it.StatusMessage; m != nil {
+		o.key("status_message")
+		s := openObject(o.b)
+		s.str("message", m.Message)
+		s.strOmit("error_code", m.ErrorCode)
+		s.boolPtrOmit("retryable", m.Retryable)
+		o.b = s.close()
+	}
+	o.strOmit("source", it.Source)
+	o.strOmit("session_id", it.SessionID)
+	o.strOmit("session_link", it.SessionLink)
+	if c := it.Creator; c != nil {
+		o.key("creator")
+		s := openObject(o.b)
+		s.strOmit("type", c.Type)
+		s.strOmit("uid", c.UID)
+		s.strOmit("display_name", c.DisplayName)
+		s.strOmit("email", c.Email)
+		s.strOmit("photo_url", c.PhotoURL)
+		o.b = s.close()
+	}
+	if c := it.AgentConfig; c != nil {
+		o.key("agent_config")
+		o.b = appendAgentConfig(o.b, c)
+	}
+	o.strOmit("conversation_id", it.ConversationID)
+	if s := it.Schedule; s != nil {
+		o.key("schedule")
+		so := openObject(o.b)
+		so.str("schedule_id", s.ID)
+		so.str("schedule_name", s.Name)
+		so.str("cron_schedule", s.Cron)
+		o.b = so.close()
+	}
+	if s := it.Scope; s != nil {
+		o.key("scope")
+		so := openObject(o.b)
+		so.str("type", s.Type)
+		so.strOmit("uid", s.UID)
+		o.b = so.close()
+	}
+	if s := it.AgentSkill; s != nil {
+		o.key("agent_skill")
+		so := openObject(o.b)
+		so.strOmit("name", s.Name)
+		so.strOmit("full_path", s.FullPath)
+		o.b = so.close()
+	}
+	if len(it.Artifacts) > 0 {
+		o.key("artifacts")
+		o.b = append(o.b, '[')
+		for i, a := range it.Artifacts {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			ao := openObject(o.b)
+			ao.str("artifact_type", a.Type)
+			ao.str("created_at", a.CreatedAt)
+			ao.key("data")
+			ao.b = appendStringMap(ao.b, a.Data)
+			o.b = ao.close()
+		}
+		o.b = append(o.b, ']')
+	}
+	return o.close()
+}
+
+func appendAgentConfig(b []byte, c *AgentConfig) []byte {
+	o := openObject(b)
+	o.strOmit("name", c.Name)
+	o.strOmit("model_id", c.ModelID)
+	o.strOmit("base_prompt", c.BasePrompt)
+	o.strOmit("environment_id", c.EnvironmentID)
+	o.strOmit("skill_spec", c.SkillSpec)
+	if len(c.MCPServers) > 0 {
+		o.key("mcp_servers")
+		keys := make([]string, 0, len(c.MCPServers))
+		for k := range c.MCPServers {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // encoding/json sorts map keys
+		mo := openObject(o.b)
+		for _, k := range keys {
+			m := c.MCPServers[k]
+			mo.anyKey(k)
+			so := openObject(mo.b)
+			so.strOmit("warp_id", m.WarpID)
+			so.strOmit("command", m.Command)
+			if len(m.Args) > 0 {
+				so.key("args")
+				so.b = append(so.b, '[')
+				for i, a := range m.Args {
+					if i > 0 {
+						so.b = append(so.b, ',')
+					}
+					so.b = appendJSONString(so.b, a)
+				}
+				so.b = append(so.b, ']')
+			}
+			so.strOmit("url", m.URL)
+			if len(m.Env) > 0 {
+				so.key("env")
+				so.b = appendStringMap(so.b, m.Env)
+			}
+			if len(m.Headers) > 0 {
+				so.key("headers")
+				so.b = appendStringMap(so.b, m.Headers)
+			}
+			mo.b = so.close()
+		}
+		o.b = mo.close()
+	}
+	o.boolPtrOmit("computer_use_enabled", c.ComputerUseEnabled)
+	o.strOmit("worker_host", c.WorkerHost)
+	return o.close()
+}
+
+// appendStringMap is a map[string]string as encoding/json writes it: null
+// when nil, keys sorted.
+func appendStringMap(b []byte, m map[string]string) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendJSONString(b, m[k])
+	}
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString is encoding/json's string encoding with HTML escaping,
+// as json.Marshal does it: <, > and & as \u003c, \u003e and \u0026, invalid
+// UTF-8 as \ufffd, and U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, src string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(src); {
+		if b := src[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, src[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(src[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, src[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,103 @@
+package mockserver
+
+import (
+	"strings"
+	"sync"
+)
+
+// acceptedGETs remembers GET requests the OpenAPI validator has accepted, so
+// the same request again (a client polling a run, a test suite listing the
+// same page) skips the validator, which costs more than answering. Only
+// acceptances are kept: a rejected request is validated every time, so its
+// problem reads as before. It is shared by every Server because every
+// Server validates against the same embedded document with the same options.
+var acceptedGETs = verdictCache{max: 4096}
+
+// verdictCache is a bounded set of keys; when full it starts over.
+type verdictCache struct {
+	max  int
+	mu   sync.RWMutex
+	keys map[string]struct{}
+}
+
+func (c *verdictCache) has(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.keys[key]
+	return ok
+}
+
+func (c *verdictCache) add(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil || len(c.keys) >= c.max {
+		c.keys = make(map[string]struct{}, 64)
+	}
+	c.keys[key] = struct{}{}
+}
+
+// getVerdictKey names everything the validator's verdict on a GET (or HEAD,
+// validated as GET) request depends on: the operation and the raw query. The
+// document declares no header parameters, security is checked elsewhere and
+// a GET's body is never read. ok is false for requests not to remember.
+//
+// Two values are left out of the key because the document accepts any value
+// of them that gets this far:
+//   - the run id of GET /agent/runs/{runId}, a non-empty string in the
+//     document, when it passes the stricter runIDPattern (as api() also
+//     checks before it validates);
+//   - the value of a cursor of GET /agent/runs made of the characters of the
+//     cursors this server issues, any string in the document.
+func getVerdictKey(path, rawQuery string) (key string, ok bool) {
+	if len(rawQuery) > 1024 {
+		return "", false
+	}
+	switch {
+	case path == "/agent/runs":
+		return "list?" + withoutCursorValues(rawQuery), true
+	case strings.HasPrefix(path, "/agent/runs/") && isRunID(path[len("/agent/runs/"):]):
+		return "get?" + rawQuery, true
+	}
+	return "", false
+}
+
+// isRunID is runIDPattern without the regular expression: 1 to 128 letters,
+// digits, '-' or '_'.
+func isRunID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutCursorValues blanks the values of cursor parameters that look like a
+// cursor this server issues, keeping every other byte of the query.
+func withoutCursorValues(rawQuery string) string {
+	if !strings.Contains(rawQuery, "cursor=") {
+		return rawQuery
+	}
+	parts := strings.Split(rawQuery, "&")
+	for i, p := range parts {
+		if v, ok := strings.CutPrefix(p, "cursor="); ok && cursorChars(v) {
+			parts[i] = "cursor="
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// cursorChars reports whether s uses only the characters of an issued cursor
+// (unpadded base64url and the dot between payload and signature).
+func cursorChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

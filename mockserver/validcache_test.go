@@ -1,0 +1,100 @@
+package mockserver
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// TestRememberedGETsAnswerAsValidatedOnes checks the verdict cache of
+// validate: whatever the cache holds, every request gets the answer it gets
+// from the validator with an empty cache.
+func TestRememberedGETsAnswerAsValidatedOnes(t *testing.T) {
+	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(target string) (int, string) {
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		r.Header.Set("Authorization", "Bearer wk-mock-alice")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		body, _ := io.ReadAll(w.Result().Body)
+		return w.Code, string(body)
+	}
+	first, _ := answer("/agent/runs?limit=1")
+	if first != http.StatusOK {
+		t.Fatalf("first page: %d", first)
+	}
+	var page ListRunsResponse
+	{
+		r := httptest.NewRequest(http.MethodGet, "/agent/runs?limit=1", nil)
+		q, err := parseListQuery(r.URL.Query(), s.cfg.cursorSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page, err = s.sessions[""].list(s.cfg.principals["wk-mock-alice"], q, s.cfg.cursorSecret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cursor := page.PageInfo.NextCursor
+	id := page.Runs[0].RunID
+	probes := []string{
+		"/agent/runs/" + id, "/api/v1/agent/runs/" + id, "/agent/runs/no-such-run", "/agent/runs/",
+		"/agent/runs/a%2Fb", "/agent/runs/" + id + "?x=1",
+		"/agent/runs", "/agent/runs?limit=1", "/agent/runs?limit=0", "/agent/runs?limit=501", "/agent/runs?limit=x",
+		"/agent/runs?limit=1&cursor=" + cursor, "/agent/runs?limit=1&cursor=forged.cursor", "/agent/runs?limit=1&cursor=%00",
+		"/agent/runs?limit=1&cursor=" + cursor + "&cursor=" + cursor,
+		"/agent/runs?state=FAILED", "/agent/runs?state=NOPE", "/agent/runs?state=FAILED,ERROR", "/agent/runs?state=FAILED&state=ERROR",
+		"/agent/runs?created_after=2026-01-01T00:00:00Z", "/agent/runs?created_after=yesterday",
+		"/agent/runs?sort_by=title&sort_order=asc", "/agent/runs?sort_by=nope", "/agent/runs?artifact_type=PLAN",
+	}
+	cold := map[string]string{}
+	for _, p := range probes {
+		acceptedGETs.mu.Lock() // forget every verdict
+
+		acceptedGETs.keys = nil
+		acceptedGETs.mu.Unlock()
+		code, body := answer(p)
+		cold[p] = http.StatusText(code) + " " + body
+	}
+	// Warm the cache with every probe, then ask each again, twice.
+	for range 2 {
+		for _, p := range probes {
+			code, body := answer(p)
+			if got := http.StatusText(code) + " " + body; got != cold[p] {
+				t.Errorf("%s with a warm cache:\n got %s\nwant %s", p, got, cold[p])
+			}
+		}
+	}
+}
+
+func TestGetVerdictKey(t *testing.T) {
+	cases := []struct {
+		path, query, key string
+		ok               bool
+	}{
+		{"/agent/runs/abc", "", "get?", true},
+		{"/agent/runs/abc", "x=1", "get?x=1", true},
+		{"/agent/runs/", "", "", false},
+		{"/agent/runs/a%2Fb", "", "", false},
+		{"/agent/runs/abc/cancel", "", "", false},
+		{"/agent/runs", "limit=2&cursor=eyJn.abc_-&cursor=%00", "list?limit=2&cursor=&cursor=%00", true},
+		{"/agent/run", "", "", false},
+	}
+	for _, c := range cases {
+		key, ok := getVerdictKey(c.path, c.query)
+		if key != c.key || ok != c.ok {
+			t.Errorf("getVerdictKey(%q, %q) = %q, %v; want %q, %v", c.path, c.query, key, ok, c.key, c.ok)
+		}
+	}
+	c := verdictCache{max: 3}
+	for _, k := range []string{"a", "b", "c", "d"} {
+		c.add(k)
+	}
+	if len(c.keys) > 3 || !c.has("d") {
+		t.Fatalf("the cache is not bounded: %v", c.keys)
+	}
+}

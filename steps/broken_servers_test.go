@@ -1,0 +1,362 @@
+package steps_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/features"
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/steps"
+)
+
+// A contract suite that passes against a broken server is worthless. These
+// tests break the mock on purpose, by rewriting its answers in a wrapping
+// handler (the mock itself is untouched), and check that the suite fails, on
+// the scenarios that cover the broken rule and with a message that names it.
+
+// answer is one recorded response of the wrapped server.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// rewrite wraps a handler: edit sees each request and the inner handler's
+// answer, and may change the answer. Only API paths are rewritten; the
+// control API under /__mock/ passes through.
+func rewrite(edit func(r *http.Request, a *answer)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			a := &answer{status: rec.Code, header: rec.Header().Clone(), body: rec.Body.Bytes()}
+			if !strings.HasPrefix(r.URL.Path, "/__mock/") {
+				edit(r, a)
+			}
+			for k, vs := range a.header {
+				w.Header()[k] = vs
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(a.body)))
+			w.WriteHeader(a.status)
+			_, _ = w.Write(a.body)
+		})
+	}
+}
+
+// editRuns applies f to every run object in a JSON answer: a create answer, a
+// run's details, or each run of a listing.
+func editRuns(a *answer, f func(run map[string]any)) {
+	if a.status != http.StatusOK {
+		return
+	}
+	var doc map[string]any
+	if json.Unmarshal(a.body, &doc) != nil {
+		return
+	}
+	if runs, ok := doc["runs"].([]any); ok {
+		for _, r := range runs {
+			if m, ok := r.(map[string]any); ok {
+				f(m)
+			}
+		}
+	} else if _, ok := doc["run_id"]; ok {
+		f(doc)
+	}
+	a.body, _ = json.Marshal(doc)
+}
+
+var runPath = regexp.MustCompile(`^/agent/runs/([^/]+)$`)
+
+// isGetRun tells whether r is GET /agent/runs/{runId}.
+func isGetRun(r *http.Request) bool {
+	return r.Method == http.MethodGet && runPath.MatchString(r.URL.Path)
+}
+
+// repeatCursor makes every page after the first start with the last run of
+// the page before, in place of its own first run.
+func repeatCursor() func(http.Handler) http.Handler {
+	var mu sync.Mutex
+	lastOfPage := map[string]any{} // next_cursor -> last run of the page that gave it
+	return rewrite(func(r *http.Request, a *answer) {
+		if r.Method != http.MethodGet || r.URL.Path != "/agent/runs" || a.status != http.StatusOK {
+			return
+		}
+		var doc struct {
+			Runs     []any          `json:"runs"`
+			PageInfo map[string]any `json:"page_info"`
+		}
+		if json.Unmarshal(a.body, &doc) != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if prev, ok := lastOfPage[r.URL.Query().Get("cursor")]; ok && len(doc.Runs) > 0 {
+			doc.Runs[0] = prev
+		}
+		if c, _ := doc.PageInfo["next_cursor"].(string); c != "" && len(doc.Runs) > 0 {
+			lastOfPage[c] = doc.Runs[len(doc.Runs)-1]
+		}
+		a.body, _ = json.Marshal(doc)
+	})
+}
+
+// someFeatures is an fs.FS holding only the named feature files.
+func someFeatures(t *testing.T, names ...string) fs.FS {
+	t.Helper()
+	sub := fstest.MapFS{}
+	for _, n := range names {
+		data, err := fs.ReadFile(features.FS, n)
+		require.NoError(t, err)
+		sub[n] = &fstest.MapFile{Data: data}
+	}
+	return sub
+}
+
+type brokenServer struct {
+	name string
+	wrap func(http.Handler) http.Handler
+	// features are the feature files run against it, to keep the test quick.
+	features []string
+	// mustFail maps scenarios that must fail to a piece of their message.
+	mustFail map[string]string
+	// mustPass lists scenarios the breakage does not touch.
+	mustPass []string
+}
+
+var brokenServers = []brokenServer{
+	{
+		name:     "a wrong state name",
+		features: []string{"create_run.feature", "list_runs.feature", "get_run.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			editRuns(a, func(run map[string]any) {
+				if run["state"] == "QUEUED" {
+					run["state"] = "WAITING"
+				}
+			})
+		}),
+		mustFail: map[string]string{
+			"A prompt alone starts a queued run":                                 "body.state",
+			"Filtering by state returns only runs in those states: state=QUEUED": "body.state",
+		},
+		mustPass: []string{"An unknown run is not found"},
+	},
+	{
+		name:     "a missing required field",
+		features: []string{"create_run.feature", "list_runs.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			editRuns(a, func(run map[string]any) { delete(run, "title") })
+		}),
+		mustFail: map[string]string{
+			"A run started through the API reports API as its source and gets a title": "title",
+			"A listing has runs and page information":                                  "title",
+		},
+		mustPass: []string{"A prompt alone starts a queued run"},
+	},
+	{
+		name:     "task_id different from run_id",
+		features: []string{"create_run.feature", "list_runs.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			editRuns(a, func(run map[string]any) { run["task_id"] = "task-" + run["run_id"].(string) })
+		}),
+		mustFail: map[string]string{
+			"task_id is the same as run_id":                       `"task_id" to equal its "run_id"`,
+			"A listing has runs and page information":             `"task_id" to equal its "run_id"`,
+			"Both create paths behave the same: POST /agent/runs": `"task_id" to equal its "run_id"`,
+		},
+		mustPass: []string{"A created run appears in the listing"},
+	},
+	{
+		name:     "a list that ignores a filter (model_id)",
+		features: []string{"list_runs.feature"},
+		wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				q.Del("model_id")
+				r.URL.RawQuery = q.Encode()
+				next.ServeHTTP(w, r)
+			})
+		},
+		mustFail: map[string]string{
+			"Filtering by model_id returns only the matching runs": "beta",
+		},
+		mustPass: []string{
+			"Filtering by name returns only the matching runs",
+			"Filtering by creator returns only the matching runs",
+		},
+	},
+	{
+		name:     "a cursor that repeats a run",
+		features: []string{"list_runs.feature"},
+		wrap:     repeatCursor(),
+		mustFail: map[string]string{
+			"Walking every page with the cursor yields each run exactly once": "listed more than once",
+		},
+		mustPass: []string{"limit caps the size of a page"},
+	},
+	{
+		name:     "a state that moves backwards",
+		features: []string{"state_progression.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			if isGetRun(r) {
+				editRuns(a, func(run map[string]any) {
+					if run["state"] == "INPROGRESS" {
+						run["state"] = "PENDING"
+					}
+				})
+			}
+		}),
+		mustFail: map[string]string{
+			"A run moves only forward until it reaches a terminal state": "moved backwards from CLAIMED to PENDING",
+			"A successful run passes through every state in order":       "PENDING",
+		},
+		mustPass: []string{"Terminal states never change"},
+	},
+	{
+		name:     "an error that is not problem+json",
+		features: []string{"errors.feature", "get_run.feature", "list_runs.feature", "create_run.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			if a.status >= 400 {
+				a.header.Set("Content-Type", "application/json")
+				a.body = []byte(`{"message": "something went wrong"}`)
+			}
+		}),
+		mustFail: map[string]string{
+			"An unknown run is not found":                                      "application/problem+json",
+			"A bad limit of 0 is refused with 400":                             "application/problem+json",
+			"Cancelling an unknown run is not found":                           "application/problem+json",
+			"A create request with no prompt and no skill is refused with 400": "application/problem+json",
+		},
+		mustPass: []string{"A prompt alone starts a queued run"},
+	},
+	{
+		name:     "a 200 for an unknown run",
+		features: []string{"get_run.feature", "create_run.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			if isGetRun(r) && a.status == http.StatusNotFound {
+				id := runPath.FindStringSubmatch(r.URL.Path)[1]
+				now := time.Now().UTC().Format(time.RFC3339)
+				a.status = http.StatusOK
+				a.header.Set("Content-Type", "application/json")
+				a.body, _ = json.Marshal(map[string]any{
+					"run_id": id, "task_id": id, "title": "Ghost", "prompt": "Boo",
+					"state": "QUEUED", "created_at": now, "updated_at": now,
+				})
+			}
+		}),
+		mustFail: map[string]string{
+			"An unknown run is not found": "expected status 404, got 200",
+		},
+		mustPass: []string{"task_id is the same as run_id"},
+	},
+	{
+		name:     "a problem whose status differs from the HTTP status",
+		features: []string{"get_run.feature", "errors.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			if a.status >= 400 {
+				a.body = bytes.Replace(a.body, []byte(`"status":`+strconv.Itoa(a.status)), []byte(`"status":500`), 1)
+			}
+		}),
+		mustFail: map[string]string{
+			"An unknown run is not found": `expected "status" 404 (the HTTP status), got 500`,
+		},
+	},
+	{
+		name:     "a cancel that does not cancel",
+		features: []string{"state_progression.feature"},
+		wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if m := regexp.MustCompile(`^/agent/runs/([^/]+)/cancel$`).FindStringSubmatch(r.URL.Path); m != nil && r.Header.Get("Authorization") != "" {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(strconv.Quote(m[1])))
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+		mustFail: map[string]string{
+			"A cancelled run is CANCELLED, and cancelling it again is refused": `"state" to be "CANCELLED", got "QUEUED"`,
+		},
+	},
+	{
+		name:     "no session link once claimed",
+		features: []string{"get_run.feature", "state_progression.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			editRuns(a, func(run map[string]any) { delete(run, "session_link") })
+		}),
+		mustFail: map[string]string{
+			"A claimed run links to its session":                         "session_link",
+			"A run moves only forward until it reaches a terminal state": "no session_link although it is CLAIMED",
+		},
+	},
+	{
+		name:     "a terminal run that changes afterwards",
+		features: []string{"state_progression.feature"},
+		wrap: func() func(http.Handler) http.Handler {
+			var mu sync.Mutex
+			seen := map[string]int{}
+			return rewrite(func(r *http.Request, a *answer) {
+				if !isGetRun(r) {
+					return
+				}
+				editRuns(a, func(run map[string]any) {
+					if run["state"] != "SUCCEEDED" {
+						return
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					// The second look at a finished run sees it failed.
+					if seen[run["run_id"].(string)]++; seen[run["run_id"].(string)] > 1 {
+						run["state"] = "FAILED"
+						run["status_message"] = map[string]any{"message": "changed my mind", "error_code": "internal_error"}
+					}
+				})
+			})
+		}(),
+		mustFail: map[string]string{
+			"Terminal states never change": "changed after it was in a terminal state: state",
+		},
+	},
+}
+
+// TestSuiteCatchesBrokenServers runs the whole suite against each broken
+// server and checks which scenarios fail.
+func TestSuiteCatchesBrokenServers(t *testing.T) {
+	for _, bs := range brokenServers {
+		t.Run(bs.name, func(t *testing.T) {
+			srv := newMock(t, mockserver.Options{}, bs.wrap)
+			res, out := runSuite(t, srv.URL, func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) })
+			require.False(t, res.Passed(), "the suite passed against %s\n%s", bs.name, out)
+			var failed []string
+			for _, f := range res.Failed() {
+				failed = append(failed, f.Name)
+			}
+			t.Logf("%d of %d scenarios failed: %s", len(failed), len(res.Scenarios), strings.Join(failed, "; "))
+			for name, msg := range bs.mustFail {
+				got, ok := res.Find(name)
+				if assert.True(t, ok, "no scenario named %q", name) {
+					assert.Equal(t, "failed", string(got.Status), "scenario %q should fail", name)
+					assert.Contains(t, got.Message, msg, "scenario %q", name)
+				}
+			}
+			for _, name := range bs.mustPass {
+				got, ok := res.Find(name)
+				if assert.True(t, ok, "no scenario named %q", name) {
+					assert.Equal(t, "passed", string(got.Status), "scenario %q should pass: %s", name, got.Message)
+				}
+			}
+		})
+	}
+}

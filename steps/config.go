@@ -1,0 +1,145 @@
+package steps
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/features"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout      = 10 * time.Minute
+	DefaultPollInterval = 2 * time.Second
+	DefaultSpacing      = 1100 * time.Millisecond
+	DefaultConcurrency  = 4
+	DefaultFormat       = "pretty"
+)
+
+// ResponseValidator checks one response against the API contract, returning
+// nil or an error that names the operation, the status and the offending
+// field. *openapi.Validator implements it.
+type ResponseValidator interface {
+	ValidateResponse(req *http.Request, resp *http.Response) error
+}
+
+// Config says where the suite runs and how. Only BaseURL and APIKey are
+// needed; everything else has a default.
+type Config struct {
+	// BaseURL is where the API lives, such as https://app.warp.dev/api/v1.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <APIKey>" on every API call.
+	APIKey string
+	// HTTPClient makes every request; http.DefaultClient when nil.
+	HTTPClient *http.Client
+
+	// Tags is a godog tag expression selecting scenarios, e.g. "~@slow".
+	Tags string
+	// ReadOnly leaves out every scenario tagged @creates-runs.
+	ReadOnly bool
+	// Timeout bounds each wait for a run to progress (wall time when polling,
+	// server time when driving the mock's clock). Default 10 minutes.
+	Timeout time.Duration
+	// PollInterval is the pause between two looks at a run when polling.
+	// Default 2 s.
+	PollInterval time.Duration
+	// Spacing is the pause between runs created "one after another" when the
+	// suite cannot move the server's clock. The default, 1.1 s, keeps their
+	// creation times apart even on a server with one-second timestamps.
+	Spacing time.Duration
+	// NoControl ignores the mock's control API even where it is offered, so
+	// the suite behaves as against a real server.
+	NoControl bool
+
+	// Format is a godog formatter: pretty (default), progress, junit or
+	// cucumber.
+	Format string
+	// Output receives the formatter's output; os.Stdout when nil.
+	Output io.Writer
+	// NoColors strips ANSI colours from the output.
+	NoColors bool
+	// Concurrency is how many scenarios run at once. Default 4.
+	Concurrency int
+	// Seed orders the scenarios; 0 picks a random seed (reported in Result).
+	Seed int64
+	// Log receives notes for people, such as why a scenario was skipped;
+	// discarded when nil.
+	Log io.Writer
+
+	// Validator checks every response; the project's OpenAPI document
+	// (openapi.NewValidator) when nil.
+	Validator ResponseValidator
+	// Features holds the feature files at its root; the embedded
+	// features.FS when nil.
+	Features fs.FS
+}
+
+var formats = map[string]bool{"pretty": true, "progress": true, "junit": true, "cucumber": true}
+
+// withDefaults checks c and fills in its defaults.
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	u, err := url.Parse(c.BaseURL)
+	switch {
+	case c.BaseURL == "":
+		errs = append(errs, errors.New("no base URL"))
+	case err != nil:
+		errs = append(errs, fmt.Errorf("base URL: %w", err))
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		errs = append(errs, fmt.Errorf("base URL %q: want http(s)://host[/path]", c.BaseURL))
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.APIKey == "" {
+		errs = append(errs, errors.New("no API key"))
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = http.DefaultClient
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.Spacing <= 0 {
+		c.Spacing = DefaultSpacing
+	}
+	if c.Format == "" {
+		c.Format = DefaultFormat
+	}
+	if !formats[c.Format] {
+		errs = append(errs, fmt.Errorf("format %q: want pretty, progress, junit or cucumber", c.Format))
+	}
+	if c.Output == nil {
+		c.Output = os.Stdout
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Features == nil {
+		c.Features = features.FS
+	}
+	return c, errors.Join(errs...)
+}
+
+// tagExpression combines the caller's tags with the read-only exclusion.
+func (c Config) tagExpression() string {
+	var parts []string
+	if t := strings.TrimSpace(c.Tags); t != "" {
+		parts = append(parts, t)
+	}
+	if c.ReadOnly {
+		parts = append(parts, "~@creates-runs")
+	}
+	return strings.Join(parts, " && ")
+}

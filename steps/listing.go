@@ -1,0 +1,316 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Listing runs, one page or every page.
+
+// listing is one page of GET /agent/runs. When there is none (no listing
+// yet, or the server refused), err says why.
+type listing struct {
+	op         string
+	query      string
+	runs       []map[string]any
+	hasNext    bool
+	nextCursor string
+	mine       *roster
+	err        error
+	refused    bool // the server answered, but not with a 200
+}
+
+// walk is every page of one listing, followed by cursor.
+type walk struct {
+	pages []*listing
+	mine  *roster
+	err   error
+}
+
+// Steps that list.
+
+// listRuns lists one page; later steps judge it.
+func (s *scenario) listRuns(ctx context.Context, q string) error {
+	s.listing = s.listPage(ctx, q, "")
+	if s.listing.refused {
+		return nil // a later step judges the refusal
+	}
+	return s.listing.err
+}
+
+// walkPages follows next_cursor from the first page to the last.
+func (s *scenario) walkPages(ctx context.Context, q string) error {
+	const maxPages = 100
+	w := &walk{mine: &s.mine}
+	s.walked = w
+	used := map[string]bool{}
+	cursor := ""
+	for {
+		l := s.listPage(ctx, q, cursor)
+		if l.err != nil {
+			w.err = fmt.Errorf("page %d: %w", len(w.pages)+1, l.err)
+			return w.err
+		}
+		w.pages = append(w.pages, l)
+		switch {
+		case !l.hasNext:
+			return nil
+		case l.nextCursor == "":
+			w.err = fmt.Errorf("page %d (%s) says has_next_page but gives no next_cursor", len(w.pages), l.op)
+		case used[l.nextCursor]:
+			w.err = fmt.Errorf("page %d (%s) hands back a cursor already used: the walk would never end", len(w.pages), l.op)
+		case len(w.pages) == maxPages:
+			w.err = fmt.Errorf("gave up after %d pages", maxPages)
+		}
+		if w.err != nil {
+			return w.err
+		}
+		used[l.nextCursor] = true
+		cursor = l.nextCursor
+	}
+}
+
+// listPage gets one page of runs and expects a 200.
+func (s *scenario) listPage(ctx context.Context, q, cursor string) *listing {
+	l := &listing{mine: &s.mine}
+	q, err := s.resolve(ctx, q)
+	if err != nil {
+		l.err = err
+		return l
+	}
+	l.query = q
+	query := parseQuery(q)
+	if cursor != "" {
+		query.Set("cursor", cursor)
+	}
+	if l.err = s.send(ctx, call{method: http.MethodGet, path: "/agent/runs", query: query}); l.err != nil {
+		return l
+	}
+	l.op = s.last.op
+	if l.err = s.last.ok("listing runs"); l.err != nil {
+		l.refused = true
+		return l
+	}
+	var body struct {
+		Runs     []map[string]any `json:"runs"`
+		PageInfo struct {
+			HasNextPage bool   `json:"has_next_page"`
+			NextCursor  string `json:"next_cursor"`
+		} `json:"page_info"`
+	}
+	if l.err = s.last.json(&body); l.err != nil {
+		return l
+	}
+	l.runs, l.hasNext, l.nextCursor = body.Runs, body.PageInfo.HasNextPage, body.PageInfo.NextCursor
+	if limit, _ := strconv.Atoi(query.Get("limit")); limit > 0 && len(l.runs) > limit {
+		l.err = fmt.Errorf("%s: expected at most limit=%d runs, got %d", l.op, limit, len(l.runs))
+	}
+	return l
+}
+
+// page is the last page listed.
+func (s *scenario) page() *listing {
+	if s.listing == nil {
+		return &listing{err: errors.New("no runs were listed")}
+	}
+	return s.listing
+}
+
+// walk is the last walk over every page.
+func (s *scenario) walk() *walk {
+	if s.walked == nil {
+		return &walk{err: errors.New("no walk over the pages was made")}
+	}
+	return s.walked
+}
+
+// Steps that check a listing: one line each.
+
+func (s *scenario) listingHoldsExactly(names string) error { return s.page().holdsExactly(names) }
+
+func (s *scenario) listingHoldsAtMost(n int) error { return s.page().holdsAtMost(n) }
+
+func (s *scenario) listingHoldsCount(n int) error { return s.page().holdsCount(n) }
+
+func (s *scenario) listingHoldsCreatedInOrder(which string) error {
+	return s.page().holdsMineInOrder(which == "newest")
+}
+
+func (s *scenario) listingOrderedByNewestFirst(field string) error {
+	return s.page().newestFirstBy(field)
+}
+
+func (s *scenario) everyListedFieldEquals(a, b string) error {
+	return s.page().everyFieldEquals(a, b)
+}
+
+func (s *scenario) listingHasNextPage() error { return s.page().hasNextPage() }
+
+func (s *scenario) walkTookPages(n int) error { return s.walk().tookPages(n) }
+
+func (s *scenario) walkSawEachOnce() error { return s.walk().sawEachOnce() }
+
+// Assertions on a page.
+
+// holdsExactly checks the page holds these runs of the scenario ("alpha and
+// beta", "no runs", "the runs I created") once each, and nothing else.
+func (l *listing) holdsExactly(names string) error {
+	if l.err != nil {
+		return l.err
+	}
+	want, err := l.mine.pick(names)
+	if err != nil {
+		return err
+	}
+	return l.mine.sameRuns(l.op, want, l.runs)
+}
+
+func (l *listing) holdsAtMost(n int) error {
+	if l.err != nil {
+		return l.err
+	}
+	if len(l.runs) > n {
+		return fmt.Errorf("%s: expected at most %d runs, got %d", l.op, n, len(l.runs))
+	}
+	return nil
+}
+
+func (l *listing) holdsCount(n int) error {
+	if l.err != nil {
+		return l.err
+	}
+	if len(l.runs) != n {
+		return fmt.Errorf("%s: expected %d runs, got %d", l.op, n, len(l.runs))
+	}
+	return nil
+}
+
+// holdsMineInOrder checks the page holds exactly the scenario's runs, by
+// creation time.
+func (l *listing) holdsMineInOrder(newestFirst bool) error {
+	if err := l.holdsExactly("the runs I created"); err != nil {
+		return err
+	}
+	want := make([]string, len(l.mine.runs))
+	for i, r := range l.mine.runs {
+		if newestFirst {
+			i = len(want) - 1 - i
+		}
+		want[i] = l.mine.nick(r.id)
+	}
+	got := make([]string, len(l.runs))
+	for i, run := range l.runs {
+		got[i] = l.mine.nick(str(run["run_id"]))
+	}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		order := map[bool]string{true: "newest", false: "oldest"}[newestFirst]
+		return fmt.Errorf("%s: expected the runs %s first, in the order [%s], got [%s]", l.op, order, strings.Join(want, ", "), strings.Join(got, ", "))
+	}
+	return nil
+}
+
+// newestFirstBy checks a timestamp field never increases down the page.
+func (l *listing) newestFirstBy(field string) error {
+	if l.err != nil {
+		return l.err
+	}
+	var prev time.Time
+	for i, run := range l.runs {
+		t, err := timestamp(run, field)
+		if err != nil {
+			return fmt.Errorf("%s: run %s: %w", l.op, str(run["run_id"]), err)
+		}
+		if i > 0 && t.After(prev) {
+			return fmt.Errorf("%s: expected runs ordered by %s, newest first, but listed run %d, %s (%s %s), is newer than listed run %d, %s (%s %s)",
+				l.op, field, i+1, l.mine.nick(str(run["run_id"])), field, t.Format(time.RFC3339Nano),
+				i, l.mine.nick(str(l.runs[i-1]["run_id"])), field, prev.Format(time.RFC3339Nano))
+		}
+		prev = t
+	}
+	return nil
+}
+
+func (l *listing) everyFieldEquals(a, b string) error {
+	if l.err != nil {
+		return l.err
+	}
+	for _, run := range l.runs {
+		if err := (subject{what: "listed run " + str(run["run_id"]), doc: run}).fieldsEqual(a, b); err != nil {
+			return fmt.Errorf("%s: %w", l.op, err)
+		}
+	}
+	return nil
+}
+
+func (l *listing) hasNextPage() error {
+	if l.err != nil {
+		return l.err
+	}
+	if !l.hasNext || l.nextCursor == "" {
+		return fmt.Errorf("%s: expected page_info to say has_next_page with a next_cursor, got has_next_page=%t next_cursor=%q", l.op, l.hasNext, l.nextCursor)
+	}
+	return nil
+}
+
+// Assertions on a walk.
+
+func (w *walk) tookPages(n int) error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.pages) != n {
+		sizes := make([]string, len(w.pages))
+		for i, p := range w.pages {
+			sizes[i] = strconv.Itoa(len(p.runs))
+		}
+		return fmt.Errorf("expected %d pages, got %d (of %s runs)", n, len(w.pages), strings.Join(sizes, ", "))
+	}
+	return nil
+}
+
+// sawEachOnce checks the pages together hold each of the scenario's runs
+// once, and nothing else.
+func (w *walk) sawEachOnce() error {
+	if w.err != nil {
+		return w.err
+	}
+	var all []map[string]any
+	for _, p := range w.pages {
+		all = append(all, p.runs...)
+	}
+	return w.mine.sameRuns(fmt.Sprintf("walking %d pages of %q", len(w.pages), w.pages[0].query), w.mine.runs, all)
+}
+
+// sameRuns checks that got holds each run of want once and nothing else.
+func (m *roster) sameRuns(op string, want []*trackedRun, got []map[string]any) error {
+	wanted := map[string]bool{}
+	for _, r := range want {
+		wanted[r.id] = true
+	}
+	var problems []string
+	count := map[string]int{}
+	for _, run := range got {
+		id := str(run["run_id"])
+		count[id]++
+		switch {
+		case count[id] == 2:
+			problems = append(problems, m.describe(run)+" is listed more than once")
+		case count[id] == 1 && !wanted[id]:
+			problems = append(problems, m.describe(run)+" should not be listed")
+		}
+	}
+	for _, r := range want {
+		if count[r.id] == 0 {
+			problems = append(problems, "run "+m.nameOf(r)+" is missing")
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: expected exactly %s, got %d runs:\n  %s", op, m.list(want), len(got), strings.Join(problems, "\n  "))
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Watching runs progress, cancelling them, and steering them through the
+// mock's control API.
+
+// tick lets time pass on the server: one second of the mock's clock, or a
+// poll interval of real time. It returns how much time passed.
+func (s *scenario) tick(ctx context.Context) (time.Duration, error) {
+	if s.api.control != nil {
+		return time.Second, s.api.advanceClock(ctx, time.Second)
+	}
+	return s.suite.cfg.PollInterval, sleep(ctx, s.suite.cfg.PollInterval)
+}
+
+// observe fetches the run and keeps the look.
+func (s *scenario) observe(ctx context.Context, r *trackedRun) (string, error) {
+	doc, err := s.fetch(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	r.looks = append(r.looks, doc)
+	state := str(doc["state"])
+	if isTerminal(state) && s.ended == nil {
+		s.ended = doc
+	}
+	return state, nil
+}
+
+// waitFor watches the run until done says so, for at most Config.Timeout: of
+// the mock's clock when the suite drives it, of real time otherwise.
+func (s *scenario) waitFor(ctx context.Context, what string, done func(state string) bool) error {
+	r := s.current
+	if r == nil {
+		return errNoRun
+	}
+	timeout := s.suite.cfg.Timeout
+	deadline := time.Now().Add(timeout)
+	for waited := time.Duration(0); ; {
+		state, err := s.observe(ctx, r)
+		switch {
+		case err != nil:
+			return err
+		case rank[state] == 0 && state != "QUEUED":
+			return fmt.Errorf("run %s is in state %q, which is not a RunState", r.id, state)
+		case done(state):
+			return nil
+		case isTerminal(state):
+			return fmt.Errorf("run %s ended in %s before it was %s (states seen: %s)", r.id, state, what, s.history().seen())
+		case waited >= timeout || time.Now().After(deadline):
+			return fmt.Errorf("run %s was not %s after %s (states seen: %s)", r.id, what, timeout, s.history().seen())
+		}
+		d, err := s.tick(ctx)
+		if err != nil {
+			return err
+		}
+		waited += d
+	}
+}
+
+func (s *scenario) watchUntilTerminal(ctx context.Context) error {
+	return s.waitFor(ctx, "in a terminal state", isTerminal)
+}
+
+func (s *scenario) waitUntilAtLeast(ctx context.Context, state string) error {
+	return s.waitFor(ctx, state+" or later", func(got string) bool { return rank[got] >= rank[state] && got != "CANCELLED" })
+}
+
+// aWhilePasses lets an hour of the mock's clock pass, or a few poll intervals.
+func (s *scenario) aWhilePasses(ctx context.Context) error {
+	if s.api.control != nil {
+		return s.api.advanceClock(ctx, time.Hour)
+	}
+	return sleep(ctx, 3*s.suite.cfg.PollInterval)
+}
+
+// Steps that check what was seen while watching: one line each.
+
+func (s *scenario) onlyMovedForward() error { return s.history().movedOnlyForward() }
+
+func (s *scenario) seenInOrder(list string) error { return s.history().seenInOrder(list) }
+
+func (s *scenario) neverWentBack(field string) error { return s.history().neverWentBack(field) }
+
+func (s *scenario) startedAtRule(field string) error {
+	return s.history().startedOnlyOnceInProgress(field)
+}
+
+func (s *scenario) presentOnceClaimed(field string) error {
+	return s.history().presentOnceClaimed(field)
+}
+
+// Cancelling.
+
+func (s *scenario) cancelRun(ctx context.Context) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	return s.cancel(ctx, s.current)
+}
+
+func (s *scenario) cancelRunOnce(ctx context.Context) error {
+	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.currentID()) + "/cancel"})
+}
+
+func (s *scenario) cancelUnknownRun(ctx context.Context) error {
+	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + s.unknownID + "/cancel"})
+}
+
+// cancelledRunLater lets a moment pass, then cancels the run with this
+// nickname, so that it becomes the run updated last.
+func (s *scenario) cancelledRunLater(ctx context.Context, nick string) error {
+	r, err := s.mine.named(nick)
+	if err != nil {
+		return err
+	}
+	if err := s.aMoment(ctx); err != nil {
+		return err
+	}
+	if err := s.cancel(ctx, r); err != nil {
+		return err
+	}
+	return s.last.ok("cancelling run " + nick)
+}
+
+// cancel cancels a run, trying again while the server answers 409 (the run
+// is being handed to a worker) with "retryable": true.
+func (s *scenario) cancel(ctx context.Context, r *trackedRun) error {
+	deadline := time.Now().Add(s.suite.cfg.Timeout)
+	for {
+		if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(r.id) + "/cancel"}); err != nil {
+			return err
+		}
+		if s.last.status != http.StatusConflict || time.Now().After(deadline) {
+			return nil
+		}
+		if p, err := s.last.object(); err != nil || p["retryable"] != true {
+			return nil
+		}
+		if _, err := s.tick(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// The mock's control API.
+
+var errNoControl = errors.New("this step needs the mock control API; tag the scenario @mock-control")
+
+func (s *scenario) mockWillEndNextRun(state string) error {
+	return s.mockWillEndNextRunWithCode(state, "")
+}
+
+func (s *scenario) mockWillEndNextRunWithCode(state, code string) error {
+	if s.api.control == nil {
+		return errNoControl
+	}
+	s.fate = fateHeader(state, code)
+	return nil
+}
+
+func (s *scenario) mockPutsRunInto(ctx context.Context, state string) error {
+	return s.mockPutsRunIntoWithCode(ctx, state, "")
+}
+
+func (s *scenario) mockPutsRunIntoWithCode(ctx context.Context, state, code string) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	return s.api.forceState(ctx, s.current.id, state, code)
+}
+
+func (s *scenario) mockHasPutRunInto(ctx context.Context, nick, state string) error {
+	r, err := s.mine.named(nick)
+	if err != nil {
+		return err
+	}
+	return s.api.forceState(ctx, r.id, state, "")
+}
+
+var errNoRun = errors.New("no run yet: create one first")

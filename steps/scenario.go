@@ -1,0 +1,170 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/cucumber/godog"
+)
+
+// scenario is the state of one running scenario. InitializeScenario makes a
+// fresh one for every scenario, so scenarios can run concurrently.
+type scenario struct {
+	suite *Suite
+	api   *apiClient
+
+	// label is a config name unique to this scenario ("{label}" in features);
+	// scenarios that list runs give it to their runs and filter by it.
+	label string
+	// unknownID is a run id no server has ("{unknown}" in features).
+	unknownID  string
+	skipReason string
+
+	fate    string      // X-Mock-Fate for the next create, "" for none
+	last    *response   // the last API response
+	mine    roster      // the runs this scenario created
+	current *trackedRun // "the run": the one created last
+	ended   map[string]any
+	listing *listing
+	walked  *walk
+	cache   map[string]string // resolved placeholders
+}
+
+// InitializeScenario registers the steps and hooks of one scenario on sc. It
+// is the godog scenario initializer: godog calls it once per scenario.
+func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
+	s := &scenario{
+		suite:     su,
+		api:       su.newClient(),
+		label:     "contract-" + randomHex(6),
+		unknownID: newUUID(),
+		cache:     map[string]string{},
+	}
+	sc.Before(s.before)
+	sc.After(s.after)
+
+	// Creating runs.
+	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
+	sc.Step(`^I create a run with the prompt "([^"]*)" and:$`, s.createRunWithPromptAnd)
+	sc.Step(`^I create a run with:$`, s.createRunWith)
+	sc.Step(`^I create a run through "POST (/agent/runs?)" with the prompt "([^"]*)" and:$`, s.createRunThrough)
+	sc.Step(`^I created (\d+) runs?$`, s.createdRuns)
+	sc.Step(`^I created these runs:$`, s.createdTheseRuns)
+
+	// The last response.
+	sc.Step(`^the response status is (\d+)$`, s.responseStatusIs)
+	sc.Step(`^the response has a non-empty "([^"]*)"$`, s.responseHasNonEmpty)
+	sc.Step(`^the response field "([^"]*)" is "([^"]*)"$`, s.responseFieldIs)
+	sc.Step(`^the response field "([^"]*)" equals the response field "([^"]*)"$`, s.responseFieldEqualsField)
+	sc.Step(`^the response is the run's id as a JSON string$`, s.responseIsRunID)
+	sc.Step(`^the response is a problem with status (\d+) and code "([^"]*)"$`, s.responseIsProblem)
+	sc.Step(`^the problem says it is retryable$`, s.problemIsRetryable)
+
+	// One run's details.
+	sc.Step(`^I fetch the run$`, s.fetchTheRun)
+	sc.Step(`^I fetch a run that does not exist$`, s.fetchUnknownRun)
+	sc.Step(`^the run's "([^"]*)" is "([^"]*)"$`, s.runFieldIs)
+	sc.Step(`^the run's "([^"]*)" equals its "([^"]*)"$`, s.runFieldEqualsField)
+	sc.Step(`^the run has a non-empty "([^"]*)"$`, s.runHasNonEmpty)
+	sc.Step(`^the run's "([^"]*)" is a UUID$`, s.runFieldIsUUID)
+	sc.Step(`^the run's "([^"]*)" is an absolute URL$`, s.runFieldIsURL)
+	sc.Step(`^the run's "([^"]*)" is a timestamp$`, s.runFieldIsTimestamp)
+	sc.Step(`^the run's "([^"]*)" is a timestamp not before its "([^"]*)"$`, s.runFieldIsTimestampNotBefore)
+	sc.Step(`^the run's agent configuration holds everything I sent$`, s.runConfigHoldsSent)
+	sc.Step(`^the run is in state "([A-Z]+)"$`, s.runIsInState)
+	sc.Step(`^the run has a status message with error code "([^"]*)"$`, s.runHasStatusCode)
+
+	// Listing.
+	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
+	sc.Step(`^I walk every page of "([^"]*)"$`, s.walkPages)
+	sc.Step(`^the listing holds exactly (.+)$`, s.listingHoldsExactly)
+	sc.Step(`^the listing holds at most (\d+) runs?$`, s.listingHoldsAtMost)
+	sc.Step(`^the listing holds (\d+) runs?$`, s.listingHoldsCount)
+	sc.Step(`^the listing holds the runs I created, (newest|oldest) first$`, s.listingHoldsCreatedInOrder)
+	sc.Step(`^the listed runs are ordered by "([^"]*)", newest first$`, s.listingOrderedByNewestFirst)
+	sc.Step(`^every listed run's "([^"]*)" equals its "([^"]*)"$`, s.everyListedFieldEquals)
+	sc.Step(`^the listing says there is a next page$`, s.listingHasNextPage)
+	sc.Step(`^the walk took (\d+) pages?$`, s.walkTookPages)
+	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
+
+	// Progression.
+	sc.Step(`^I watch the run until it reaches a terminal state$`, s.watchUntilTerminal)
+	sc.Step(`^I wait until the run is "(PENDING|CLAIMED|INPROGRESS)" or later$`, s.waitUntilAtLeast)
+	sc.Step(`^a while passes$`, s.aWhilePasses)
+	sc.Step(`^the run only moved forward along QUEUED, PENDING, CLAIMED, INPROGRESS to a terminal state$`, s.onlyMovedForward)
+	sc.Step(`^the run was seen in ((?:[A-Z]+)(?:(?:, | and )[A-Z]+)*), in that order$`, s.seenInOrder)
+	sc.Step(`^the run's "([^"]*)" never went back$`, s.neverWentBack)
+	sc.Step(`^the run had a "([^"]*)" from the moment it was INPROGRESS, and none before it was CLAIMED$`, s.startedAtRule)
+	sc.Step(`^the run had a "([^"]*)" from the moment it was CLAIMED$`, s.presentOnceClaimed)
+	sc.Step(`^the run has not changed since it ended$`, s.unchangedSinceEnded)
+
+	// Cancelling.
+	sc.Step(`^I cancel the run$`, s.cancelRun)
+	sc.Step(`^I try to cancel the run once$`, s.cancelRunOnce)
+	sc.Step(`^I cancel a run that does not exist$`, s.cancelUnknownRun)
+	sc.Step(`^a moment later I cancelled run "([^"]*)"$`, s.cancelledRunLater)
+
+	// The mock's control API.
+	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)"$`, s.mockWillEndNextRun)
+	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)" with error code "([^"]*)"$`, s.mockWillEndNextRunWithCode)
+	sc.Step(`^the mock puts the run into "([A-Z]+)"$`, s.mockPutsRunInto)
+	sc.Step(`^the mock puts the run into "([A-Z]+)" with error code "([^"]*)"$`, s.mockPutsRunIntoWithCode)
+	sc.Step(`^the mock has put run "([^"]*)" into "([A-Z]+)"$`, s.mockHasPutRunInto)
+
+	// Authentication and bad requests.
+	sc.Step(`^I send "(GET|POST) ([^"]*)" with no Authorization header$`, s.sendWithoutAuth)
+	sc.Step(`^I send "(GET|POST) ([^"]*)" with the Authorization header "([^"]*)"$`, s.sendWithAuthHeader)
+	sc.Step(`^I post to "([^"]*)" the body (.*)$`, s.postRawBody)
+}
+
+// before isolates the scenario in its own mock session, or skips it when it
+// needs a control API the server does not have.
+func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+	if s.api.control == nil {
+		if hasTag(sc, "@mock-control") {
+			s.skipReason = "needs the mock control API (@mock-control), which " + s.suite.cfg.BaseURL + " does not offer"
+			fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+			return ctx, godog.ErrSkip
+		}
+		return ctx, nil
+	}
+	s.api.session = newUUID()
+	if err := s.api.freezeClock(ctx); err != nil {
+		return ctx, fmt.Errorf("isolating the scenario in its own mock session: %w", err)
+	}
+	return ctx, nil
+}
+
+// after records the outcome and, on a real server, cancels the runs the
+// scenario left running so that they stop costing money.
+func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (context.Context, error) {
+	s.suite.record(sc, err, s.skipReason)
+	if s.api.control == nil {
+		s.cancelLeftovers(context.WithoutCancel(ctx))
+	}
+	return ctx, nil
+}
+
+// cancelLeftovers cancels, best effort, every run of the scenario that had not
+// ended when it was last seen.
+func (s *scenario) cancelLeftovers(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, r := range s.mine.runs {
+		if r.details != nil && isTerminal(str(r.details["state"])) {
+			continue
+		}
+		_, _ = s.api.do(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(r.id) + "/cancel"})
+	}
+}
+
+func hasTag(sc *godog.Scenario, tag string) bool {
+	for _, t := range sc.Tags {
+		if t.Name == tag {
+			return true
+		}
+	}
+	return false
+}

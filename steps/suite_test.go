@@ -1,0 +1,134 @@
+package steps_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/openapi"
+	"github.com/agentruns/agentruns/steps"
+)
+
+// sharedValidator is loaded once: compiling the document's schemas is the
+// slowest part of a run.
+var sharedValidator = sync.OnceValues(openapi.NewValidator)
+
+// newMock starts the mock over real HTTP, optionally wrapped.
+func newMock(t *testing.T, opts mockserver.Options, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
+	m, err := mockserver.New(opts)
+	require.NoError(t, err)
+	var h http.Handler = m
+	if wrap != nil {
+		h = wrap(m)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// runSuite runs the suite against baseURL and returns the result and output.
+func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Result, string) {
+	t.Helper()
+	v, err := sharedValidator()
+	require.NoError(t, err)
+	var out bytes.Buffer
+	cfg := steps.Config{
+		BaseURL:      baseURL,
+		APIKey:       "wk-mock-alice",
+		Validator:    v,
+		Format:       "progress",
+		Output:       &out,
+		NoColors:     true,
+		Concurrency:  8,
+		Timeout:      10 * time.Minute,
+		PollInterval: 20 * time.Millisecond,
+		Spacing:      20 * time.Millisecond,
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := steps.Run(ctx, cfg)
+	require.NoError(t, err, out.String())
+	return res, out.String()
+}
+
+// knownMockBugs lists scenarios that fail against the mock because the mock,
+// not the scenario, breaks the contract (openapi.yaml and FACTS.md). Each one
+// has been reported to the mock's owners; remove the entry once it is fixed.
+var knownMockBugs = map[string]string{
+	"By default the most recently updated runs come first": "the mock orders listings by created_at unless sort_by is given; " +
+		"openapi.yaml (sort_by default updated_at) and FACTS.md make updated_at, newest first, the default",
+}
+
+// assertAllPassed fails the test for every failed scenario that is not a known
+// mock bug.
+func assertAllPassed(t *testing.T, res steps.Result, out string) {
+	t.Helper()
+	for _, f := range res.Failed() {
+		if why, ok := knownMockBugs[f.Name]; ok {
+			t.Logf("known mock bug, not the suite's: %q: %s", f.Name, why)
+			continue
+		}
+		t.Errorf("scenario %s: %q failed:\n%s", f.Feature, f.Name, f.Message)
+	}
+	for name := range knownMockBugs {
+		if r, ok := res.Find(name); ok && r.Status == steps.Passed {
+			t.Logf("known mock bug %q no longer shows: remove it from knownMockBugs", name)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+// TestSuitePassesAgainstTheMock runs every scenario against the mock over
+// real HTTP, driving it through its control API.
+func TestSuitePassesAgainstTheMock(t *testing.T) {
+	srv := newMock(t, mockserver.Options{}, nil)
+	res, out := runSuite(t, srv.URL, nil)
+	assert.True(t, res.Control, "the suite should have found the control API")
+	assertAllPassed(t, res, out)
+	assert.Empty(t, res.Skipped())
+	passed, _, _ := res.Count()
+	assert.Greater(t, passed, 50)
+	t.Logf("%d scenarios passed in %s", passed, res.Duration)
+}
+
+// TestSuitePassesAgainstTheMockByPolling runs the suite as against a real
+// server: the mock's control API is off, so the suite shares one world with
+// the fixtures and its own concurrent scenarios, watches runs by polling, and
+// skips the scenarios that need the control API.
+func TestSuitePassesAgainstTheMockByPolling(t *testing.T) {
+	srv := newMock(t, mockserver.Options{Step: 40 * time.Millisecond, DisableControl: true}, nil)
+	res, out := runSuite(t, srv.URL, nil)
+	assert.False(t, res.Control)
+	assertAllPassed(t, res, out)
+	require.NotEmpty(t, res.Skipped())
+	for _, s := range res.Skipped() {
+		assert.Contains(t, s.Tags, "@mock-control", s.Name)
+		assert.Contains(t, s.Message, "needs the mock control API")
+	}
+	passed, _, skipped := res.Count()
+	t.Logf("%d scenarios passed, %d skipped, in %s", passed, skipped, res.Duration)
+}
+
+// The suite works against an API under a path prefix, and still finds the
+// mock's control API at the root of the host.
+func TestSuiteRunsUnderAPathPrefix(t *testing.T) {
+	srv := newMock(t, mockserver.Options{}, nil)
+	res, out := runSuite(t, srv.URL+"/api/v1", func(c *steps.Config) { c.Tags = "@mock-control" })
+	assert.True(t, res.Control)
+	assertAllPassed(t, res, out)
+	assert.Empty(t, res.Skipped())
+}

@@ -1,0 +1,279 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// lookup follows a dotted path ("agent_config.model_id") into a JSON object.
+func lookup(doc map[string]any, path string) (any, bool) {
+	var cur any = doc
+	for _, key := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[key]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// setPath sets a dotted path in a JSON object, making objects on the way.
+func setPath(doc map[string]any, path string, v any) {
+	keys := strings.Split(path, ".")
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := doc[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			doc[k] = next
+		}
+		doc = next
+	}
+	doc[keys[len(keys)-1]] = v
+}
+
+// str is a JSON value as a string: strings as they are, null and absent as
+// "", anything else in JSON.
+func str(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		data, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(data)
+	}
+}
+
+// show is a JSON value for messages: absent values say so.
+func show(v any) string {
+	if v == nil {
+		return "nothing"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
+
+// tableValue turns a table cell into a JSON value: a cell written as a JSON
+// object or array is that value, anything else is a string.
+func tableValue(cell string) (any, error) {
+	t := strings.TrimSpace(cell)
+	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		var v any
+		if err := json.Unmarshal([]byte(t), &v); err != nil {
+			return nil, fmt.Errorf("table value %s is not valid JSON: %w", t, err)
+		}
+		return v, nil
+	}
+	return cell, nil
+}
+
+// contains reports whether got holds everything in want: every key of an
+// object (recursively), every element of an array, any other value equal.
+// The path of the first difference is returned.
+func contains(want, got any, path string) (string, bool) {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return path, false
+		}
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, ok := contains(w[k], g[k], path+"."+k); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return path, false
+		}
+		for i := range w {
+			if p, ok := contains(w[i], g[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	default:
+		return path, reflect.DeepEqual(want, got)
+	}
+}
+
+// parseQuery reads "a=b&c=d" as written in a feature, without unescaping, so
+// that values such as timestamps can be written as they are.
+func parseQuery(q string) url.Values {
+	v := url.Values{}
+	for _, part := range strings.Split(q, "&") {
+		if part == "" {
+			continue
+		}
+		k, val, _ := strings.Cut(part, "=")
+		v.Add(k, val)
+	}
+	return v
+}
+
+// parseNames reads "alpha", "alpha and beta", "alpha, beta and gamma" or
+// "no runs".
+func parseNames(s string) []string {
+	s = strings.TrimSpace(s)
+	if s == "no runs" {
+		return []string{}
+	}
+	var names []string
+	for _, part := range strings.Split(strings.ReplaceAll(s, " and ", ", "), ",") {
+		if p := strings.Trim(strings.TrimSpace(part), `"`); p != "" {
+			names = append(names, p)
+		}
+	}
+	return names
+}
+
+var placeholder = regexp.MustCompile(`\{([^{}"]+)\}`)
+
+// resolve replaces the placeholders of a feature's text:
+//
+//	{label}                a config name unique to the scenario
+//	{unknown}              a run id no server has
+//	{creator of alpha}     the creator uid of run alpha
+//	{between alpha and beta}  an instant between the creation of alpha and beta
+func (s *scenario) resolve(ctx context.Context, text string) (string, error) {
+	var firstErr error
+	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
+		key := m[1 : len(m)-1]
+		if v, ok := s.cache[key]; ok {
+			return v
+		}
+		v, err := s.placeholderValue(ctx, key)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("working out %s: %w", m, err)
+			}
+			return m
+		}
+		s.cache[key] = v
+		return v
+	})
+	return out, firstErr
+}
+
+// expand replaces the placeholders that need no request: {label} and
+// {unknown}.
+func (s *scenario) expand(text string) string {
+	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
+		if v, ok := s.localValue(m[1 : len(m)-1]); ok {
+			return v
+		}
+		return m
+	})
+}
+
+func (s *scenario) localValue(key string) (string, bool) {
+	switch key {
+	case "label":
+		return s.label, true
+	case "unknown":
+		return s.unknownID, true
+	}
+	return "", false
+}
+
+func (s *scenario) placeholderValue(ctx context.Context, key string) (string, error) {
+	if v, ok := s.localValue(key); ok {
+		return v, nil
+	}
+	switch {
+	case strings.HasPrefix(key, "creator of "):
+		doc, err := s.detailsOf(ctx, strings.TrimPrefix(key, "creator of "))
+		if err != nil {
+			return "", err
+		}
+		uid := str(mustLookup(doc, "creator.uid"))
+		if uid == "" {
+			return "", fmt.Errorf("the run reports no creator.uid; got creator %s", show(mustLookup(doc, "creator")))
+		}
+		return uid, nil
+	case strings.HasPrefix(key, "between "):
+		a, b, ok := strings.Cut(strings.TrimPrefix(key, "between "), " and ")
+		if !ok {
+			return "", fmt.Errorf("want {between <run> and <run>}")
+		}
+		ta, err := s.createdAt(ctx, a)
+		if err != nil {
+			return "", err
+		}
+		tb, err := s.createdAt(ctx, b)
+		if err != nil {
+			return "", err
+		}
+		if !ta.Before(tb) {
+			return "", fmt.Errorf("run %s was created at %s, not before run %s at %s", a, ta.Format(time.RFC3339Nano), b, tb.Format(time.RFC3339Nano))
+		}
+		return ta.Add(tb.Sub(ta) / 2).UTC().Format(time.RFC3339Nano), nil
+	}
+	return "", fmt.Errorf("unknown placeholder")
+}
+
+func mustLookup(doc map[string]any, path string) any {
+	v, _ := lookup(doc, path)
+	return v
+}
+
+// detailsOf fetches the details of the run with this nickname once.
+func (s *scenario) detailsOf(ctx context.Context, nick string) (map[string]any, error) {
+	r, err := s.mine.named(nick)
+	if err != nil {
+		return nil, err
+	}
+	if r.details != nil {
+		return r.details, nil
+	}
+	return s.fetch(ctx, r)
+}
+
+// createdAt is the creation time of the run with this nickname.
+func (s *scenario) createdAt(ctx context.Context, nick string) (time.Time, error) {
+	doc, err := s.detailsOf(ctx, nick)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return timestamp(doc, "created_at")
+}
+
+// timestamp reads an RFC 3339 field of a run.
+func timestamp(doc map[string]any, path string) (time.Time, error) {
+	v, ok := lookup(doc, path)
+	s, isString := v.(string)
+	if !ok || !isString {
+		return time.Time{}, fmt.Errorf("expected %q to be an RFC 3339 timestamp, got %s", path, show(v))
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("expected %q to be an RFC 3339 timestamp, got %q", path, s)
+	}
+	return t, nil
+}
+
+func pathEscape(s string) string { return url.PathEscape(s) }
