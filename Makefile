@@ -2,7 +2,7 @@
 # and `make test`.
 GO ?= go
 
-.PHONY: mock contract test test-go test-ts lint bench
+.PHONY: mock contract test test-go test-ts lint bench fuzz fuzz-smoke
 
 mock:
 	$(GO) run ./cmd/agentruns-mock
@@ -10,7 +10,7 @@ mock:
 contract:
 	$(GO) run ./cmd/agentruns-contract
 
-test: lint test-go test-ts
+test: lint test-go test-ts fuzz-smoke
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -27,3 +27,21 @@ test-ts:
 # benchmarks at scale; see the README's "Performance" section.
 bench:
 	GO=$(GO) bash bench/run.sh
+
+# The mock's fuzz targets: create bodies, list queries, cursors (forged and
+# validly signed). `make fuzz` runs each for FUZZTIME; `make test` runs each
+# for FUZZ_SMOKE_TIME. A crasher is written to
+# mockserver/testdata/fuzz/<target>/: fix it and keep the file, as a seed
+# that every `go test` then runs.
+FUZZTIME ?= 30s
+FUZZ_SMOKE_TIME ?= 3s
+FUZZ_TARGETS := FuzzCreateBody FuzzListQuery FuzzCursor FuzzSignedCursor
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzzing $$t for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./mockserver/ || exit 1; \
+	done
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE_TIME)

@@ -96,19 +96,30 @@ wrk_once() {
     $1 == "50%" { p50 = ms($2) }
     $1 == "99%" { p99 = ms($2) }
     /^Requests\/sec:/ { rps = $2 }
+    / requests in / { total = $1 }
     /Non-2xx or 3xx responses:/ { errs += $NF }
     /Socket errors:/ { gsub(",", ""); errs += $4 + $6 + $8 + $10 }
-    END { printf "%.0f %.3f %.3f %d\n", rps, p50, p99, errs }'
+    END { printf "%.0f %.3f %.3f %d %d\n", rps, p50, p99, errs, total }'
 }
 
-declare -A RESULT # [server,endpoint] = "rps p50 p99 errors", the best round
+declare -A RESULT # [server,endpoint] = "rps p50 p99 errors requests cpu_us", the best round
+declare -A PID    # [server] = its process id
+TICK=$(getconf CLK_TCK)
+
+# cpu_ticks PID: user + system CPU time the process has used, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # load SERVER ENDPOINT URL [wrk args]: one round, kept if it beats the best.
+# Besides wrk's figures it records the server's CPU time per request, which
+# a busy machine disturbs much less than throughput.
 load() {
   local server=$1 endpoint=$2 url=$3
   shift 3
-  local got
+  local got t0 t1
+  t0=$(cpu_ticks "${PID[$server]}")
   got=$(wrk_once "$url" "$@")
+  t1=$(cpu_ticks "${PID[$server]}")
+  got="$got $(awk -v d=$((t1 - t0)) -v tick="$TICK" -v n="${got##* }" 'BEGIN { printf "%.1f", (n > 0 ? d / tick * 1e6 / n : 0) }')"
   note "  $server $endpoint: $got"
   local prev=${RESULT[$server,$endpoint]:-}
   if [ -z "$prev" ] || [ "${got%% *}" -gt "${prev%% *}" ]; then
@@ -129,6 +140,7 @@ http_bench() {
   "$CACHE/bin/limitserver" --addr "$HOST:$PORT_LIMIT" >"$CACHE/logs/limit.log" 2>&1 &
   pids+=($!)
   local limit_pid=$!
+  PID[mock]=$mock_pid PID[prism]=$prism_pid PID[limit]=$limit_pid
   wait_ready "http://$HOST:$PORT_MOCK/agent/runs/$RUN_ID" "$mock_pid"
   wait_ready "http://$HOST:$PORT_PRISM/agent/runs/$RUN_ID" "$prism_pid"
   wait_ready "http://$HOST:$PORT_LIMIT/agent/runs/$RUN_ID" "$limit_pid"
@@ -177,6 +189,19 @@ http_bench() {
       printf "| %-24s | %-27s | %-27s | %-27s | %9.1fx | %9.2fx | %12.2fx |\n", label, ma, pb, lc,
         (b[1] > 0 ? a[1] / b[1] : 0), (c[1] > 0 ? a[1] / c[1] : 0), (c[3] > 0 ? a[3] / c[3] : 0)
     }'
+  done
+  echo
+  echo "Server CPU time per request (µs, user + system, from /proc; the same rounds as above):"
+  echo
+  printf '| %-24s | %8s | %8s | %8s |\n' endpoint mock Prism limit
+  printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})"
+  for e in get list post; do
+    case $e in
+    get) label="GET /agent/runs/{id}" ;;
+    list) label="GET /agent/runs?limit=20" ;;
+    post) label="POST /agent/run" ;;
+    esac
+    printf '| %-24s | %8s | %8s | %8s |\n' "$label" "${RESULT[mock,$e]##* }" "${RESULT[prism,$e]##* }" "${RESULT[limit,$e]##* }"
   done
   echo
   echo "(! marks a server that answered some requests with a non-2xx status or had socket errors.)"

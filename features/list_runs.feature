@@ -34,15 +34,21 @@ Feature: List runs
     When I list runs with "name={label}&sort_by=created_at&sort_order=asc"
     Then the listing holds the runs I created, oldest first
 
+  @creates-runs @mock-control
+  Scenario: Without sort_by the newest runs come first
+    Given I created 3 runs
+    When I list runs with "name={label}"
+    Then the listing holds the runs I created, newest first
+
   @creates-runs
-  Scenario: By default the most recently updated runs come first
+  Scenario: Runs can be ordered by their last update
     Given I created these runs:
       | run   |
       | alpha |
       | beta  |
       | gamma |
     And a moment later I cancelled run "alpha"
-    When I list runs with "name={label}"
+    When I list runs with "name={label}&sort_by=updated_at"
     Then the listing holds exactly alpha, beta and gamma
     And the listed runs are ordered by "updated_at", newest first
 

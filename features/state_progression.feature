@@ -36,7 +36,7 @@ Feature: Run state progression
     Then the run was seen in QUEUED, PENDING, CLAIMED, INPROGRESS and SUCCEEDED, in that order
 
   @mock-control
-  Scenario Outline: A run that ends in <state> carries a status message with an error code
+  Scenario Outline: A run that ends in <state> carries a status message with its error code, <code>
     Given the mock will end my next run in "<state>" with error code "<code>"
     When I create a run with the prompt "Deploy the preview environment"
     And I watch the run until it reaches a terminal state

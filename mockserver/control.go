@@ -80,6 +80,11 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, path string) {
 				out = world.faults.list()
 			}
 		}
+	case path == "/session":
+		if allowMethod(w, r, "DELETE") {
+			s.closeSession(r.Header.Get(SessionHeader))
+			out = Info{Mock: "agentruns", Session: r.Header.Get(SessionHeader), Clock: world.clockInfo()}
+		}
 	case path == "/fates":
 		if allowMethod(w, r, "GET, HEAD, POST, DELETE") {
 			out, aerr = fatesCall(world, r)

@@ -116,3 +116,16 @@ func TestSessionFateRulesDecideNewRuns(t *testing.T) {
 	c.do("DELETE", "/__mock/fates", nil).json(t, &rules)
 	assert.Empty(t, rules)
 }
+
+func TestSessionsCanBeClosedAndTheOldestMakesRoom(t *testing.T) {
+	c := newMock(t, mockserver.Options{MaxSessions: 2})
+	a := c.in("a").create(map[string]any{"prompt": "in a"}).RunID
+	b := c.in("b").create(map[string]any{"prompt": "in b"}).RunID
+	c.in("a").get(a) // a is now used more recently than b
+	c.in("c").create(map[string]any{"prompt": "in c"})
+	assert.Equal(t, http.StatusOK, c.in("a").do("GET", "/agent/runs/"+a, nil).status, "a was used recently and stays")
+	assert.Equal(t, http.StatusNotFound, c.in("b").do("GET", "/agent/runs/"+b, nil).status, "the least recently used session, b, made room")
+
+	require.Equal(t, http.StatusOK, c.in("a").do("DELETE", "/__mock/session", nil).status)
+	assert.Equal(t, http.StatusNotFound, c.in("a").do("GET", "/agent/runs/"+a, nil).status, "a closed session starts again from the fixtures")
+}

@@ -58,12 +58,9 @@ func (s *Server) RegisterOn(mt *httpmock.MockTransport, baseURL string) {
 // Session gives a Go test the control API's powers over one session
 // without HTTP; "" is the default session.
 func (s *Server) Session(name string) *Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w, ok := s.sessions[name]
-	if !ok {
-		w = newWorld(s.cfg)
-		s.sessions[name] = w
+	w, err := s.session(name)
+	if err != nil { // cannot happen: a full server closes its oldest session
+		panic(err)
 	}
 	return &Session{w: w}
 }

@@ -13,9 +13,10 @@ import (
 
 // Persistence: Save writes every session's runs and clock as one JSON
 // document, Load puts them back, so a mock can keep its runs across restarts
-// (agentruns-mock --state-file). Fault rules and the request journal are
-// test scaffolding and are not kept; neither is the cursor secret, so a
-// cursor issued before a restart is refused after it, with a clear 400.
+// (agentruns-mock --state-file). A session's fault rules, fate rules and
+// request journal are test scaffolding and are not kept; neither is the
+// cursor secret, so a cursor issued before a restart is refused after it,
+// with a clear 400.
 //
 // A run's state is derived from its timeline and its session's clock, so
 // saving both faithfully is what makes every run come back in the same

@@ -19,9 +19,9 @@ func TestPersistenceKnowsEveryField(t *testing.T) {
 		{(*run)(nil), []string{"id", "seq", "title", "prompt", "source", "creator", "team", "teamScope", "createdAt", "config",
 			"fromSkill", "conversationID", "schedule", "artifactTypes", "notCancellable", "tl", "fateMsg", "forcedMsg", "forcedState"}},
 		{(*timeline)(nil), []string{"anchor", "anchorState", "steps", "final", "startedAt", "wasClaimed"}},
-		// cfg is the server's; faults and journal are left out on purpose
-		// (test scaffolding); byID and byName are rebuilt by insertLocked.
-		{(*world)(nil), []string{"cfg", "clock", "faults", "journal", "mu", "runs", "byID", "byName", "generation", "nextSeq"}},
+		// cfg is the server's; faults, fates and journal are left out on
+		// purpose (test scaffolding); byID and byName are rebuilt by insertLocked.
+		{(*world)(nil), []string{"cfg", "clock", "faults", "fates", "journal", "mu", "runs", "byID", "byName", "generation", "nextSeq"}},
 	} {
 		typ := reflect.TypeOf(tc.v).Elem()
 		var fields []string

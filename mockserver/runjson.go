@@ -1,8 +1,10 @@
 package mockserver
 
 import (
+	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -20,6 +22,25 @@ var (
 	_ jsonAppender = RunItem{}
 	_ jsonAppender = ListRunsResponse{}
 )
+
+// bodyBuffers keeps the buffers answers are encoded into: a page of 100
+// runs is about 100 KB, and growing one each time costs more than the
+// encoding.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// writeAppended answers 200 with v's JSON, as writeJSON does with
+// json.Marshal's.
+func writeAppended(w http.ResponseWriter, v jsonAppender) {
+	bp := bodyBuffers.Get().(*[]byte)
+	body := v.appendJSON((*bp)[:0])
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body) // a Writer keeps no part of what it is given
+	if cap(body) <= 1<<20 {
+		*bp = body
+		bodyBuffers.Put(bp)
+	}
+}
 
 func (l ListRunsResponse) appendJSON(b []byte) []byte {
 	b = append(b, `{"runs":`...)
@@ -249,6 +270,15 @@ func appendStringMap(b []byte, m map[string]string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe marks the ASCII bytes a JSON string holds as they are: not the
+// control characters, '"', '\\', nor the HTML-significant '<', '>' and '&'.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
 // appendJSONString is encoding/json's string encoding with HTML escaping,
 // as json.Marshal does it: <, > and & as \u003c, \u003e and \u0026, invalid
 // UTF-8 as \ufffd, and U+2028 and U+2029 escaped.
@@ -257,7 +287,7 @@ func appendJSONString(dst []byte, src string) []byte {
 	start := 0
 	for i := 0; i < len(src); {
 		if b := src[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if jsonSafe[b] {
 				i++
 				continue
 			}

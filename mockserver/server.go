@@ -173,19 +173,56 @@ const SessionHeader = "X-Mock-Session"
 var errTooManySessions = errors.New("too many sessions")
 
 func (s *Server) world(r *http.Request) (*world, error) {
-	name := r.Header.Get(SessionHeader)
+	return s.session(r.Header.Get(SessionHeader))
+}
+
+// session finds or opens a session. When MaxSessions are open, the one
+// unused for longest makes room: test jobs that never close their sessions
+// must not lock a long-running mock up.
+func (s *Server) session(name string) (*world, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.sessions[name]
 	if !ok {
-		if len(s.sessions) > s.cfg.maxSessions {
+		if len(s.sessions)-1 >= s.cfg.maxSessions && !s.evictLocked() {
 			return nil, errTooManySessions
 		}
 		w = newWorld(s.cfg)
 		s.sessions[name] = w
 		w.changed()
 	}
+	w.lastUsed.Store(time.Now().UnixNano())
 	return w, nil
+}
+
+// evictLocked closes the least recently used isolated session.
+func (s *Server) evictLocked() bool {
+	oldest, at := "", int64(0)
+	for name, w := range s.sessions {
+		if t := w.lastUsed.Load(); name != "" && (oldest == "" || t < at) {
+			oldest, at = name, t
+		}
+	}
+	if oldest == "" {
+		return false
+	}
+	s.sessions[oldest].changed()
+	delete(s.sessions, oldest)
+	return true
+}
+
+// closeSession forgets an isolated session; the default one is reset instead.
+func (s *Server) closeSession(name string) {
+	s.mu.Lock()
+	w, ok := s.sessions[name]
+	if ok && name != "" {
+		delete(s.sessions, name)
+		w.changed()
+	}
+	s.mu.Unlock()
+	if ok && name == "" {
+		w.reset()
+	}
 }
 
 // authenticate finds who is calling from the Authorization header.

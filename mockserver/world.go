@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -26,11 +27,13 @@ var (
 // world is one session's state: its runs and its clock. The default session
 // and every isolated one each have their own.
 type world struct {
-	cfg     *config
-	clock   *clock
-	faults  faultRules
-	fates   fateRules
-	journal journal
+	cfg   *config
+	clock *clock
+	// lastUsed (unix nanoseconds) picks the session to close when too many are open.
+	lastUsed atomic.Int64
+	faults   faultRules
+	fates    fateRules
+	journal  journal
 
 	mu         sync.RWMutex
 	runs       []*run // in creation order, which is also seq order

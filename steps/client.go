@@ -56,9 +56,11 @@ type call struct {
 // do sends c and checks the answer against the contract. A contract violation
 // is returned as an error together with the response.
 func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
-	u := *a.base
-	u.Path = a.base.Path + c.path
-	u.RawPath = ""
+	// c.path is already escaped (run ids go through url.PathEscape).
+	u, err := url.Parse(a.base.String() + c.path)
+	if err != nil {
+		return nil, fmt.Errorf("building %s %s: %w", c.method, c.path, err)
+	}
 	u.RawQuery = c.query.Encode()
 	req, err := http.NewRequestWithContext(ctx, c.method, u.String(), nil)
 	if err != nil {
@@ -130,8 +132,10 @@ func (a *apiClient) check(req *http.Request, resp *response, path string) error 
 	// under any prefix matches the document's paths.
 	vreq := req.Clone(req.Context())
 	vreq.Body = http.NoBody
-	vreq.URL.Path = path
-	vreq.URL.RawPath = ""
+	vreq.URL.Path, vreq.URL.RawPath = path, ""
+	if p, err := url.PathUnescape(path); err == nil {
+		vreq.URL.Path, vreq.URL.RawPath = p, path
+	}
 	hr := &http.Response{
 		StatusCode: resp.status,
 		Status:     fmt.Sprintf("%d %s", resp.status, http.StatusText(resp.status)),
@@ -223,9 +227,7 @@ func (a *apiClient) controlCall(ctx context.Context, method, path string, payloa
 			return nil, err
 		}
 	}
-	u := *a.control
-	u.Path = a.control.Path + path
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, method, a.control.String()+path, nil)
 	if err != nil {
 		return nil, err
 	}

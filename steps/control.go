@@ -62,6 +62,13 @@ func (a *apiClient) freezeClock(ctx context.Context) error {
 	return err
 }
 
+// closeSession frees the scenario's session, so a long-running mock that
+// many suite runs share does not fill up with them.
+func (a *apiClient) closeSession(ctx context.Context) error {
+	_, err := a.controlCall(ctx, http.MethodDelete, "/session", nil)
+	return err
+}
+
 // advanceClock moves the scenario's session clock forward by d.
 func (a *apiClient) advanceClock(ctx context.Context, d time.Duration) error {
 	_, err := a.controlCall(ctx, http.MethodPost, "/clock/advance", map[string]string{"by": d.String()})

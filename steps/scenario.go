@@ -143,6 +143,8 @@ func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (co
 	s.suite.record(sc, err, s.skipReason)
 	if s.api.control == nil {
 		s.cancelLeftovers(context.WithoutCancel(ctx))
+	} else if s.api.session != "" {
+		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
 	}
 	return ctx, nil
 }

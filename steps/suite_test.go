@@ -63,29 +63,11 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 	return res, out.String()
 }
 
-// knownMockBugs lists scenarios that fail against the mock because the mock,
-// not the scenario, breaks the contract (openapi.yaml and FACTS.md). Each one
-// has been reported to the mock's owners; remove the entry once it is fixed.
-var knownMockBugs = map[string]string{
-	"By default the most recently updated runs come first": "the mock orders listings by created_at unless sort_by is given; " +
-		"openapi.yaml (sort_by default updated_at) and FACTS.md make updated_at, newest first, the default",
-}
-
-// assertAllPassed fails the test for every failed scenario that is not a known
-// mock bug.
+// assertAllPassed fails the test for every failed scenario.
 func assertAllPassed(t *testing.T, res steps.Result, out string) {
 	t.Helper()
 	for _, f := range res.Failed() {
-		if why, ok := knownMockBugs[f.Name]; ok {
-			t.Logf("known mock bug, not the suite's: %q: %s", f.Name, why)
-			continue
-		}
 		t.Errorf("scenario %s: %q failed:\n%s", f.Feature, f.Name, f.Message)
-	}
-	for name := range knownMockBugs {
-		if r, ok := res.Find(name); ok && r.Status == steps.Passed {
-			t.Logf("known mock bug %q no longer shows: remove it from knownMockBugs", name)
-		}
 	}
 	if t.Failed() {
 		t.Log(out)
@@ -102,6 +84,11 @@ func TestSuitePassesAgainstTheMock(t *testing.T) {
 	assert.Empty(t, res.Skipped())
 	passed, _, _ := res.Count()
 	assert.Greater(t, passed, 50)
+	names := map[string]bool{}
+	for _, s := range res.Scenarios {
+		assert.False(t, names[s.Name], "two scenarios are called %q: Result.Find needs unique names", s.Name)
+		names[s.Name] = true
+	}
 	t.Logf("%d scenarios passed in %s", passed, res.Duration)
 }
 
