@@ -20,6 +20,11 @@ func TestFaultHeaderInjectsOneAnswer(t *testing.T) {
 	assert.Equal(t, "urn:agentruns:problem:resource_unavailable", p.Type)
 	assert.True(t, p.Retryable)
 
+	assert.Empty(t, r.header.Get("Retry-After-Ms"), "whole seconds need no milliseconds")
+	r = c.do("GET", "/agent/runs", nil, mockserver.FaultHeader, "status=429; retry_after=200ms")
+	assert.Equal(t, "1", r.header.Get("Retry-After"), "Retry-After is rounded up to whole seconds")
+	assert.Equal(t, "200", r.header.Get("Retry-After-Ms"), "the official clients read the exact wait here")
+
 	r = c.do("GET", "/agent/runs", nil, mockserver.FaultHeader, "error_code=internal_error")
 	assert.Equal(t, http.StatusInternalServerError, r.status)
 	assert.True(t, r.problem(t).Retryable)
