@@ -20,8 +20,9 @@ func TestPersistenceKnowsEveryField(t *testing.T) {
 			"fromSkill", "conversationID", "schedule", "artifactTypes", "notCancellable", "tl", "fateMsg", "forcedMsg", "forcedState"}},
 		{(*timeline)(nil), []string{"anchor", "anchorState", "steps", "final", "startedAt", "wasClaimed"}},
 		// cfg is the server's; faults, fates and journal are left out on
-		// purpose (test scaffolding); byID and byName are rebuilt by insertLocked.
-		{(*world)(nil), []string{"cfg", "clock", "faults", "fates", "journal", "mu", "runs", "byID", "byName", "generation", "nextSeq"}},
+		// purpose (test scaffolding), and so is lastUsed (bookkeeping for
+		// evicting idle sessions); byID and byName are rebuilt by insertLocked.
+		{(*world)(nil), []string{"cfg", "clock", "lastUsed", "faults", "fates", "journal", "mu", "runs", "byID", "byName", "generation", "nextSeq"}},
 	} {
 		typ := reflect.TypeOf(tc.v).Elem()
 		var fields []string
