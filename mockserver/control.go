@@ -120,6 +120,10 @@ func decodeControl(r *http.Request, v any) *apiError {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errorf(codePayloadTooLarge, "a control request body is limited to %d bytes", tooLarge.Limit)
+		}
 		return errorf(codeInvalidRequest, "the body: %v", err)
 	}
 	return nil

@@ -79,3 +79,15 @@ func TestStrictAuthAcceptsOnlyFixtureKeys(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, r.status)
 	assert.Equal(t, "urn:agentruns:problem:authentication_required", r.problem(t).Type)
 }
+
+func TestControlAndQueryEdgeCases(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	r := c.do("GET", "/agent/runs?q=%ff", nil)
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.Contains(t, r.problem(t).Detail, "UTF-8")
+	big := `{"by": "` + strings.Repeat("1", 70<<10) + `s"}`
+	r = c.do("POST", "/__mock/clock/advance", big)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, r.status, "%s", r.body)
+	r = c.do("GET", "/agent/runs", nil, mockserver.FaultHeader, "delay=3m")
+	assert.Equal(t, http.StatusBadRequest, r.status, "delays stay under the write timeout")
+}

@@ -56,6 +56,11 @@ type FaultRule struct {
 	rng *rand.Rand
 }
 
+// maxFaultDuration bounds delays and Retry-After. It is above the official
+// clients' 60 s default timeout, so their timeout handling can be tested, and
+// below the mock's default write timeout, which would cut a longer delay.
+const maxFaultDuration = 2 * time.Minute
+
 // faultCodes says which error code an injected status carries by default.
 var faultCodes = map[int]errorCode{
 	400: codeInvalidRequest, 401: codeAuthRequired, 403: codeNotAuthorized, 404: codeNotFound,
@@ -82,8 +87,8 @@ func (f *Fault) check() error {
 			continue
 		}
 		v, err := time.ParseDuration(d.raw)
-		if err != nil || v < 0 || v > 10*time.Minute {
-			return fmt.Errorf("%s must be a duration from 0 to 10m such as 500ms, not %q", d.name, d.raw)
+		if err != nil || v < 0 || v > maxFaultDuration {
+			return fmt.Errorf("%s must be a duration from 0 to %v such as 500ms, not %q", d.name, maxFaultDuration, d.raw)
 		}
 		*d.dst = v
 	}

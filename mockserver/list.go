@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentruns/agentruns/fixtures"
 )
@@ -76,6 +77,13 @@ func single(v url.Values, names ...string) (string, error) {
 
 func parseListQuery(v url.Values, secret []byte) (listQuery, error) {
 	q := listQuery{limit: defaultLimit, sortBy: "created_at", desc: true}
+	for name, vals := range v {
+		for _, s := range vals {
+			if !utf8.ValidString(s) {
+				return q, queryError(name, "is not valid UTF-8")
+			}
+		}
+	}
 	var err error
 	str := func(dst *string, names ...string) {
 		if err == nil {

@@ -124,7 +124,32 @@ type artifact struct {
 // timeFormat has a fixed width, so timestamps also sort as strings.
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+func formatTime(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(timeFormat)
+	}
+	// What Format(timeFormat) writes, without parsing the layout each time:
+	// it is a good part of the cost of a page of runs.
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / int(time.Millisecond) // Format truncates, too
+	b := [24]byte{0: '0', 4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 23: 'Z'}
+	put := func(at, v, width int) {
+		for i := at + width - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, year, 4)
+	put(5, int(month), 2)
+	put(8, day, 2)
+	put(11, hour, 2)
+	put(14, minute, 2)
+	put(17, sec, 2)
+	put(20, ms, 3)
+	return string(b[:])
+}
 
 // sessionNamespace makes session ids derive from run ids, so a run shows the
 // same session every time without storing it.

@@ -68,7 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "time a client has to send a request's headers")
 	fs.DurationVar(&c.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a whole request")
-	fs.DurationVar(&c.writeTimeout, "write-timeout", 60*time.Second, "time to answer a request, from the end of its headers (keep it above any delay fault you inject)")
+	fs.DurationVar(&c.writeTimeout, "write-timeout", 3*time.Minute, "time to answer a request, from the end of its headers (above the longest delay fault, 2m)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	if err := fs.Parse(args); err != nil {
 		return c, err
