@@ -315,7 +315,9 @@ func TestSlowClientsCannotHoldTheServer(t *testing.T) {
 func TestMaxInFlightFlag(t *testing.T) {
 	m := startRun(t, "--max-inflight", "1")
 	slow := make(chan answer, 1)
-	go func() { slow <- m.call("GET", "/agent/runs", "wk-mock-alice", "", mockserver.FaultHeader, "delay=1s") }()
+	// The slow request holds the one place long enough for a loaded CI
+	// machine to get the probes below in while it waits.
+	go func() { slow <- m.call("GET", "/agent/runs", "wk-mock-alice", "", mockserver.FaultHeader, "delay=6s") }()
 	require.Eventually(t, func() bool {
 		return m.call("GET", "/agent/runs", "wk-mock-alice", "").status == http.StatusTooManyRequests
 	}, 5*time.Second, 20*time.Millisecond)
