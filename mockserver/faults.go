@@ -259,30 +259,36 @@ type Attempt struct {
 // journalSize bounds the journal, so a long-running mock keeps constant memory.
 const journalSize = 500
 
-// journal keeps the latest requests of a session, oldest first.
+// journal keeps the latest requests of a session in a ring, so recording
+// one costs the same however full it is.
 type journal struct {
 	mu       sync.Mutex
-	attempts []Attempt
+	attempts []Attempt // up to journalSize; once full, attempts[next] is the oldest
+	next     int
 }
 
 func (j *journal) add(a Attempt) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if len(j.attempts) == journalSize {
-		copy(j.attempts, j.attempts[1:])
-		j.attempts = j.attempts[:journalSize-1]
+	if len(j.attempts) < journalSize {
+		j.attempts = append(j.attempts, a)
+		return
 	}
-	j.attempts = append(j.attempts, a)
+	j.attempts[j.next] = a
+	j.next = (j.next + 1) % journalSize
 }
 
+// list returns the attempts oldest first.
 func (j *journal) list() []Attempt {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return append([]Attempt{}, j.attempts...)
+	out := make([]Attempt, 0, len(j.attempts))
+	out = append(out, j.attempts[j.next:]...)
+	return append(out, j.attempts[:j.next]...)
 }
 
 func (j *journal) clear() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.attempts = nil
+	j.attempts, j.next = nil, 0
 }

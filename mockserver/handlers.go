@@ -229,7 +229,7 @@ func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
 	// A GET the validator accepted before is accepted again (validcache.go).
 	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead
 	if cacheable {
-		if key, cacheable = getVerdictKey(path, r.URL.RawQuery); cacheable && acceptedGETs.has(key) {
+		if key, cacheable = getVerdictKey(path, r.URL.RawQuery); cacheable && s.acceptedGETs.has(key) {
 			return nil
 		}
 	}
@@ -249,7 +249,7 @@ func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
 	err := s.validator.ValidateRequest(vr)
 	if err == nil {
 		if cacheable {
-			acceptedGETs.add(key)
+			s.acceptedGETs.add(key)
 		}
 		return nil
 	}

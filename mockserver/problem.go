@@ -144,6 +144,10 @@ func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
 }
 
 func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	if a, ok := v.(jsonAppender); ok { // runs and pages write their own JSON (runjson.go)
+		writeAppended(w, a)
+		return
+	}
 	body, err := json.Marshal(v)
 	if err != nil {
 		writeProblem(w, r, errorf(codeInternal, "encoding the response: %v", err))

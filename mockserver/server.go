@@ -84,9 +84,10 @@ func (c *config) principalByUID(uid string) *fixtures.Principal {
 
 // Server is the mock, an http.Handler.
 type Server struct {
-	cfg       *config
-	validator *openapi.Validator
-	log       *slog.Logger
+	cfg          *config
+	validator    *openapi.Validator
+	acceptedGETs verdictCache
+	log          *slog.Logger
 
 	mu       sync.Mutex
 	sessions map[string]*world // "" is the default session
@@ -103,7 +104,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("embedded fixtures: %w", err)
 		}
 	}
-	v, err := openapi.NewValidator()
+	v, err := sharedValidator()
 	if err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}
@@ -164,8 +165,14 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, validator: v, log: log, sessions: map[string]*world{"": newWorld(cfg)}}, nil
+	return &Server{cfg: cfg, validator: v, log: log, acceptedGETs: verdictCache{max: acceptedGETsMax},
+		sessions: map[string]*world{"": newWorld(cfg)}}, nil
 }
+
+// sharedValidator builds the validator of the embedded document once per
+// process: it is most of New's cost, immutable, and safe for concurrent use,
+// and test suites create many mocks.
+var sharedValidator = sync.OnceValues(openapi.NewValidator)
 
 // SessionHeader selects an isolated session: its own runs, clock and rules.
 const SessionHeader = "X-Mock-Session"

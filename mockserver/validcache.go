@@ -5,13 +5,13 @@ import (
 	"sync"
 )
 
-// acceptedGETs remembers GET requests the OpenAPI validator has accepted, so
-// the same request again (a client polling a run, a test suite listing the
-// same page) skips the validator, which costs more than answering. Only
+// acceptedGETsMax bounds the verdict cache of a Server (Server.acceptedGETs),
+// which remembers GET requests the OpenAPI validator has accepted, so the
+// same request again (a client polling a run, a test suite listing the same
+// page) skips the validator, which costs more than answering. Only
 // acceptances are kept: a rejected request is validated every time, so its
-// problem reads as before. It is shared by every Server because every
-// Server validates against the same embedded document with the same options.
-var acceptedGETs = verdictCache{max: 4096}
+// problem reads as before.
+const acceptedGETsMax = 4096
 
 // verdictCache is a bounded set of keys; when full it starts over.
 type verdictCache struct {

@@ -53,10 +53,9 @@ func TestRememberedGETsAnswerAsValidatedOnes(t *testing.T) {
 	}
 	cold := map[string]string{}
 	for _, p := range probes {
-		acceptedGETs.mu.Lock() // forget every verdict
-
-		acceptedGETs.keys = nil
-		acceptedGETs.mu.Unlock()
+		s.acceptedGETs.mu.Lock() // forget every verdict
+		s.acceptedGETs.keys = nil
+		s.acceptedGETs.mu.Unlock()
 		code, body := answer(p)
 		cold[p] = http.StatusText(code) + " " + body
 	}
