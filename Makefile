@@ -1,5 +1,5 @@
-# The README's two commands are `make mock` (or `go run ./cmd/agentruns-mock`)
-# and `make test`.
+# The README's two commands are `go run ./cmd/agentruns-contract` (also
+# `make contract`) and `make test`; `.ci/run` calls `make test`.
 GO ?= go
 
 .PHONY: mock contract test test-go test-ts lint bench fuzz fuzz-smoke
