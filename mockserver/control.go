@@ -74,7 +74,7 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, path string) {
 		}
 	case len(parts) == 2 && parts[0] == "faults":
 		if allowMethod(w, r, "DELETE") {
-			if !world.faults.remove(parts[1]) {
+			if !world.faults.removeID(parts[1]) {
 				aerr = errorf(codeNotFound, "no fault rule %q in this session", parts[1])
 			} else {
 				out = world.faults.list()

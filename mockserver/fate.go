@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -194,12 +193,8 @@ func (r *FateRule) applyTo(f *fate) error {
 	return nil
 }
 
-// fateRules are one session's fate rules, in the order they were added.
-type fateRules struct {
-	mu     sync.Mutex
-	rules  []*FateRule
-	nextID int
-}
+// fateRules are one session's fate rules.
+type fateRules struct{ ruleSet[FateRule] }
 
 func (fr *fateRules) add(r FateRule) (FateRule, error) {
 	re, err := regexp.Compile(r.PromptPattern)
@@ -213,40 +208,21 @@ func (fr *fateRules) add(r FateRule) (FateRule, error) {
 		return r, err
 	}
 	r.pattern, r.Used = re, 0
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	fr.nextID++
-	r.ID = strconv.Itoa(fr.nextID)
-	fr.rules = append(fr.rules, &r)
-	return r, nil
+	// The copy handed back is taken under the lock: matching updates the
+	// stored rule's counts from other requests.
+	stored, out := r, r
+	fr.insert(&stored, func(id string) { stored.ID = id; out = stored })
+	return out, nil
 }
 
 // decide applies the first live rule matching prompt to f.
 func (fr *fateRules) decide(f *fate, prompt string) {
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	for _, r := range fr.rules {
+	fr.first(func(r *FateRule) bool {
 		if r.Times > 0 && r.Used >= r.Times || !r.pattern.MatchString(prompt) {
-			continue
+			return false
 		}
 		r.Used++
 		_ = r.applyTo(f) // checked when the rule was added
-		return
-	}
-}
-
-func (fr *fateRules) list() []FateRule {
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	out := make([]FateRule, 0, len(fr.rules))
-	for _, r := range fr.rules {
-		out = append(out, *r)
-	}
-	return out
-}
-
-func (fr *fateRules) clear() {
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	fr.rules = nil
+		return true
+	})
 }

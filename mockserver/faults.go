@@ -153,12 +153,8 @@ func parseFaultHeader(h string) (Fault, error) {
 	return f, f.check()
 }
 
-// faultRules are one session's rules, in the order they were added.
-type faultRules struct {
-	mu     sync.Mutex
-	rules  []*FaultRule
-	nextID int
-}
+// faultRules are one session's fault rules.
+type faultRules struct{ ruleSet[FaultRule] }
 
 func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 	if r.Path == "" {
@@ -176,72 +172,47 @@ func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 	r.Method = strings.ToUpper(r.Method)
 	r.Matched, r.Injected = 0, 0
 	r.rng = rand.New(rand.NewSource(r.Seed))
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	fr.nextID++
-	r.ID = strconv.Itoa(fr.nextID)
-	fr.rules = append(fr.rules, &r)
-	return r, nil
+	// The copy handed back is taken under the lock: matching updates the
+	// stored rule's counts from other requests.
+	stored, out := r, r
+	fr.insert(&stored, func(id string) { stored.ID = id; out = stored })
+	return out, nil
 }
 
 // match finds the fault for a request, if any rule fires. A rule whose
 // Times are used up stays listed, with its counts, but no longer fires.
 func (fr *faultRules) match(r *http.Request, apiPath string) *Fault {
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	for _, rule := range fr.rules {
+	var fault *Fault
+	fr.first(func(rule *FaultRule) bool {
 		if rule.Method != "" && rule.Method != r.Method {
-			continue
+			return false
 		}
 		if ok, _ := path.Match(rule.Path, apiPath); !ok {
-			continue
+			return false
 		}
 		if rule.Header != "" {
 			v, present := r.Header[http.CanonicalHeaderKey(rule.Header)]
 			if !present || rule.Value != "" && !contains(v, rule.Value) {
-				continue
+				return false
 			}
 		}
 		rule.Matched++
 		if rule.Times > 0 && rule.Injected >= rule.Times {
-			continue
+			return false
 		}
 		if rule.Probability > 0 && rule.rng.Float64() >= rule.Probability {
-			continue
+			return false
 		}
 		rule.Injected++
 		f := rule.Fault
-		return &f
-	}
-	return nil
+		fault = &f
+		return true
+	})
+	return fault
 }
 
-func (fr *faultRules) list() []FaultRule {
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	out := make([]FaultRule, 0, len(fr.rules))
-	for _, r := range fr.rules {
-		out = append(out, *r)
-	}
-	return out
-}
-
-func (fr *faultRules) clear() {
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	fr.rules = nil
-}
-
-func (fr *faultRules) remove(id string) bool {
-	fr.mu.Lock()
-	defer fr.mu.Unlock()
-	for i, r := range fr.rules {
-		if r.ID == id {
-			fr.rules = append(fr.rules[:i:i], fr.rules[i+1:]...)
-			return true
-		}
-	}
-	return false
+func (fr *faultRules) removeID(id string) bool {
+	return fr.remove(id, func(r *FaultRule) string { return r.ID })
 }
 
 // Attempt is one request the mock saw, as GET /__mock/requests lists it.

@@ -118,7 +118,7 @@ func (c *Session) ClearFates() { c.w.fates.clear() }
 func (c *Session) Faults() []FaultRule { return c.w.faults.list() }
 
 // RemoveFault removes one fault rule; it reports whether the rule existed.
-func (c *Session) RemoveFault(id string) bool { return c.w.faults.remove(id) }
+func (c *Session) RemoveFault(id string) bool { return c.w.faults.removeID(id) }
 
 // ClearAttempts empties the session's request journal.
 func (c *Session) ClearAttempts() { c.w.journal.clear() }
