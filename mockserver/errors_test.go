@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,4 +91,13 @@ func TestControlAndQueryEdgeCases(t *testing.T) {
 	assert.Equal(t, http.StatusRequestEntityTooLarge, r.status, "%s", r.body)
 	r = c.do("GET", "/agent/runs", nil, mockserver.FaultHeader, "delay=3m")
 	assert.Equal(t, http.StatusBadRequest, r.status, "delays stay under the write timeout")
+}
+
+func TestAFixtureConfigThatDoesNotFitIsAStartUpError(t *testing.T) {
+	set, err := fixtures.Load(fixtures.Embedded())
+	require.NoError(t, err)
+	set.Runs[0].Config = []byte(`{"model_id": 42}`)
+	_, err = mockserver.New(mockserver.Options{Fixtures: set})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), set.Runs[0].ID)
 }

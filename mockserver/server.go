@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -151,6 +152,15 @@ func New(opts Options) (*Server, error) {
 	}
 	if cfg.sessionLinkBase == "" {
 		cfg.sessionLinkBase = "https://app.warp.dev/session"
+	}
+	// A fixture config that does not fit AgentConfig is an error at start,
+	// never a run that silently lost its configuration.
+	for _, f := range set.Runs {
+		if len(f.Config) > 0 {
+			if err := json.Unmarshal(f.Config, new(AgentConfig)); err != nil {
+				return nil, fmt.Errorf("fixtures: run %s: agent_config: %w", f.ID, err)
+			}
+		}
 	}
 	for i := range set.Principals {
 		p := &set.Principals[i]
