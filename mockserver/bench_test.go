@@ -334,7 +334,8 @@ func TestBenchHelpers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := w.list(s.cfg.principals["wk-mock-alice"], q, s.cfg.cursorSecret)
+	views, err := w.list(s.cfg.principals["wk-mock-alice"], q, s.cfg.cursorSecret)
+	page := views.response()
 	if err != nil || len(page.Runs) == 0 {
 		t.Fatalf("filtered page: %v runs, %v", len(page.Runs), err)
 	}

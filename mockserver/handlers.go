@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -26,7 +27,13 @@ const versionPrefix = "/api/v1"
 // ServeHTTP routes a request, logs it, and turns a panic into a 500 problem
 // so one bad request never takes the server down.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	// Per-request logging is off under --quiet; then not even its arguments
+	// are built, since at tens of thousands of requests a second they show.
+	logging := s.log.Enabled(r.Context(), slog.LevelInfo)
+	var start time.Time
+	if logging {
+		start = time.Now()
+	}
 	w := &statusWriter{ResponseWriter: rw}
 	defer func() {
 		if v := recover(); v != nil {
@@ -38,8 +45,10 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 				writeProblem(w, r, errorf(codeInternal, "the mock failed while answering; the failure was logged"))
 			}
 		}
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", w.status,
-			"duration", time.Since(start), "session", r.Header.Get(SessionHeader))
+		if logging {
+			s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", w.status,
+				"duration", time.Since(start), "session", r.Header.Get(SessionHeader))
+		}
 	}()
 	s.route(w, r)
 }
@@ -109,8 +118,6 @@ func allowMethod(w http.ResponseWriter, r *http.Request, allow string) bool {
 	return false
 }
 
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
-
 // operation is one API endpoint's handler; it returns the 200 body or an error.
 type operation func(w *world, p *fixtures.Principal, r *http.Request, body []byte, runID string) (any, *apiError)
 
@@ -158,7 +165,7 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, path string) {
 	}
 	if runID != "" {
 		id, err := url.PathUnescape(runID)
-		if err != nil || !runIDPattern.MatchString(id) {
+		if err != nil || !isRunID(id) {
 			writeProblem(w, r, errorf(codeInvalidRequest, "runId %q is not a valid run id (1 to 128 letters, digits, '-' or '_')", truncate(runID, 80)))
 			return
 		}
@@ -301,14 +308,14 @@ func (s *Server) createRun(w *world, p *fixtures.Principal, r *http.Request, bod
 		return nil, errorf(codeInvalidRequest, "header %s: %v", FateHeader, err)
 	}
 	n.fate = f
-	item, err := w.create(p, n)
+	v, err := w.create(p, n)
 	if errors.Is(err, errStoreFull) {
 		return nil, &apiError{code: codeUnavailable, detail: fmt.Sprintf("the mock holds its maximum of %d runs; reset it or raise --max-runs", s.cfg.maxRuns), retryAfter: 30 * time.Second}
 	}
 	if err != nil {
 		return nil, errorf(codeInternal, "%v", err)
 	}
-	return RunAgentResponse{RunID: item.RunID, TaskID: item.TaskID, State: item.State}, nil
+	return RunAgentResponse{RunID: v.r.id, TaskID: v.r.id, State: v.snap.state}, nil
 }
 
 // resolve fills in what the service would: the skill's name, the default

@@ -291,11 +291,11 @@ func contains(list []string, s string) bool {
 // page costs what it holds rather than what the store holds; runs created
 // meanwhile sort before the first page and never shift later ones. Other
 // orders depend on derived values and sort every match.
-func (w *world) list(p *fixtures.Principal, q listQuery, secret []byte) (ListRunsResponse, error) {
+func (w *world) list(p *fixtures.Principal, q listQuery, secret []byte) (runPage, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if q.cursor != nil && q.cursor.Generation != w.generation {
-		return ListRunsResponse{}, queryError("cursor", "the mock was reset after this cursor was issued")
+		return runPage{}, queryError("cursor", "the mock was reset after this cursor was issued")
 	}
 	now := w.clock.Now()
 	candidates := w.runs
@@ -308,15 +308,15 @@ func (w *world) list(p *fixtures.Principal, q listQuery, secret []byte) (ListRun
 	} else {
 		page = q.sortAll(p, candidates, now)
 	}
-	resp := ListRunsResponse{Runs: make([]RunItem, 0, min(len(page), q.limit))}
+	resp := runPage{runs: make([]runView, 0, min(len(page), q.limit))}
 	for i, r := range page {
 		if i == q.limit {
 			last := page[i-1]
-			resp.PageInfo = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursor{
+			resp.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursor{
 				Generation: w.generation, Hash: q.hash, Key: q.sortKey(last, now), Seq: last.seq}, secret)}
 			break
 		}
-		resp.Runs = append(resp.Runs, r.item(now, w.cfg.sessionLinkBase))
+		resp.runs = append(resp.runs, r.view(now, w.cfg.sessionLinkBase))
 	}
 	return resp, nil
 }

@@ -16,8 +16,9 @@ func TestPersistenceKnowsEveryField(t *testing.T) {
 		v     any
 		known []string
 	}{
+		// session is derived from id by insertLocked.
 		{(*run)(nil), []string{"id", "seq", "title", "prompt", "source", "creator", "team", "teamScope", "createdAt", "config",
-			"fromSkill", "conversationID", "schedule", "artifactTypes", "notCancellable", "tl", "fateMsg", "forcedMsg", "forcedState"}},
+			"fromSkill", "conversationID", "schedule", "artifactTypes", "notCancellable", "session", "tl", "fateMsg", "forcedMsg", "forcedState"}},
 		{(*timeline)(nil), []string{"anchor", "anchorState", "steps", "final", "startedAt", "wasClaimed"}},
 		// cfg is the server's; faults, fates and journal are left out on
 		// purpose (test scaffolding), and so is lastUsed (bookkeeping for

@@ -66,6 +66,10 @@ type run struct {
 	artifactTypes  []string
 	notCancellable bool
 
+	// session is the session id the run shows once claimed, derived from
+	// its id (sessionNamespace) when it is stored.
+	session uuid.UUID
+
 	tl timeline
 	// fateMsg is shown once the run reaches its final state; forcedMsg while
 	// it is in forcedState (set by a cancel or the control API).
@@ -124,20 +128,22 @@ type artifact struct {
 // timeFormat has a fixed width, so timestamps also sort as strings.
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-func formatTime(t time.Time) string {
+func formatTime(t time.Time) string { return string(appendTime(nil, t)) }
+
+// appendTime appends what t.UTC().Format(timeFormat) gives, without parsing
+// the layout each time: that is a good part of the cost of a page of runs.
+func appendTime(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return t.Format(timeFormat)
+		return t.AppendFormat(b, timeFormat)
 	}
-	// What Format(timeFormat) writes, without parsing the layout each time:
-	// it is a good part of the cost of a page of runs.
 	hour, minute, sec := t.Clock()
 	ms := t.Nanosecond() / int(time.Millisecond) // Format truncates, too
-	b := [24]byte{0: '0', 4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 23: 'Z'}
+	d := [24]byte{0: '0', 4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 23: 'Z'}
 	put := func(at, v, width int) {
 		for i := at + width - 1; i >= at; i-- {
-			b[i] = byte('0' + v%10)
+			d[i] = byte('0' + v%10)
 			v /= 10
 		}
 	}
@@ -148,15 +154,46 @@ func formatTime(t time.Time) string {
 	put(14, minute, 2)
 	put(17, sec, 2)
 	put(20, ms, 3)
-	return string(b[:])
+	return append(b, d[:]...)
 }
 
 // sessionNamespace makes session ids derive from run ids, so a run shows the
 // same session every time without storing it.
 var sessionNamespace = uuid.MustParse("6f1d2c3b-9a8e-4d7c-b6a5-0f1e2d3c4b5a")
 
-func (r *run) item(now time.Time, linkBase string) RunItem {
-	snap := r.tl.at(now)
+// item is the run as the API shows it at now.
+func (r *run) item(now time.Time, linkBase string) RunItem { return r.view(now, linkBase).item() }
+
+// runView is a run as shown at one instant. What can change about a run (its
+// timeline and messages) is read when the view is taken, under the store's
+// lock; the rest of a run never changes once stored. So a view can be shown
+// after the lock is released.
+type runView struct {
+	r        *run
+	snap     snapshot
+	msg      *StatusMessage
+	linkBase string
+}
+
+func (r *run) view(now time.Time, linkBase string) runView {
+	v := runView{r: r, snap: r.tl.at(now), linkBase: strings.TrimSuffix(linkBase, "/")}
+	switch {
+	case r.forcedMsg != nil && v.snap.state == r.forcedState:
+		v.msg = r.forcedMsg
+	case r.fateMsg != nil && v.snap.state == r.tl.final:
+		v.msg = r.fateMsg
+	}
+	return v
+}
+
+// showsSkill reports whether the run shows agent_skill: it was started from
+// a skill.
+func (r *run) showsSkill() bool { return r.fromSkill && r.config != nil }
+
+// item builds the RunItem; the HTTP answers write the same JSON straight
+// from the view (runView.appendJSON).
+func (v runView) item() RunItem {
+	r, snap := v.r, v.snap
 	it := RunItem{
 		RunID:          r.id,
 		TaskID:         r.id,
@@ -165,6 +202,7 @@ func (r *run) item(now time.Time, linkBase string) RunItem {
 		Prompt:         r.prompt,
 		CreatedAt:      formatTime(r.createdAt),
 		UpdatedAt:      formatTime(snap.updatedAt),
+		StatusMessage:  v.msg,
 		Source:         r.source,
 		AgentConfig:    r.config,
 		ConversationID: r.conversationID,
@@ -183,16 +221,10 @@ func (r *run) item(now time.Time, linkBase string) RunItem {
 		it.StartedAt = &s
 	}
 	if snap.claimed {
-		it.SessionID = uuid.NewSHA1(sessionNamespace, []byte(r.id)).String()
-		it.SessionLink = strings.TrimSuffix(linkBase, "/") + "/" + it.SessionID
+		it.SessionID = r.session.String()
+		it.SessionLink = v.linkBase + "/" + it.SessionID
 	}
-	switch {
-	case r.forcedMsg != nil && snap.state == r.forcedState:
-		it.StatusMessage = r.forcedMsg
-	case r.fateMsg != nil && snap.state == r.tl.final:
-		it.StatusMessage = r.fateMsg
-	}
-	if r.fromSkill && r.config != nil {
+	if r.showsSkill() {
 		it.AgentSkill = &agentSkill{Name: skillName(r.config.SkillSpec), FullPath: r.config.SkillSpec}
 	}
 	// Artifacts are what a finished run produced, so they appear at the end.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -21,6 +22,9 @@ type jsonAppender interface {
 var (
 	_ jsonAppender = RunItem{}
 	_ jsonAppender = ListRunsResponse{}
+	_ jsonAppender = runView{}
+	_ jsonAppender = runPage{}
+	_ jsonAppender = RunAgentResponse{}
 )
 
 // bodyBuffers keeps the buffers answers are encoded into: a page of 100
@@ -33,7 +37,11 @@ var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); retur
 func writeAppended(w http.ResponseWriter, v jsonAppender) {
 	bp := bodyBuffers.Get().(*[]byte)
 	body := v.appendJSON((*bp)[:0])
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	// Without a length net/http sends a body over 2 KB (a page of runs)
+	// chunked, in more writes.
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body) // a Writer keeps no part of what it is given
 	if cap(body) <= 1<<20 {
@@ -66,6 +74,154 @@ func (l ListRunsResponse) appendJSON(b []byte) []byte {
 }
 
 func (it RunItem) appendJSON(b []byte) []byte { return appendRunItem(b, &it) }
+
+// appendJSON writes what v.item().appendJSON writes, straight from the run:
+// no RunItem, no timestamp strings, no artifact maps. A page of runs costs
+// what its bytes cost.
+func (v runView) appendJSON(b []byte) []byte {
+	r, snap := v.r, v.snap
+	o := openObject(b)
+	o.str("run_id", r.id)
+	o.str("task_id", r.id)
+	o.str("title", r.title)
+	o.str("state", string(snap.state))
+	o.str("prompt", r.prompt)
+	o.time("created_at", r.createdAt)
+	o.time("updated_at", snap.updatedAt)
+	if !snap.startedAt.IsZero() {
+		o.time("started_at", snap.startedAt)
+	}
+	if m := v.msg; m != nil {
+		o.key("status_message")
+		o.b = appendStatusMessage(o.b, m)
+	}
+	o.strOmit("source", r.source)
+	if snap.claimed {
+		var id [36]byte
+		hexUUID(&id, r.session)
+		o.key("session_id")
+		o.b = append(append(append(o.b, '"'), id[:]...), '"')
+		o.key("session_link")
+		o.b = appendEscaped(append(o.b, '"'), v.linkBase)
+		o.b = append(append(append(o.b, '/'), id[:]...), '"')
+	}
+	c := r.creator
+	o.key("creator")
+	co := openObject(o.b)
+	co.strOmit("type", c.Type)
+	co.strOmit("uid", c.UID)
+	co.strOmit("display_name", c.DisplayName)
+	co.strOmit("email", c.Email)
+	co.strOmit("photo_url", c.PhotoURL)
+	o.b = co.close()
+	if r.config != nil {
+		o.key("agent_config")
+		o.b = appendAgentConfig(o.b, r.config)
+	}
+	o.strOmit("conversation_id", r.conversationID)
+	if s := r.schedule; s != nil {
+		o.key("schedule")
+		o.b = appendSchedule(o.b, s)
+	}
+	o.key("scope")
+	so := openObject(o.b)
+	if r.teamScope {
+		so.str("type", "Team")
+		so.strOmit("uid", r.team)
+	} else {
+		so.str("type", "User")
+		so.strOmit("uid", c.UID)
+	}
+	o.b = so.close()
+	if r.showsSkill() {
+		o.key("agent_skill")
+		ko := openObject(o.b)
+		ko.strOmit("name", skillName(r.config.SkillSpec))
+		ko.strOmit("full_path", r.config.SkillSpec)
+		o.b = ko.close()
+	}
+	if snap.state == Succeeded && len(r.artifactTypes) > 0 {
+		// makeArtifact's data, with its keys in the sorted order
+		// encoding/json writes maps in.
+		o.key("artifacts")
+		o.b = append(o.b, '[')
+		short := r.id[:8]
+		for i, kind := range r.artifactTypes {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			ao := openObject(o.b)
+			ao.str("artifact_type", kind)
+			ao.time("created_at", snap.updatedAt)
+			ao.key("data")
+			do := openObject(ao.b)
+			if kind == "PLAN" {
+				do.prefixed("document_uid", "doc-", short)
+				do.prefixed("title", "Plan: ", r.title)
+			} else {
+				do.prefixed("branch", "agent/", short)
+				do.prefixed("url", "https://git.example.com/pulls/", short)
+			}
+			ao.b = do.close()
+			o.b = ao.close()
+		}
+		o.b = append(o.b, ']')
+	}
+	return o.close()
+}
+
+// runPage is one page of runs as views; its JSON is a ListRunsResponse's.
+type runPage struct {
+	runs []runView
+	info PageInfo
+}
+
+func (p runPage) appendJSON(b []byte) []byte {
+	b = append(b, `{"runs":[`...)
+	for i := range p.runs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = p.runs[i].appendJSON(b)
+	}
+	b = append(b, `],"page_info":{"has_next_page":`...)
+	b = strconv.AppendBool(b, p.info.HasNextPage)
+	if p.info.NextCursor != "" {
+		b = append(b, `,"next_cursor":`...)
+		b = appendJSONString(b, p.info.NextCursor)
+	}
+	return append(b, '}', '}')
+}
+
+// response is the page as a ListRunsResponse, for Go callers.
+func (p runPage) response() ListRunsResponse {
+	out := ListRunsResponse{Runs: make([]RunItem, len(p.runs)), PageInfo: p.info}
+	for i, v := range p.runs {
+		out.Runs[i] = v.item()
+	}
+	return out
+}
+
+func (a RunAgentResponse) appendJSON(b []byte) []byte {
+	o := openObject(b)
+	o.str("run_id", a.RunID)
+	o.str("task_id", a.TaskID)
+	o.str("state", string(a.State))
+	return o.close()
+}
+
+// hexUUID writes u in its canonical 36-character form, as u.String() does.
+func hexUUID(dst *[36]byte, u [16]byte) {
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst[j] = '-'
+			j++
+		}
+		dst[j], dst[j+1] = hexDigits[c>>4], hexDigits[c&0xF]
+		j += 2
+	}
+}
 
 // object appends the members of one JSON object, minding the commas.
 type object struct {
@@ -114,6 +270,19 @@ func (o *object) boolPtrOmit(k string, v *bool) {
 	}
 }
 
+// prefixed is a string field of value prefix+v, without building it;
+// prefix needs no escaping.
+func (o *object) prefixed(k, prefix, v string) {
+	o.key(k)
+	o.b = append(appendEscaped(append(append(o.b, '"'), prefix...), v), '"')
+}
+
+// time is a timestamp field; timestamps need no escaping.
+func (o *object) time(k string, t time.Time) {
+	o.key(k)
+	o.b = append(appendTime(append(o.b, '"'), t), '"')
+}
+
 func (o *object) close() []byte { return append(o.b, '}') }
 
 func appendRunItem(b []byte, it *RunItem) []byte {
@@ -130,11 +299,7 @@ func appendRunItem(b []byte, it *RunItem) []byte {
 	}
 	if m := it.StatusMessage; m != nil {
 		o.key("status_message")
-		s := openObject(o.b)
-		s.str("message", m.Message)
-		s.strOmit("error_code", m.ErrorCode)
-		s.boolPtrOmit("retryable", m.Retryable)
-		o.b = s.close()
+		o.b = appendStatusMessage(o.b, m)
 	}
 	o.strOmit("source", it.Source)
 	o.strOmit("session_id", it.SessionID)
@@ -156,11 +321,7 @@ func appendRunItem(b []byte, it *RunItem) []byte {
 	o.strOmit("conversation_id", it.ConversationID)
 	if s := it.Schedule; s != nil {
 		o.key("schedule")
-		so := openObject(o.b)
-		so.str("schedule_id", s.ID)
-		so.str("schedule_name", s.Name)
-		so.str("cron_schedule", s.Cron)
-		o.b = so.close()
+		o.b = appendSchedule(o.b, s)
 	}
 	if s := it.Scope; s != nil {
 		o.key("scope")
@@ -192,6 +353,22 @@ func appendRunItem(b []byte, it *RunItem) []byte {
 		}
 		o.b = append(o.b, ']')
 	}
+	return o.close()
+}
+
+func appendStatusMessage(b []byte, m *StatusMessage) []byte {
+	o := openObject(b)
+	o.str("message", m.Message)
+	o.strOmit("error_code", m.ErrorCode)
+	o.boolPtrOmit("retryable", m.Retryable)
+	return o.close()
+}
+
+func appendSchedule(b []byte, s *runSchedule) []byte {
+	o := openObject(b)
+	o.str("schedule_id", s.ID)
+	o.str("schedule_name", s.Name)
+	o.str("cron_schedule", s.Cron)
 	return o.close()
 }
 
@@ -283,7 +460,11 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 // as json.Marshal does it: <, > and & as \u003c, \u003e and \u0026, invalid
 // UTF-8 as \ufffd, and U+2028 and U+2029 escaped.
 func appendJSONString(dst []byte, src string) []byte {
-	dst = append(dst, '"')
+	return append(appendEscaped(append(dst, '"'), src), '"')
+}
+
+// appendEscaped is appendJSONString without the quotes.
+func appendEscaped(dst []byte, src string) []byte {
 	start := 0
 	for i := 0; i < len(src); {
 		if b := src[i]; b < utf8.RuneSelf {
@@ -329,6 +510,5 @@ func appendJSONString(dst []byte, src string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, src[start:]...)
-	return append(dst, '"')
+	return append(dst, src[start:]...)
 }

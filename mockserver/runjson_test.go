@@ -3,9 +3,12 @@ package mockserver
 import (
 	"encoding/json"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentruns/agentruns/fixtures"
 )
 
 // TestAppendJSONIsJSONMarshal holds the hand-written encoding to
@@ -72,5 +75,61 @@ func TestAppendJSONStringIsJSONMarshal(t *testing.T) {
 		if got := appendJSONString(nil, s); string(got) != string(want) {
 			t.Fatalf("%q (valid UTF-8: %v):\n got %s\nwant %s", s, utf8.ValidString(s), got, want)
 		}
+	}
+}
+
+// TestRunViewJSONIsItsItem holds the answers written straight from a run
+// (runView.appendJSON, runPage.appendJSON) to the RunItem they stand for,
+// byte for byte: every fixture run as it moves through its states, and runs
+// with every optional part and awkward strings.
+func TestRunViewJSONIsItsItem(t *testing.T) {
+	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.sessions[""]
+	yes := true
+	odd := "tab\t nl\n q\" <b>&amp; \x00\x1f é 日本 \u2028 bad:\xff end"
+	creator := w.runs[0].creator
+	for _, extra := range []*run{
+		{id: "odd<&>-1234", title: odd, prompt: odd, source: odd, creator: creator, team: odd, teamScope: true,
+			createdAt: time.Date(2026, 2, 1, 0, 0, 0, 999_999_999, time.UTC), fromSkill: true,
+			config:         &AgentConfig{Name: odd, SkillSpec: "acme/skills:" + odd + "/SKILL.md", ComputerUseEnabled: &yes, MCPServers: map[string]MCPServer{"b": {URL: odd}, "a": {Command: "c", Args: []string{odd}}}},
+			conversationID: odd, schedule: &runSchedule{ID: odd, Name: odd, Cron: "0 * * * *"},
+			artifactTypes: []string{"PLAN", "PULL_REQUEST"}, forcedState: Succeeded, forcedMsg: &StatusMessage{Message: odd, ErrorCode: odd, Retryable: &yes},
+			tl: timeline{anchor: time.Date(2026, 2, 1, 0, 0, 1, 0, time.UTC), anchorState: Queued, final: Succeeded, steps: stepsOf{time.Second, 0, time.Minute, time.Hour}}},
+		{id: "plain-run", title: "", prompt: "", creator: &fixtures.Principal{}, createdAt: time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC),
+			fateMsg: &StatusMessage{Message: "failed"}, tl: timeline{anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), anchorState: InProgress, final: Failed}},
+	} {
+		w.mu.Lock()
+		w.insertLocked(extra)
+		w.mu.Unlock()
+	}
+	for _, linkBase := range []string{s.cfg.sessionLinkBase, "https://x.example/s/", "https://x.example/<odd>&\u2028"} {
+		for _, later := range []time.Duration{0, time.Second, 3 * time.Second, time.Minute, time.Hour, 100 * time.Hour, 100000 * time.Hour} {
+			now := w.clock.Now().Add(later)
+			page := runPage{info: PageInfo{HasNextPage: true, NextCursor: "a.b"}}
+			for _, r := range w.runs {
+				v := r.view(now, linkBase)
+				want, err := json.Marshal(v.item())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := v.appendJSON(nil); string(got) != string(want) {
+					t.Fatalf("run %s at +%v:\n got %s\nwant %s", r.id, later, got, want)
+				}
+				page.runs = append(page.runs, v)
+			}
+			for _, p := range []runPage{{}, page} {
+				want, _ := json.Marshal(p.response())
+				if want := strings.Replace(string(want), `"runs":null`, `"runs":[]`, 1); string(p.appendJSON(nil)) != want {
+					t.Fatalf("page at +%v:\n got %s\nwant %s", later, p.appendJSON(nil), want)
+				}
+			}
+		}
+	}
+	created := RunAgentResponse{RunID: odd, TaskID: "t", State: Queued}
+	if want, _ := json.Marshal(created); string(created.appendJSON(nil)) != string(want) {
+		t.Fatalf("create answer:\n got %s\nwant %s", created.appendJSON(nil), want)
 	}
 }

@@ -44,8 +44,8 @@ func (c *verdictCache) add(key string) {
 // Two values are left out of the key because the document accepts any value
 // of them that gets this far:
 //   - the run id of GET /agent/runs/{runId}, a non-empty string in the
-//     document, when it passes the stricter runIDPattern (as api() also
-//     checks before it validates);
+//     document, when it passes the stricter isRunID (as api() also checks
+//     before it validates);
 //   - the value of a cursor of GET /agent/runs made of the characters of the
 //     cursors this server issues, any string in the document.
 func getVerdictKey(path, rawQuery string) (key string, ok bool) {
@@ -61,7 +61,7 @@ func getVerdictKey(path, rawQuery string) (key string, ok bool) {
 	return "", false
 }
 
-// isRunID is runIDPattern without the regular expression: 1 to 128 letters,
+// isRunID reports whether s is a run id the mock accepts: 1 to 128 letters,
 // digits, '-' or '_'.
 func isRunID(s string) bool {
 	if len(s) == 0 || len(s) > 128 {

@@ -35,9 +35,11 @@ func TestRememberedGETsAnswerAsValidatedOnes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if page, err = s.sessions[""].list(s.cfg.principals["wk-mock-alice"], q, s.cfg.cursorSecret); err != nil {
+		views, err := s.sessions[""].list(s.cfg.principals["wk-mock-alice"], q, s.cfg.cursorSecret)
+		if err != nil {
 			t.Fatal(err)
 		}
+		page = views.response()
 	}
 	cursor := page.PageInfo.NextCursor
 	id := page.Runs[0].RunID

@@ -75,6 +75,7 @@ func (w *world) reset() {
 func (w *world) insertLocked(r *run) {
 	w.nextSeq++
 	r.seq = w.nextSeq
+	r.session = uuid.NewSHA1(sessionNamespace, []byte(r.id))
 	w.runs = append(w.runs, r)
 	w.byID[r.id] = r
 	if r.config != nil && r.config.Name != "" {
@@ -137,11 +138,11 @@ type newRun struct {
 }
 
 // create stores a new run and returns it as it is now.
-func (w *world) create(p *fixtures.Principal, n newRun) (RunItem, error) {
+func (w *world) create(p *fixtures.Principal, n newRun) (runView, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cfg.maxRuns > 0 && len(w.runs) >= w.cfg.maxRuns {
-		return RunItem{}, errStoreFull
+		return runView{}, errStoreFull
 	}
 	now := w.clock.Now()
 	r := &run{
@@ -157,7 +158,7 @@ func (w *world) create(p *fixtures.Principal, n newRun) (RunItem, error) {
 	}
 	w.insertLocked(r)
 	w.changed()
-	return r.item(now, w.cfg.sessionLinkBase), nil
+	return r.view(now, w.cfg.sessionLinkBase), nil
 }
 
 // visible finds a run the principal's team may see.
@@ -172,14 +173,14 @@ func (w *world) visibleLocked(p *fixtures.Principal, id string) (*run, error) {
 	return r, nil
 }
 
-func (w *world) get(p *fixtures.Principal, id string) (RunItem, error) {
+func (w *world) get(p *fixtures.Principal, id string) (runView, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	r, err := w.visibleLocked(p, id)
 	if err != nil {
-		return RunItem{}, err
+		return runView{}, err
 	}
-	return r.item(w.clock.Now(), w.cfg.sessionLinkBase), nil
+	return r.view(w.clock.Now(), w.cfg.sessionLinkBase), nil
 }
 
 // cancel follows the real service: active runs are cancelled, finished ones
