@@ -447,6 +447,21 @@ func appendStringMap(b []byte, m map[string]string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plain8 reports whether all eight bytes of s are ASCII that a JSON string
+// holds as they are (jsonSafe), testing them at once: a byte below 0x20 or
+// with its top bit set, or equal to one of the five escaped characters, makes
+// it false. The tests are the classic "has a zero byte" bit trick, which is
+// exact about whether some byte matches.
+func plain8(s string) bool {
+	_ = s[7]
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	has := func(c uint64) uint64 { y := x ^ (ones * c); return (y - ones) &^ y }
+	below := (x - ones*0x20) &^ x // some byte < 0x20, for bytes without the top bit
+	return (x|below|has('"')|has('\\')|has('<')|has('>')|has('&'))&highs == 0
+}
+
 // jsonSafe marks the ASCII bytes a JSON string holds as they are: not the
 // control characters, '"', '\\', nor the HTML-significant '<', '>' and '&'.
 var jsonSafe = func() (t [utf8.RuneSelf]bool) {
@@ -467,6 +482,11 @@ func appendJSONString(dst []byte, src string) []byte {
 func appendEscaped(dst []byte, src string) []byte {
 	start := 0
 	for i := 0; i < len(src); {
+		// Most text needs no escaping: skip it eight bytes at a time.
+		if i+8 <= len(src) && plain8(src[i:i+8]) {
+			i += 8
+			continue
+		}
 		if b := src[i]; b < utf8.RuneSelf {
 			if jsonSafe[b] {
 				i++

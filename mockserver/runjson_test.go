@@ -133,3 +133,29 @@ func TestRunViewJSONIsItsItem(t *testing.T) {
 		t.Fatalf("create answer:\n got %s\nwant %s", created.appendJSON(nil), want)
 	}
 }
+
+// TestPlain8 checks the eight-bytes-at-once test against jsonSafe for every
+// byte value at every position, and next to every other byte value.
+func TestPlain8(t *testing.T) {
+	for pos := range 8 {
+		for b := range 256 {
+			for _, fill := range []byte{'a', ' ', '~', 0x21} {
+				s := []byte(strings.Repeat(string(fill), 8))
+				s[pos] = byte(b)
+				want := b < utf8.RuneSelf && jsonSafe[b]
+				if got := plain8(string(s)); got != want {
+					t.Fatalf("plain8(%q) = %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
+	for a := range 256 {
+		for b := range 256 {
+			s := string([]byte{'a', byte(a), byte(b), 'z', 'z', 'z', 'z', 'z'})
+			want := a < utf8.RuneSelf && jsonSafe[a] && b < utf8.RuneSelf && jsonSafe[b]
+			if got := plain8(s); got != want {
+				t.Fatalf("plain8(%q) = %v, want %v", s, got, want)
+			}
+		}
+	}
+}

@@ -56,9 +56,12 @@ var Document []byte
 // "/agent/runs" on any host and port and "/api/v1/agent/runs" resolve to the
 // "/agent/runs" operation. Strict server matching must stay off.
 type Validator struct {
-	lib      validator.Validator
-	router   router.Router
-	security parameters.ParameterValidator
+	lib validator.Validator
+	// bodyChecks accept valid requests of body-only operations without the
+	// library's per-request schema lookup (bodycheck.go).
+	bodyChecks map[string]*bodyCheck
+	router     router.Router
+	security   parameters.ParameterValidator
 }
 
 // NewValidator returns a Validator for the embedded Document. Building one
@@ -121,7 +124,8 @@ func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
 	lib := validator.NewValidatorFromV3Model(model, opts...)
 	warmQueryArrayItems(model, schemas, config.NewValidationOptions(opts...))
 	return &Validator{
-		lib: lib,
+		lib:        lib,
+		bodyChecks: newBodyChecks(model, opts),
 		// A router of our own names the operation in findings; path-only
 		// matching is the same rule the library applies (see Validator).
 		router:   router.NewRouter(model, router.WithPathOnlyMatching()),
@@ -275,12 +279,15 @@ func (e *ValidationError) Has(field string) bool {
 // or with a method the document does not describe gets a finding on "path" or
 // "method".
 func (v *Validator) ValidateRequest(r *http.Request) error {
-	rr, err := copyRequest(r, true)
+	rr, body, err := copyRequest(r, true)
 	if err != nil {
 		return &ValidationError{
 			Operation: r.Method + " " + r.URL.Path,
 			Findings:  []Finding{{Field: "body", Message: "could not be read: " + err.Error()}},
 		}
+	}
+	if check := v.bodyChecks[rr.Method+" "+rr.URL.Path]; check != nil && check.accepts(rr, body) {
+		return nil
 	}
 	// The synchronous variant: the default one starts goroutines per call.
 	if ok, errs := v.lib.ValidateHttpRequestSync(rr); !ok {
@@ -293,7 +300,7 @@ func (v *Validator) ValidateRequest(r *http.Request) error {
 // for req against the document. resp.Body remains readable afterwards; req's
 // body is not read. It returns nil or a *ValidationError.
 func (v *Validator) ValidateResponse(req *http.Request, resp *http.Response) error {
-	rr, _ := copyRequest(req, false) // cannot fail without reading a body
+	rr, _, _ := copyRequest(req, false) // cannot fail without reading a body
 	if resp == nil {
 		return &ValidationError{Operation: v.operationName(rr), Findings: []Finding{{Field: "status", Message: "no response to check"}}}
 	}
@@ -321,7 +328,7 @@ func (v *Validator) ValidateResponse(req *http.Request, resp *http.Response) err
 // because servers answer missing credentials with 401, not with the 400 of an
 // invalid request. It returns nil or a *ValidationError.
 func (v *Validator) ValidateSecurity(r *http.Request) error {
-	rr, _ := copyRequest(r, false)
+	rr, _, _ := copyRequest(r, false)
 	route, rerr := v.router.FindRoute(rr)
 	if rerr != nil {
 		return v.routeError(rr, route, rerr)
@@ -343,20 +350,20 @@ func (v *Validator) ValidateSecurity(r *http.Request) error {
 // copyRequest returns a shallow copy of r for the library, which replaces the
 // context of the request it validates while it works. With withBody, the body
 // is read into memory; r and the copy each get their own reader over it.
-func copyRequest(r *http.Request, withBody bool) (*http.Request, error) {
+func copyRequest(r *http.Request, withBody bool) (*http.Request, []byte, error) {
 	rr := r.WithContext(r.Context())
 	if !withBody || r.Body == nil || r.Body == http.NoBody {
-		return rr, nil
+		return rr, nil, nil
 	}
 	body, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
-		return rr, err
+		return rr, nil, err
 	}
 	rr.Body = io.NopCloser(bytes.NewReader(body))
 	rr.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return rr, nil
+	return rr, body, nil
 }
 
 // operationName returns "METHOD /template", or "METHOD /raw/path" when no

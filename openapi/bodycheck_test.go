@@ -1,0 +1,100 @@
+package openapi
+
+import (
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBodyChecksCoverCreate: the body-only operations are the two create
+// paths, and nothing with a parameter.
+func TestBodyChecksCoverCreate(t *testing.T) {
+	v := testValidator(t)
+	var keys []string
+	for k := range v.bodyChecks {
+		keys = append(keys, k)
+	}
+	assert.ElementsMatch(t, []string{"POST /agent/run", "POST /agent/runs"}, keys)
+}
+
+// TestBodyCheckAcceptsOnlyWhatTheLibraryAccepts holds the shortcut to the
+// library's verdict on valid bodies, on every kind of invalid one and on
+// thousands of random mutations of both: whenever the shortcut accepts, the
+// library accepts too. It must also accept the valid ones, or it is no
+// shortcut.
+func TestBodyCheckAcceptsOnlyWhatTheLibraryAccepts(t *testing.T) {
+	v := testValidator(t)
+	valid := []string{
+		`{"prompt":"Fix the flaky login test"}`,
+		`{"skill":"acme/api:release"}`,
+		`{"prompt":"x","images":[{"data":"aGk=","mime_type":"image/gif"}]}`,
+		`{"prompt":"x","config":{"mcp_servers":{"a":{"command":"npx","args":["-y"]},"b":{"url":"https://mcp.example.com"}}}}`,
+		fullConfigBody,
+	}
+	invalid := []string{
+		`{"prompt":42}`, `{"prompt":"` + strings.Repeat("a", 100001) + `"}`, `{"prompt":"x","config":"fast"}`,
+		`{"prompt":"x","config":{"model_id":3}}`,
+		`{"prompt":"x","config":{"mcp_servers":{"both":{"command":"npx","url":"https://mcp.example.com"}}}}`,
+		`{"prompt":"x","config":{"mcp_servers":{"empty":{"args":["a"]}}}}`,
+		`{"prompt":"x","images":[{"data":"aGk=","mime_type":"image/bmp"}]}`,
+		`{"prompt":"x","images":[{"mime_type":"image/png"}]}`,
+		`{"prompt":`, `["x"]`, `null`, `"x"`, `{"prompt":"x"} {"prompt":"y"}`, `{"prompt":"x"}]`,
+		`{"prompt":"x","team":"yes"}`, `{"prompt":"x","config":{"computer_use_enabled":1}}`,
+	}
+	for _, body := range valid {
+		for _, path := range []string{"/agent/run", "/agent/runs"} {
+			for _, ct := range []string{"application/json", "application/json; charset=utf-8"} {
+				r := request("POST", path, ct, body)
+				require.True(t, v.bodyChecks["POST "+path].accepts(r, []byte(body)), "the shortcut refused %s %s %s", path, ct, body)
+			}
+		}
+	}
+	libraryAccepts := func(path, ct, query, body string) bool {
+		ok, _ := v.lib.ValidateHttpRequestSync(request("POST", path+query, ct, body))
+		return ok
+	}
+	check := func(path, ct, query, body string) {
+		t.Helper()
+		r := request("POST", path+query, ct, body)
+		if v.bodyChecks["POST "+path].accepts(r, []byte(body)) && !libraryAccepts(path, ct, query, body) {
+			t.Fatalf("the shortcut accepted what the library refuses: POST %s%s (%s) %q", path, query, ct, body)
+		}
+	}
+	for _, body := range append(append([]string{""}, valid...), invalid...) {
+		for _, ct := range []string{"application/json", "text/plain", "application/merge-patch+json", "", "application/json; charset=latin1"} {
+			for _, query := range []string{"", "?x=1"} {
+				check("/agent/run", ct, query, body)
+			}
+		}
+	}
+	rng := rand.New(rand.NewSource(7))
+	bits := []string{`"`, `{`, `}`, `[`, `]`, `,`, `:`, `1`, `null`, `"prompt"`, `"config"`, `"images"`, `"mcp_servers"`, `"x"`, ` `, `\u0000`}
+	seen := 0
+	for range 3000 {
+		b := []byte(valid[rng.Intn(len(valid))])
+		for range 1 + rng.Intn(3) {
+			i := rng.Intn(len(b) + 1)
+			switch rng.Intn(3) {
+			case 0: // delete a byte
+				if i < len(b) {
+					b = append(b[:i], b[i+1:]...)
+				}
+			case 1: // insert a piece of JSON
+				b = append(b[:i], append([]byte(bits[rng.Intn(len(bits))]), b[i:]...)...)
+			default: // change a byte
+				if i < len(b) {
+					b[i] = byte(rng.Intn(128))
+				}
+			}
+		}
+		body := string(b)
+		if v.bodyChecks["POST /agent/run"].accepts(request("POST", "/agent/run", "application/json", body), b) {
+			seen++
+		}
+		check("/agent/run", "application/json", "", body)
+	}
+	t.Logf("%d of 3000 mutated bodies were still valid", seen)
+}
