@@ -158,6 +158,7 @@ http_bench() {
       port=PORT_${s^^}
       load "$s" get "http://$HOST:${!port}/agent/runs/$RUN_ID" -H "$AUTH"
       load "$s" list "http://$HOST:${!port}/agent/runs?limit=20" -H "$AUTH"
+      load "$s" list1 "http://$HOST:${!port}/agent/runs?limit=1" -H "$AUTH"
       load "$s" post "http://$HOST:${!port}/agent/run" -s bench/post.lua
     done
   done
@@ -173,10 +174,11 @@ http_bench() {
     "$(printf -- '-%.0s' {1..29})" "$(printf -- '-%.0s' {1..29})" "$(printf -- '-%.0s' {1..12})" \
     "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..15})"
   local e label m p l
-  for e in get list post; do
+  for e in get list list1 post; do
     case $e in
     get) label="GET /agent/runs/{id}" ;;
     list) label="GET /agent/runs?limit=20" ;;
+    list1) label="GET /agent/runs?limit=1" ;;
     post) label="POST /agent/run" ;;
     esac
     m=${RESULT[mock,$e]} p=${RESULT[prism,$e]} l=${RESULT[limit,$e]}
@@ -195,17 +197,19 @@ http_bench() {
   echo
   printf '| %-24s | %8s | %8s | %8s |\n' endpoint mock Prism limit
   printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})"
-  for e in get list post; do
+  for e in get list list1 post; do
     case $e in
     get) label="GET /agent/runs/{id}" ;;
     list) label="GET /agent/runs?limit=20" ;;
+    list1) label="GET /agent/runs?limit=1" ;;
     post) label="POST /agent/run" ;;
     esac
     printf '| %-24s | %8s | %8s | %8s |\n' "$label" "${RESULT[mock,$e]##* }" "${RESULT[prism,$e]##* }" "${RESULT[limit,$e]##* }"
   done
   echo
   echo "(! marks a server that answered some requests with a non-2xx status or had socket errors.)"
-  echo "Prism's list answers its one example run; the mock's and the limit server's list answers 20 runs."
+  echo "Prism's list answers its one example run whatever the limit; the mock's and the limit server's answer"
+  echo "20 runs (limit=20) or one (limit=1), so the limit=1 row compares answers of about the same size."
 }
 
 # --- start-up and contract suite -------------------------------------------

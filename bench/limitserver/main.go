@@ -1,9 +1,9 @@
 // Command limitserver is the yardstick of `make bench`: the least a Go
-// net/http server can do to answer the three benchmarked endpoints. It keeps
-// no state, checks nothing and returns fixed JSON bodies of the same size as
-// the mock's answers (one run, a page of 20 runs, a create answer), so the
-// mock's figures can be read against what Go's HTTP server does on the same
-// machine under the same load.
+// net/http server can do to answer the benchmarked endpoints. It keeps no
+// state, checks nothing and returns fixed JSON bodies of the same size as the
+// mock's answers (one run, a page of 20 runs or of one, a create answer), so
+// the mock's figures can be read against what Go's HTTP server does on the
+// same machine under the same load.
 package main
 
 import (
@@ -40,7 +40,7 @@ func page(n int) []byte {
 }
 
 func handler() http.Handler {
-	one, list, created := []byte(runJSON), page(20), []byte(createdJSON)
+	one, list, short, created := []byte(runJSON), page(20), page(1), []byte(createdJSON)
 	reply := func(w http.ResponseWriter, body []byte) {
 		h := w.Header()
 		h["Content-Type"] = []string{"application/json"}
@@ -54,6 +54,8 @@ func handler() http.Handler {
 			reply(w, created)
 		case strings.HasPrefix(r.URL.Path, "/agent/runs/"):
 			reply(w, one)
+		case r.URL.RawQuery == "limit=1":
+			reply(w, short)
 		default:
 			reply(w, list)
 		}
