@@ -290,6 +290,12 @@ func BenchmarkHeapPerRun(b *testing.B) {
 				prompt += len(r.prompt)
 			}
 			b.ReportMetric(float64(prompt)/float64(len(w.runs)), "prompt-B/run")
+			// A full collection with nothing to free is the marking every GC
+			// cycle does at this size: the tax a big store puts on latency.
+			start := time.Now()
+			runtime.GC()
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "gc-ms")
+			runtime.KeepAlive(s)
 			for range b.N { // nothing to repeat; the figure is the one above
 			}
 		})

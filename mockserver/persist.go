@@ -302,6 +302,7 @@ func (s *Server) restoreRun(rs runState, creators map[string]*fixtures.Principal
 	for i, d := range rs.Timeline.StepsNS {
 		r.tl.steps[i] = time.Duration(d)
 	}
+	r.packStrings()
 	return r
 }
 

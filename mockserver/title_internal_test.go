@@ -2,8 +2,10 @@ package mockserver
 
 import (
 	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // titleFromSlow is titleFrom as first written; the fast one must agree.
@@ -40,4 +42,24 @@ func TestTitleFromAgreesWithTheSimpleVersion(t *testing.T) {
 			t.Fatalf("titleFrom(%q) = %q, want %q", c, got, want)
 		}
 	}
+}
+
+// TestPackStringsKeepsEveryValue: packing moves a run's strings into one
+// allocation and changes none of them; a title cut from the prompt stays a
+// part of it.
+func TestPackStringsKeepsEveryValue(t *testing.T) {
+	for _, title := range []string{"Fix the", "Another title", "", "Fix the flaky test…"} {
+		prompt := "Fix the flaky test in web/auth"
+		cfg := &AgentConfig{Name: "n", ModelID: "", BasePrompt: "be brief", EnvironmentID: "env-1", SkillSpec: "a/b:c", WorkerHost: "w"}
+		want := *cfg
+		r := &run{id: "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", prompt: prompt, title: title, conversationID: "conv", config: cfg}
+		r.packStrings()
+		if r.id != "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11" || r.prompt != prompt || r.title != title || r.conversationID != "conv" || !reflect.DeepEqual(*r.config, want) {
+			t.Fatalf("packing changed a value: %+v %+v", r, *r.config)
+		}
+		if title != "" && strings.HasPrefix(prompt, title) && unsafe.StringData(r.title) != unsafe.StringData(r.prompt) {
+			t.Errorf("title %q does not share the prompt's memory", title)
+		}
+	}
+	(&run{}).packStrings() // nothing to pack, no config
 }

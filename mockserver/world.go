@@ -156,6 +156,7 @@ func (w *world) create(p *fixtures.Principal, n newRun) (runView, error) {
 	if n.fate.final != Succeeded {
 		r.fateMsg = n.fate.statusMessage()
 	}
+	r.packStrings()
 	w.insertLocked(r)
 	w.changed()
 	return r.view(now, w.cfg.sessionLinkBase), nil
