@@ -271,16 +271,21 @@ go_bench() {
     }
     /^BenchmarkHeapPerRun/ {
       name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkHeapPerRun\//, "", name)
-      for (i = 3; i < NF; i += 2) if ($(i + 1) == "B/run") b = $i; else if ($(i + 1) == "prompt-B/run") pr = $i
+      for (i = 3; i < NF; i += 2) {
+        if ($(i + 1) == "B/run") b = $i
+        else if ($(i + 1) == "prompt-B/run") pr = $i
+        else if ($(i + 1) == "gc-ms") g = $i
+      }
       if (!(name in heap) || b < heap[name]) { heap[name] = b; prompt[name] = pr }
+      if (!(name in gc) || g < gc[name]) gc[name] = g
       if (!(name in hseen)) { hseen[name] = 1; horder[++hn] = name }
     }
     END {
       for (i = 1; i <= n; i++) print row[order[i]]
       print ""
       for (i = 1; i <= hn; i++)
-        printf "heap per stored run (%s, after GC): %.0f B (%.2f KiB), of which the prompt text is %.0f B\n",
-          horder[i], heap[horder[i]], heap[horder[i]] / 1024, prompt[horder[i]]
+        printf "heap per stored run (%s, after GC): %.0f B (%.2f KiB), of which the prompt text is %.0f B; a full GC cycle takes %.0f ms\n",
+          horder[i], heap[horder[i]], heap[horder[i]] / 1024, prompt[horder[i]], gc[horder[i]]
     }' "$CACHE/logs/gobench.txt"
 }
 
