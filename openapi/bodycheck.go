@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pb33f/jsonschema/v6"
+	"github.com/pb33f/libopenapi-validator/cache"
 	"github.com/pb33f/libopenapi-validator/config"
 	"github.com/pb33f/libopenapi-validator/content"
 	"github.com/pb33f/libopenapi-validator/helpers"
@@ -34,8 +35,9 @@ type bodyCheck struct {
 }
 
 // newBodyChecks builds a bodyCheck, keyed "METHOD /path", for each operation
-// that qualifies.
-func newBodyChecks(model *v3.Document, opts []config.Option) map[string]*bodyCheck {
+// that qualifies. It takes the compiled schemas from the library's cache,
+// which the library fills when it is built; it compiles only what is missing.
+func newBodyChecks(model *v3.Document, schemas cache.SchemaCache, opts []config.Option) map[string]*bodyCheck {
 	checks := map[string]*bodyCheck{}
 	if model.Paths == nil || model.Paths.PathItems == nil {
 		return checks
@@ -60,12 +62,20 @@ func newBodyChecks(model *v3.Document, opts []config.Option) map[string]*bodyChe
 			if schema == nil || schema.GoLow() == nil {
 				continue
 			}
-			compiled, err := schema_validation.CompileSchemaForValidation(schema, schema_validation.SchemaValidationPurposeRequestBody, options, version)
-			if err != nil || compiled == nil || compiled.CompiledSchema == nil {
-				continue // the library reports the schema's problem
+			key := schema_validation.SchemaCacheKey(schema.GoLow().Hash(), version, schema_validation.SchemaValidationPurposeRequestBody)
+			var compiled *jsonschema.Schema
+			if entry, ok := schemas.Load(key); ok && entry != nil {
+				compiled = entry.CompiledSchema
+			}
+			if compiled == nil {
+				c, err := schema_validation.CompileSchemaForValidation(schema, schema_validation.SchemaValidationPurposeRequestBody, options, version)
+				if err != nil || c == nil || c.CompiledSchema == nil {
+					continue // the library reports the schema's problem
+				}
+				compiled = c.CompiledSchema
 			}
 			checks[strings.ToUpper(op.Key())+" "+path.Key()] = &bodyCheck{
-				content: o.RequestBody, media: media, schema: compiled.CompiledSchema, opts: options,
+				content: o.RequestBody, media: media, schema: compiled, opts: options,
 			}
 		}
 	}

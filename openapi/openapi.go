@@ -125,7 +125,7 @@ func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
 	warmQueryArrayItems(model, schemas, config.NewValidationOptions(opts...))
 	return &Validator{
 		lib:        lib,
-		bodyChecks: newBodyChecks(model, opts),
+		bodyChecks: newBodyChecks(model, schemas, opts),
 		// A router of our own names the operation in findings; path-only
 		// matching is the same rule the library applies (see Validator).
 		router:   router.NewRouter(model, router.WithPathOnlyMatching()),
