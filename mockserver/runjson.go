@@ -9,10 +9,13 @@ import (
 	"unicode/utf8"
 )
 
-// The API's run shapes write their own JSON: encoding/json's reflection is
-// most of the time a GET or a page of runs costs. The output is byte for
-// byte what json.Marshal gives (runjson_test.go holds it to that), so a
-// caller may use either.
+// The answers the API gives most (a run, a page of runs, a create) write
+// their own JSON, straight from the store: encoding/json's reflection, and
+// building RunItems to feed it, were most of what a GET or a page of runs
+// cost. The output is byte for byte what json.Marshal gives for the
+// RunItem, ListRunsResponse and RunAgentResponse they stand for
+// (runjson_test.go holds it to that); the Go API and the control API use
+// those types with encoding/json.
 
 // jsonAppender is a value that appends its own JSON encoding to b.
 type jsonAppender interface {
@@ -20,8 +23,6 @@ type jsonAppender interface {
 }
 
 var (
-	_ jsonAppender = RunItem{}
-	_ jsonAppender = ListRunsResponse{}
 	_ jsonAppender = runView{}
 	_ jsonAppender = runPage{}
 	_ jsonAppender = RunAgentResponse{}
@@ -49,31 +50,6 @@ func writeAppended(w http.ResponseWriter, v jsonAppender) {
 		bodyBuffers.Put(bp)
 	}
 }
-
-func (l ListRunsResponse) appendJSON(b []byte) []byte {
-	b = append(b, `{"runs":`...)
-	if l.Runs == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range l.Runs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendRunItem(b, &l.Runs[i])
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"page_info":{"has_next_page":`...)
-	b = strconv.AppendBool(b, l.PageInfo.HasNextPage)
-	if l.PageInfo.NextCursor != "" {
-		b = append(b, `,"next_cursor":`...)
-		b = appendJSONString(b, l.PageInfo.NextCursor)
-	}
-	return append(b, '}', '}')
-}
-
-func (it RunItem) appendJSON(b []byte) []byte { return appendRunItem(b, &it) }
 
 // appendJSON writes what v.item().appendJSON writes, straight from the run:
 // no RunItem, no timestamp strings, no artifact maps. A page of runs costs
@@ -284,77 +260,6 @@ func (o *object) time(k string, t time.Time) {
 }
 
 func (o *object) close() []byte { return append(o.b, '}') }
-
-func appendRunItem(b []byte, it *RunItem) []byte {
-	o := openObject(b)
-	o.str("run_id", it.RunID)
-	o.str("task_id", it.TaskID)
-	o.str("title", it.Title)
-	o.str("state", string(it.State))
-	o.str("prompt", it.Prompt)
-	o.str("created_at", it.CreatedAt)
-	o.str("updated_at", it.UpdatedAt)
-	if it.StartedAt != nil {
-		o.str("started_at", *it.StartedAt)
-	}
-	if m := it.StatusMessage; m != nil {
-		o.key("status_message")
-		o.b = appendStatusMessage(o.b, m)
-	}
-	o.strOmit("source", it.Source)
-	o.strOmit("session_id", it.SessionID)
-	o.strOmit("session_link", it.SessionLink)
-	if c := it.Creator; c != nil {
-		o.key("creator")
-		s := openObject(o.b)
-		s.strOmit("type", c.Type)
-		s.strOmit("uid", c.UID)
-		s.strOmit("display_name", c.DisplayName)
-		s.strOmit("email", c.Email)
-		s.strOmit("photo_url", c.PhotoURL)
-		o.b = s.close()
-	}
-	if c := it.AgentConfig; c != nil {
-		o.key("agent_config")
-		o.b = appendAgentConfig(o.b, c)
-	}
-	o.strOmit("conversation_id", it.ConversationID)
-	if s := it.Schedule; s != nil {
-		o.key("schedule")
-		o.b = appendSchedule(o.b, s)
-	}
-	if s := it.Scope; s != nil {
-		o.key("scope")
-		so := openObject(o.b)
-		so.str("type", s.Type)
-		so.strOmit("uid", s.UID)
-		o.b = so.close()
-	}
-	if s := it.AgentSkill; s != nil {
-		o.key("agent_skill")
-		so := openObject(o.b)
-		so.strOmit("name", s.Name)
-		so.strOmit("full_path", s.FullPath)
-		o.b = so.close()
-	}
-	if len(it.Artifacts) > 0 {
-		o.key("artifacts")
-		o.b = append(o.b, '[')
-		for i, a := range it.Artifacts {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			ao := openObject(o.b)
-			ao.str("artifact_type", a.Type)
-			ao.str("created_at", a.CreatedAt)
-			ao.key("data")
-			ao.b = appendStringMap(ao.b, a.Data)
-			o.b = ao.close()
-		}
-		o.b = append(o.b, ']')
-	}
-	return o.close()
-}
 
 func appendStatusMessage(b []byte, m *StatusMessage) []byte {
 	o := openObject(b)
