@@ -223,6 +223,9 @@ func (s *Server) readBody(r *http.Request) ([]byte, *apiError) {
 }
 
 func isJSON(contentType string) bool {
+	if contentType == "application/json" { // what nearly every client sends
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
@@ -497,8 +500,10 @@ func attempt(r *http.Request, path string, w http.ResponseWriter, injected bool)
 	if sw, ok := w.(*statusWriter); ok {
 		a.Status = sw.status
 	}
-	if n, err := strconv.Atoi(r.Header.Get("X-Stainless-Retry-Count")); err == nil {
-		a.RetryCount = &n
+	if v := r.Header.Get("X-Stainless-Retry-Count"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			a.RetryCount = &n
+		}
 	}
 	return a
 }
