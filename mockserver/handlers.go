@@ -223,9 +223,6 @@ func (s *Server) readBody(r *http.Request) ([]byte, *apiError) {
 }
 
 func isJSON(contentType string) bool {
-	if contentType == "application/json" { // what nearly every client sends
-		return true
-	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }

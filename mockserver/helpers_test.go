@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -31,17 +30,7 @@ type client struct {
 
 func newMock(t testing.TB, opts mockserver.Options) *client {
 	t.Helper()
-	if opts.ClockMode == "" {
-		opts.ClockMode = mockserver.VirtualClock
-		opts.ClockStart = clockStart
-	}
-	h, err := mockserver.New(opts)
-	require.NoError(t, err)
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	v, err := openapi.NewValidator()
-	require.NoError(t, err)
-	return &client{t: t, base: srv.URL, key: "wk-mock-alice", validator: v}
+	return serve(t, newServer(t, opts))
 }
 
 // as is the same client with another API key.

@@ -205,11 +205,11 @@ type runView struct {
 	r        *run
 	snap     snapshot
 	msg      *StatusMessage
-	linkBase string
+	linkBase string // without a trailing slash
 }
 
 func (r *run) view(now time.Time, linkBase string) runView {
-	v := runView{r: r, snap: r.tl.at(now), linkBase: strings.TrimSuffix(linkBase, "/")}
+	v := runView{r: r, snap: r.tl.at(now), linkBase: linkBase}
 	switch {
 	case r.forcedMsg != nil && v.snap.state == r.forcedState:
 		v.msg = r.forcedMsg

@@ -169,15 +169,6 @@ func (p runPage) appendJSON(b []byte) []byte {
 	return append(b, '}', '}')
 }
 
-// response is the page as a ListRunsResponse, for Go callers.
-func (p runPage) response() ListRunsResponse {
-	out := ListRunsResponse{Runs: make([]RunItem, len(p.runs)), PageInfo: p.info}
-	for i, v := range p.runs {
-		out.Runs[i] = v.item()
-	}
-	return out
-}
-
 func (a RunAgentResponse) appendJSON(b []byte) []byte {
 	o := openObject(b)
 	o.str("run_id", a.RunID)

@@ -60,7 +60,7 @@ func TestRunViewJSONIsItsItem(t *testing.T) {
 		w.insertLocked(extra)
 		w.mu.Unlock()
 	}
-	for _, linkBase := range []string{s.cfg.sessionLinkBase, "https://x.example/s/", "https://x.example/<odd>&\u2028"} {
+	for _, linkBase := range []string{s.cfg.sessionLinkBase, "https://x.example/s", "https://x.example/<odd>&\u2028"} {
 		for _, later := range []time.Duration{0, time.Second, 3 * time.Second, time.Minute, time.Hour, 100 * time.Hour, 100000 * time.Hour} {
 			now := w.clock.Now().Add(later)
 			page := runPage{info: PageInfo{HasNextPage: true, NextCursor: "a.b"}}
@@ -112,5 +112,38 @@ func TestPlain8(t *testing.T) {
 				t.Fatalf("plain8(%q) = %v, want %v", s, got, want)
 			}
 		}
+	}
+}
+
+// response is the page as a ListRunsResponse, for the tests to compare.
+func (p runPage) response() ListRunsResponse {
+	out := ListRunsResponse{Runs: make([]RunItem, len(p.runs)), PageInfo: p.info}
+	for i, v := range p.runs {
+		out.Runs[i] = v.item()
+	}
+	return out
+}
+
+// TestSessionLinkBaseTrailingSlash: a base given with a trailing slash still
+// makes links with one slash before the session id.
+func TestSessionLinkBaseTrailingSlash(t *testing.T) {
+	s, err := New(Options{SessionLinkBase: "https://sessions.example/s/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.sessions[""]
+	claimed := 0
+	for _, r := range w.runs {
+		it := r.item(w.clock.Now(), s.cfg.sessionLinkBase)
+		if it.SessionID == "" {
+			continue
+		}
+		claimed++
+		if want := "https://sessions.example/s/" + it.SessionID; it.SessionLink != want {
+			t.Fatalf("run %s: session_link %q, want %q", it.RunID, it.SessionLink, want)
+		}
+	}
+	if claimed == 0 {
+		t.Fatal("no fixture run has a session")
 	}
 }

@@ -153,6 +153,8 @@ func New(opts Options) (*Server, error) {
 	if cfg.sessionLinkBase == "" {
 		cfg.sessionLinkBase = "https://app.warp.dev/session"
 	}
+	// Trimmed once here, so showing a run only appends "/" and the id.
+	cfg.sessionLinkBase = strings.TrimSuffix(cfg.sessionLinkBase, "/")
 	// A fixture config that does not fit AgentConfig is an error at start,
 	// never a run that silently lost its configuration.
 	for _, f := range set.Runs {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentruns/agentruns/internal/syncbuf"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -162,7 +163,7 @@ func TestControlTokenGuardsEveryControlPath(t *testing.T) {
 // Keys and tokens never reach the request log, the panic log or the request
 // journal, whatever the request and however it ends.
 func TestTokensAreNeverLogged(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	s := newServer(t, mockserver.Options{ControlToken: "ctl-SECRET-1", Logger: debugLogger(&logs), MaxBodyBytes: 1024})
 	c := serve(t, s)
 	secrets := []string{"wk-mock-alice", "wk-SECRET-unknown-2", "ctl-SECRET-1", "d2stU0VDUkVULTM6cHc=", "SECRET-4"}
@@ -201,7 +202,7 @@ func (panickingBody) Read([]byte) (int, error) { panic("the body reader broke") 
 
 // A panic in a handler becomes a logged 500 problem, and the server goes on.
 func TestAPanicIsA500ProblemAndTheServerGoesOn(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	s := newServer(t, mockserver.Options{Logger: debugLogger(&logs)})
 	req := httptest.NewRequest("POST", "/api/v1/agent/run", panickingBody{})
 	req.Header.Set("Authorization", "Bearer wk-mock-alice")

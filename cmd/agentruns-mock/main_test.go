@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,11 +12,11 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/syncbuf"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,29 +35,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // mock is one agentruns-mock, in this process (run) or in a child process.
 type mock struct {
 	t      *testing.T
 	base   string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	stop   func()     // graceful: cancel the context, or SIGTERM
 	done   chan error // run's result, or the process's exit
 	cmd    *exec.Cmd  // nil in-process
@@ -68,7 +49,7 @@ type mock struct {
 func startRun(t *testing.T, args ...string) *mock {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &mock{t: t, stderr: &syncBuffer{}, stop: cancel, done: make(chan error, 1)}
+	m := &mock{t: t, stderr: &syncbuf.Buffer{}, stop: cancel, done: make(chan error, 1)}
 	ready := make(chan string, 1)
 	go func() {
 		m.done <- run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), m.stderr, func(addr string) { ready <- addr })
@@ -104,7 +85,7 @@ func self(args ...string) *exec.Cmd {
 func startProcess(t *testing.T, args ...string) *mock {
 	t.Helper()
 	cmd := self(append([]string{"--addr", "127.0.0.1:0"}, args...)...)
-	m := &mock{t: t, stderr: &syncBuffer{}, done: make(chan error, 1), cmd: cmd}
+	m := &mock{t: t, stderr: &syncbuf.Buffer{}, done: make(chan error, 1), cmd: cmd}
 	cmd.Stderr = m.stderr
 	require.NoError(t, cmd.Start())
 	m.stop = func() { _ = cmd.Process.Signal(os.Interrupt) }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentruns/agentruns/internal/syncbuf"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -176,7 +177,7 @@ func TestUnusableStateFileIsAStartupError(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var stderr syncBuffer
+			var stderr syncbuf.Buffer
 			err := run(ctx, []string{"--addr", "127.0.0.1:0", "--state-file", path}, &stderr, func(string) {
 				t.Error("the mock started listening")
 				cancel()
