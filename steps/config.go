@@ -58,8 +58,8 @@ type Config struct {
 	// the suite behaves as against a real server.
 	NoControl bool
 
-	// Format is a godog formatter: pretty (default), progress, junit or
-	// cucumber.
+	// Format is a godog formatter: pretty (default), progress, junit,
+	// cucumber or html.
 	Format string
 	// Output receives the formatter's output; os.Stdout when nil.
 	Output io.Writer
@@ -81,7 +81,7 @@ type Config struct {
 	Features fs.FS
 }
 
-var formats = map[string]bool{"pretty": true, "progress": true, "junit": true, "cucumber": true}
+var formats = map[string]bool{"pretty": true, "progress": true, "junit": true, "cucumber": true, "html": true}
 
 // withDefaults checks c and fills in its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -115,7 +115,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Format = DefaultFormat
 	}
 	if !formats[c.Format] {
-		errs = append(errs, fmt.Errorf("format %q: want pretty, progress, junit or cucumber", c.Format))
+		errs = append(errs, fmt.Errorf("format %q: want pretty, progress, junit, cucumber or html", c.Format))
 	}
 	if c.Output == nil {
 		c.Output = os.Stdout

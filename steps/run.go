@@ -43,6 +43,8 @@ type ScenarioResult struct {
 	Status  Status
 	// Message says why the scenario failed or was skipped.
 	Message string
+
+	pickleID string // godog's id of the scenario's run, for the HTML report
 }
 
 // Result is the outcome of a whole run of the suite.
@@ -162,8 +164,10 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		Paths:          []string{"."},
 		DefaultContext: ctx,
 	}
+	name, done := su.godogName(seed)
+	defer done()
 	status := godog.TestSuite{
-		Name:                "agentruns-contract",
+		Name:                name,
 		ScenarioInitializer: su.InitializeScenario,
 		Options:             &opts,
 	}.Run()
@@ -192,7 +196,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 
 // record keeps one scenario's outcome.
 func (su *Suite) record(sc *godog.Scenario, err error, skipReason string) {
-	r := ScenarioResult{Feature: strings.TrimPrefix(sc.Uri, "./"), Name: sc.Name, Status: Passed}
+	r := ScenarioResult{Feature: strings.TrimPrefix(sc.Uri, "./"), Name: sc.Name, Status: Passed, pickleID: sc.Id}
 	for _, t := range sc.Tags {
 		r.Tags = append(r.Tags, t.Name)
 	}

@@ -6,6 +6,8 @@
 //
 //	go run ./cmd/agentruns-contract
 //	go run ./cmd/agentruns-contract --base-url https://api.example.com/api/v1 --api-key "$WARP_API_KEY" --read-only
+//	go run ./cmd/agentruns-contract --format html --output report.html
+//	go run ./cmd/agentruns-contract docs --output spec.html
 package main
 
 import (
@@ -70,6 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 Runs the Cloud Agent Runs API contract suite against a server. Without a base
 URL it starts the bundled mock in this process and verifies it.
+'agentruns-contract docs --output spec.html' writes the features as a page.
 
 Flags:
 `)
@@ -82,8 +85,8 @@ Flags:
 	fs.StringVar(&o.tags, "tags", "", "godog tag `expression` selecting scenarios, e.g. '~@slow' or '@mock-control && ~@creates-runs'")
 	fs.BoolVar(&o.readOnly, "read-only", false, "leave out the scenarios that create runs (@creates-runs)")
 	fs.DurationVar(&o.timeout, "timeout", steps.DefaultTimeout, "longest wait for one run to progress")
-	fs.StringVar(&o.format, "format", steps.DefaultFormat, "output `format`: pretty, progress, junit or cucumber")
-	fs.StringVar(&o.output, "output", "", "`file` for the output (junit and cucumber; default stdout)")
+	fs.StringVar(&o.format, "format", steps.DefaultFormat, "output `format`: pretty, progress, junit, cucumber or html")
+	fs.StringVar(&o.output, "output", "", "`file` for the output (junit, cucumber and html; default stdout)")
 	fs.IntVar(&o.concurrency, "concurrency", steps.DefaultConcurrency, "scenarios run at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -108,6 +111,9 @@ Flags:
 // run is the whole command, testable: it parses args, starts the bundled mock
 // when no server is given, runs the suite and summarises it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "docs" {
+		return runDocs(args[1:], stdout, stderr)
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

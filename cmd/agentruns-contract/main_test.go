@@ -94,7 +94,7 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 	}{
 		{"unknown flag", []string{"--nope"}, "flag provided but not defined"},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
-		{"bad format", []string{"--format", "html", "--base-url", "http://127.0.0.1:1", "--api-key", "k"}, `format "html"`},
+		{"bad format", []string{"--format", "yaml", "--base-url", "http://127.0.0.1:1", "--api-key", "k"}, `format "yaml"`},
 		{"no key for a real server", []string{"--base-url", "http://127.0.0.1:1"}, "no API key"},
 		{"bad base URL", []string{"--base-url", "ftp://example.com", "--api-key", "k"}, "want http(s)://host"},
 	} {
