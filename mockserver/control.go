@@ -92,6 +92,10 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, path string) {
 		if allowMethod(w, r, "GET, HEAD, POST, DELETE") {
 			out, aerr = fatesCall(world, r)
 		}
+	case path == "/sessions":
+		if allowMethod(w, r, "GET, HEAD") {
+			out = s.sessionList()
+		}
 	case path == "/requests":
 		if allowMethod(w, r, "GET, HEAD, DELETE") {
 			if r.Method == http.MethodDelete {

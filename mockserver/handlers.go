@@ -90,6 +90,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/yaml")
 		_, _ = w.Write(openapi.Document)
+	case path == "/__mock/ui" || strings.HasPrefix(path, "/__mock/ui/"):
+		s.dashboard(w, r, path)
 	case path == "/__mock" || strings.HasPrefix(path, "/__mock/"):
 		s.control(w, r, strings.TrimPrefix(path, "/__mock"))
 	case strings.HasPrefix(path, "/agent/"):
@@ -150,12 +152,14 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, path string) {
 		writeProblem(w, r, &apiError{code: codeUnavailable, detail: "too many isolated sessions are open; reset or reuse one", retryAfter: 5 * time.Second})
 		return
 	}
-	injected := false
-	defer func() { world.journal.add(attempt(r, path, w, injected)) }()
+	injected, observer := false, r.Header.Get(ObserverHeader) != ""
+	if !observer {
+		defer func() { world.journal.add(attempt(r, path, w, injected)) }()
+	}
 	// The body is read before a delay fault waits: only then does the server
 	// notice a client that hangs up, so nothing is created for a caller gone.
 	body, bodyErr := s.readBody(r)
-	if s.inject(w, r, world, path, &injected) {
+	if !observer && s.inject(w, r, world, path, &injected) {
 		return
 	}
 	p, aerr := s.cfg.authenticate(r)
