@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { browsertest.Main(m) }
 // carries markup: the suite fails those scenarios and quotes the body.
 func brokenServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	mock, err := mockserver.New(mockserver.Options{DisableControl: true, Step: 20 * time.Millisecond})
+	mock, err := mockserver.New(mockserver.Options{DisableControl: true, Step: 200 * time.Millisecond})
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()

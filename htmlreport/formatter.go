@@ -313,7 +313,7 @@ func (pr *pickleRun) result(skipReason func(string) string) Result {
 		}
 	}
 	if res.Status == Passed && skipped {
-		res.Status = Skipped
+		res.Status, res.Duration = Skipped, ""
 		if skipReason != nil {
 			res.Message = skipReason(pr.pickle.Id)
 		}

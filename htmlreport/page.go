@@ -206,6 +206,21 @@ func (s *Scenario) FailureShownOnStep() bool {
 	return false
 }
 
+// SharedSkip is the reason when every row of an outline was skipped for
+// the same reason, to be said once rather than on every row.
+func (s *Scenario) SharedSkip() string {
+	reason, n := "", 0
+	for _, e := range s.Examples {
+		for _, r := range e.Rows {
+			if r.Status != Skipped || (n > 0 && r.Message != reason) {
+				return ""
+			}
+			reason, n = r.Message, n+1
+		}
+	}
+	return reason
+}
+
 // IsOutline tells a scenario outline from a plain scenario.
 func (s *Scenario) IsOutline() bool { return len(s.Examples) > 0 }
 

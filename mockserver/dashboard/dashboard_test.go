@@ -63,8 +63,8 @@ func TestDashboardFollowsARunInABrowser(t *testing.T) {
 	browsertest.Do(t, ctx, chromedp.Click(`#freeze`))
 	browsertest.WaitFor(t, ctx, `document.getElementById('clock-mode').textContent === 'virtual'`)
 
-	hostile := `Ship it <img src=x onerror="window.pwned = 1">`
-	prompt := map[string]any{"prompt": "Watch the dashboard", "title": hostile, "config": map[string]any{"name": "dashboard-demo"}}
+	hostile := `Ship the preview build <img src=x onerror="window.pwned = 1">`
+	prompt := map[string]any{"prompt": hostile, "title": "Ship the preview build", "config": map[string]any{"name": "previews"}}
 	require.Equal(t, 429, call(t, srv.URL, session, "POST", "/agent/run", prompt, nil))
 	var created struct {
 		RunID string `json:"run_id"`
@@ -107,7 +107,8 @@ func TestDashboardFollowsARunInABrowser(t *testing.T) {
 	browsertest.WaitFor(t, ctx, `document.querySelectorAll('#journal tbody tr').length === 3`)
 	assert.Equal(t, "GET", browsertest.Text(t, ctx, `#journal tbody tr:first-child td:nth-child(2)`))
 
-	assert.Contains(t, browsertest.Text(t, ctx, `#run-detail .run-title`), `<img src=x`, "the title is shown as text")
+	assert.Equal(t, "Ship the preview build", browsertest.Text(t, ctx, `#run-detail .run-title`))
+	assert.Equal(t, hostile, browsertest.Text(t, ctx, `#run-detail .prompt`), "the prompt is shown as text")
 	assert.False(t, browsertest.Eval[bool](t, ctx, `window.pwned !== undefined`), "markup from the API ran in the page")
 
 	browsertest.Do(t, ctx, chromedp.Click(`#resume`))
