@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -190,7 +191,7 @@ func (fr *faultRules) match(r *http.Request, apiPath string) *Fault {
 		}
 		if rule.Header != "" {
 			v, present := r.Header[http.CanonicalHeaderKey(rule.Header)]
-			if !present || rule.Value != "" && !contains(v, rule.Value) {
+			if !present || rule.Value != "" && !slices.Contains(v, rule.Value) {
 				return false
 			}
 		}
@@ -211,13 +212,4 @@ func (fr *faultRules) match(r *http.Request, apiPath string) *Fault {
 
 func (fr *faultRules) removeID(id string) bool {
 	return fr.Remove(id, func(r *FaultRule) string { return r.ID })
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

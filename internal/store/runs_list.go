@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,7 +102,7 @@ func (q *ListQuery) matches(r *Run, snap Snapshot) bool {
 		!q.UpdatedAfter.IsZero() && !snap.UpdatedAt.After(q.UpdatedAfter):
 		return false
 	}
-	if q.ArtifactType != "" && (snap.State != Succeeded || !contains(r.ArtifactTypes, q.ArtifactType)) {
+	if q.ArtifactType != "" && (snap.State != Succeeded || !slices.Contains(r.ArtifactTypes, q.ArtifactType)) {
 		return false
 	}
 	if len(q.Terms) > 0 {
@@ -113,15 +114,6 @@ func (q *ListQuery) matches(r *Run, snap Snapshot) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // walkCreated collects up to limit+1 matches in creation order.
