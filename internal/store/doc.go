@@ -28,7 +28,7 @@
 //     written to the save, so a new field is one edit here plus its encoding
 //     in the HTTP layer;
 //  2. its fields on Session (the records and any index), emptied and seeded
-//     from the fixtures in Session.resetLocked, and copied in saveSession and
+//     from the fixtures in Session.resetLocked, and copied in saveLocked and
 //     restoreSession (save.go; TestSaveKnowsEveryField fails until they are);
 //  3. its operations as Session methods that take the lock, return records
 //     or views by value, fail with sentinel errors declared next to them, and
