@@ -60,6 +60,9 @@ func TestSuitePassesAgainstTheReferenceServer(t *testing.T) {
 		// Runs end within a few milliseconds, before the suite can cancel or
 		// watch them.
 		{"runs that end at once", refserver.Options{Step: time.Millisecond}},
+		// Runs wait a long time to be handed to a worker, so that a cancel
+		// meets a retryable 409 first.
+		{"runs held in PENDING", refserver.Options{Step: 2 * time.Millisecond, PendingFor: 300 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -65,6 +65,10 @@ func (s *Server) plan(start time.Time, n int, selfHosted bool) []phase {
 	t := start
 	for _, st := range states {
 		out = append(out, phase{st, t})
+		if st == "PENDING" && s.opts.PendingFor > 0 {
+			t = t.Add(s.opts.PendingFor)
+			continue
+		}
 		t = t.Add(s.opts.Step)
 	}
 	if s.opts.BlockedFor > 0 && n%3 == 0 {

@@ -27,6 +27,10 @@ type Options struct {
 	// caller can look; 100 ms one whose runs move while the caller watches.
 	// Default 100 ms.
 	Step time.Duration
+	// PendingFor, when set, is how long a created run stays PENDING (being
+	// handed to a worker, when a cancel is answered with a retryable 409)
+	// instead of one Step.
+	PendingFor time.Duration
 	// BlockedFor, when set, sends every third created run through BLOCKED
 	// (waiting for a person) for this long while it is in progress.
 	BlockedFor time.Duration
