@@ -112,6 +112,9 @@ func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
 		// Without format assertions "created_after=yesterday" or a
 		// session_link that is no URI would pass.
 		config.WithFormatAssertions(),
+		// Without content assertions "contentEncoding: base64" is only a
+		// note, and an attachment whose data is not base64 would pass.
+		config.WithContentAssertions(),
 		// Security is checked separately (ValidateSecurity): the mock answers
 		// a missing key with its own 401 before it validates anything.
 		config.WithoutSecurityValidation(),
