@@ -87,6 +87,10 @@ func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
 	logged := &logCollector{}
 	cfg := datamodel.NewDocumentConfiguration()
 	cfg.Logger = slog.New(logged)
+	// A conversation step holds its sub-steps: an array of itself, which
+	// an empty array ends. libopenapi calls such a cycle infinite unless
+	// told that array cycles are fine.
+	cfg.IgnoreArrayCircularReferences = true
 	parsed, err := libopenapi.NewDocumentWithConfiguration(doc, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: parse document: %w", err)

@@ -141,12 +141,24 @@ func render(v any) string {
 // matches. In a pattern, "*" stands for any run of characters.
 type Allowance struct {
 	Pattern string
+	// Added limits the allowance to facts only our document states, so
+	// that an entry for an addition (a status the mock answers) cannot
+	// hide a fact missing from our document at the same place.
+	Added bool
 	// Why says why our document may differ there; required.
 	Why string
 }
 
-// Covers reports whether a covers the difference at path: the pattern
-// matches path itself or one of its ancestors.
+// Allows reports whether a accepts d.
+func (a Allowance) Allows(d Difference) bool {
+	if a.Added && d.Want != "" {
+		return false
+	}
+	return a.Covers(d.Path)
+}
+
+// Covers reports whether a's pattern covers the fact at path: it matches
+// path itself or one of its ancestors.
 func (a Allowance) Covers(path string) bool {
 	parts := strings.Split(a.Pattern, "*")
 	for i, p := range parts {
@@ -163,7 +175,7 @@ func Filter(diffs []Difference, allowed []Allowance) (unexplained []Difference, 
 	for _, d := range diffs {
 		covered := false
 		for i, a := range allowed {
-			if a.Covers(d.Path) {
+			if a.Allows(d) {
 				used[i], covered = true, true
 			}
 		}
