@@ -39,6 +39,16 @@ Feature: Billing
     Given a run
     Then it fails
 
+  @mock-control
+  Scenario Outline: A forced <state> run is billed nothing
+    Given a run in <state>
+    Then it fails
+
+    Examples:
+      | state  |
+      | FAILED |
+      | ERROR  |
+
   Scenario Outline: A <state> run is billed <amount>
     Given a run in <state>
     Then the bill says "<amount>"
@@ -121,7 +131,7 @@ func TestReportShowsOutcomesAndReasons(t *testing.T) {
 
 	has(t, page, `<b data-count="passed">2</b> passed`)
 	has(t, page, `<b data-count="failed">1</b> failed`)
-	has(t, page, `<b data-count="skipped">1</b> skipped`)
+	has(t, page, `<b data-count="skipped">3</b> skipped`)
 	has(t, page, `<b data-count="notrun">1</b> not selected`)
 
 	// Anchors a CI job can link to, stable across runs.
@@ -139,6 +149,9 @@ func TestReportShowsOutcomesAndReasons(t *testing.T) {
 	has(t, page, "{&#34;state&#34;: &#34;FAILED&#34;}", "a row's steps as run, placeholders filled in")
 	has(t, page, "Not selected by this run's tags.")
 	has(t, page, `data-tags="@billing @mock-control"`)
+	// An outline skipped for one reason says it once, not on every row.
+	has(t, page, "<b>Skipped</b>, every example: ")
+	assert.Equal(t, 2, strings.Count(page, "which the server does not offer"), "one plain scenario, one outline")
 }
 
 // Everything a server sent back is text on the page, never markup.

@@ -15,13 +15,11 @@ const ObserverHeader = "X-Mock-Observer"
 
 var dashboardHandler = http.StripPrefix("/__mock/ui", dashboard.Handler())
 
-// dashboard serves the page at /__mock/ui/. It is part of the control API:
-// off with it; its data come from the control API, which asks for the token.
+// dashboard serves the page at /__mock/ui/, static files that need no token
+// and open no mock session: the page's data come from the control API,
+// which asks for the token. Like the control API, it is off under
+// --no-control (serve checks that first).
 func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, path string) {
-	if s.cfg.disableControl {
-		writeProblem(w, r, errorf(codeNotFound, "no such path: %s (the control API is turned off)", r.URL.Path))
-		return
-	}
 	if path == "/__mock/ui" {
 		http.Redirect(w, r, strings.TrimSuffix(r.URL.Path, "/")+"/", http.StatusMovedPermanently)
 		return
