@@ -516,10 +516,10 @@ func TestGoAPIChangesCountForTheSaver(t *testing.T) {
 		name   string
 		change func()
 	}{
+		{"set state", func() { _, err := ms.SetState(id, mockserver.Cancelled, nil); require.NoError(t, err) }},
 		{"advance", func() { _, err := ms.Advance(time.Minute); require.NoError(t, err) }},
 		{"set now", func() { _, err := ms.SetNow(ms.Now().Add(time.Hour)); require.NoError(t, err) }},
 		{"clock mode", func() { ms.SetClockMode(mockserver.RealClock) }},
-		{"set state", func() { _, err := ms.SetState(id, mockserver.Cancelled, nil); require.NoError(t, err) }},
 		{"reset", ms.Reset},
 		{"new session", func() { s.Session("another") }},
 	} {
