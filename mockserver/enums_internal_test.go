@@ -54,8 +54,8 @@ func TestTablesFollowTheDocument(t *testing.T) {
 			codes = append(codes, string(c))
 		}
 	}
-	assert.ElementsMatch(t, enum("ErrorCode"), codes, "error codes (internal/errcode)")
-	for _, c := range enum("ErrorCode") {
+	assert.ElementsMatch(t, enum("PlatformErrorCode"), codes, "error codes (internal/errcode)")
+	for _, c := range enum("PlatformErrorCode") {
 		assert.False(t, gateway[errcode.Code(c)], "%s is the document's, not only the gateway's", c)
 	}
 }
