@@ -103,3 +103,11 @@ type Options struct {
 
 // New makes a formatter writing to w.
 type New func(w io.Writer, o Options) Formatter
+
+// Builtin are the formatters of this package, by the name --format knows
+// them by.
+var Builtin = map[string]New{
+	"pretty":   NewPretty,
+	"progress": NewProgress,
+	"junit":    NewJUnit,
+}
