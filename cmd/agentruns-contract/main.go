@@ -238,8 +238,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Seed = steps.NewSeed()
 	}
 	fmt.Fprintf(stderr, "testing %s\n", target)
-	fmt.Fprintf(stderr, "key from %s; %d scenarios at a time in random order, seed %d (--seed %d replays it)\n",
-		o.apiKeyFrom, cfg.Concurrency, cfg.Seed, cfg.Seed)
+	fmt.Fprintf(stderr, "key from %s; scenarios in random order, seed %d (--seed %d replays it), %d at a time\n",
+		o.apiKeyFrom, cfg.Seed, cfg.Seed, cfg.Concurrency)
 
 	res, err := steps.Run(ctx, cfg)
 	var pre *steps.PreflightError

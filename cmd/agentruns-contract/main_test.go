@@ -322,3 +322,81 @@ func TestPreflightStopsAtAWrongTarget(t *testing.T) {
 		})
 	}
 }
+
+// Issue 15, point 4: Cucumber's tag expressions select scenarios, and
+// godog's older ones still do.
+func TestCucumberTagExpressions(t *testing.T) {
+	for _, tags := range []string{"@mock-control and not @slow", "not (@slow or @creates-runs)", "@mock-control && ~@slow"} {
+		t.Run(tags, func(t *testing.T) {
+			out, errOut, err := runCmd(t, "--tags", tags, "--format", "progress")
+			require.NoError(t, err, "%s\n%s", out, errOut)
+			total, passed, _, _ := summaryCounts(t, errOut)
+			assert.Positive(t, total)
+			assert.Equal(t, total, passed)
+		})
+	}
+}
+
+// scenarioHeaders lists the "Scenario:" lines of pretty output, in order.
+func scenarioHeaders(out string) []string {
+	var h []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "Scenario: ") {
+			h = append(h, strings.TrimSpace(line))
+		}
+	}
+	return h
+}
+
+// Issue 15, point 5: at concurrency 4 the pretty output prints each
+// scenario whole, with no Go source location.
+func TestPrettyOutputAtConcurrencyFour(t *testing.T) {
+	out, errOut, err := runCmd(t, "--concurrency", "4", "--tags", "not @slow")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	assert.NotRegexp(t, `\.go:\d+`, out, "a Go source location reached the reader")
+	assert.NotContains(t, out, "*scenario")
+	// Each block: a Scenario line, then only its steps, their tables and
+	// messages, up to a blank line.
+	blocks := strings.Split(out, "\n\n")
+	var scenarios int
+	for _, b := range blocks {
+		lines := strings.Split(strings.TrimSpace(b), "\n")
+		if !strings.HasPrefix(lines[0], "Scenario: ") {
+			continue
+		}
+		scenarios++
+		for _, l := range lines[1:] {
+			assert.NotContains(t, l, "Scenario", "two scenarios in one block:\n%s", b)
+			assert.Regexp(t, `^\s+(✓|-|\|)`, l, "block:\n%s", b)
+		}
+	}
+	total, _, _, _ := summaryCounts(t, errOut)
+	assert.Equal(t, total, scenarios)
+	assert.Len(t, scenarioHeaders(out), total)
+}
+
+// Issue 15, point 6: --seed replays the order the earlier run printed.
+func TestSeedReplaysTheOrder(t *testing.T) {
+	order := func(seed string) []string {
+		out, errOut, err := runCmd(t, "--seed", seed, "--concurrency", "1", "--read-only")
+		require.NoError(t, err, "%s\n%s", out, errOut)
+		assert.Contains(t, errOut, "seed "+seed+" (--seed "+seed+" replays it)")
+		return scenarioHeaders(out)
+	}
+	first := order("7")
+	require.NotEmpty(t, first)
+	assert.Equal(t, first, order("7"))
+	assert.NotEqual(t, first, order("8"))
+	assert.ElementsMatch(t, first, order("8"))
+}
+
+// Issue 15, point 6: --no-control tests the mock as if it were a real
+// server.
+func TestNoControlTestsTheMockAsARealServer(t *testing.T) {
+	out, errOut, err := runCmd(t, "--no-control", "--tags", "@mock-control", "--format", "progress")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	total, _, _, skipped := summaryCounts(t, errOut)
+	assert.Equal(t, total, skipped)
+	assert.Contains(t, errOut, "polling the server")
+	assert.Contains(t, errOut, "needs the mock control API")
+}
