@@ -400,3 +400,35 @@ func TestNoControlTestsTheMockAsARealServer(t *testing.T) {
 	assert.Contains(t, errOut, "polling the server")
 	assert.Contains(t, errOut, "needs the mock control API")
 }
+
+// docs/contract-suite-runner.md says what the command does: every flag, the
+// target lines and the pre-flight sentences it quotes.
+func TestTheRunnerPageIsTrue(t *testing.T) {
+	data, err := os.ReadFile("../../docs/contract-suite-runner.md")
+	require.NoError(t, err)
+	page := string(data)
+	var help bytes.Buffer
+	require.ErrorIs(t, run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &help), errHelp)
+	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help.String(), -1)
+	require.Greater(t, len(flags), 8, help.String())
+	for _, f := range flags {
+		if f[1] != "api-key" && f[1] != "timeout" { // the README's table has them
+			assert.Contains(t, page, "`--"+f[1], "the page does not describe --%s", f[1])
+		}
+	}
+	for _, f := range formats {
+		assert.Contains(t, page, "| `"+f.name+"`", "the page does not describe --format %s", f.name)
+	}
+	for _, line := range []string{
+		"testing URL (from --base-url)",
+		"testing URL (from $OZ_API_BASE_URL), read-only: name it with --base-url, or add --allow-writes, to run the scenarios that create runs",
+		"testing the bundled mock at http://127.0.0.1:PORT (started in this process: no --base-url, no $OZ_API_BASE_URL)",
+		"refused the API key (GET /agent/runs answered 401); check --api-key or WARP_API_KEY",
+		"is the server running, and is the base URL right?",
+		"not JSON: is … the API's base URL, with its version prefix such as /api/v1?",
+		"--seed 4284715607176908989 replays it), 4 at a time",
+		"exits with status 130",
+	} {
+		assert.Contains(t, page, line)
+	}
+}
