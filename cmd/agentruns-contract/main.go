@@ -66,7 +66,19 @@ var errHelp = errors.New("help")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			// The first Ctrl-C stops the suite, which then cancels its runs;
+			// from now on a second one ends the process at once.
+			stop()
+			fmt.Fprintln(os.Stderr, "\nagentruns-contract: interrupted: cancelling the runs this suite started (Ctrl-C again to stop at once)")
+		case <-finished:
+		}
+	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	close(finished)
 	stop()
 	switch {
 	case err == nil, errors.Is(err, errHelp):
