@@ -73,6 +73,8 @@ func (s Scenario) FailedStep() (Step, bool) {
 type Run struct {
 	Name      string // the suite's name, e.g. "agentruns-contract"
 	Target    string // the base URL under test
+	Mode      string // how, e.g. "polling the server"
+	Tags      string // the tag expression that selected the scenarios
 	Seed      int64  // replays the order of the scenarios
 	Start     time.Time
 	Duration  time.Duration

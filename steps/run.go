@@ -165,7 +165,10 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	}.Run()
 
 	scenarios, repErr := ev.finish()
-	run := report.Run{Name: "agentruns-contract", Target: cfg.BaseURL, Seed: seed, Start: start, Duration: time.Since(start), Scenarios: scenarios}
+	run := report.Run{
+		Name: "agentruns-contract", Target: cfg.BaseURL, Mode: su.mode(), Tags: cfg.Tags, Seed: seed,
+		Start: start, Duration: time.Since(start), Scenarios: scenarios,
+	}
 	if err := rep.Close(run); err != nil && repErr == nil {
 		repErr = err
 	}

@@ -57,6 +57,14 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 // control API.
 func (su *Suite) Control() bool { return su.control != nil }
 
+// mode says how the suite drives the server, for people.
+func (su *Suite) mode() string {
+	if su.Control() {
+		return "driving the mock's control API"
+	}
+	return "polling the server"
+}
+
 // newClient makes the HTTP client of one scenario.
 func (su *Suite) newClient() *apiClient {
 	return &apiClient{

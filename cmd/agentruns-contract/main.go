@@ -274,16 +274,12 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		return
 	}
 	passed, failed, skipped := res.Count()
-	mode := "polling the server"
-	if res.Control {
-		mode = "driving the mock's control API"
-	}
 	interrupted := ""
 	if n := len(res.Interrupted()); n > 0 {
 		interrupted = fmt.Sprintf(", %d interrupted", n)
 	}
 	fmt.Fprintf(w, "\n%d scenarios: %d passed, %d failed, %d skipped%s in %s (%s, seed %d)\n",
-		len(res.Scenarios), passed, failed, skipped, interrupted, res.Duration.Round(time.Millisecond), mode, res.Seed)
+		len(res.Scenarios), passed, failed, skipped, interrupted, res.Duration.Round(time.Millisecond), res.Report.Mode, res.Seed)
 	if cfg.ReadOnly {
 		fmt.Fprintln(w, "read-only: scenarios tagged @creates-runs were left out")
 	}

@@ -7,9 +7,11 @@
 // is a small recursive-descent parser. Both syntaxes share one grammar, from
 // the loosest operator to the tightest:
 //
+//	&&          (godog's "and", splitting the expression at the top as in godog,
+//	            so "X && ~@slow" excludes @slow whatever X is)
 //	or          (Cucumber)
-//	and, &&     (both)
-//	,           (godog: "or", tighter than &&, so "@a,@b && @c" is (@a or @b) and @c)
+//	and         (Cucumber)
+//	,           (godog's "or", tighter than &&, so "@a,@b && @c" is (@a or @b) and @c)
 //	not, ~      (both)
 //	( ... )     (Cucumber)
 //
@@ -93,7 +95,7 @@ func Parse(s string) (Expr, error) {
 		return trueNode{}, nil
 	}
 	p := &parser{toks: toks, src: s}
-	x, err := p.or()
+	x, err := p.expr()
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +155,18 @@ func (p *parser) peek() string {
 	return ""
 }
 
+func (p *parser) expr() (Expr, error) {
+	x, err := p.or()
+	for err == nil && p.peek() == "&&" {
+		p.pos++
+		var y Expr
+		if y, err = p.or(); err == nil {
+			x = andNode{x, y}
+		}
+	}
+	return x, err
+}
+
 func (p *parser) or() (Expr, error) {
 	x, err := p.and()
 	for err == nil && p.peek() == "or" {
@@ -167,7 +181,7 @@ func (p *parser) or() (Expr, error) {
 
 func (p *parser) and() (Expr, error) {
 	x, err := p.comma()
-	for err == nil && (p.peek() == "and" || p.peek() == "&&") {
+	for err == nil && p.peek() == "and" {
 		p.pos++
 		var y Expr
 		if y, err = p.comma(); err == nil {
@@ -203,7 +217,7 @@ func (p *parser) unary() (Expr, error) {
 		return notNode{x}, nil
 	case "(":
 		p.pos++
-		x, err := p.or()
+		x, err := p.expr()
 		if err != nil {
 			return nil, err
 		}

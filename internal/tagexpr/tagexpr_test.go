@@ -36,8 +36,12 @@ func TestParseSelects(t *testing.T) {
 		{"@a,@b && @c", []string{"@a"}, false}, // "," binds tighter than &&
 		{"@a,@b && @c", []string{"@b", "@c"}, true},
 		{"@creates-runs && ~@mock-control", []string{"@creates-runs"}, true},
-		// Mixed, as the read-only flag joins them.
+		// Mixed: && splits at the top, so appending "&& ~@x" to any
+		// expression excludes @x.
 		{"(not @slow) && ~@creates-runs", []string{"@slow"}, false},
+		{"@a or @b && ~@x", []string{"@a", "@x"}, false},
+		{"@a or @b && ~@x", []string{"@b"}, true},
+		{"@a or @b and @c && ~@x", []string{"@a"}, true},
 	} {
 		x, err := Parse(tc.expr)
 		require.NoError(t, err, tc.expr)
