@@ -3,8 +3,10 @@ package steps
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/agentruns/agentruns/openapi"
 )
@@ -74,4 +76,18 @@ func (su *Suite) newClient() *apiClient {
 		key:       su.cfg.APIKey,
 		validator: su.cfg.Validator,
 	}
+}
+
+// createTimeout bounds a create request that an interrupt no longer stops.
+const createTimeout = 30 * time.Second
+
+// seeCreatesThrough keeps an interrupt (Ctrl-C) from cutting a create
+// request short: the server may have created the run already, and only the
+// answer names it, for the scenario to cancel. A create not yet sent when
+// the interrupt comes is not sent.
+func seeCreatesThrough(ctx context.Context, c call) (context.Context, context.CancelFunc) {
+	if c.method != http.MethodPost || (c.path != "/agent/run" && c.path != "/agent/runs") || ctx.Err() != nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
 }

@@ -222,36 +222,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Format = f.name
 	}
 
-	var target string
-	switch {
-	case cfg.BaseURL == "":
-		url, stop, err := startMock()
-		if err != nil {
-			return fmt.Errorf("starting the bundled mock: %w", err)
-		}
-		defer stop()
-		cfg.BaseURL = url
-		if cfg.APIKey == "" {
-			cfg.APIKey, o.apiKeyFrom = "wk-mock-alice", "a fixture key of the mock"
-		}
-		target = fmt.Sprintf("the bundled mock at %s (started in this process: no --base-url, no $OZ_API_BASE_URL)", url)
-	case cfg.APIKey == "":
-		return errors.New("no API key: pass --api-key or set WARP_API_KEY")
-	case o.baseURLFrom == "$OZ_API_BASE_URL" && !o.allowWrites && !cfg.ReadOnly:
-		// A variable exported for another tool must not make this command
-		// create runs on that server: only a server named on this command
-		// line, or --allow-writes, does.
-		cfg.ReadOnly = true
-		target = fmt.Sprintf("%s (from $OZ_API_BASE_URL), read-only: name it with --base-url, or add --allow-writes, to run the scenarios that create runs", cfg.BaseURL)
-	default:
-		target = fmt.Sprintf("%s (from %s)", cfg.BaseURL, o.baseURLFrom)
+	target, keyFrom, stop, err := chooseTarget(o, &cfg)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	if cfg.Seed == 0 {
 		cfg.Seed = steps.NewSeed()
 	}
 	fmt.Fprintf(stderr, "testing %s\n", target)
 	fmt.Fprintf(stderr, "key from %s; scenarios in random order, seed %d (--seed %d replays it), %d at a time\n",
-		o.apiKeyFrom, cfg.Seed, cfg.Seed, cfg.Concurrency)
+		keyFrom, cfg.Seed, cfg.Seed, cfg.Concurrency)
 
 	res, err := steps.Run(ctx, cfg)
 	var pre *steps.PreflightError
@@ -266,6 +247,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errFailed
 	}
 	return nil
+}
+
+// chooseTarget settles the server under test, starting the bundled mock when
+// none is named, and says which it is and why. A server named only by
+// $OZ_API_BASE_URL, exported for another tool perhaps, is tested read-only:
+// runs are created only on a server named on this command line, or with
+// --allow-writes.
+func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop func(), err error) {
+	switch {
+	case cfg.BaseURL == "":
+		url, stop, err := startMock()
+		if err != nil {
+			return "", "", nil, fmt.Errorf("starting the bundled mock: %w", err)
+		}
+		cfg.BaseURL = url
+		keyFrom = o.apiKeyFrom
+		if cfg.APIKey == "" {
+			cfg.APIKey, keyFrom = "wk-mock-alice", "a fixture key of the mock"
+		}
+		return fmt.Sprintf("the bundled mock at %s (started in this process: no --base-url, no $OZ_API_BASE_URL)", url), keyFrom, stop, nil
+	case cfg.APIKey == "":
+		return "", "", nil, errors.New("no API key: pass --api-key or set WARP_API_KEY")
+	case o.baseURLFrom == "$OZ_API_BASE_URL" && !o.allowWrites && !cfg.ReadOnly:
+		cfg.ReadOnly = true
+		target = fmt.Sprintf("%s (from $OZ_API_BASE_URL), read-only: name it with --base-url, or add --allow-writes, to run the scenarios that create runs", cfg.BaseURL)
+	default:
+		target = fmt.Sprintf("%s (from %s)", cfg.BaseURL, o.baseURLFrom)
+	}
+	return target, o.apiKeyFrom, func() {}, nil
 }
 
 // summarise tells people what ran, what failed and what was skipped.
