@@ -14,6 +14,9 @@ Feature: Create a run
     And the response has a non-empty "run_id"
     And the response field "state" is "QUEUED"
 
+  # task_id is the run's id under its older name. The document promises it
+  # equals run_id in the create answer; runs listed from long ago may carry
+  # a task_id of their own, so only a run created here is held to it.
   Scenario: task_id is the same as run_id
     When I create a run with the prompt "Fix the flaky login test"
     Then the response field "task_id" equals the response field "run_id"

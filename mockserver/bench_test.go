@@ -11,6 +11,7 @@ package mockserver
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentruns/agentruns/internal/store"
 )
 
 // benchSizes are the store sizes the scale benchmarks run at.
@@ -69,68 +72,53 @@ func benchFate(i int) string {
 	return ""
 }
 
-// newBenchServer is a mock with a virtual clock whose default session holds
-// the fixtures plus n runs, made as POST /agent/run makes them (decoded from
-// a JSON body, so every run owns its strings, as over HTTP) but without the
-// HTTP round trip. The clock moves a second per run, so all but the newest
-// few runs have finished; 2% are cancelled while queued.
-func newBenchServer(tb testing.TB, n int) *Server {
+// newBenchServer is a mock with a virtual clock whose default mock session
+// holds the fixtures plus n runs, made as POST /agent/run makes them (decoded
+// from a JSON body, so every run owns its strings, as over HTTP) but without
+// the HTTP round trip. The clock moves a second per run, so all but the
+// newest few runs have finished; 2% are cancelled while queued.
+func newBenchServer(tb testing.TB, n int) (*Server, *benchFill) {
 	tb.Helper()
 	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	fillBench(tb, s, s.sessions[""], 0, n)
-	return s
+	f := &benchFill{session: openDefault(tb, s)}
+	f.fill(tb, s, 0, n)
+	return s, f
 }
 
-func fillBench(tb testing.TB, s *Server, w *world, from, to int) {
+// benchFill is the default mock session of a bench server and the runs the
+// fill made in it, in order.
+type benchFill struct {
+	session *store.Session
+	ids     []string
+	teams   []string
+}
+
+func (f *benchFill) fill(tb testing.TB, s *Server, from, to int) {
 	tb.Helper()
 	for i := from; i < to; i++ {
-		p := s.cfg.principals[benchKeys[(i/7)%len(benchKeys)]]
+		p := s.principals[benchKeys[(i/7)%len(benchKeys)]]
 		req := httptest.NewRequest(http.MethodPost, "/agent/run", nil)
 		if f := benchFate(i); f != "" {
 			req.Header.Set(FateHeader, f)
 		}
-		if _, aerr := s.createRun(w, p, req, []byte(benchRequest(i)), ""); aerr != nil {
+		out, aerr := s.createRun(&call{r: req, session: f.session, principal: p, body: []byte(benchRequest(i))})
+		if aerr != nil {
 			tb.Fatalf("create %d: %v", i, aerr)
 		}
+		id := out.(RunAgentResponse).RunID
+		f.ids, f.teams = append(f.ids, id), append(f.teams, p.Team)
 		if i%50 == 13 {
-			w.mu.RLock()
-			id := w.runs[len(w.runs)-1].id
-			w.mu.RUnlock()
-			if err := w.cancel(p, id); err != nil {
+			if err := f.session.Cancel(p, id); err != nil {
 				tb.Fatalf("cancel %d: %v", i, err)
 			}
 		}
-		if _, err := w.clock.Advance(time.Second); err != nil {
+		if _, err := f.session.Advance(time.Second); err != nil {
 			tb.Fatal(err)
 		}
 	}
-}
-
-// truncateBench drops the runs past the first n, so a benchmark that creates
-// runs keeps the store near the size it is named after.
-func truncateBench(w *world, n int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n >= len(w.runs) {
-		return
-	}
-	cut := w.runs[n].seq // runs from this seq on go
-	for _, r := range w.runs[n:] {
-		delete(w.byID, r.id)
-	}
-	for name, list := range w.byName {
-		k := len(list)
-		for k > 0 && list[k-1].seq >= cut {
-			k--
-		}
-		clear(list[k:])
-		w.byName[name] = list[:k]
-	}
-	clear(w.runs[n:])
-	w.runs = w.runs[:n]
 }
 
 // discardWriter is the cheapest http.ResponseWriter that still keeps the
@@ -188,29 +176,38 @@ func authorized(r *http.Request) *http.Request {
 	return r
 }
 
+func openDefault(tb testing.TB, s *Server) *store.Session {
+	ms, err := s.store.Open("")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ms
+}
+
 // benchServers keeps the filled servers, so the benchmarks of one `go test`
 // share each size's fill (a million runs take a while to make).
 var benchServers = map[int]*Server{}
+var benchFills = map[int]*benchFill{}
 
-func forEachSize(b *testing.B, fn func(b *testing.B, s *Server, n int)) {
+func forEachSize(b *testing.B, fn func(b *testing.B, s *Server, f *benchFill, n int)) {
 	for _, n := range benchSizes {
 		b.Run("runs="+strconv.Itoa(n), func(b *testing.B) {
 			s := benchServers[n]
 			if s == nil {
-				s = newBenchServer(b, n)
+				s, benchFills[n] = newBenchServer(b, n)
 				benchServers[n] = s
 			}
 			runtime.GC()
-			fn(b, s, n)
+			fn(b, s, benchFills[n], n)
 		})
 	}
 }
 
 // BenchmarkCreate is POST /agent/run with a realistic body.
 func BenchmarkCreate(b *testing.B) {
-	forEachSize(b, func(b *testing.B, s *Server, n int) {
-		w, world := newDiscard(), s.sessions[""]
-		base := len(world.runs)
+	forEachSize(b, func(b *testing.B, s *Server, f *benchFill, n int) {
+		w := newDiscard()
+		base := f.session.Len()
 		bodies := make([][]byte, 64)
 		for i := range bodies {
 			bodies[i] = []byte(benchRequest(n + i))
@@ -221,25 +218,25 @@ func BenchmarkCreate(b *testing.B) {
 		timed(b, func(i int) {
 			if i > 0 && i%chunk == 0 {
 				b.StopTimer()
-				truncateBench(world, base)
+				f.session.Truncate(base)
 				b.StartTimer()
 			}
 			body := bodies[i%len(bodies)]
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 			serve(b, s, w, r, http.StatusOK)
 		})
-		truncateBench(world, base)
+		f.session.Truncate(base)
 	})
 }
 
 // BenchmarkGet is GET /agent/runs/{id} on runs spread over the store.
 func BenchmarkGet(b *testing.B) {
-	forEachSize(b, func(b *testing.B, s *Server, n int) {
-		w, world := newDiscard(), s.sessions[""]
+	forEachSize(b, func(b *testing.B, s *Server, f *benchFill, n int) {
+		w := newDiscard()
 		var reqs []*http.Request
-		for i := len(world.runs) - 1; i >= 0 && len(reqs) < 1024; i -= max(n/1024, 1) {
-			if r := world.runs[i]; r.team == "team-acme" {
-				reqs = append(reqs, authorized(httptest.NewRequest(http.MethodGet, "/agent/runs/"+r.id, nil)))
+		for i := len(f.ids) - 1; i >= 0 && len(reqs) < 1024; i -= max(n/1024, 1) {
+			if f.teams[i] == "team-acme" {
+				reqs = append(reqs, authorized(httptest.NewRequest(http.MethodGet, "/agent/runs/"+f.ids[i], nil)))
 			}
 		}
 		timed(b, func(i int) { serve(b, s, w, reqs[i%len(reqs)], http.StatusOK) })
@@ -251,7 +248,7 @@ func BenchmarkGet(b *testing.B) {
 // about 1 in 70 of the stored runs match (1 in 53 of those the caller's team
 // sees). The p50-ns metric is the median the target is about.
 func BenchmarkListFiltered(b *testing.B) {
-	forEachSize(b, func(b *testing.B, s *Server, n int) {
+	forEachSize(b, func(b *testing.B, s *Server, _ *benchFill, n int) {
 		w := newDiscard()
 		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?"+benchFilters, nil))
 		serve(b, s, w, r, http.StatusOK)
@@ -265,7 +262,7 @@ func BenchmarkListFiltered(b *testing.B) {
 // BenchmarkListDefault is the first page of GET /agent/runs?limit=20, the
 // request of the load test in bench/run.sh.
 func BenchmarkListDefault(b *testing.B) {
-	forEachSize(b, func(b *testing.B, s *Server, n int) {
+	forEachSize(b, func(b *testing.B, s *Server, _ *benchFill, n int) {
 		w := newDiscard()
 		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?limit=20", nil))
 		timed(b, func(int) { serve(b, s, w, r, http.StatusOK) })
@@ -278,18 +275,19 @@ func BenchmarkListDefault(b *testing.B) {
 func BenchmarkHeapPerRun(b *testing.B) {
 	for _, n := range benchSizes[1:] {
 		b.Run("runs="+strconv.Itoa(n), func(b *testing.B) {
-			s := newBenchServer(b, 0)
-			w := s.sessions[""]
+			s, f := newBenchServer(b, 0)
+			f.ids, f.teams = make([]string, 0, n), make([]string, 0, n)
 			before := liveHeap()
-			fillBench(b, s, w, 0, n)
+			f.fill(b, s, 0, n)
 			after := liveHeap()
 			runtime.KeepAlive(s)
-			b.ReportMetric(float64(after-before)/float64(n), "B/run")
+			b.ReportMetric(float64(after-before)/float64(n), "B/run") // the fill's own lists were made before
 			var prompt int
-			for _, r := range w.runs {
-				prompt += len(r.prompt)
+			for _, id := range f.ids {
+				v, _ := f.session.Run(id)
+				prompt += len(v.Run.Prompt)
 			}
-			b.ReportMetric(float64(prompt)/float64(len(w.runs)), "prompt-B/run")
+			b.ReportMetric(float64(prompt)/float64(len(f.ids)), "prompt-B/run")
 			// A full collection with nothing to free is the marking every GC
 			// cycle does at this size: the tax a big store puts on latency.
 			start := time.Now()
@@ -326,33 +324,41 @@ func BenchmarkStartup(b *testing.B) {
 // TestBenchHelpers keeps the benchmark helpers honest: the bodies are valid
 // create requests and the fill makes the mix the benchmarks describe.
 func TestBenchHelpers(t *testing.T) {
-	s := newBenchServer(t, 400)
-	w := s.sessions[""]
-	now := w.clock.Now()
+	s, f := newBenchServer(t, 400)
 	counts := map[State]int{}
-	for _, r := range w.runs[len(w.runs)-400:] {
-		counts[r.tl.at(now).state]++
+	for _, id := range f.ids {
+		v, err := f.session.Run(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[v.Snap.State]++
 	}
 	if counts[Failed] < 30 || counts[Errored] < 15 || counts[Cancelled] < 5 || counts[Succeeded] < 250 {
 		t.Fatalf("unexpected mix of states: %v", counts)
 	}
-	q, err := parseListQuery(mustQuery(t, benchFilters), s.cfg.cursorSecret)
-	if err != nil {
-		t.Fatal(err)
+	q, _, aerr := s.parseListQuery(mustQuery(t, benchFilters))
+	if aerr != nil {
+		t.Fatal(aerr)
 	}
-	views, err := w.list(s.cfg.principals["wk-mock-alice"], q, s.cfg.cursorSecret)
-	page := views.response()
+	page, err := f.session.List(s.principals["wk-mock-alice"], q)
 	if err != nil || len(page.Runs) == 0 {
 		t.Fatalf("filtered page: %v runs, %v", len(page.Runs), err)
 	}
-	for _, it := range page.Runs {
+	for _, v := range page.Runs {
+		it := runItem(v, s.sessionLinkBase)
 		if it.State != Failed || it.AgentConfig.Name != "flaky-tests" || !strings.Contains(it.Prompt, "ticket") {
 			t.Fatalf("run %s does not match the filters: %+v", it.RunID, it)
 		}
 	}
-	truncateBench(w, len(w.runs)-100)
-	if len(w.byID) != len(w.runs) {
-		t.Fatalf("truncate left %d ids for %d runs", len(w.byID), len(w.runs))
+	keep := f.session.Len() - 100
+	f.session.Truncate(keep)
+	if n := f.session.Len(); n != keep {
+		t.Fatalf("truncate to %d left %d runs", keep, n)
+	}
+	for _, id := range f.ids[len(f.ids)-100:] {
+		if _, err := f.session.Run(id); !errors.Is(err, store.ErrRunNotFound) {
+			t.Fatalf("run %s outlived the truncate: %v", id, err)
+		}
 	}
 }
 

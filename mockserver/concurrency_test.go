@@ -25,6 +25,7 @@ func TestConcurrentClientsLoseNothing(t *testing.T) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			c := c.on(worker{t})
 			for i := 0; i < each; i++ {
 				id := c.create(map[string]any{"prompt": fmt.Sprintf("worker %d run %d", w, i), "config": map[string]any{"name": "load"}}).RunID
 				mu.Lock()

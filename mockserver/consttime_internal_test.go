@@ -15,13 +15,15 @@ import (
 // functions that check API keys and the control token must compare with
 // crypto/subtle, must not compare the token with == or !=, and must not look
 // it up in a map (a hash lookup ends early on a mismatch). It fails when
-// someone "simplifies" either check.
+// someone "simplifies" either check. sameSecret (auth.go) is the one
+// comparison; the API key and control token checks must call it.
 func TestSecretsAreComparedInConstantTime(t *testing.T) {
 	for _, tc := range []struct {
 		file, fn, secret string
 	}{
-		{"server.go", "lookupKey", "token"},
-		{"control.go", "control", "got"},
+		{"auth.go", "sameSecret", "presented"},
+		{"auth.go", "lookupKey", "token"},
+		{"auth.go", "authenticateControl", "token"},
 	} {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, tc.file, nil, 0)
@@ -40,6 +42,12 @@ func TestSecretsAreComparedInConstantTime(t *testing.T) {
 				if x, ok := n.X.(*ast.Ident); ok && x.Name == "subtle" && n.Sel.Name == "ConstantTimeCompare" {
 					subtle = true
 				}
+			case *ast.CallExpr:
+				// sameSecret is the one constant-time comparison (checked
+				// itself, first in the table); the others must go through it.
+				if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "sameSecret" && tc.fn != "sameSecret" {
+					subtle = true
+				}
 			case *ast.BinaryExpr:
 				if n.Op == token.EQL || n.Op == token.NEQ {
 					for _, side := range []ast.Expr{n.X, n.Y} {
@@ -55,6 +63,6 @@ func TestSecretsAreComparedInConstantTime(t *testing.T) {
 			}
 			return true
 		})
-		assert.True(t, subtle, "%s: %s compares with subtle.ConstantTimeCompare", tc.file, tc.fn)
+		assert.True(t, subtle, "%s: %s compares with subtle.ConstantTimeCompare (through sameSecret)", tc.file, tc.fn)
 	}
 }

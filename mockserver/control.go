@@ -1,21 +1,21 @@
 package mockserver
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
+
+	"github.com/agentruns/agentruns/internal/errcode"
+	"github.com/agentruns/agentruns/internal/store"
 )
 
 // The control API lives under /__mock/, outside the API's paths, so no API
-// client can reach it by accident. Every call acts on the session named by
-// the X-Mock-Session header, like the API calls do.
+// client can reach it by accident. Every call acts on the mock session named
+// by the X-Mock-Session header, like the API calls do. Its routes are in the
+// routing table (routes.go).
 
-// ClockInfo is the control API's view of a session clock.
+// ClockInfo is the control API's view of a mock session's clock.
 type ClockInfo struct {
 	Now  string    `json:"now"`
 	Mode ClockMode `json:"mode"`
@@ -28,93 +28,25 @@ type Info struct {
 	Clock   ClockInfo `json:"clock"`
 }
 
-func (s *Server) control(w http.ResponseWriter, r *http.Request, path string) {
-	if s.cfg.disableControl {
-		writeProblem(w, r, errorf(codeNotFound, "no such path: %s (the control API is turned off)", r.URL.Path))
-		return
-	}
-	if tok := s.cfg.controlToken; tok != "" {
-		// Digests, so the comparison tells nothing of the token's length either.
-		got := sha256.Sum256([]byte(strings.TrimSpace(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))))
-		want := sha256.Sum256([]byte(tok))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			writeProblem(w, r, errorf(codeAuthRequired, "the control API needs its token: Authorization: Bearer <control token>"))
-			return
-		}
-	}
-	world, err := s.world(r)
-	if err != nil {
-		writeProblem(w, r, &apiError{code: codeUnavailable, detail: "too many isolated sessions are open", retryAfter: 5 * time.Second})
-		return
-	}
-	var out any
-	var aerr *apiError
-	switch parts := strings.Split(strings.Trim(path, "/"), "/"); {
-	case path == "/info":
-		if allowMethod(w, r, "GET, HEAD") {
-			out = Info{Mock: "agentruns", Session: r.Header.Get(SessionHeader), Clock: world.clockInfo()}
-		}
-	case path == "/reset":
-		if allowMethod(w, r, "POST") {
-			world.reset()
-			out = Info{Mock: "agentruns", Session: r.Header.Get(SessionHeader), Clock: world.clockInfo()}
-		}
-	case path == "/clock":
-		if allowMethod(w, r, "GET, HEAD, PUT") {
-			out, aerr = s.clockCall(world, r)
-		}
-	case path == "/clock/advance":
-		if allowMethod(w, r, "POST") {
-			out, aerr = advanceClock(world, r)
-		}
-	case len(parts) == 3 && parts[0] == "runs" && parts[2] == "state":
-		if allowMethod(w, r, "POST") {
-			out, aerr = forceState(world, r, parts[1])
-		}
-	case path == "/faults":
-		if allowMethod(w, r, "GET, HEAD, POST, DELETE") {
-			out, aerr = faultsCall(world, r)
-		}
-	case len(parts) == 2 && parts[0] == "faults":
-		if allowMethod(w, r, "DELETE") {
-			if !world.faults.removeID(parts[1]) {
-				aerr = errorf(codeNotFound, "no fault rule %q in this session", parts[1])
-			} else {
-				out = world.faults.list()
-			}
-		}
-	case path == "/session":
-		if allowMethod(w, r, "DELETE") {
-			s.closeSession(r.Header.Get(SessionHeader))
-			out = Info{Mock: "agentruns", Session: r.Header.Get(SessionHeader), Clock: world.clockInfo()}
-		}
-	case path == "/fates":
-		if allowMethod(w, r, "GET, HEAD, POST, DELETE") {
-			out, aerr = fatesCall(world, r)
-		}
-	case path == "/requests":
-		if allowMethod(w, r, "GET, HEAD, DELETE") {
-			if r.Method == http.MethodDelete {
-				world.journal.clear()
-			}
-			out = world.journal.list()
-		}
-	default:
-		aerr = errorf(codeNotFound, "no such control path: %s", r.URL.Path)
-	}
-	switch {
-	case aerr != nil:
-		writeProblem(w, r, aerr)
-	case out != nil:
-		writeJSON(w, r, out)
-	}
+func clockInfo(ms *store.Session) ClockInfo {
+	c := ms.Clock()
+	return ClockInfo{Now: formatTime(c.Now), Mode: c.Mode}
 }
 
-func (w *world) clockInfo() ClockInfo {
-	w.mu.RLock()
-	c := w.clock
-	w.mu.RUnlock()
-	return ClockInfo{Now: formatTime(c.Now()), Mode: c.Mode()}
+func info(c *call) Info {
+	return Info{Mock: "agentruns", Session: c.r.Header.Get(SessionHeader), Clock: clockInfo(c.session)}
+}
+
+func (s *Server) info(c *call) (any, *apiError) { return info(c), nil }
+
+func (s *Server) reset(c *call) (any, *apiError) {
+	c.session.Reset()
+	return info(c), nil
+}
+
+func (s *Server) closeSession(c *call) (any, *apiError) {
+	s.store.Close(c.r.Header.Get(SessionHeader))
+	return info(c), nil
 }
 
 // decodeControl reads a control request body strictly: a misspelt field is
@@ -132,24 +64,20 @@ func decodeControl(r *http.Request, v any) *apiError {
 	return nil
 }
 
-func (s *Server) clockCall(world *world, r *http.Request) (any, *apiError) {
-	if r.Method != http.MethodPut {
-		return world.clockInfo(), nil
-	}
+func (s *Server) readClock(c *call) (any, *apiError) { return clockInfo(c.session), nil }
+
+func (s *Server) setClock(c *call) (any, *apiError) {
 	var req struct {
 		Mode ClockMode `json:"mode"`
 		Now  string    `json:"now"`
 	}
-	if aerr := decodeControl(r, &req); aerr != nil {
+	if aerr := decodeControl(c.r, &req); aerr != nil {
 		return nil, aerr
 	}
-	world.mu.RLock()
-	c := world.clock
-	world.mu.RUnlock()
 	switch req.Mode {
 	case "":
 	case RealClock, VirtualClock:
-		c.SetMode(req.Mode)
+		c.session.SetClockMode(req.Mode)
 	default:
 		return nil, errorf(codeInvalidRequest, "mode: must be real or virtual, not %q", req.Mode)
 	}
@@ -158,110 +86,120 @@ func (s *Server) clockCall(world *world, r *http.Request) (any, *apiError) {
 		if err != nil {
 			return nil, errorf(codeInvalidRequest, "now: must be an RFC 3339 date-time, not %q", req.Now)
 		}
-		if _, err := c.Set(t); err != nil {
-			return nil, &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: "now: " + err.Error() + "; it is " + formatTime(c.Now())}
+		if _, err := c.session.SetNow(t); err != nil {
+			return nil, &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: "now: " + err.Error() + "; it is " + formatTime(c.session.Now())}
 		}
 	}
-	world.changed()
-	return world.clockInfo(), nil
+	return clockInfo(c.session), nil
 }
 
-func advanceClock(world *world, r *http.Request) (any, *apiError) {
+func (s *Server) advanceClock(c *call) (any, *apiError) {
 	var req struct {
 		By string `json:"by"`
 	}
-	if aerr := decodeControl(r, &req); aerr != nil {
+	if aerr := decodeControl(c.r, &req); aerr != nil {
 		return nil, aerr
 	}
 	d, err := time.ParseDuration(req.By)
 	if err != nil || d < 0 {
 		return nil, errorf(codeInvalidRequest, "by: must be a positive duration such as 90s or 5m, not %q", req.By)
 	}
-	world.mu.RLock()
-	c := world.clock
-	world.mu.RUnlock()
-	if _, err := c.Advance(d); err != nil {
+	if _, err := c.session.Advance(d); err != nil {
 		return nil, errorf(codeInvalidRequest, "by: %v", err)
 	}
-	world.changed()
-	return world.clockInfo(), nil
+	return clockInfo(c.session), nil
 }
 
-func forceState(world *world, r *http.Request, rawID string) (any, *apiError) {
-	id, err := url.PathUnescape(rawID)
-	if err != nil {
-		return nil, errorf(codeInvalidRequest, "runId %q is not a valid run id", rawID)
-	}
+func (s *Server) forceState(c *call) (any, *apiError) {
 	var req struct {
 		State     State  `json:"state"`
 		Message   string `json:"message"`
 		ErrorCode string `json:"error_code"`
 		Retryable *bool  `json:"retryable"`
 	}
-	if aerr := decodeControl(r, &req); aerr != nil {
+	if aerr := decodeControl(c.r, &req); aerr != nil {
 		return nil, aerr
 	}
-	if !req.State.valid() {
+	if !req.State.Valid() {
 		return nil, errorf(codeInvalidRequest, "state: %q is not a run state", req.State)
 	}
-	if req.ErrorCode != "" && !knownErrorCode(req.ErrorCode) {
+	if req.ErrorCode != "" && !errcode.Known(req.ErrorCode) {
 		return nil, errorf(codeInvalidRequest, "error_code: %q is not an error code of the API", req.ErrorCode)
 	}
 	var msg *StatusMessage
 	if req.Message != "" || req.ErrorCode != "" || req.Retryable != nil {
-		f := fate{final: req.State, message: req.Message, errorCode: req.ErrorCode, retryable: req.Retryable}
 		msg = &StatusMessage{Message: req.Message, ErrorCode: req.ErrorCode, Retryable: req.Retryable}
 		if req.State == Failed || req.State == Errored {
-			msg = f.statusMessage()
+			msg = store.Fate{Final: req.State, Message: req.Message, ErrorCode: req.ErrorCode, Retryable: req.Retryable}.StatusMessage()
 		}
 		if msg.Message == "" {
 			msg.Message = string(req.State)
 		}
 	}
-	item, err := world.force(id, req.State, msg)
+	v, err := c.session.Force(c.id, req.State, msg)
+	if errors.Is(err, store.ErrRunNotFound) {
+		return nil, errorf(codeNotFound, "no run with id %q in this session", c.id)
+	}
 	if err != nil {
-		if errors.Is(err, errRunNotFound) {
-			return nil, errorf(codeNotFound, "no run with id %q in this session", id)
-		}
 		return nil, asAPIError(err)
 	}
-	return item, nil
+	return runJSON{v, s.sessionLinkBase}, nil
 }
 
-// faultsCall lists (GET), adds (POST) or clears (DELETE) fault rules.
-func faultsCall(world *world, r *http.Request) (any, *apiError) {
-	switch r.Method {
-	case http.MethodPost:
-		var rule FaultRule
-		if aerr := decodeControl(r, &rule); aerr != nil {
-			return nil, aerr
-		}
-		added, err := world.faults.add(rule)
-		if err != nil {
-			return nil, errorf(codeInvalidRequest, "fault rule: %v", err)
-		}
-		return added, nil
-	case http.MethodDelete:
-		world.faults.clear()
+// Fault rules: list (GET), add (POST), clear (DELETE), remove one.
+
+func listFaults(c *call) (any, *apiError) { return harnessOf(c.session).faults.List(), nil }
+
+func addFault(c *call) (any, *apiError) {
+	var rule FaultRule
+	if aerr := decodeControl(c.r, &rule); aerr != nil {
+		return nil, aerr
 	}
-	return world.faults.list(), nil
+	added, err := harnessOf(c.session).faults.add(rule)
+	if err != nil {
+		return nil, errorf(codeInvalidRequest, "fault rule: %v", err)
+	}
+	return added, nil
 }
 
-// fatesCall lists (GET), adds (POST) or clears (DELETE) the session's fate rules.
-func fatesCall(world *world, r *http.Request) (any, *apiError) {
-	switch r.Method {
-	case http.MethodPost:
-		var rule FateRule
-		if aerr := decodeControl(r, &rule); aerr != nil {
-			return nil, aerr
-		}
-		added, err := world.fates.add(rule)
-		if err != nil {
-			return nil, errorf(codeInvalidRequest, "fate rule: %v", err)
-		}
-		return added, nil
-	case http.MethodDelete:
-		world.fates.clear()
+func clearFaults(c *call) (any, *apiError) {
+	harnessOf(c.session).faults.Clear()
+	return listFaults(c)
+}
+
+func removeFault(c *call) (any, *apiError) {
+	if !harnessOf(c.session).faults.removeID(c.id) {
+		return nil, errorf(codeNotFound, "no fault rule %q in this session", c.id)
 	}
-	return world.fates.list(), nil
+	return listFaults(c)
+}
+
+// Fate rules: list (GET), add (POST), clear (DELETE).
+
+func listFates(c *call) (any, *apiError) { return c.session.Fates(), nil }
+
+func addFate(c *call) (any, *apiError) {
+	var rule FateRule
+	if aerr := decodeControl(c.r, &rule); aerr != nil {
+		return nil, aerr
+	}
+	added, err := c.session.AddFate(rule)
+	if err != nil {
+		return nil, errorf(codeInvalidRequest, "fate rule: %v", err)
+	}
+	return added, nil
+}
+
+func clearFates(c *call) (any, *apiError) {
+	c.session.ClearFates()
+	return listFates(c)
+}
+
+// The request journal: list (GET), clear (DELETE).
+
+func listRequests(c *call) (any, *apiError) { return harnessOf(c.session).journal.list(), nil }
+
+func clearRequests(c *call) (any, *apiError) {
+	harnessOf(c.session).journal.clear()
+	return listRequests(c)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentruns/agentruns/internal/store"
 )
 
 // FuzzSignedCursor signs cursors with the server's own secret, so the
@@ -43,9 +45,12 @@ func FuzzSignedCursor(f *testing.F) {
 		}
 		serve("POST", "/__mock/clock/advance", `{"by":"4s"}`)
 	}
-	s.mu.Lock()
-	generation := s.sessions[""].generation
-	s.mu.Unlock()
+	// The default mock session's generation, as its first page's next position has it.
+	first, err := openDefault(f, s).List(s.principals["wk-mock-alice"], store.ListQuery{Limit: 1})
+	if err != nil || first.Next == nil {
+		f.Fatalf("first page: %+v, %v", first, err)
+	}
+	generation := first.Next.Generation
 	f.Fuzz(func(t *testing.T, query string, seq int64, key string, sameGeneration, sameQuery bool) {
 		v, _ := url.ParseQuery(query) // what the handler will see; parse errors drop pairs there too
 		v.Del("cursor")
@@ -53,10 +58,10 @@ func FuzzSignedCursor(f *testing.F) {
 		if sameGeneration {
 			c.Generation = generation
 		}
-		if q, err := parseListQuery(v, s.cfg.cursorSecret); err == nil && sameQuery {
-			c.Hash = q.hash
+		if _, hash, err := parseListQuery(v, s.cursorSecret); err == nil && sameQuery {
+			c.Hash = hash
 		}
-		v.Set("cursor", encodeCursor(c, s.cfg.cursorSecret))
+		v.Set("cursor", encodeCursor(c, s.cursorSecret))
 		rec := serve("GET", "/agent/runs?"+v.Encode(), "")
 		switch {
 		case rec.Code == http.StatusOK:

@@ -101,3 +101,19 @@ func TestAFixtureConfigThatDoesNotFitIsAStartUpError(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), set.Runs[0].ID)
 }
+
+// A fixture fate rule that does not parse stops the mock at start, naming
+// the file and the rule, rather than failing later creates with a 400 that
+// blames a header nobody sent.
+func TestAFixtureFateRuleThatDoesNotParseIsAStartUpError(t *testing.T) {
+	for _, bad := range []fixtures.Fate{{State: "EXPLODED"}, {ErrorCode: "no_such_code"}} {
+		set, err := fixtures.Load(fixtures.Embedded())
+		require.NoError(t, err)
+		require.NotEmpty(t, set.Fates, "the embedded fixtures have fate rules")
+		set.Fates[0].Fate = bad
+		_, err = mockserver.New(mockserver.Options{Fixtures: set})
+		require.Error(t, err, "%+v", bad)
+		assert.Contains(t, err.Error(), "fates.json")
+		assert.Contains(t, err.Error(), "rule 0")
+	}
+}

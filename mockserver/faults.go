@@ -5,10 +5,13 @@ import (
 	"math/rand"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/agentruns/agentruns/internal/errcode"
+	"github.com/agentruns/agentruns/internal/ruleset"
 )
 
 // FaultHeader makes the mock misbehave for one request, e.g.
@@ -73,11 +76,11 @@ func (f *Fault) check() error {
 	if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
 		return fmt.Errorf("status must be an error status from 400 to 599, not %d", f.Status)
 	}
-	if f.ErrorCode != "" && !knownErrorCode(f.ErrorCode) {
+	if f.ErrorCode != "" && !errcode.Known(f.ErrorCode) {
 		return fmt.Errorf("error_code %q is not an error code of the API", f.ErrorCode)
 	}
 	if f.ErrorCode != "" && f.Status == 0 {
-		f.Status = errorCodes[errorCode(f.ErrorCode)].status
+		f.Status = statusOf(errorCode(f.ErrorCode))
 	}
 	for _, d := range []struct {
 		name, raw string
@@ -109,52 +112,48 @@ func (f *Fault) problem() *apiError {
 	}
 	e := &apiError{code: code, status: f.Status, retryAfter: f.retryAfter,
 		detail: fmt.Sprintf("injected by the mock: %d %s", f.Status, code)}
-	if e.status == errorCodes[code].status {
+	if e.status == statusOf(code) {
 		e.status = 0
 	}
 	return e
 }
 
-// parseFaultHeader reads "key=value" pairs separated by ";" or ",".
+// parseFaultHeader reads an X-Mock-Fault header (headerkv.go).
 func parseFaultHeader(h string) (Fault, error) {
 	var f Fault
-	for _, part := range strings.FieldsFunc(h, func(r rune) bool { return r == ';' || r == ',' }) {
-		key, value, ok := strings.Cut(strings.TrimSpace(part), "=")
-		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
-		if !ok && key == "drop" {
-			value, ok = "true", true
-		}
-		if !ok || value == "" {
-			return f, fmt.Errorf("%q is not key=value", strings.TrimSpace(part))
-		}
-		switch key {
+	pairs, err := parseHeaderPairs(h, "drop")
+	if err != nil {
+		return f, err
+	}
+	for _, p := range pairs {
+		switch p.key {
 		case "status":
-			n, err := strconv.Atoi(value)
+			n, err := strconv.Atoi(p.value)
 			if err != nil {
-				return f, fmt.Errorf("status must be a number, not %q", value)
+				return f, fmt.Errorf("status must be a number, not %q", p.value)
 			}
 			f.Status = n
 		case "error_code":
-			f.ErrorCode = value
+			f.ErrorCode = p.value
 		case "retry_after":
-			f.RetryAfter = value
+			f.RetryAfter = p.value
 		case "delay":
-			f.Delay = value
+			f.Delay = p.value
 		case "drop":
-			b, err := strconv.ParseBool(value)
+			b, err := strconv.ParseBool(p.value)
 			if err != nil {
-				return f, fmt.Errorf("drop must be true or false, not %q", value)
+				return f, fmt.Errorf("drop must be true or false, not %q", p.value)
 			}
 			f.Drop = b
 		default:
-			return f, fmt.Errorf("unknown key %q (known: status, error_code, retry_after, delay, drop)", key)
+			return f, fmt.Errorf("unknown key %q (known: status, error_code, retry_after, delay, drop)", p.key)
 		}
 	}
 	return f, f.check()
 }
 
-// faultRules are one session's fault rules.
-type faultRules struct{ ruleSet[FaultRule] }
+// faultRules are one mock session's fault rules.
+type faultRules struct{ ruleset.Set[FaultRule] }
 
 func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 	if r.Path == "" {
@@ -175,7 +174,7 @@ func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 	// The copy handed back is taken under the lock: matching updates the
 	// stored rule's counts from other requests.
 	stored, out := r, r
-	fr.insert(&stored, func(id string) { stored.ID = id; out = stored })
+	fr.Insert(&stored, func(id string) { stored.ID = id; out = stored })
 	return out, nil
 }
 
@@ -183,7 +182,7 @@ func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 // Times are used up stays listed, with its counts, but no longer fires.
 func (fr *faultRules) match(r *http.Request, apiPath string) *Fault {
 	var fault *Fault
-	fr.first(func(rule *FaultRule) bool {
+	fr.First(func(rule *FaultRule) bool {
 		if rule.Method != "" && rule.Method != r.Method {
 			return false
 		}
@@ -192,7 +191,7 @@ func (fr *faultRules) match(r *http.Request, apiPath string) *Fault {
 		}
 		if rule.Header != "" {
 			v, present := r.Header[http.CanonicalHeaderKey(rule.Header)]
-			if !present || rule.Value != "" && !contains(v, rule.Value) {
+			if !present || rule.Value != "" && !slices.Contains(v, rule.Value) {
 				return false
 			}
 		}
@@ -212,54 +211,5 @@ func (fr *faultRules) match(r *http.Request, apiPath string) *Fault {
 }
 
 func (fr *faultRules) removeID(id string) bool {
-	return fr.remove(id, func(r *FaultRule) string { return r.ID })
-}
-
-// Attempt is one request the mock saw, as GET /__mock/requests lists it.
-type Attempt struct {
-	At     string `json:"at"`
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Status int    `json:"status"`
-	// RetryCount is the official clients' X-Stainless-Retry-Count header:
-	// 0 for a first attempt, 1 for the first retry, and so on.
-	RetryCount *int `json:"retry_count,omitempty"`
-	Injected   bool `json:"injected,omitempty"`
-}
-
-// journalSize bounds the journal, so a long-running mock keeps constant memory.
-const journalSize = 500
-
-// journal keeps the latest requests of a session in a ring, so recording
-// one costs the same however full it is.
-type journal struct {
-	mu       sync.Mutex
-	attempts []Attempt // up to journalSize; once full, attempts[next] is the oldest
-	next     int
-}
-
-func (j *journal) add(a Attempt) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if len(j.attempts) < journalSize {
-		j.attempts = append(j.attempts, a)
-		return
-	}
-	j.attempts[j.next] = a
-	j.next = (j.next + 1) % journalSize
-}
-
-// list returns the attempts oldest first.
-func (j *journal) list() []Attempt {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	out := make([]Attempt, 0, len(j.attempts))
-	out = append(out, j.attempts[j.next:]...)
-	return append(out, j.attempts[:j.next]...)
-}
-
-func (j *journal) clear() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.attempts, j.next = nil, 0
+	return fr.Remove(id, func(r *FaultRule) string { return r.ID })
 }

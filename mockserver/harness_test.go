@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,16 @@ func serve(t testing.TB, h http.Handler) *client {
 // on is the same client reporting to t, so a subtest's failure stops only
 // the subtest.
 func (c *client) on(t testing.TB) *client { cc := *c; cc.t = t; return &cc }
+
+// worker is t for a goroutine a test starts. t.FailNow (and so require)
+// may only be called from the test's own goroutine; through a worker, a
+// failed check is reported with t's goroutine-safe Fail and ends only the
+// goroutine it happened in.
+type worker struct{ testing.TB }
+
+func (w worker) FailNow()                       { w.TB.Fail(); runtime.Goexit() }
+func (w worker) Fatal(args ...any)              { w.TB.Error(args...); runtime.Goexit() }
+func (w worker) Fatalf(format string, a ...any) { w.TB.Errorf(format, a...); runtime.Goexit() }
 
 // fakeWall is a wall clock a test moves by hand, so real-mode clocks are
 // deterministic.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentruns/agentruns/internal/store"
 	"github.com/jarcoal/httpmock"
 )
 
@@ -55,80 +56,91 @@ func (s *Server) RegisterOn(mt *httpmock.MockTransport, baseURL string) {
 	}
 }
 
-// Session gives a Go test the control API's powers over one session
-// without HTTP; "" is the default session.
+// Session gives a Go test the control API's powers over one mock session
+// without HTTP; "" is the default one.
 func (s *Server) Session(name string) *Session {
-	w, err := s.session(name)
-	if err != nil { // cannot happen: a full server closes its oldest session
+	ms, err := s.store.Open(name)
+	if err != nil { // cannot happen: a full server closes its oldest mock session
 		panic(err)
 	}
-	return &Session{w: w}
+	return &Session{ms: ms, linkBase: s.sessionLinkBase}
 }
 
-// Session controls one session's clock, runs and faults.
-type Session struct{ w *world }
-
-func (c *Session) clock() *clock {
-	c.w.mu.RLock()
-	defer c.w.mu.RUnlock()
-	return c.w.clock
+// Session controls one mock session's clock, runs and faults. Its changes
+// count for the saver (Server.Changes) as the control API's do.
+type Session struct {
+	ms       *store.Session
+	linkBase string
 }
 
-// Now is the session's current instant.
-func (c *Session) Now() time.Time { return c.clock().Now() }
+func (c *Session) harness() *harness { return harnessOf(c.ms) }
 
-// Advance moves the session's clock forward by d and returns the new now.
-func (c *Session) Advance(d time.Duration) (time.Time, error) { return c.clock().Advance(d) }
+// Now is the mock session's current instant.
+func (c *Session) Now() time.Time { return c.ms.Now() }
 
-// Freeze stops the session's clock; from then on only Advance moves it.
-func (c *Session) Freeze() time.Time { return c.clock().SetMode(VirtualClock) }
+// Advance moves the mock session's clock forward by d and returns the new now.
+func (c *Session) Advance(d time.Duration) (time.Time, error) { return c.ms.Advance(d) }
 
-// Reset puts the session back to the fixtures and forgets its faults.
-func (c *Session) Reset() { c.w.reset() }
+// Freeze stops the mock session's clock; from then on only Advance moves it.
+func (c *Session) Freeze() time.Time { return c.ms.SetClockMode(VirtualClock) }
+
+// Reset puts the mock session back to the fixtures and forgets its rules
+// and journal.
+func (c *Session) Reset() { c.ms.Reset() }
 
 // SetState puts a run into state now, with an optional status message.
 // States only move forward.
 func (c *Session) SetState(runID string, state State, msg *StatusMessage) (RunItem, error) {
-	if !state.valid() {
+	if !state.Valid() {
 		return RunItem{}, errorf(codeInvalidRequest, "%q is not a run state", state)
 	}
-	return c.w.force(runID, state, msg)
+	v, err := c.ms.Force(runID, state, msg)
+	if err != nil {
+		return RunItem{}, err
+	}
+	return runItem(v, c.linkBase), nil
 }
 
-// AddFault adds a fault rule to the session.
-func (c *Session) AddFault(rule FaultRule) (FaultRule, error) { return c.w.faults.add(rule) }
+// AddFault adds a fault rule to the mock session.
+func (c *Session) AddFault(rule FaultRule) (FaultRule, error) { return c.harness().faults.add(rule) }
 
-// ClearFaults removes the session's fault rules.
-func (c *Session) ClearFaults() { c.w.faults.clear() }
+// ClearFaults removes the mock session's fault rules.
+func (c *Session) ClearFaults() { c.harness().faults.Clear() }
 
-// Attempts lists the latest requests the session saw, oldest first.
-func (c *Session) Attempts() []Attempt { return c.w.journal.list() }
+// Attempts lists the latest requests the mock session saw, oldest first.
+func (c *Session) Attempts() []Attempt { return c.harness().journal.list() }
 
-// AddFate decides the fate of the session's next runs whose prompt matches
-// the rule; an X-Mock-Fate header on a create still wins.
-func (c *Session) AddFate(rule FateRule) (FateRule, error) { return c.w.fates.add(rule) }
+// AddFate decides the fate of the mock session's next runs whose prompt
+// matches the rule; an X-Mock-Fate header on a create still wins.
+func (c *Session) AddFate(rule FateRule) (FateRule, error) { return c.ms.AddFate(rule) }
 
-// Fates lists the session's fate rules with how many runs each decided.
-func (c *Session) Fates() []FateRule { return c.w.fates.list() }
+// Fates lists the mock session's fate rules with how many runs each decided.
+func (c *Session) Fates() []FateRule { return c.ms.Fates() }
 
-// ClearFates removes the session's fate rules.
-func (c *Session) ClearFates() { c.w.fates.clear() }
+// ClearFates removes the mock session's fate rules.
+func (c *Session) ClearFates() { c.ms.ClearFates() }
 
-// Faults lists the session's fault rules with their counts.
-func (c *Session) Faults() []FaultRule { return c.w.faults.list() }
+// Faults lists the mock session's fault rules with their counts.
+func (c *Session) Faults() []FaultRule { return c.harness().faults.List() }
 
 // RemoveFault removes one fault rule; it reports whether the rule existed.
-func (c *Session) RemoveFault(id string) bool { return c.w.faults.removeID(id) }
+func (c *Session) RemoveFault(id string) bool { return c.harness().faults.removeID(id) }
 
-// ClearAttempts empties the session's request journal.
-func (c *Session) ClearAttempts() { c.w.journal.clear() }
+// ClearAttempts empties the mock session's request journal.
+func (c *Session) ClearAttempts() { c.harness().journal.clear() }
 
-// SetNow jumps the session's clock forward to t.
-func (c *Session) SetNow(t time.Time) (time.Time, error) { return c.clock().Set(t) }
+// SetNow jumps the mock session's clock forward to t.
+func (c *Session) SetNow(t time.Time) (time.Time, error) { return c.ms.SetNow(t) }
 
 // SetClockMode freezes the clock (VirtualClock) or lets it run (RealClock)
 // from the current instant.
-func (c *Session) SetClockMode(m ClockMode) time.Time { return c.clock().SetMode(m) }
+func (c *Session) SetClockMode(m ClockMode) time.Time { return c.ms.SetClockMode(m) }
 
-// Run returns a run of the session as the API shows it, whichever team owns it.
-func (c *Session) Run(id string) (RunItem, error) { return c.w.run(id) }
+// Run returns a run of the mock session as the API shows it, whichever team owns it.
+func (c *Session) Run(id string) (RunItem, error) {
+	v, err := c.ms.Run(id)
+	if err != nil {
+		return RunItem{}, err
+	}
+	return runItem(v, c.linkBase), nil
+}

@@ -220,13 +220,16 @@ func TestInProcessSessionMovesTheClockWithoutHTTP(t *testing.T) {
 	require.Equal(t, clockStart, mock.Session("").Now())
 
 	// Freeze stops a real clock; Advance then moves it alone.
-	realClock, err := mockserver.New(mockserver.Options{})
+	// The wall is moved by hand, so "time passes" needs no waiting.
+	wall := &fakeWall{now: clockStart}
+	realClock, err := mockserver.New(mockserver.Options{Wall: wall.Now})
 	require.NoError(t, err)
 	rs := realClock.Session("freeze")
 	before := rs.Now()
-	require.Eventually(t, func() bool { return rs.Now().After(before) }, time.Second, time.Millisecond, "a real clock runs")
+	wall.Add(time.Second)
+	require.Equal(t, before.Add(time.Second), rs.Now(), "a real clock runs")
 	frozen := rs.Freeze()
-	time.Sleep(20 * time.Millisecond)
+	wall.Add(time.Minute)
 	require.Equal(t, frozen, rs.Now(), "a frozen clock stands still")
 	now, err = rs.Advance(time.Hour)
 	require.NoError(t, err)
@@ -501,4 +504,32 @@ func ExampleSession_AddFault() {
 	// attempt 2: 200 OK, Retry-After ""
 	// the mock saw 3 attempts
 	// FAILED insufficient_credits
+}
+
+// Changes made through the Go API count for the saver as those made over
+// HTTP do: the store counts its own mutations, whoever asks for them.
+func TestGoAPIChangesCountForTheSaver(t *testing.T) {
+	s := newServer(t, mockserver.Options{})
+	ms := s.Session("")
+	id := serve(t, s).create(map[string]any{"prompt": "counted"}).RunID
+	for _, c := range []struct {
+		name   string
+		change func()
+	}{
+		{"set state", func() { _, err := ms.SetState(id, mockserver.Cancelled, nil); require.NoError(t, err) }},
+		{"advance", func() { _, err := ms.Advance(time.Minute); require.NoError(t, err) }},
+		{"set now", func() { _, err := ms.SetNow(ms.Now().Add(time.Hour)); require.NoError(t, err) }},
+		{"clock mode", func() { ms.SetClockMode(mockserver.RealClock) }},
+		{"reset", ms.Reset},
+		{"new session", func() { s.Session("another") }},
+	} {
+		before := s.Changes()
+		c.change()
+		require.Greater(t, s.Changes(), before, "%s is a change the saver must see", c.name)
+	}
+	before := s.Changes()
+	_ = ms.Now()
+	_, _ = ms.Run(id)
+	_ = ms.Fates()
+	require.Equal(t, before, s.Changes(), "reading changes nothing")
 }

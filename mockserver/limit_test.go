@@ -25,7 +25,7 @@ func TestLimitInFlightRefusesOverTheCap(t *testing.T) {
 			// A probe below may hold a slot for a moment and turn a slow
 			// request away; it tries again until it is in.
 			for slow[i] = http.StatusTooManyRequests; slow[i] == http.StatusTooManyRequests; {
-				slow[i] = c.on(t).do("GET", "/agent/runs", nil, mockserver.FaultHeader, "delay=3s").status
+				slow[i] = c.on(worker{t}).do("GET", "/agent/runs", nil, mockserver.FaultHeader, "delay=3s").status
 			}
 		}()
 	}

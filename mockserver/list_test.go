@@ -143,6 +143,7 @@ func TestCursorWalkIsCompleteWhileRunsAreCreated(t *testing.T) {
 			wg.Add(1)
 			go func() { // concurrent creations under the same name
 				defer wg.Done()
+				c := c.on(worker{t})
 				for i := 0; i < 30; i++ { // bounded, so an ascending walk can catch up
 					select {
 					case <-stop:

@@ -192,7 +192,7 @@ func TestLoadRefusesDamagedDocuments(t *testing.T) {
 			kept := c.create(map[string]any{"prompt": "kept"}).RunID
 			err := s.Load(strings.NewReader(body))
 			require.Error(t, err)
-			assert.ErrorIs(t, err, mockserver.ErrBadState)
+			assert.ErrorIs(t, err, mockserver.ErrBadStateFile)
 			assert.Equal(t, kept, c.get(kept).RunID, "a refused document changes nothing")
 		})
 	}

@@ -6,60 +6,29 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/agentruns/agentruns/internal/errcode"
 )
 
-// errorCode names a kind of failure; the API puts it at the end of a
-// problem's type URI and in a failed run's status_message.error_code.
-type errorCode string
+// errorCode names a kind of failure (internal/errcode has the table).
+type errorCode = errcode.Code
 
 const (
-	codeInvalidRequest       errorCode = "invalid_request"
-	codeAuthRequired         errorCode = "authentication_required"
-	codeNotAuthorized        errorCode = "not_authorized"
-	codeNotFound             errorCode = "resource_not_found"
-	codeConflict             errorCode = "conflict"
-	codeNotSupported         errorCode = "operation_not_supported"
-	codeUnavailable          errorCode = "resource_unavailable"
-	codeInternal             errorCode = "internal_error"
-	codeMethodNotAllowed     errorCode = "method_not_allowed"
-	codePayloadTooLarge      errorCode = "payload_too_large"
-	codeUnsupportedMediaType errorCode = "unsupported_media_type"
+	codeInvalidRequest       = errcode.InvalidRequest
+	codeAuthRequired         = errcode.AuthRequired
+	codeNotAuthorized        = errcode.NotAuthorized
+	codeNotFound             = errcode.NotFound
+	codeConflict             = errcode.Conflict
+	codeNotSupported         = errcode.NotSupported
+	codeUnavailable          = errcode.Unavailable
+	codeInternal             = errcode.Internal
+	codeMethodNotAllowed     = errcode.MethodNotAllowed
+	codePayloadTooLarge      = errcode.PayloadTooLarge
+	codeUnsupportedMediaType = errcode.UnsupportedMediaType
 )
 
-// codeInfo is what an error code means over HTTP.
-type codeInfo struct {
-	status    int
-	title     string
-	retryable bool
-}
-
-// errorCodes is the one table from error codes to statuses. The first group
-// is the real service's; the last three name statuses it leaves to its
-// gateway, which the mock answers itself.
-var errorCodes = map[errorCode]codeInfo{
-	codeInvalidRequest:                 {400, "Invalid request", false},
-	"integration_not_configured":       {400, "Integration not configured", false},
-	codeAuthRequired:                   {401, "Authentication required", false},
-	"external_authentication_required": {401, "External authentication required", false},
-	codeNotAuthorized:                  {403, "Not authorized", false},
-	"insufficient_credits":             {403, "Insufficient credits", false},
-	"feature_not_available":            {403, "Feature not available", false},
-	"budget_exceeded":                  {403, "Budget exceeded", false},
-	"integration_disabled":             {403, "Integration disabled", false},
-	"content_policy_violation":         {403, "Content policy violation", false},
-	codeNotFound:                       {404, "Resource not found", false},
-	codeConflict:                       {409, "Conflict", true},
-	codeNotSupported:                   {422, "Operation not supported", false},
-	codeUnavailable:                    {429, "Resource unavailable", true},
-	codeInternal:                       {500, "Internal error", true},
-	"environment_setup_failed":         {500, "Environment setup failed", false},
-	codeMethodNotAllowed:               {405, "Method not allowed", false},
-	codePayloadTooLarge:                {413, "Payload too large", false},
-	codeUnsupportedMediaType:           {415, "Unsupported media type", false},
-}
-
-// knownErrorCode reports whether c is one of the API's error codes.
-func knownErrorCode(c string) bool { _, ok := errorCodes[errorCode(c)]; return ok }
+// statusOf is the HTTP status a code is usually answered with.
+func statusOf(c errorCode) int { i, _ := errcode.Lookup(c); return i.Status }
 
 // apiError is a failure on its way to becoming a problem+json response.
 type apiError struct {
@@ -93,25 +62,25 @@ type Problem struct {
 const problemTypeBase = "urn:agentruns:problem:"
 
 func (e *apiError) problem(instance string) Problem {
-	info, ok := errorCodes[e.code]
+	info, ok := errcode.Lookup(e.code)
 	if !ok {
-		info = errorCodes[codeInternal]
+		info, _ = errcode.Lookup(codeInternal)
 	}
-	status := info.status
+	status := info.Status
 	if e.status != 0 {
 		status = e.status
 	}
 	p := Problem{
 		Type:      problemTypeBase + string(e.code),
-		Title:     info.title,
+		Title:     info.Title,
 		Status:    status,
 		Detail:    e.detail,
 		Instance:  instance,
-		Error:     info.title,
-		Retryable: info.retryable,
+		Error:     info.Title,
+		Retryable: info.Retryable,
 	}
 	if e.detail != "" {
-		p.Error = info.title + " (" + e.detail + ")"
+		p.Error = info.Title + " (" + e.detail + ")"
 	}
 	return p
 }
@@ -144,8 +113,13 @@ func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
 }
 
 func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
-	if a, ok := v.(jsonAppender); ok { // runs and pages write their own JSON (runjson.go)
-		writeAppended(w, a)
+	switch v := v.(type) {
+	case jsonAppender: // runs and pages write their own JSON (runs_json.go)
+		writeAppended(w, v)
+		return
+	case rawBody:
+		w.Header().Set("Content-Type", v.contentType)
+		_, _ = w.Write(v.body)
 		return
 	}
 	body, err := json.Marshal(v)

@@ -44,8 +44,8 @@ func (c *verdictCache) add(key string) {
 // Two values are left out of the key because the document accepts any value
 // of them that gets this far:
 //   - the run id of GET /agent/runs/{runId}, a non-empty string in the
-//     document, when it passes the stricter isRunID (as api() also checks
-//     before it validates);
+//     document, when it passes the stricter isRunID (as the pipeline also
+//     checks before it validates);
 //   - the value of a cursor of GET /agent/runs made of the characters of the
 //     cursors this server issues, any string in the document.
 func getVerdictKey(path, rawQuery string) (key string, ok bool) {
@@ -59,20 +59,6 @@ func getVerdictKey(path, rawQuery string) (key string, ok bool) {
 		return "get?" + rawQuery, true
 	}
 	return "", false
-}
-
-// isRunID reports whether s is a run id the mock accepts: 1 to 128 letters,
-// digits, '-' or '_'.
-func isRunID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // withoutCursorValues blanks the values of cursor parameters that look like a

@@ -10,14 +10,15 @@ import (
 )
 
 // TestBodyChecksCoverCreate: the body-only operations are the two create
-// paths, and nothing with a parameter.
+// paths and the other creates and sends without parameters, and nothing
+// with a parameter.
 func TestBodyChecksCoverCreate(t *testing.T) {
 	v := testValidator(t)
 	var keys []string
 	for k := range v.bodyChecks {
 		keys = append(keys, k)
 	}
-	assert.ElementsMatch(t, []string{"POST /agent/run", "POST /agent/runs"}, keys)
+	assert.ElementsMatch(t, []string{"POST /agent/run", "POST /agent/runs", "POST /agent/schedules", "POST /agent/identities", "POST /agent/messages"}, keys)
 }
 
 // TestBodyCheckAcceptsOnlyWhatTheLibraryAccepts holds the shortcut to the
@@ -31,6 +32,7 @@ func TestBodyCheckAcceptsOnlyWhatTheLibraryAccepts(t *testing.T) {
 		`{"prompt":"Fix the flaky login test"}`,
 		`{"skill":"acme/api:release"}`,
 		`{"prompt":"x","images":[{"data":"aGk=","mime_type":"image/gif"}]}`,
+		`{"prompt":"x","attachments":[{"file_name":"a.txt","mime_type":"text/plain","data":"aGk="}],"config":{"idle_timeout_minutes":5,"harness":{"type":"oz"}}}`,
 		`{"prompt":"x","config":{"mcp_servers":{"a":{"command":"npx","args":["-y"]},"b":{"url":"https://mcp.example.com"}}}}`,
 		fullConfigBody,
 	}
@@ -43,6 +45,8 @@ func TestBodyCheckAcceptsOnlyWhatTheLibraryAccepts(t *testing.T) {
 		`{"prompt":"x","images":[{"mime_type":"image/png"}]}`,
 		`{"prompt":`, `["x"]`, `null`, `"x"`, `{"prompt":"x"} {"prompt":"y"}`, `{"prompt":"x"}]`,
 		`{"prompt":"x","team":"yes"}`, `{"prompt":"x","config":{"computer_use_enabled":1}}`,
+		`{"prompt":"x","attachments":[{"file_name":"a.txt","mime_type":"text/plain","data":"not base64!"}]}`,
+		`{"prompt":"x","config":{"idle_timeout_minutes":61}}`, `{"prompt":"x","config":{"harness":{"type":"codex"}}}`,
 	}
 	for _, body := range valid {
 		for _, path := range []string{"/agent/run", "/agent/runs"} {

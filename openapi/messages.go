@@ -33,6 +33,7 @@ var (
 	reCommas      = regexp.MustCompile(`value '(.*)' is encoded as an object or an array using commas`)
 	reReserved    = regexp.MustCompile(`^value '(.*)' contains reserved characters`)
 	reEmptyBody   = regexp.MustCompile(`(?i)request body is empty`)
+	reEncoding    = regexp.MustCompile(`^value is not '([\w-]+)' encoded: (.+)$`)
 	reDecode      = regexp.MustCompile(`cannot be decoded: (?:decode (?:request|response) body as [^:]+: )?(.+)$`)
 )
 
@@ -86,6 +87,9 @@ func translate(reason string) string {
 	}
 	if m := reReserved.FindStringSubmatch(reason); m != nil {
 		return fmt.Sprintf("%q contains reserved characters that must be percent-encoded", m[1])
+	}
+	if m := reEncoding.FindStringSubmatch(reason); m != nil {
+		return fmt.Sprintf("is not valid %s (%s)", m[1], m[2])
 	}
 	if reEmptyBody.MatchString(reason) {
 		return "is empty, but a JSON body is required"

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +79,7 @@ func TestDocumentIsValidOpenAPI(t *testing.T) {
 	logged := &logCollector{}
 	cfg := datamodel.NewDocumentConfiguration()
 	cfg.Logger = slog.New(logged)
+	cfg.IgnoreArrayCircularReferences = true // as newValidator
 	doc, err := libopenapi.NewDocumentWithConfiguration(Document, cfg)
 	require.NoError(t, err)
 	model, err := doc.BuildV3Model()
@@ -98,28 +100,39 @@ func TestDocumentIsValidOpenAPI(t *testing.T) {
 	assert.True(t, ok)
 
 	t.Run("operations", func(t *testing.T) {
-		want := map[string]string{
-			"POST /agent/run":                 "runAgent",
-			"POST /agent/runs":                "createRun",
-			"GET /agent/runs":                 "listRuns",
-			"GET /agent/runs/{runId}":         "getRun",
-			"POST /agent/runs/{runId}/cancel": "cancelRun",
+		// Every operation of the published document, under its published
+		// id, but one: its duplicate listAgents (see drift_test.go).
+		published := loadPublishedFacts(t)
+		want := map[string]string{}
+		for key, op := range published.Operations {
+			want[key] = op.OperationID
 		}
+		want["GET /agent/identities"] = "listAgentIdentities"
 		got := map[string]string{}
 		for p := model.Model.Paths.PathItems.First(); p != nil; p = p.Next() {
 			for op := p.Value().GetOperations().First(); op != nil; op = op.Next() {
 				got[strings.ToUpper(op.Key())+" "+p.Key()] = op.Value().OperationId
-				// Every error response is a problem document.
+				// Every error response is a problem document, under either
+				// media type (the service may send either).
 				for c := op.Value().Responses.Codes.First(); c != nil; c = c.Next() {
-					if c.Key() == "200" {
+					if c.Key() < "400" {
 						continue
 					}
-					_, ok := c.Value().Content.Get("application/problem+json")
-					assert.True(t, ok, "%s %s %s is not problem+json", op.Key(), p.Key(), c.Key())
+					for _, mt := range []string{"application/problem+json", "application/json"} {
+						media, ok := c.Value().Content.Get(mt)
+						if assert.True(t, ok, "%s %s %s has no %s", op.Key(), p.Key(), c.Key(), mt) {
+							assert.Equal(t, "#/components/schemas/Error", media.Schema.GetReference(), "%s %s %s %s", op.Key(), p.Key(), c.Key(), mt)
+						}
+					}
 				}
 			}
 		}
 		assert.Equal(t, want, got)
+		ids := map[string]bool{}
+		for _, id := range got {
+			assert.False(t, ids[id], "operation id %s is used twice", id)
+			ids[id] = true
+		}
 	})
 
 	t.Run("global bearer security", func(t *testing.T) {
@@ -136,8 +149,8 @@ func TestDocumentIsValidOpenAPI(t *testing.T) {
 		for _, name := range []string{
 			"RunAgentRequest", "RunAgentResponse", "ListRunsResponse", "RunItem", "PageInfo",
 			"RunStatusMessage", "RunCreatorInfo", "RunState", "RunSourceType", "AmbientAgentConfig",
-			"MCPServerConfig", "Error", "ImageInput", "RequestUsage", "RunSchedule", "RunScope",
-			"AgentSkill", "ArtifactItem",
+			"MCPServerConfig", "Error", "ImageInput", "AttachmentInput", "RequestUsage", "ScheduleInfo", "Scope",
+			"AgentSkill", "ArtifactItem", "PlatformErrorCode", "RunExecutionLocation", "Harness", "HarnessAuthSecrets",
 		} {
 			assert.NotNil(t, model.Model.Components.Schemas.GetOrZero(name), name)
 		}
@@ -191,7 +204,14 @@ func TestValidateRequestAcceptsValidRequests(t *testing.T) {
 		{"list with every parameter", "GET", "/agent/runs?limit=500&cursor=abc&state=QUEUED&state=INPROGRESS&state=BLOCKED" +
 			"&name=triage&config_name=triage&model_id=m&creator=u1&source=API&environment_id=e&schedule_id=s" +
 			"&skill_spec=a/b:c&skill=a/b:c&created_after=2025-01-01T00:00:00Z&created_before=2025-02-01T00:00:00%2B01:00" +
-			"&updated_after=2025-01-15T12:30:00.5Z&q=flaky+test&artifact_type=PULL_REQUEST&sort_by=created_at&sort_order=asc", "", ""},
+			"&updated_after=2025-01-15T12:30:00.5Z&q=flaky+test&artifact_type=PULL_REQUEST&sort_by=created_at&sort_order=asc" +
+			"&execution_location=REMOTE&ancestor_run_id=r0", "", ""},
+		{"list by a newer artifact type", "GET", "/agent/runs?artifact_type=SCREENSHOT&sort_by=agent", "", ""},
+		{"create with the newer fields", "POST", "/agent/runs", "application/json",
+			`{"prompt":"x","team":true,"agent_identity_uid":"ag_1","parent_run_id":"r0","interactive":false,` +
+				`"attachments":[{"file_name":"a.png","mime_type":"image/png","data":"iVBORw0KGgo="}],` +
+				`"config":{"idle_timeout_minutes":60,"harness":{"type":"claude"},"harness_auth_secrets":{"claude_auth_secret_name":"k"}}}`},
+		{"create with an owner-less skill", "POST", "/agent/run", "application/json", `{"skill":"api:release"}`},
 		{"list with limit 1", "GET", "/agent/runs?limit=1", "", ""},
 		{"list with unknown parameter", "GET", "/agent/runs?future=1", "", ""},
 		{"get", "GET", "/agent/runs/0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", "", ""},
@@ -273,7 +293,26 @@ func TestValidateRequestRejectsInvalidRequests(t *testing.T) {
 		{"unknown sort_by", "GET", "/agent/runs?sort_by=size", "", "",
 			"query.sort_by", `value "size" must be one of`},
 		{"unknown artifact_type", "GET", "/agent/runs?artifact_type=DIFF", "", "",
-			"query.artifact_type", `value "DIFF" must be one of "PLAN", "PULL_REQUEST"`},
+			"query.artifact_type", `value "DIFF" must be one of "PLAN", "PULL_REQUEST", "SCREENSHOT", "FILE"`},
+		{"unknown execution_location", "GET", "/agent/runs?execution_location=CLOUD", "", "",
+			"query.execution_location", `value "CLOUD" must be one of "LOCAL", "REMOTE"`},
+		{"six attachments", "POST", "/agent/runs", "application/json",
+			`{"prompt":"x","attachments":[` + strings.Repeat(`{"file_name":"a.txt","mime_type":"text/plain","data":"aGk="},`, 5) + `{"file_name":"a.txt","mime_type":"text/plain","data":"aGk="}]}`,
+			"body.attachments", "must have at most 5 items (got 6)"},
+		{"attachment without a name", "POST", "/agent/runs", "application/json",
+			`{"prompt":"x","attachments":[{"mime_type":"text/plain","data":"aGk="}]}`,
+			"body.attachments[0].file_name", "is required"},
+		{"attachment data not base64", "POST", "/agent/runs", "application/json",
+			`{"prompt":"x","attachments":[{"file_name":"a.txt","mime_type":"text/plain","data":"not base64!"}]}`,
+			"body.attachments[0].data", "is not valid base64 (illegal base64 data at input byte 3)"},
+		{"idle timeout of 0", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":{"idle_timeout_minutes":0}}`,
+			"body.config.idle_timeout_minutes", "must be at least 1 (got 0)"},
+		{"idle timeout of 61", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":{"idle_timeout_minutes":61}}`,
+			"body.config.idle_timeout_minutes", "must be at most 60 (got 61)"},
+		{"unknown harness", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":{"harness":{"type":"codex"}}}`,
+			"body.config.harness.type", `value must be one of "oz", "claude"`},
+		{"interactive not a boolean", "POST", "/agent/runs", "application/json", `{"prompt":"x","interactive":"yes"}`,
+			"body.interactive", "must be a boolean, not a string"},
 		{"unknown path", "GET", "/agent/nothing", "", "",
 			"path", "no operation is documented at /agent/nothing"},
 		{"unknown method", "DELETE", "/agent/runs/run-1", "", "",
@@ -417,7 +456,20 @@ func TestValidateResponseAcceptsValidResponses(t *testing.T) {
 		{name: "cancelled", method: "POST", target: "/agent/runs/r1/cancel", status: 200, contentType: "application/json", body: `"r1"`},
 		{name: "not found", method: "GET", target: "/agent/runs/r1", status: 404, contentType: "application/problem+json", body: problem404},
 		{name: "minimal problem", method: "POST", target: "/agent/runs/r1/cancel", status: 409, contentType: "application/problem+json",
-			body: `{"type":"/errors/conflict","title":"Conflict","status":409,"error":"Conflict"}`},
+			body: `{"type":"https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/conflict","title":"Conflict","status":409,"error":"Conflict"}`},
+		{name: "problem sent as application/json", method: "GET", target: "/agent/runs/r1", status: 404, contentType: "application/json", body: problem404},
+		{name: "problem with extension members", method: "GET", target: "/agent/runs/r1", status: 401, contentType: "application/problem+json",
+			body: `{"type":"https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/external_authentication_required","title":"External authentication required",` +
+				`"status":401,"error":"External authentication required","auth_url":"https://github.com/login/oauth","provider":"github"}`},
+		{name: "run with every kind of artifact", method: "GET", target: "/agent/runs/r1", status: 200, contentType: "application/json", body: strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","artifacts":[`+
+			`{"artifact_type":"PLAN","created_at":"2025-01-31T08:02:00Z","data":{"document_uid":"d1","artifact_uid":"a0","url":"https://app.warp.dev/drive/d1"}},`+
+			`{"artifact_type":"PULL_REQUEST","created_at":"2025-01-31T08:03:00Z","data":{"url":"https://github.com/a/b/pull/1","branch":"b"}},`+
+			`{"artifact_type":"SCREENSHOT","created_at":"2025-01-31T08:03:00Z","data":{"artifact_uid":"a1","mime_type":"image/png","description":"login page"}},`+
+			`{"artifact_type":"FILE","created_at":"2025-01-31T08:04:00Z","data":{"artifact_uid":"a2","filepath":"out/report.csv","filename":"report.csv","mime_type":"text/csv","size_bytes":2048}}]`, 1)},
+		{name: "run with the newer fields", method: "GET", target: "/agent/runs/r1", status: 200, contentType: "application/json", body: strings.Replace(minimalRunItem, `"prompt":"p"`,
+			`"prompt":"p","execution_location":"LOCAL","trigger_url":"https://linear.app/acme/issue/ENG-1","parent_run_id":"r0","task_id_note":"x"`, 1)},
+		{name: "old run whose task_id differs", method: "GET", target: "/agent/runs/r1", status: 200, contentType: "application/json",
+			body: strings.Replace(minimalRunItem, `"task_id":"r1"`, `"task_id":"t-legacy-9"`, 1)},
 		{name: "rate limited", method: "GET", target: "/agent/runs", status: 429, contentType: "application/problem+json",
 			body: `{"type":"about:blank","title":"Slow down","status":429,"error":"Slow down"}`, header: http.Header{"Retry-After": {"2"}}},
 		{name: "rate limited until a date", method: "GET", target: "/agent/runs", status: 429, contentType: "application/problem+json",
@@ -467,13 +519,28 @@ func TestValidateResponseRejectsInvalidResponses(t *testing.T) {
 			"body.session_link", "is not a valid uri"},
 		{"unknown error code", "GET", "/agent/runs/r1", 200, "application/json",
 			strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","status_message":{"message":"m","error_code":"oops"}`, 1),
-			"body.status_message.error_code", `value must be one of "invalid_request"`},
+			"body.status_message.error_code", `value must be one of "insufficient_credits"`},
+		{"schedule without its cron", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","schedule":{"schedule_id":"s1","schedule_name":"n"}`, 1),
+			"body.schedule.cron_schedule", "is required"},
+		{"scope without its type", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","scope":{"uid":"u1"}`, 1),
+			"body.scope.type", "is required"},
+		{"unknown execution location", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","execution_location":"MOON"`, 1),
+			"body.execution_location", `value must be one of "LOCAL", "REMOTE"`},
+		{"file artifact without its path", "GET", "/agent/runs/r1", 200, "application/json",
+			strings.Replace(minimalRunItem, `"prompt":"p"`, `"prompt":"p","artifacts":[{"artifact_type":"FILE","created_at":"2025-01-31T08:04:00Z","data":{"artifact_uid":"a2","filename":"r.csv","mime_type":"text/csv"}}]`, 1),
+			"body.artifacts[0].data", "filepath"},
+		{"problem type that is no URI", "GET", "/agent/runs/r1", 404, "application/problem+json",
+			strings.Replace(problem404, `"type":"https://docs.warp.dev/errors/resource_not_found"`, `"type":"resource not found"`, 1),
+			"body.type", "is not a valid uri"},
 		{"created without state", "POST", "/agent/runs", 200, "application/json", `{"run_id":"r1","task_id":"r1"}`,
 			"body.state", "POST /agent/runs 200: body.state: is required"},
 		{"cancel answers an object", "POST", "/agent/runs/r1/cancel", 200, "application/json", `{"run_id":"r1"}`,
 			"body", "POST /agent/runs/{runId}/cancel 200: body: must be a string, not an object"},
-		{"error as application/json", "GET", "/agent/runs/r1", 404, "application/json", problem404,
-			"header.Content-Type", `header.Content-Type: "application/json" is not documented for status 404; expected application/problem+json`},
+		{"error as HTML", "GET", "/agent/runs/r1", 404, "text/html", "<h1>Not found</h1>",
+			"header.Content-Type", `header.Content-Type: "text/html" is not documented for status 404`},
 		{"error without status", "GET", "/agent/runs/r1", 404, "application/problem+json",
 			strings.Replace(problem404, `"status":404,`, ``, 1),
 			"body.status", "GET /agent/runs/{runId} 404: body.status: is required"},
@@ -608,11 +675,15 @@ func TestNewValidatorFromBytesChecksTheDocument(t *testing.T) {
 	t.Log(err)
 }
 
+var pathParam = regexp.MustCompile(`\{[^}]+\}`)
+
 // TestDocumentExamplesAreValid replays every request and response example of
 // the document through the Validator, so the examples people read are right.
 func TestDocumentExamplesAreValid(t *testing.T) {
 	v := testValidator(t)
-	doc, err := libopenapi.NewDocument(Document)
+	cfg := datamodel.NewDocumentConfiguration()
+	cfg.IgnoreArrayCircularReferences = true // as newValidator
+	doc, err := libopenapi.NewDocumentWithConfiguration(Document, cfg)
 	require.NoError(t, err)
 	model, err := doc.BuildV3Model()
 	require.NoError(t, err)
@@ -637,7 +708,7 @@ func TestDocumentExamplesAreValid(t *testing.T) {
 
 	seen := 0
 	for p := model.Model.Paths.PathItems.First(); p != nil; p = p.Next() {
-		target := strings.ReplaceAll(p.Key(), "{runId}", "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11")
+		target := pathParam.ReplaceAllString(p.Key(), "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11")
 		for op := p.Value().GetOperations().First(); op != nil; op = op.Next() {
 			method := strings.ToUpper(op.Key())
 			if rb := op.Value().RequestBody; rb != nil {

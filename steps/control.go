@@ -86,11 +86,15 @@ func (a *apiClient) forceState(ctx context.Context, runID, state, errorCode stri
 	return err
 }
 
-// fateHeader is the X-Mock-Fate value choosing how the next run ends.
-func fateHeader(state, errorCode string) string {
+// fateHeader is the X-Mock-Fate value choosing how the next run ends and,
+// when step is not 0, how long it stays in each state before.
+func fateHeader(state, errorCode string, step time.Duration) string {
 	parts := []string{"state=" + state}
 	if errorCode != "" {
 		parts = append(parts, "error_code="+errorCode, "message="+fmt.Sprintf("Chosen by the contract suite (%s)", errorCode))
+	}
+	if step > 0 {
+		parts = append(parts, "step="+step.String())
 	}
 	return strings.Join(parts, "; ")
 }

@@ -73,12 +73,14 @@ func (s *scenario) waitUntilAtLeast(ctx context.Context, state string) error {
 	return s.waitFor(ctx, state+" or later", func(got string) bool { return rank[got] >= rank[state] && got != "CANCELLED" })
 }
 
-// aWhilePasses lets an hour of the mock's clock pass, or a few poll intervals.
-func (s *scenario) aWhilePasses(ctx context.Context) error {
-	if s.api.control != nil {
-		return s.api.advanceClock(ctx, time.Hour)
+// pollIntervalsPass lets n poll intervals pass (see tick).
+func (s *scenario) pollIntervalsPass(ctx context.Context, n int) error {
+	for range n {
+		if _, err := s.tick(ctx); err != nil {
+			return err
+		}
 	}
-	return sleep(ctx, 3*s.suite.cfg.PollInterval)
+	return nil
 }
 
 // Steps that check what was seen while watching: one line each.
@@ -110,12 +112,71 @@ func (s *scenario) cancelRunOnce(ctx context.Context) error {
 	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.currentID()) + "/cancel"})
 }
 
+func (s *scenario) cancelAcceptedOrTooLate(ctx context.Context) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	return s.judgeCancel(ctx, s.current)
+}
+
+func (s *scenario) cancelledIfAccepted() error {
+	switch s.cancelled {
+	case "":
+		return errors.New("the run was not cancelled")
+	case cancelTooLate:
+		return nil // the run ended, or waited for a person, before the cancel arrived
+	}
+	return s.details().fieldIs("state", "CANCELLED")
+}
+
+// How the server took a cancel (scenario.cancelled).
+const (
+	cancelAccepted = "accepted"
+	cancelTooLate  = "refused, too late"
+)
+
+// judgeCancel checks the answer to a cancel of r that the server had no
+// reason to refuse but the run's own progress: 200 with the run's id, or a
+// 400 because the run has ended or is BLOCKED by then, which a fetch right
+// after the refusal must confirm.
+func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
+	answer := s.last
+	if answer == nil {
+		return errNoRequest
+	}
+	switch answer.status {
+	case http.StatusOK:
+		if err := answer.isJSONString(r.id); err != nil {
+			return err
+		}
+		s.cancelled = cancelAccepted
+		return nil
+	case http.StatusBadRequest:
+		if err := answer.isProblem(http.StatusBadRequest, "invalid_request"); err != nil {
+			return err
+		}
+		doc, err := s.fetch(ctx, r)
+		if err != nil {
+			return err
+		}
+		if st := str(doc["state"]); !isTerminal(st) && st != "BLOCKED" {
+			return fmt.Errorf("%s: expected the cancel to be accepted, or refused with 400 only because the run had ended or was BLOCKED, got 400 while run %s is %s\n%s",
+				answer.op, s.mine.nameOf(r), st, answer.excerpt())
+		}
+		s.cancelled = cancelTooLate
+		return nil
+	}
+	return fmt.Errorf("%s: expected the cancel to be accepted (200) or, if the run had ended or was BLOCKED, refused (400), got %d\n%s",
+		answer.op, answer.status, answer.excerpt())
+}
+
 func (s *scenario) cancelUnknownRun(ctx context.Context) error {
 	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + s.unknownID + "/cancel"})
 }
 
 // cancelledRunLater lets a moment pass, then cancels the run with this
-// nickname, so that it becomes the run updated last.
+// nickname, so that it becomes the run updated last, unless it has ended
+// (or waits for a person) by then.
 func (s *scenario) cancelledRunLater(ctx context.Context, nick string) error {
 	r, err := s.mine.named(nick)
 	if err != nil {
@@ -127,7 +188,10 @@ func (s *scenario) cancelledRunLater(ctx context.Context, nick string) error {
 	if err := s.cancel(ctx, r); err != nil {
 		return err
 	}
-	return s.last.ok("cancelling run " + nick)
+	if err := s.judgeCancel(ctx, r); err != nil {
+		return fmt.Errorf("cancelling run %s: %w", nick, err)
+	}
+	return nil
 }
 
 // cancel cancels a run, trying again while the server answers 409 (the run
@@ -154,16 +218,29 @@ func (s *scenario) cancel(ctx context.Context, r *trackedRun) error {
 
 var errNoControl = errors.New("this step needs the mock control API; tag the scenario @mock-control")
 
-func (s *scenario) mockWillEndNextRun(state string) error {
-	return s.mockWillEndNextRunWithCode(state, "")
+// mockWillEndNextRunPaced chooses how the next run ends and how long it
+// stays in each state before, whatever pace the mock was started with.
+func (s *scenario) mockWillEndNextRunPaced(state string, seconds int) error {
+	if s.api.control == nil {
+		return errNoControl
+	}
+	s.fate = fateHeader(state, "", time.Duration(seconds)*time.Second)
+	return nil
 }
 
 func (s *scenario) mockWillEndNextRunWithCode(state, code string) error {
 	if s.api.control == nil {
 		return errNoControl
 	}
-	s.fate = fateHeader(state, code)
+	s.fate = fateHeader(state, code, 0)
 	return nil
+}
+
+func (s *scenario) anHourPassesOnTheMocksClock(ctx context.Context) error {
+	if s.api.control == nil {
+		return errNoControl
+	}
+	return s.api.advanceClock(ctx, time.Hour)
 }
 
 func (s *scenario) mockPutsRunInto(ctx context.Context, state string) error {

@@ -1,21 +1,117 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentruns/agentruns/internal/store"
 )
 
-// The answers the API gives most (a run, a page of runs, a create) write
-// their own JSON, straight from the store: encoding/json's reflection, and
-// building RunItems to feed it, were most of what a GET or a page of runs
-// cost. The output is byte for byte what json.Marshal gives for the
-// RunItem, ListRunsResponse and RunAgentResponse they stand for
-// (runjson_test.go holds it to that); the Go API and the control API use
-// those types with encoding/json.
+// A run's JSON. The answers the API gives most (a run, a page of runs, a
+// create) are written by hand, straight from the store's records:
+// encoding/json's reflection, and building RunItems to feed it, were most
+// of what a GET or a page of runs cost. The output is byte for byte what
+// json.Marshal gives for the RunItem, ListRunsResponse and RunAgentResponse
+// they stand for (runs_json_test.go holds it to that). The rare paths that
+// want a RunItem value (the Go API) decode this output (runItem), so the
+// encoder is the one place a run's shape is written.
+
+// RunItem is the JSON shape of a run, as the API returns it. The mock
+// writes it with runJSON.appendJSON; this type is for reading it.
+type RunItem struct {
+	RunID          string          `json:"run_id"`
+	TaskID         string          `json:"task_id"`
+	Title          string          `json:"title"`
+	State          State           `json:"state"`
+	Prompt         string          `json:"prompt"`
+	CreatedAt      string          `json:"created_at"`
+	UpdatedAt      string          `json:"updated_at"`
+	StartedAt      *string         `json:"started_at,omitempty"`
+	StatusMessage  *StatusMessage  `json:"status_message,omitempty"`
+	Source         string          `json:"source,omitempty"`
+	SessionID      string          `json:"session_id,omitempty"`
+	SessionLink    string          `json:"session_link,omitempty"`
+	Creator        *creatorInfo    `json:"creator,omitempty"`
+	AgentConfig    *AgentConfig    `json:"agent_config,omitempty"`
+	ConversationID string          `json:"conversation_id,omitempty"`
+	Schedule       *store.Schedule `json:"schedule,omitempty"`
+	Scope          *runScope       `json:"scope,omitempty"`
+	AgentSkill     *agentSkill     `json:"agent_skill,omitempty"`
+	Artifacts      []artifact      `json:"artifacts,omitempty"`
+}
+
+type creatorInfo struct {
+	Type        string `json:"type,omitempty"`
+	UID         string `json:"uid,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	Email       string `json:"email,omitempty"`
+	PhotoURL    string `json:"photo_url,omitempty"`
+}
+
+type runScope struct {
+	Type string `json:"type"`
+	UID  string `json:"uid,omitempty"`
+}
+
+type agentSkill struct {
+	Name     string `json:"name,omitempty"`
+	FullPath string `json:"full_path,omitempty"`
+}
+
+type artifact struct {
+	Type      string            `json:"artifact_type"`
+	CreatedAt string            `json:"created_at"`
+	Data      map[string]string `json:"data"`
+}
+
+// timeFormat has a fixed width, so timestamps also sort as strings.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return string(appendTime(nil, t)) }
+
+// appendTime appends what t.UTC().Format(timeFormat) gives, without parsing
+// the layout each time: that is a good part of the cost of a page of runs.
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, timeFormat)
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / int(time.Millisecond) // Format truncates, too
+	d := [24]byte{0: '0', 4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 23: 'Z'}
+	put := func(at, v, width int) {
+		for i := at + width - 1; i >= at; i-- {
+			d[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, year, 4)
+	put(5, int(month), 2)
+	put(8, day, 2)
+	put(11, hour, 2)
+	put(14, minute, 2)
+	put(17, sec, 2)
+	put(20, ms, 3)
+	return append(b, d[:]...)
+}
+
+// ListRunsResponse is one page of runs.
+type ListRunsResponse struct {
+	Runs     []RunItem `json:"runs"`
+	PageInfo PageInfo  `json:"page_info"`
+}
+
+// PageInfo says whether another page follows and how to ask for it.
+type PageInfo struct {
+	HasNextPage bool   `json:"has_next_page"`
+	NextCursor  string `json:"next_cursor,omitempty"`
+}
 
 // jsonAppender is a value that appends its own JSON encoding to b.
 type jsonAppender interface {
@@ -23,10 +119,26 @@ type jsonAppender interface {
 }
 
 var (
-	_ jsonAppender = runView{}
+	_ jsonAppender = runJSON{}
 	_ jsonAppender = runPage{}
 	_ jsonAppender = RunAgentResponse{}
 )
+
+// runJSON is a run as shown at one instant, with the base of its agent
+// session link (without a trailing slash).
+type runJSON struct {
+	store.View
+	linkBase string
+}
+
+// runItem is the RunItem the API shows for v: its JSON, decoded.
+func runItem(v store.View, linkBase string) RunItem {
+	var it RunItem
+	if err := json.Unmarshal(runJSON{v, linkBase}.appendJSON(nil), &it); err != nil {
+		panic("mockserver: a run's own JSON does not decode: " + err.Error()) // runs_json_test.go rules it out
+	}
+	return it
+}
 
 // bodyBuffers keeps the buffers answers are encoded into: a page of 100
 // runs is about 100 KB, and growing one each time costs more than the
@@ -51,37 +163,37 @@ func writeAppended(w http.ResponseWriter, v jsonAppender) {
 	}
 }
 
-// appendJSON writes what v.item().appendJSON writes, straight from the run:
-// no RunItem, no timestamp strings, no artifact maps. A page of runs costs
-// what its bytes cost.
-func (v runView) appendJSON(b []byte) []byte {
-	r, snap := v.r, v.snap
+// appendJSON writes the run's RunItem straight from the record: no RunItem,
+// no timestamp strings, no artifact maps. A page of runs costs what its
+// bytes cost.
+func (v runJSON) appendJSON(b []byte) []byte {
+	r, snap := v.Run, v.Snap
 	o := openObject(b)
-	o.str("run_id", r.id)
-	o.str("task_id", r.id)
-	o.str("title", r.title)
-	o.str("state", string(snap.state))
-	o.str("prompt", r.prompt)
-	o.time("created_at", r.createdAt)
-	o.time("updated_at", snap.updatedAt)
-	if !snap.startedAt.IsZero() {
-		o.time("started_at", snap.startedAt)
+	o.str("run_id", r.ID)
+	o.str("task_id", r.ID)
+	o.str("title", r.Title)
+	o.str("state", string(snap.State))
+	o.str("prompt", r.Prompt)
+	o.time("created_at", r.CreatedAt)
+	o.time("updated_at", snap.UpdatedAt)
+	if !snap.StartedAt.IsZero() {
+		o.time("started_at", snap.StartedAt)
 	}
-	if m := v.msg; m != nil {
+	if m := v.Msg; m != nil {
 		o.key("status_message")
 		o.b = appendStatusMessage(o.b, m)
 	}
-	o.strOmit("source", r.source)
-	if snap.claimed {
+	o.strOmit("source", r.Source)
+	if snap.Claimed {
 		var id [36]byte
-		hexUUID(&id, r.session)
+		hexUUID(&id, r.AgentSession)
 		o.key("session_id")
 		o.b = append(append(append(o.b, '"'), id[:]...), '"')
 		o.key("session_link")
 		o.b = appendEscaped(append(o.b, '"'), v.linkBase)
 		o.b = append(append(append(o.b, '/'), id[:]...), '"')
 	}
-	c := r.creator
+	c := r.Creator
 	o.key("creator")
 	co := openObject(o.b)
 	co.strOmit("type", c.Type)
@@ -90,50 +202,50 @@ func (v runView) appendJSON(b []byte) []byte {
 	co.strOmit("email", c.Email)
 	co.strOmit("photo_url", c.PhotoURL)
 	o.b = co.close()
-	if r.config != nil {
+	if r.Config != nil {
 		o.key("agent_config")
-		o.b = appendAgentConfig(o.b, r.config)
+		o.b = appendAgentConfig(o.b, r.Config)
 	}
-	o.strOmit("conversation_id", r.conversationID)
-	if s := r.schedule; s != nil {
+	o.strOmit("conversation_id", r.ConversationID)
+	if s := r.Schedule; s != nil {
 		o.key("schedule")
 		o.b = appendSchedule(o.b, s)
 	}
 	o.key("scope")
 	so := openObject(o.b)
-	if r.teamScope {
+	if r.TeamScope {
 		so.str("type", "Team")
-		so.strOmit("uid", r.team)
+		so.strOmit("uid", r.Team)
 	} else {
 		so.str("type", "User")
 		so.strOmit("uid", c.UID)
 	}
 	o.b = so.close()
-	if r.showsSkill() {
+	if r.ShowsSkill() {
 		o.key("agent_skill")
 		ko := openObject(o.b)
-		ko.strOmit("name", skillName(r.config.SkillSpec))
-		ko.strOmit("full_path", r.config.SkillSpec)
+		ko.strOmit("name", store.SkillName(r.Config.SkillSpec))
+		ko.strOmit("full_path", r.Config.SkillSpec)
 		o.b = ko.close()
 	}
-	if snap.state == Succeeded && len(r.artifactTypes) > 0 {
+	if snap.State == Succeeded && len(r.ArtifactTypes) > 0 {
 		// makeArtifact's data, with its keys in the sorted order
 		// encoding/json writes maps in.
 		o.key("artifacts")
 		o.b = append(o.b, '[')
-		short := r.id[:8]
-		for i, kind := range r.artifactTypes {
+		short := r.ID[:8]
+		for i, kind := range r.ArtifactTypes {
 			if i > 0 {
 				o.b = append(o.b, ',')
 			}
 			ao := openObject(o.b)
 			ao.str("artifact_type", kind)
-			ao.time("created_at", snap.updatedAt)
+			ao.time("created_at", snap.UpdatedAt)
 			ao.key("data")
 			do := openObject(ao.b)
 			if kind == "PLAN" {
 				do.prefixed("document_uid", "doc-", short)
-				do.prefixed("title", "Plan: ", r.title)
+				do.prefixed("title", "Plan: ", r.Title)
 			} else {
 				do.prefixed("branch", "agent/", short)
 				do.prefixed("url", "https://git.example.com/pulls/", short)
@@ -148,8 +260,9 @@ func (v runView) appendJSON(b []byte) []byte {
 
 // runPage is one page of runs as views; its JSON is a ListRunsResponse's.
 type runPage struct {
-	runs []runView
-	info PageInfo
+	runs     []store.View
+	linkBase string
+	info     PageInfo
 }
 
 func (p runPage) appendJSON(b []byte) []byte {
@@ -158,7 +271,7 @@ func (p runPage) appendJSON(b []byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = p.runs[i].appendJSON(b)
+		b = runJSON{p.runs[i], p.linkBase}.appendJSON(b)
 	}
 	b = append(b, `],"page_info":{"has_next_page":`...)
 	b = strconv.AppendBool(b, p.info.HasNextPage)
@@ -252,7 +365,7 @@ func (o *object) time(k string, t time.Time) {
 
 func (o *object) close() []byte { return append(o.b, '}') }
 
-func appendStatusMessage(b []byte, m *StatusMessage) []byte {
+func appendStatusMessage(b []byte, m *store.StatusMessage) []byte {
 	o := openObject(b)
 	o.str("message", m.Message)
 	o.strOmit("error_code", m.ErrorCode)
@@ -260,7 +373,7 @@ func appendStatusMessage(b []byte, m *StatusMessage) []byte {
 	return o.close()
 }
 
-func appendSchedule(b []byte, s *runSchedule) []byte {
+func appendSchedule(b []byte, s *store.Schedule) []byte {
 	o := openObject(b)
 	o.str("schedule_id", s.ID)
 	o.str("schedule_name", s.Name)
@@ -268,7 +381,7 @@ func appendSchedule(b []byte, s *runSchedule) []byte {
 	return o.close()
 }
 
-func appendAgentConfig(b []byte, c *AgentConfig) []byte {
+func appendAgentConfig(b []byte, c *store.AgentConfig) []byte {
 	o := openObject(b)
 	o.strOmit("name", c.Name)
 	o.strOmit("model_id", c.ModelID)

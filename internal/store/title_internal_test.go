@@ -1,4 +1,4 @@
-package mockserver
+package store
 
 import (
 	"math/rand"
@@ -38,8 +38,8 @@ func TestTitleFromAgreesWithTheSimpleVersion(t *testing.T) {
 		cases = append(cases, b.String())
 	}
 	for _, c := range cases {
-		if got, want := titleFrom(c), titleFromSlow(c); got != want {
-			t.Fatalf("titleFrom(%q) = %q, want %q", c, got, want)
+		if got, want := TitleFrom(c), titleFromSlow(c); got != want {
+			t.Fatalf("TitleFrom(%q) = %q, want %q", c, got, want)
 		}
 	}
 }
@@ -52,14 +52,14 @@ func TestPackStringsKeepsEveryValue(t *testing.T) {
 		prompt := "Fix the flaky test in web/auth"
 		cfg := &AgentConfig{Name: "n", ModelID: "", BasePrompt: "be brief", EnvironmentID: "env-1", SkillSpec: "a/b:c", WorkerHost: "w"}
 		want := *cfg
-		r := &run{id: "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", prompt: prompt, title: title, conversationID: "conv", config: cfg}
+		r := &Run{ID: "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", Prompt: prompt, Title: title, ConversationID: "conv", Config: cfg}
 		r.packStrings()
-		if r.id != "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11" || r.prompt != prompt || r.title != title || r.conversationID != "conv" || !reflect.DeepEqual(*r.config, want) {
-			t.Fatalf("packing changed a value: %+v %+v", r, *r.config)
+		if r.ID != "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11" || r.Prompt != prompt || r.Title != title || r.ConversationID != "conv" || !reflect.DeepEqual(*r.Config, want) {
+			t.Fatalf("packing changed a value: %+v %+v", r, *r.Config)
 		}
-		if title != "" && strings.HasPrefix(prompt, title) && unsafe.StringData(r.title) != unsafe.StringData(r.prompt) {
+		if title != "" && strings.HasPrefix(prompt, title) && unsafe.StringData(r.Title) != unsafe.StringData(r.Prompt) {
 			t.Errorf("title %q does not share the prompt's memory", title)
 		}
 	}
-	(&run{}).packStrings() // nothing to pack, no config
+	(&Run{}).packStrings() // nothing to pack, no config
 }

@@ -1,4 +1,4 @@
-package mockserver
+package store
 
 import (
 	"errors"
@@ -16,9 +16,9 @@ const (
 	VirtualClock ClockMode = "virtual"
 )
 
-var errClockBackwards = errors.New("the clock only moves forward")
+var ErrClockBackwards = errors.New("the clock only moves forward")
 
-// clock is a session's notion of now. Run states are derived from it, so it
+// clock is a mock session's notion of now. Run states are derived from it, so it
 // never goes backwards: that alone keeps every run's state moving forward.
 type clock struct {
 	mu sync.Mutex
@@ -65,7 +65,7 @@ func (c *clock) Mode() ClockMode {
 // Advance moves the clock forward by d.
 func (c *clock) Advance(d time.Duration) (time.Time, error) {
 	if d < 0 {
-		return time.Time{}, errClockBackwards
+		return time.Time{}, ErrClockBackwards
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -83,7 +83,7 @@ func (c *clock) Set(t time.Time) (time.Time, error) {
 	defer c.mu.Unlock()
 	now := c.nowLocked()
 	if t.Before(now) {
-		return time.Time{}, errClockBackwards
+		return time.Time{}, ErrClockBackwards
 	}
 	if c.mode == VirtualClock {
 		c.frozen = t.Truncate(time.Millisecond)

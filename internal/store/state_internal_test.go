@@ -1,4 +1,4 @@
-package mockserver
+package store
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 
 func TestTimelineDerivesStateFromTheClock(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tl := timeline{anchor: t0, anchorState: Queued, final: Failed, steps: stepsOf{time.Second, 2 * time.Second, time.Second, 5 * time.Second}}
+	tl := Timeline{Anchor: t0, AnchorState: Queued, Final: Failed, Steps: Steps{time.Second, 2 * time.Second, time.Second, 5 * time.Second}}
 	cases := []struct {
 		at      time.Duration
 		state   State
@@ -24,29 +24,29 @@ func TestTimelineDerivesStateFromTheClock(t *testing.T) {
 		{time.Hour, Failed, 9 * time.Second},
 	}
 	for _, c := range cases {
-		s := tl.at(t0.Add(c.at))
-		assert.Equal(t, c.state, s.state, "at %v", c.at)
-		assert.Equal(t, t0.Add(c.entered), s.updatedAt, "entered at %v", c.at)
+		s := tl.At(t0.Add(c.at))
+		assert.Equal(t, c.state, s.State, "at %v", c.at)
+		assert.Equal(t, t0.Add(c.entered), s.UpdatedAt, "entered at %v", c.at)
 	}
-	s := tl.at(t0.Add(time.Hour))
-	assert.Equal(t, t0.Add(4*time.Second), s.startedAt)
-	assert.True(t, s.claimed)
+	s := tl.At(t0.Add(time.Hour))
+	assert.Equal(t, t0.Add(4*time.Second), s.StartedAt)
+	assert.True(t, s.Claimed)
 
 	// A cancel while queued ends the run there: no session, never started.
 	tl2 := tl
 	tl2.reanchor(t0.Add(500*time.Millisecond), Cancelled)
-	s = tl2.at(t0.Add(time.Hour))
-	assert.Equal(t, Cancelled, s.state)
-	assert.False(t, s.claimed)
-	assert.True(t, s.startedAt.IsZero())
-	assert.Equal(t, t0.Add(500*time.Millisecond), s.updatedAt)
+	s = tl2.At(t0.Add(time.Hour))
+	assert.Equal(t, Cancelled, s.State)
+	assert.False(t, s.Claimed)
+	assert.True(t, s.StartedAt.IsZero())
+	assert.Equal(t, t0.Add(500*time.Millisecond), s.UpdatedAt)
 
 	// Forcing INPROGRESS starts the run now and lets it go on from there.
 	tl3 := tl
 	tl3.reanchor(t0.Add(500*time.Millisecond), InProgress)
-	s = tl3.at(t0.Add(6 * time.Second))
-	assert.Equal(t, Failed, s.state)
-	assert.Equal(t, t0.Add(500*time.Millisecond), s.startedAt)
+	s = tl3.At(t0.Add(6 * time.Second))
+	assert.Equal(t, Failed, s.State)
+	assert.Equal(t, t0.Add(500*time.Millisecond), s.StartedAt)
 }
 
 func TestStateRanksOnlyForward(t *testing.T) {
@@ -56,7 +56,7 @@ func TestStateRanksOnlyForward(t *testing.T) {
 	}
 	assert.Equal(t, rank[InProgress], rank[Blocked])
 	for _, s := range []State{Succeeded, Failed, Errored, Cancelled} {
-		assert.True(t, s.terminal(), s)
+		assert.True(t, s.Terminal(), s)
 	}
-	assert.False(t, Blocked.terminal())
+	assert.False(t, Blocked.Terminal())
 }

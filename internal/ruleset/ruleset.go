@@ -1,0 +1,66 @@
+// Package ruleset keeps one mock session's rules of one kind (fault rules,
+// fate rules) in the order they were added, numbering each as it comes in.
+package ruleset
+
+import (
+	"strconv"
+	"sync"
+)
+
+// Set holds rules of one kind in the order they were added.
+type Set[R any] struct {
+	mu     sync.Mutex
+	rules  []*R
+	nextID int
+}
+
+// Insert numbers r through setID and appends it.
+func (s *Set[R]) Insert(r *R, setID func(id string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	setID(strconv.Itoa(s.nextID))
+	s.rules = append(s.rules, r)
+}
+
+// First calls fn on each rule in order, under the lock, until fn returns true.
+func (s *Set[R]) First(fn func(r *R) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rules {
+		if fn(r) {
+			return
+		}
+	}
+}
+
+// List copies the rules, counts included.
+func (s *Set[R]) List() []R {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]R, 0, len(s.rules))
+	for _, r := range s.rules {
+		out = append(out, *r)
+	}
+	return out
+}
+
+// Clear drops every rule.
+func (s *Set[R]) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = nil
+}
+
+// Remove drops the rule whose idOf is id; it reports whether there was one.
+func (s *Set[R]) Remove(id string, idOf func(*R) string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range s.rules {
+		if idOf(r) == id {
+			s.rules = append(s.rules[:i:i], s.rules[i+1:]...)
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,204 @@
+package store
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/errcode"
+)
+
+// Fate is how a new run will end and how long each state before that lasts.
+type Fate struct {
+	Final     State
+	ErrorCode string
+	Message   string
+	Retryable *bool
+	Steps     Steps
+}
+
+// StatusMessage is what a run that met this fate shows at its end; what the
+// fate leaves open is filled with what a real failure of that kind says.
+func (f Fate) StatusMessage() *StatusMessage {
+	m := &StatusMessage{Message: f.Message, ErrorCode: f.ErrorCode, Retryable: f.Retryable}
+	if m.ErrorCode == "" {
+		m.ErrorCode = string(errcode.InvalidRequest)
+		if f.Final == Errored {
+			m.ErrorCode = string(errcode.Internal)
+		}
+	}
+	if m.Message == "" {
+		m.Message = "The agent could not complete the task."
+		if f.Final == Errored {
+			m.Message = "The run stopped because of a platform error."
+		}
+	}
+	if m.Retryable == nil {
+		m.Retryable = boolPtr(errcode.Retryable(m.ErrorCode))
+	}
+	return m
+}
+
+// FateFor picks a new run's fate before the request has its say: the
+// server's defaults, then the first fixture rule matching the prompt, then
+// the mock session's first matching rule. The caller then applies the
+// request's own choices with Fate.Set.
+func (ms *Session) FateFor(prompt string) Fate {
+	f := Fate{Final: Succeeded, Steps: ms.st.opts.Steps}
+	for _, rule := range ms.st.fates {
+		if rule.Pattern.MatchString(prompt) {
+			_ = f.applyFixture(rule.Fate) // checked by New
+			break
+		}
+	}
+	ms.fates.First(func(r *FateRule) bool {
+		if r.Times > 0 && r.Used >= r.Times || !r.pattern.MatchString(prompt) {
+			return false
+		}
+		r.Used++
+		_ = r.applyTo(&f) // checked when the rule was added
+		return true
+	})
+	return f
+}
+
+func (f *Fate) applyFixture(r fixtures.Fate) error {
+	if r.State != "" {
+		if err := f.Set("state", r.State); err != nil {
+			return err
+		}
+	}
+	if r.ErrorCode != "" {
+		if err := f.Set("error_code", r.ErrorCode); err != nil {
+			return err
+		}
+	}
+	if r.Message != "" {
+		f.Message = r.Message
+	}
+	if r.Retryable != nil {
+		f.Retryable = r.Retryable
+	}
+	if r.Step > 0 {
+		for i := range f.Steps {
+			f.Steps[i] = time.Duration(r.Step)
+		}
+	}
+	return nil
+}
+
+var stepIndex = map[string]int{"queued": 0, "pending": 1, "claimed": 2, "inprogress": 3}
+
+// FateKeys are the keys Fate.Set knows, as the X-Mock-Fate header and fate
+// rules name them.
+const FateKeys = "state, error_code, message, retryable, step, queued, pending, claimed, inprogress"
+
+// Set sets one key of a fate from its text.
+func (f *Fate) Set(key, value string) error {
+	switch key {
+	case "state":
+		st := State(strings.ToUpper(strings.TrimSpace(value)))
+		if !st.FinalFate() {
+			return fmt.Errorf("state must be SUCCEEDED, FAILED or ERROR, not %q", value)
+		}
+		f.Final = st
+	case "error_code":
+		if !errcode.Known(value) {
+			return fmt.Errorf("error_code %q is not an error code of the API", value)
+		}
+		f.ErrorCode = value
+	case "message":
+		f.Message = value
+	case "retryable":
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return fmt.Errorf("retryable must be true or false, not %q", value)
+		}
+		f.Retryable = &b
+	case "step", "queued", "pending", "claimed", "inprogress":
+		d, err := time.ParseDuration(value)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%s must be a duration such as 500ms or 2s, not %q", key, value)
+		}
+		if key == "step" {
+			for i := range f.Steps {
+				f.Steps[i] = d
+			}
+		} else {
+			f.Steps[stepIndex[key]] = d
+		}
+	default:
+		return fmt.Errorf("unknown key %q (known: %s)", key, FateKeys)
+	}
+	return nil
+}
+
+// FateRule decides the fate of a mock session's next runs whose prompt
+// matches. Durations are Go duration strings ("500ms", "2s"); empty fields
+// keep what the server or a fixture rule would choose.
+type FateRule struct {
+	ID string `json:"id"`
+	// PromptPattern is a regular expression; "" matches every prompt.
+	PromptPattern string `json:"prompt_pattern,omitempty"`
+	// State is the final state: SUCCEEDED, FAILED or ERROR.
+	State      State  `json:"state,omitempty"`
+	ErrorCode  string `json:"error_code,omitempty"`
+	Message    string `json:"message,omitempty"`
+	Retryable  *bool  `json:"retryable,omitempty"`
+	Step       string `json:"step,omitempty"`
+	Queued     string `json:"queued,omitempty"`
+	Pending    string `json:"pending,omitempty"`
+	Claimed    string `json:"claimed,omitempty"`
+	InProgress string `json:"inprogress,omitempty"`
+	// Times limits the rule to the next N matching runs; 0 is unlimited.
+	Times int `json:"times,omitempty"`
+	// Used counts the runs the rule decided.
+	Used int `json:"used"`
+
+	pattern *regexp.Regexp
+}
+
+func (r *FateRule) applyTo(f *Fate) error {
+	pairs := [][2]string{{"state", string(r.State)}, {"error_code", r.ErrorCode}, {"message", r.Message},
+		{"step", r.Step}, {"queued", r.Queued}, {"pending", r.Pending}, {"claimed", r.Claimed}, {"inprogress", r.InProgress}}
+	for _, p := range pairs {
+		if p[1] != "" {
+			if err := f.Set(p[0], p[1]); err != nil {
+				return err
+			}
+		}
+	}
+	if r.Retryable != nil {
+		f.Retryable = r.Retryable
+	}
+	return nil
+}
+
+// AddFate adds a fate rule to the mock session, numbered, and returns it.
+func (ms *Session) AddFate(r FateRule) (FateRule, error) {
+	re, err := regexp.Compile(r.PromptPattern)
+	if err != nil {
+		return r, fmt.Errorf("prompt_pattern: %v", err)
+	}
+	if r.Times < 0 {
+		return r, fmt.Errorf("times must be 0 or more")
+	}
+	if err := r.applyTo(&Fate{Final: Succeeded}); err != nil {
+		return r, err
+	}
+	r.pattern, r.Used = re, 0
+	// The copy handed back is taken under the lock: matching updates the
+	// stored rule's counts from other requests.
+	stored, out := r, r
+	ms.fates.Insert(&stored, func(id string) { stored.ID = id; out = stored })
+	return out, nil
+}
+
+// Fates lists the mock session's fate rules with how many runs each decided.
+func (ms *Session) Fates() []FateRule { return ms.fates.List() }
+
+// ClearFates removes the mock session's fate rules.
+func (ms *Session) ClearFates() { ms.fates.Clear() }

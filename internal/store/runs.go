@@ -1,0 +1,397 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/errcode"
+	"github.com/google/uuid"
+)
+
+// Sentinel errors of the runs resource.
+var (
+	ErrRunNotFound   = errors.New("run not found")
+	ErrOtherTeam     = errors.New("run belongs to another team")
+	ErrStoreFull     = errors.New("the mock session holds the maximum number of runs")
+	ErrTerminal      = errors.New("run is already finished")
+	ErrPending       = errors.New("run is being handed to a worker")
+	ErrNotCancelable = errors.New("run cannot be cancelled")
+	ErrBackwards     = errors.New("a run's state only moves forward")
+	ErrUnknownState  = errors.New("not a run state")
+)
+
+// AgentConfig is an AmbientAgentConfig, as sent by a caller and as resolved
+// onto a run.
+type AgentConfig struct {
+	Name               string               `json:"name,omitempty"`
+	ModelID            string               `json:"model_id,omitempty"`
+	BasePrompt         string               `json:"base_prompt,omitempty"`
+	EnvironmentID      string               `json:"environment_id,omitempty"`
+	SkillSpec          string               `json:"skill_spec,omitempty"`
+	MCPServers         map[string]MCPServer `json:"mcp_servers,omitempty"`
+	ComputerUseEnabled *bool                `json:"computer_use_enabled,omitempty"`
+	WorkerHost         string               `json:"worker_host,omitempty"`
+}
+
+// MCPServer is an MCPServerConfig: exactly one of WarpID, Command or URL.
+type MCPServer struct {
+	WarpID  string            `json:"warp_id,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// StatusMessage is a RunStatusMessage.
+type StatusMessage struct {
+	Message   string `json:"message"`
+	ErrorCode string `json:"error_code,omitempty"`
+	Retryable *bool  `json:"retryable,omitempty"`
+}
+
+// Schedule is the scheduled agent that started a run.
+type Schedule struct {
+	ID   string `json:"schedule_id"`
+	Name string `json:"schedule_name"`
+	Cron string `json:"cron_schedule"`
+}
+
+// Run is one stored run, the same record in memory and in the save. Its
+// state, updated_at and started_at are not stored: they are derived from
+// the Timeline whenever the run is shown. Once stored, only the Timeline
+// and the messages change, under the mock session's lock; read a run
+// through a View.
+type Run struct {
+	ID        string       `json:"id"`
+	Seq       int64        `json:"seq"`
+	Title     string       `json:"title"`
+	Prompt    string       `json:"prompt"`
+	Source    string       `json:"source"`
+	Creator   Creator      `json:"creator"`
+	Team      string       `json:"team"` // the team that may see the run
+	TeamScope bool         `json:"team_scope,omitempty"`
+	CreatedAt time.Time    `json:"created_at"`
+	Config    *AgentConfig `json:"config,omitempty"`
+	FromSkill bool         `json:"from_skill,omitempty"` // started from a skill, so agent_skill is shown
+
+	ConversationID string    `json:"conversation_id,omitempty"`
+	Schedule       *Schedule `json:"schedule,omitempty"`
+	ArtifactTypes  []string  `json:"artifact_types,omitempty"`
+	NotCancellable bool      `json:"not_cancellable,omitempty"`
+
+	// AgentSession is the agent session the run shows as session_id once
+	// claimed, derived from its id (agentSessionNamespace) when stored.
+	AgentSession uuid.UUID `json:"-"`
+
+	Timeline Timeline `json:"timeline"`
+	// FateMsg is shown once the run reaches its final state; ForcedMsg while
+	// it is in ForcedState (set by a cancel or the control API).
+	FateMsg     *StatusMessage `json:"fate_message,omitempty"`
+	ForcedMsg   *StatusMessage `json:"forced_message,omitempty"`
+	ForcedState State          `json:"forced_state,omitempty"`
+}
+
+// Creator is who started a run: a fixtures principal, shared with the keys
+// that map to it. In the save it is written without its API key: the file
+// holds prompts, not credentials.
+type Creator struct{ *fixtures.Principal }
+
+type savedCreator struct {
+	UID         string `json:"uid"`
+	Type        string `json:"type,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	Email       string `json:"email,omitempty"`
+	PhotoURL    string `json:"photo_url,omitempty"`
+	Team        string `json:"team"`
+}
+
+// MarshalJSON writes the creator without its API key.
+func (c Creator) MarshalJSON() ([]byte, error) {
+	p := c.Principal
+	if p == nil {
+		p = &fixtures.Principal{}
+	}
+	return json.Marshal(savedCreator{UID: p.UID, Type: p.Type, DisplayName: p.DisplayName, Email: p.Email, PhotoURL: p.PhotoURL, Team: p.Team})
+}
+
+// UnmarshalJSON reads a creator as a principal without a key; Load then
+// puts the fixtures' principal with the same uid in its place.
+func (c *Creator) UnmarshalJSON(b []byte) error {
+	var sc savedCreator
+	if err := json.Unmarshal(b, &sc); err != nil {
+		return err
+	}
+	c.Principal = &fixtures.Principal{UID: sc.UID, Type: sc.Type, DisplayName: sc.DisplayName, Email: sc.Email, PhotoURL: sc.PhotoURL, Team: sc.Team}
+	return nil
+}
+
+// agentSessionNamespace makes agent session ids derive from run ids, so a
+// run shows the same agent session every time without storing it.
+var agentSessionNamespace = uuid.MustParse("6f1d2c3b-9a8e-4d7c-b6a5-0f1e2d3c4b5a")
+
+// View is a run as shown at one instant. What can change about a run (its
+// timeline and messages) is read when the view is taken, under the mock
+// session's lock; the rest of a run never changes once stored. So a view can
+// be shown after the lock is released.
+type View struct {
+	Run  *Run
+	Snap Snapshot
+	// Msg is the status message the run shows now, if any.
+	Msg *StatusMessage
+}
+
+func (r *Run) view(now time.Time) View {
+	v := View{Run: r, Snap: r.Timeline.At(now)}
+	switch {
+	case r.ForcedMsg != nil && v.Snap.State == r.ForcedState:
+		v.Msg = r.ForcedMsg
+	case r.FateMsg != nil && v.Snap.State == r.Timeline.Final:
+		v.Msg = r.FateMsg
+	}
+	return v
+}
+
+// ShowsSkill reports whether the run shows agent_skill: it was started from
+// a skill.
+func (r *Run) ShowsSkill() bool { return r.FromSkill && r.Config != nil }
+
+func (ms *Session) insertLocked(r *Run) {
+	ms.nextSeq++
+	r.Seq = ms.nextSeq
+	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
+	ms.runs = append(ms.runs, r)
+	ms.byID[r.ID] = r
+	if r.Config != nil && r.Config.Name != "" {
+		ms.byName[r.Config.Name] = append(ms.byName[r.Config.Name], r)
+	}
+}
+
+func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
+	creator := s.Principal(f.Creator)
+	r := &Run{
+		ID: f.ID, Title: f.Title, Prompt: f.Prompt, Source: f.Source,
+		Creator: Creator{creator}, Team: creator.Team, TeamScope: f.Team,
+		CreatedAt:      now.Add(-time.Duration(f.CreatedAgo)),
+		ArtifactTypes:  f.ArtifactTypes,
+		NotCancellable: f.NotCancellable,
+	}
+	if len(f.Config) > 0 {
+		var c AgentConfig
+		// New has checked that every fixture config decodes.
+		_ = json.Unmarshal(f.Config, &c)
+		r.Config = &c
+	}
+	if f.ScheduleID != "" {
+		r.Schedule = &Schedule{ID: f.ScheduleID, Name: f.ScheduleName, Cron: f.CronSchedule}
+	}
+	step := time.Duration(f.Step)
+	if step == 0 {
+		step = time.Hour
+	}
+	state := State(f.State)
+	updated := now.Add(-time.Duration(f.UpdatedAgo))
+	r.Timeline = Timeline{Anchor: updated, AnchorState: state, Final: Succeeded, Steps: Steps{step, step, step, step}}
+	if state.FinalFate() {
+		r.Timeline.Final = state
+	}
+	if rank[state] >= rank[InProgress] && state != Cancelled {
+		r.Timeline.StartedAt = r.CreatedAt.Add(updated.Sub(r.CreatedAt) / 4)
+	}
+	r.Timeline.WasClaimed = rank[state] >= rank[Claimed] && state != Cancelled
+	if m := f.StatusMessage; m != nil {
+		r.ForcedState = state
+		r.ForcedMsg = &StatusMessage{Message: m.Message, ErrorCode: m.ErrorCode, Retryable: m.Retryable}
+		if m.Retryable == nil && m.ErrorCode != "" {
+			r.ForcedMsg.Retryable = boolPtr(errcode.Retryable(m.ErrorCode))
+		}
+	}
+	return r
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// NewRun is what a create asks for, already validated and resolved.
+type NewRun struct {
+	Title, Prompt  string
+	Config         *AgentConfig
+	FromSkill      bool
+	TeamScope      bool
+	ConversationID string
+	Fate           Fate
+}
+
+// Create stores a new run for p and returns it as it is now.
+func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs) >= max {
+		return View{}, ErrStoreFull
+	}
+	now := ms.clock.Now()
+	r := &Run{
+		ID:    uuid.NewString(),
+		Title: n.Title, Prompt: n.Prompt, Source: "API",
+		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
+		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
+		ConversationID: n.ConversationID,
+		Timeline:       Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
+	}
+	if n.Fate.Final != Succeeded {
+		r.FateMsg = n.Fate.StatusMessage()
+	}
+	r.packStrings()
+	ms.insertLocked(r)
+	ms.changed()
+	return r.view(now), nil
+}
+
+// visibleLocked finds a run the principal's team may see.
+func (ms *Session) visibleLocked(p *fixtures.Principal, id string) (*Run, error) {
+	r, ok := ms.byID[id]
+	if !ok {
+		return nil, ErrRunNotFound
+	}
+	if r.Team != p.Team {
+		return nil, ErrOtherTeam
+	}
+	return r, nil
+}
+
+// Get returns a run p's team may see, as it is now.
+func (ms *Session) Get(p *fixtures.Principal, id string) (View, error) {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	r, err := ms.visibleLocked(p, id)
+	if err != nil {
+		return View{}, err
+	}
+	return r.view(ms.clock.Now()), nil
+}
+
+// Cancel follows the real service: active runs are cancelled, finished ones
+// are ErrTerminal, and a run being handed to a worker is ErrPending (retry).
+func (ms *Session) Cancel(p *fixtures.Principal, id string) error {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	r, err := ms.visibleLocked(p, id)
+	if err != nil {
+		return err
+	}
+	now := ms.clock.Now()
+	switch s := r.Timeline.At(now).State; {
+	case s.Terminal():
+		return fmt.Errorf("%w: it is %s", ErrTerminal, s)
+	case s == Pending:
+		return ErrPending
+	case r.NotCancellable:
+		return ErrNotCancelable
+	}
+	r.Timeline.reanchor(now, Cancelled)
+	r.ForcedState = Cancelled
+	r.ForcedMsg = &StatusMessage{Message: "Cancelled by " + p.DisplayName + "."}
+	ms.changed()
+	return nil
+}
+
+// Force puts a run, whatever its team, into state now, for the control API.
+// Like every change it only moves forward, and a finished run stays
+// finished. A nil msg on FAILED or ERROR gets what a real failure says.
+func (ms *Session) Force(id string, state State, msg *StatusMessage) (View, error) {
+	if !state.Valid() {
+		return View{}, fmt.Errorf("%w: %q", ErrUnknownState, state)
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	r, ok := ms.byID[id]
+	if !ok {
+		return View{}, ErrRunNotFound
+	}
+	now := ms.clock.Now()
+	cur := r.Timeline.At(now).State
+	if cur.Terminal() && cur != state || rank[state] < rank[cur] {
+		return View{}, fmt.Errorf("%w: it is %s, %s would go back", ErrBackwards, cur, state)
+	}
+	if cur == state && msg == nil {
+		return r.view(now), nil // already there; keep its message
+	}
+	if cur != state {
+		r.Timeline.reanchor(now, state)
+	}
+	if msg == nil && (state == Failed || state == Errored) {
+		msg = Fate{Final: state}.StatusMessage()
+	}
+	r.ForcedState, r.ForcedMsg = state, msg
+	ms.changed()
+	return r.view(now), nil
+}
+
+// Run returns a run whatever its team, for the control API.
+func (ms *Session) Run(id string) (View, error) {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	r, ok := ms.byID[id]
+	if !ok {
+		return View{}, ErrRunNotFound
+	}
+	return r.view(ms.clock.Now()), nil
+}
+
+// Len is how many runs the mock session holds.
+func (ms *Session) Len() int {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	return len(ms.runs)
+}
+
+// Truncate drops every run after the first n, as if they had never been
+// created; benchmarks use it to keep a mock session near the size they
+// are named after.
+func (ms *Session) Truncate(n int) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if n >= len(ms.runs) {
+		return
+	}
+	cut := ms.runs[n].Seq // runs from this Seq on go
+	for _, r := range ms.runs[n:] {
+		delete(ms.byID, r.ID)
+	}
+	for name, list := range ms.byName {
+		k := len(list)
+		for k > 0 && list[k-1].Seq >= cut {
+			k--
+		}
+		clear(list[k:])
+		ms.byName[name] = list[:k]
+	}
+	clear(ms.runs[n:])
+	ms.runs = ms.runs[:n]
+	ms.changed()
+}
+
+// Adopt stores a record made elsewhere as it is, without checks, numbering
+// it like a new run. It is for tests of the layers above that need runs no
+// request can make (odd strings, every optional part at once).
+func (ms *Session) Adopt(r *Run) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.insertLocked(r)
+	ms.changed()
+}
+
+// Runs returns every run as it is now, in creation order, whatever its team.
+// For tests and benchmarks; the API lists through List.
+func (ms *Session) Runs() []View {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	now := ms.clock.Now()
+	out := make([]View, 0, len(ms.runs))
+	for _, r := range ms.runs {
+		out = append(out, r.view(now))
+	}
+	return out
+}

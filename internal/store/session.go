@@ -1,0 +1,125 @@
+package store
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/ruleset"
+)
+
+// Session is one mock session: an isolated world with its own runs, clock
+// and fate rules. (A run's agent session is Run.AgentSession.)
+type Session struct {
+	st *Store
+	// lastUsed (unix nanoseconds) picks the mock session to close when too many are open.
+	lastUsed   atomic.Int64
+	fates      ruleset.Set[FateRule]
+	attachment Attachment
+
+	mu sync.RWMutex
+	// clock is replaced by a reset, so it is read under mu; it has its own lock.
+	clock *clock
+	// The runs resource (runs.go).
+	runs       []*Run            // in creation order, which is also Seq order
+	byID       map[string]*Run   //
+	byName     map[string][]*Run // by agent_config.name, in creation order
+	generation int64             // bumped by reset, so positions from before are refused
+	nextSeq    int64
+}
+
+func (s *Store) newSession() *Session {
+	ms := &Session{st: s}
+	if s.opts.Attach != nil {
+		ms.attachment = s.opts.Attach()
+	}
+	ms.mu.Lock()
+	ms.resetLocked()
+	ms.mu.Unlock()
+	return ms
+}
+
+// changed counts a mutation for the saver.
+func (ms *Session) changed() { ms.st.changed() }
+
+// Attachment is what another layer keeps with this mock session (Options.Attach).
+func (ms *Session) Attachment() Attachment { return ms.attachment }
+
+// Reset puts the fixtures back and the clock at its start, and forgets the
+// fate rules and whatever is attached.
+func (ms *Session) Reset() {
+	ms.fates.Clear()
+	if ms.attachment != nil {
+		ms.attachment.Reset()
+	}
+	ms.mu.Lock()
+	ms.resetLocked()
+	ms.mu.Unlock()
+	ms.changed()
+}
+
+func (ms *Session) resetLocked() {
+	o := ms.st.opts
+	ms.clock = newClock(o.ClockMode, o.ClockStart, ms.st.wall)
+	ms.runs = nil
+	ms.byID = map[string]*Run{}
+	ms.byName = map[string][]*Run{}
+	ms.generation++
+	ms.nextSeq = 0
+	now := ms.clock.Now()
+	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
+	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
+	for _, f := range seeds {
+		ms.insertLocked(ms.st.fixtureRun(f, now))
+	}
+}
+
+// theClock is the clock; the pointer changes only on reset, under mu.
+func (ms *Session) theClock() *clock {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	return ms.clock
+}
+
+// ClockInfo is a mock session clock's reading.
+type ClockInfo struct {
+	Now  time.Time
+	Mode ClockMode
+}
+
+// Now is the mock session's current instant.
+func (ms *Session) Now() time.Time { return ms.theClock().Now() }
+
+// Clock reads the clock: its instant and mode.
+func (ms *Session) Clock() ClockInfo {
+	c := ms.theClock()
+	return ClockInfo{Now: c.Now(), Mode: c.Mode()}
+}
+
+// Advance moves the clock forward by d and returns the new now.
+func (ms *Session) Advance(d time.Duration) (time.Time, error) {
+	t, err := ms.theClock().Advance(d)
+	if err == nil {
+		ms.changed()
+	}
+	return t, err
+}
+
+// SetNow jumps the clock forward to t; ErrClockBackwards if t is before now.
+func (ms *Session) SetNow(t time.Time) (time.Time, error) {
+	t, err := ms.theClock().Set(t)
+	if err == nil {
+		ms.changed()
+	}
+	return t, err
+}
+
+// SetClockMode freezes the clock (VirtualClock) or lets it run (RealClock)
+// from the current instant.
+func (ms *Session) SetClockMode(m ClockMode) time.Time {
+	t := ms.theClock().SetMode(m)
+	ms.changed()
+	return t
+}

@@ -1,0 +1,125 @@
+package store
+
+import "time"
+
+// State is a run's RunState.
+type State string
+
+// The run states. A run moves forward through the first four, may wait in
+// BLOCKED while in progress, and ends in one of the four terminal states.
+const (
+	Queued     State = "QUEUED"
+	Pending    State = "PENDING"
+	Claimed    State = "CLAIMED"
+	InProgress State = "INPROGRESS"
+	Blocked    State = "BLOCKED"
+	Succeeded  State = "SUCCEEDED"
+	Failed     State = "FAILED"
+	Errored    State = "ERROR"
+	Cancelled  State = "CANCELLED"
+)
+
+// progression is the order a run passes through before its final state.
+var progression = [...]State{Queued, Pending, Claimed, InProgress}
+
+// rank orders states so "only forward" can be checked: a move to a lower rank
+// is backwards. BLOCKED shares INPROGRESS's rank because a run goes from one
+// to the other and back while a user answers it.
+var rank = map[State]int{
+	Queued: 0, Pending: 1, Claimed: 2, InProgress: 3, Blocked: 3,
+	Succeeded: 4, Failed: 4, Errored: 4, Cancelled: 4,
+}
+
+// Valid reports whether s is a run state of the API.
+func (s State) Valid() bool { _, ok := rank[s]; return ok }
+
+// Terminal reports whether a run in s has stopped for good.
+func (s State) Terminal() bool { return rank[s] == 4 && s.Valid() }
+
+// FinalFate reports whether s is a way a run can end on its own (not cancelled).
+func (s State) FinalFate() bool { return s == Succeeded || s == Failed || s == Errored }
+
+// States lists every run state.
+func States() []State {
+	out := make([]State, 0, len(rank))
+	for s := range rank {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Steps is how long a run spends in each state of progression. Saved as
+// nanoseconds, exact where a duration string could round.
+type Steps [len(progression)]time.Duration
+
+// Timeline is everything needed to derive a run's state at any instant. It
+// starts at anchor in anchorState and, unless that state is terminal or
+// BLOCKED, moves through the rest of progression by steps and ends in final.
+// Cancelling or forcing a state re-anchors it; nothing runs in the background.
+type Timeline struct {
+	Anchor      time.Time `json:"anchor"`
+	AnchorState State     `json:"anchor_state"`
+	Steps       Steps     `json:"steps_ns"`
+	Final       State     `json:"final"`
+	// Facts settled before the anchor, kept when a run is re-anchored.
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	WasClaimed bool      `json:"was_claimed,omitempty"`
+}
+
+// Snapshot is a run's derived condition at one instant.
+type Snapshot struct {
+	State     State
+	UpdatedAt time.Time // when the run entered State
+	StartedAt time.Time // zero until it entered INPROGRESS
+	Claimed   bool      // it has a worker, so it shows its agent session
+}
+
+// At derives the run's condition at now.
+func (tl *Timeline) At(now time.Time) Snapshot {
+	s := Snapshot{State: tl.AnchorState, UpdatedAt: tl.Anchor, StartedAt: tl.StartedAt, Claimed: tl.WasClaimed}
+	idx := -1
+	for i, p := range progression {
+		if p == s.State {
+			idx = i
+		}
+	}
+	for idx >= 0 {
+		next := s.UpdatedAt.Add(tl.Steps[idx])
+		if now.Before(next) {
+			break
+		}
+		s.UpdatedAt = next
+		if idx+1 < len(progression) {
+			idx++
+			s.State = progression[idx]
+		} else {
+			idx = -1
+			s.State = tl.Final
+		}
+		if s.State == Claimed {
+			s.Claimed = true
+		}
+		if s.State == InProgress && s.StartedAt.IsZero() {
+			s.StartedAt = next
+		}
+	}
+	if s.State == Claimed || s.State == InProgress || s.State == Blocked {
+		s.Claimed = true
+	}
+	return s
+}
+
+// reanchor makes the run be in state from now on, keeping what it had done.
+func (tl *Timeline) reanchor(now time.Time, state State) {
+	cur := tl.At(now)
+	tl.Anchor = now
+	tl.AnchorState = state
+	tl.StartedAt = cur.StartedAt
+	tl.WasClaimed = cur.Claimed
+	if (state == InProgress || state == Blocked) && tl.StartedAt.IsZero() {
+		tl.StartedAt = now
+	}
+	if state.FinalFate() {
+		tl.Final = state
+	}
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+)
+
+// Options configure a Store. Durations and limits are already resolved:
+// the store applies no defaults of its own but the clock's.
+type Options struct {
+	// Fixtures every mock session starts from (and goes back to on reset).
+	Fixtures *fixtures.Set
+	// ClockMode and ClockStart are every new mock session's clock.
+	ClockMode  ClockMode
+	ClockStart time.Time
+	// Wall is the source of real time; nil means time.Now.
+	Wall func() time.Time
+	// Steps is how long a new run stays in each state before its end.
+	Steps Steps
+	// MaxRuns caps the runs of one mock session; 0 means no cap.
+	MaxRuns int
+	// MaxSessions caps the isolated mock sessions; the default one is extra.
+	MaxSessions int
+	// Attach makes what another layer keeps per mock session (the HTTP
+	// layer's fault rules and request journal). The store creates, resets
+	// and drops it with its mock session and never looks inside. nil: none.
+	Attach func() Attachment
+}
+
+// Attachment is what another layer keeps per mock session.
+type Attachment interface{ Reset() }
+
+// Store holds every mock session. The default one is named "".
+type Store struct {
+	opts  Options
+	byUID map[string]*fixtures.Principal
+	dflt  *fixtures.Principal
+	fates []fixtures.FateRule // checked once, at start
+	wall  func() time.Time
+	// changes counts changes to any mock session, so a saver knows when to write.
+	changes atomic.Uint64
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// ErrTooManySessions is Open's answer when MaxSessions are open and none
+// can be closed to make room.
+var ErrTooManySessions = errors.New("too many mock sessions are open")
+
+// New builds a store whose default mock session holds the fixtures. A
+// fixture that cannot be used (a run config that does not fit AgentConfig,
+// a fate rule that does not parse) is an error naming its file, never a run
+// that silently lost its configuration or a request blamed for it later.
+func New(opts Options) (*Store, error) {
+	if opts.Fixtures == nil {
+		return nil, errors.New("store: no fixtures")
+	}
+	s := &Store{opts: opts, byUID: map[string]*fixtures.Principal{}, wall: opts.Wall}
+	if s.wall == nil {
+		// Wall time read through the monotonic clock, so it never steps back.
+		start := time.Now()
+		s.wall = func() time.Time { return start.Add(time.Since(start)) }
+	}
+	if s.opts.ClockStart.IsZero() {
+		s.opts.ClockStart = s.wall()
+	}
+	s.opts.ClockStart = s.opts.ClockStart.Truncate(time.Millisecond)
+	set := opts.Fixtures
+	for _, f := range set.Runs {
+		if len(f.Config) > 0 {
+			if err := json.Unmarshal(f.Config, new(AgentConfig)); err != nil {
+				return nil, fmt.Errorf("fixtures: runs.json: run %s: agent_config: %w", f.ID, err)
+			}
+		}
+	}
+	for i, rule := range set.Fates {
+		f := Fate{Final: Succeeded}
+		if err := f.applyFixture(rule.Fate); err != nil {
+			return nil, fmt.Errorf("fixtures: fates.json: rule %d (prompt_pattern %q): %w", i, rule.Pattern, err)
+		}
+		s.fates = append(s.fates, rule)
+	}
+	for i := range set.Principals {
+		p := &set.Principals[i]
+		s.byUID[p.UID] = p
+	}
+	s.dflt = &set.DefaultPrincipal
+	s.byUID[s.dflt.UID] = s.dflt
+	s.sessions = map[string]*Session{"": s.newSession()}
+	return s, nil
+}
+
+// Principal is the fixtures' principal with uid, or the default user.
+func (s *Store) Principal(uid string) *fixtures.Principal {
+	if p, ok := s.byUID[uid]; ok {
+		return p
+	}
+	return s.dflt
+}
+
+// Changes counts the changes made to the store: creates, cancels, forced
+// states, resets, clock moves, mock sessions opened and closed, loads. A
+// saver compares it with the count at its last save to skip writing a file
+// that would not change.
+func (s *Store) Changes() uint64 { return s.changes.Load() }
+
+func (s *Store) changed() { s.changes.Add(1) }
+
+// Open finds or opens the mock session name. When MaxSessions are open,
+// the one unused for longest makes room: test jobs that never close their
+// mock sessions must not lock a long-running mock up.
+func (s *Store) Open(name string) (*Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, ok := s.sessions[name]
+	if !ok {
+		if len(s.sessions)-1 >= s.opts.MaxSessions && !s.evictLocked() {
+			return nil, ErrTooManySessions
+		}
+		ms = s.newSession()
+		s.sessions[name] = ms
+		s.changed()
+	}
+	ms.lastUsed.Store(time.Now().UnixNano())
+	return ms, nil
+}
+
+// evictLocked closes the least recently used isolated mock session.
+func (s *Store) evictLocked() bool {
+	oldest, at := "", int64(0)
+	for name, ms := range s.sessions {
+		if t := ms.lastUsed.Load(); name != "" && (oldest == "" || t < at) {
+			oldest, at = name, t
+		}
+	}
+	if oldest == "" {
+		return false
+	}
+	delete(s.sessions, oldest)
+	s.changed()
+	return true
+}
+
+// Close forgets an isolated mock session; the default one is reset instead.
+func (s *Store) Close(name string) {
+	s.mu.Lock()
+	ms, ok := s.sessions[name]
+	if ok && name != "" {
+		delete(s.sessions, name)
+		s.changed()
+	}
+	s.mu.Unlock()
+	if ok && name == "" {
+		ms.Reset()
+	}
+}

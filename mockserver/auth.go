@@ -1,0 +1,85 @@
+package mockserver
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/agentruns/agentruns/fixtures"
+)
+
+// The one bearer check, used by the API and the control API alike.
+
+var (
+	errNoAuthorization = errors.New("no Authorization header")
+	errNotBearer       = errors.New("the Authorization header is not \"Bearer <token>\"")
+)
+
+// bearerToken reads the token of an Authorization header (RFC 6750 over
+// RFC 7235): the scheme is required and matched without regard to case,
+// then one or more spaces, then a token.
+func bearerToken(r *http.Request) (string, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", errNoAuthorization
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", errNotBearer
+	}
+	return token, nil
+}
+
+// sameSecret compares a presented secret with a known one in constant time.
+// Digests are compared rather than the secrets themselves, because
+// ConstantTimeCompare returns at once on a length mismatch and would tell a
+// secret's length.
+func sameSecret(presented, known string) bool {
+	got, want := sha256.Sum256([]byte(presented)), sha256.Sum256([]byte(known))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// authenticate finds who is calling the API from the Authorization header.
+func (s *Server) authenticate(r *http.Request) (*fixtures.Principal, *apiError) {
+	token, err := bearerToken(r)
+	switch {
+	case errors.Is(err, errNoAuthorization):
+		return nil, errorf(codeAuthRequired, "send an Authorization header with a bearer token: Authorization: Bearer <api key>")
+	case err != nil:
+		return nil, errorf(codeAuthRequired, "the Authorization header must be \"Bearer <api key>\"")
+	}
+	if p := s.lookupKey(token); p != nil {
+		return p, nil
+	}
+	if s.strictAuth {
+		return nil, errorf(codeAuthRequired, "the API key is not known to this server")
+	}
+	return &s.fixtures.DefaultPrincipal, nil
+}
+
+// lookupKey compares the token with every known key, each in constant time
+// and all of them every time, so timing tells nothing about which key, or
+// how much of one, was right.
+func (s *Server) lookupKey(token string) *fixtures.Principal {
+	var found *fixtures.Principal
+	for key, p := range s.principals {
+		if sameSecret(token, key) {
+			found = p
+		}
+	}
+	return found
+}
+
+// authenticateControl checks the control token, when one is set.
+func (s *Server) authenticateControl(r *http.Request) *apiError {
+	if s.controlToken == "" {
+		return nil
+	}
+	if token, err := bearerToken(r); err != nil || !sameSecret(token, s.controlToken) {
+		return errorf(codeAuthRequired, "the control API needs its token: Authorization: Bearer <control token>")
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package mockserver
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The request journal: what GET /__mock/requests lists, so a test can see
+// how its client retried.
+
+// Attempt is one request the mock saw, as GET /__mock/requests lists it.
+type Attempt struct {
+	At     string `json:"at"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Status int    `json:"status"`
+	// RetryCount is the official clients' X-Stainless-Retry-Count header:
+	// 0 for a first attempt, 1 for the first retry, and so on.
+	RetryCount *int `json:"retry_count,omitempty"`
+	Injected   bool `json:"injected,omitempty"`
+}
+
+// journalSize bounds the journal, so a long-running mock keeps constant memory.
+const journalSize = 500
+
+// journal keeps the latest requests of a mock session in a ring, so recording
+// one costs the same however full it is.
+type journal struct {
+	mu       sync.Mutex
+	attempts []Attempt // up to journalSize; once full, attempts[next] is the oldest
+	next     int
+}
+
+func (j *journal) add(a Attempt) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.attempts) < journalSize {
+		j.attempts = append(j.attempts, a)
+		return
+	}
+	j.attempts[j.next] = a
+	j.next = (j.next + 1) % journalSize
+}
+
+// list returns the attempts oldest first.
+func (j *journal) list() []Attempt {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]Attempt, 0, len(j.attempts))
+	out = append(out, j.attempts[j.next:]...)
+	return append(out, j.attempts[:j.next]...)
+}
+
+func (j *journal) clear() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.attempts, j.next = nil, 0
+}
+
+// attempt is the journal entry for a request answered through w.
+func attempt(r *http.Request, path string, w *statusWriter, injected bool) Attempt {
+	a := Attempt{At: formatTime(time.Now()), Method: r.Method, Path: path, Injected: injected, Status: w.status}
+	if v := r.Header.Get("X-Stainless-Retry-Count"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			a.RetryCount = &n
+		}
+	}
+	return a
+}

@@ -1,0 +1,311 @@
+package mockserver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/openapi"
+)
+
+// versionPrefix is where the real service serves the API; the mock serves it
+// there and at the root.
+const versionPrefix = "/api/v1"
+
+// ServeHTTP answers one request, logs it, and turns a panic into a 500
+// problem so one bad request never takes the server down.
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	// Per-request logging is off under --quiet; then not even its arguments
+	// are built, since at tens of thousands of requests a second they show.
+	logging := s.log.Enabled(r.Context(), slog.LevelInfo)
+	var start time.Time
+	if logging {
+		start = time.Now()
+	}
+	w := &statusWriter{ResponseWriter: rw}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler { // the deliberate way to drop a connection
+				panic(v)
+			}
+			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+			if !w.wroteHeader {
+				writeProblem(w, r, errorf(codeInternal, "the mock failed while answering; the failure was logged"))
+			}
+		}
+		if logging {
+			s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", w.status,
+				"duration", time.Since(start), "session", r.Header.Get(SessionHeader))
+		}
+	}()
+	s.serve(w, r)
+}
+
+// serve is a request's whole way through the mock, in order. Nothing about
+// a mock session is touched (opened, journaled, faulted) before the caller
+// has shown its credentials.
+func (s *Server) serve(w *statusWriter, r *http.Request) {
+	// 1. Route. The escaped path keeps an encoded slash inside a run id
+	// from splitting it.
+	path := r.URL.EscapedPath()
+	if strings.HasPrefix(path, versionPrefix+"/") {
+		path = strings.TrimPrefix(path, versionPrefix)
+	}
+	isControl := path == "/__mock" || strings.HasPrefix(path, "/__mock/")
+	if isControl && s.disableControl {
+		writeProblem(w, r, errorf(codeNotFound, "no such path: %s (the control API is turned off)", r.URL.Path))
+		return
+	}
+	rt, param, allow := s.lookup(r.Method, path)
+	if rt == nil && r.Method != http.MethodOptions {
+		switch {
+		case allow != "":
+			e := errorf(codeMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)
+			e.allow = allow + ", OPTIONS"
+			writeProblem(w, r, e)
+		case isControl:
+			writeProblem(w, r, errorf(codeNotFound, "no such control path: %s", r.URL.Path))
+		default:
+			writeProblem(w, r, errorf(codeNotFound, "no such path: %s", r.URL.Path))
+		}
+		return
+	}
+	if r.Method == http.MethodOptions {
+		if _, _, allow = s.lookup("", path); allow == "" {
+			writeProblem(w, r, errorf(codeNotFound, "no such path: %s", r.URL.Path))
+			return
+		}
+		w.Header().Set("Allow", allow+", OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	c := &call{r: r, path: path}
+
+	// 2. Authenticate.
+	switch rt.area {
+	case api:
+		p, aerr := s.authenticate(r)
+		if aerr != nil {
+			writeProblem(w, r, aerr)
+			return
+		}
+		c.principal = p
+	case control:
+		if aerr := s.authenticateControl(r); aerr != nil {
+			writeProblem(w, r, aerr)
+			return
+		}
+	}
+
+	// 3. Open the mock session.
+	if rt.area != public {
+		ms, err := s.store.Open(r.Header.Get(SessionHeader))
+		if err != nil {
+			writeProblem(w, r, &apiError{code: codeUnavailable, detail: "too many isolated sessions are open; reset or reuse one", retryAfter: 5 * time.Second})
+			return
+		}
+		c.session = ms
+	}
+
+	if rt.area == api {
+		// 4. Journal: every authenticated API request, however it ends.
+		injected := false
+		defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected)) }()
+
+		// 5. Inject faults. The body is read before a delay fault waits:
+		// only then does the server notice a client that hangs up, so
+		// nothing is created for a caller gone.
+		body, bodyErr := s.readBody(r)
+		if s.inject(w, r, c.session, path, &injected) {
+			return
+		}
+
+		// 6. Validate: the path's id, the body, the OpenAPI document.
+		if rt.hasID {
+			// Every id of the API is a run id so far; a resource with ids
+			// of another form gives its route its own check.
+			id, err := url.PathUnescape(param)
+			if err != nil || !isRunID(id) {
+				writeProblem(w, r, errorf(codeInvalidRequest, "runId %q is not a valid run id (1 to 128 letters, digits, '-' or '_')", truncate(param, 80)))
+				return
+			}
+			c.id = id
+		}
+		if bodyErr != nil {
+			writeProblem(w, r, bodyErr)
+			return
+		}
+		if aerr := s.validate(r, path, body); aerr != nil {
+			writeProblem(w, r, aerr)
+			return
+		}
+		c.body = body
+	} else if rt.hasID {
+		id, err := url.PathUnescape(param)
+		if err != nil {
+			writeProblem(w, r, errorf(codeInvalidRequest, "%s %q is not a valid id", rt.idName, truncate(param, 80)))
+			return
+		}
+		c.id = id
+	}
+
+	// 7. Handle, and 8. write the answer.
+	out, aerr := rt.handle(c)
+	if aerr != nil {
+		writeProblem(w, r, aerr)
+		return
+	}
+	writeJSON(w, r, out)
+}
+
+// statusWriter remembers the status for the request log and the journal.
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// readBody reads a POST body within the size cap. Only create takes a
+// body; it must be JSON.
+func (s *Server) readBody(r *http.Request) ([]byte, *apiError) {
+	if r.Body == nil || r.Method != http.MethodPost {
+		return nil, nil
+	}
+	if r.ContentLength > s.maxBodyBytes {
+		return nil, errorf(codePayloadTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.maxBodyBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.maxBodyBytes+1))
+	if err != nil {
+		return nil, errorf(codeInvalidRequest, "reading the body: %v", err)
+	}
+	if int64(len(body)) > s.maxBodyBytes {
+		return nil, errorf(codePayloadTooLarge, "the body is over the limit of %d bytes", s.maxBodyBytes)
+	}
+	if len(body) == 0 {
+		return body, nil
+	}
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		return nil, errorf(codeUnsupportedMediaType, "the body must be application/json, not %q", ct)
+	}
+	if !utf8.Valid(body) {
+		return nil, errorf(codeInvalidRequest, "the body is not valid UTF-8")
+	}
+	return body, nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// validate checks the request against the OpenAPI document, as the path the
+// document knows (without the version prefix) and with HEAD checked as GET.
+func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
+	if r.Method == http.MethodPost && len(body) == 0 && !strings.HasSuffix(path, "/cancel") {
+		return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+	}
+	// A GET the validator accepted before is accepted again (validcache.go).
+	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead
+	if cacheable {
+		if key, cacheable = getVerdictKey(path, r.URL.RawQuery); cacheable && s.acceptedGETs.has(key) {
+			return nil
+		}
+	}
+	// A shallow copy with its own URL: the validator reads the request and
+	// changes nothing in it, so the headers need no deep copy.
+	vr := r.WithContext(r.Context())
+	u := *r.URL
+	vr.URL = &u
+	vr.URL.Path, vr.URL.RawPath = path, ""
+	if p, err := url.PathUnescape(path); err == nil {
+		vr.URL.Path, vr.URL.RawPath = p, path
+	}
+	if vr.Method == http.MethodHead {
+		vr.Method = http.MethodGet
+	}
+	vr.Body = io.NopCloser(bytes.NewReader(body))
+	err := s.validator.ValidateRequest(vr)
+	if err == nil {
+		if cacheable {
+			s.acceptedGETs.add(key)
+		}
+		return nil
+	}
+	var ve *openapi.ValidationError
+	if errors.As(err, &ve) && len(ve.Findings) > 0 {
+		msgs := make([]string, 0, len(ve.Findings))
+		for _, f := range ve.Findings {
+			msgs = append(msgs, f.Field+": "+f.Message)
+		}
+		return errorf(codeInvalidRequest, "%s", strings.Join(msgs, "; "))
+	}
+	return errorf(codeInvalidRequest, "%v", err)
+}
+
+// inject applies the request's X-Mock-Fault header or the mock session's
+// first matching fault rule, noting in injected that it did. It reports
+// whether the fault answered the request (a delay alone lets it go on).
+func (s *Server) inject(w http.ResponseWriter, r *http.Request, ms *store.Session, path string, injected *bool) bool {
+	var f *Fault
+	if h := r.Header.Get(FaultHeader); h != "" {
+		parsed, err := parseFaultHeader(h)
+		if err != nil {
+			writeProblem(w, r, errorf(codeInvalidRequest, "header %s: %v", FaultHeader, err))
+			return true
+		}
+		f = &parsed
+	} else if f = harnessOf(ms).faults.match(r, path); f == nil {
+		return false
+	}
+	*injected = true
+	if f.delay > 0 {
+		t := time.NewTimer(f.delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done(): // the client gave up; nothing to answer
+			return true
+		}
+	}
+	if f.Drop {
+		panic(http.ErrAbortHandler) // net/http closes the connection unanswered
+	}
+	if f.Status != 0 {
+		writeProblem(w, r, f.problem())
+		return true
+	}
+	return false
+}

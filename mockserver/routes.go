@@ -1,0 +1,147 @@
+package mockserver
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/openapi"
+)
+
+// area is the part of the mock a route belongs to; it decides which steps
+// of the pipeline (pipeline.go) a request goes through.
+type area int
+
+const (
+	// public needs no credentials and no mock session (the document).
+	public area = iota
+	// api is the Cloud Agent Runs API: an API key, a mock session, the
+	// journal, faults and the OpenAPI request check.
+	api
+	// control is the mock's own API under /__mock/: the control token, when
+	// set, and a mock session.
+	control
+)
+
+// call is one request on its way through the pipeline, as a handler sees it.
+type call struct {
+	r         *http.Request
+	path      string // without the version prefix, still escaped
+	session   *store.Session
+	principal *fixtures.Principal // the caller, in the api area
+	body      []byte              // a POST body, read and checked (api area)
+	id        string              // the {…} segment of the path, unescaped
+}
+
+// handler answers a call with a body to write as JSON (or a jsonAppender,
+// or rawBody) or an error to write as a problem.
+type handler func(c *call) (any, *apiError)
+
+// route is one entry of the routing table.
+type route struct {
+	method  string // GET routes answer HEAD too
+	pattern string // "/agent/runs/{runId}": a {…} segment matches any one segment
+	area    area
+	handle  handler
+	// segments is pattern split at "/", and hasID says one is a {…}; both
+	// filled in by routingTable.
+	segments []string
+	hasID    bool
+	idName   string // the name in the {…}
+}
+
+// routingTable is every route of the mock. A new resource adds its
+// entries here and its handlers in a file of its own (<resource>_handlers.go).
+func (s *Server) routingTable() []route {
+	routes := []route{
+		{method: "GET", pattern: "/openapi.yaml", area: public, handle: serveDocument},
+
+		// runs (runs_handlers.go)
+		{method: "POST", pattern: "/agent/run", area: api, handle: s.createRun},
+		{method: "GET", pattern: "/agent/runs", area: api, handle: s.listRuns},
+		{method: "POST", pattern: "/agent/runs", area: api, handle: s.createRun},
+		{method: "GET", pattern: "/agent/runs/{runId}", area: api, handle: s.getRun},
+		{method: "POST", pattern: "/agent/runs/{runId}/cancel", area: api, handle: s.cancelRun},
+
+		// the control API (control.go)
+		{method: "GET", pattern: "/__mock/info", area: control, handle: s.info},
+		{method: "POST", pattern: "/__mock/reset", area: control, handle: s.reset},
+		{method: "DELETE", pattern: "/__mock/session", area: control, handle: s.closeSession},
+		{method: "GET", pattern: "/__mock/clock", area: control, handle: s.readClock},
+		{method: "PUT", pattern: "/__mock/clock", area: control, handle: s.setClock},
+		{method: "POST", pattern: "/__mock/clock/advance", area: control, handle: s.advanceClock},
+		{method: "POST", pattern: "/__mock/runs/{runId}/state", area: control, handle: s.forceState},
+		{method: "GET", pattern: "/__mock/faults", area: control, handle: listFaults},
+		{method: "POST", pattern: "/__mock/faults", area: control, handle: addFault},
+		{method: "DELETE", pattern: "/__mock/faults", area: control, handle: clearFaults},
+		{method: "DELETE", pattern: "/__mock/faults/{id}", area: control, handle: removeFault},
+		{method: "GET", pattern: "/__mock/fates", area: control, handle: listFates},
+		{method: "POST", pattern: "/__mock/fates", area: control, handle: addFate},
+		{method: "DELETE", pattern: "/__mock/fates", area: control, handle: clearFates},
+		{method: "GET", pattern: "/__mock/requests", area: control, handle: listRequests},
+		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
+	}
+	for i := range routes {
+		routes[i].segments = strings.Split(strings.TrimPrefix(routes[i].pattern, "/"), "/")
+		for _, seg := range routes[i].segments {
+			if strings.HasPrefix(seg, "{") {
+				routes[i].hasID, routes[i].idName = true, strings.Trim(seg, "{}")
+			}
+		}
+	}
+	return routes
+}
+
+// match reports whether path fits the route's pattern, and the segment a
+// {…} matched, still escaped.
+func (rt *route) match(path string) (param string, ok bool) {
+	rest := strings.TrimPrefix(path, "/")
+	for i, seg := range rt.segments {
+		part, tail, more := strings.Cut(rest, "/")
+		if more != (i < len(rt.segments)-1) {
+			return "", false
+		}
+		if seg[0] == '{' {
+			param = part // an empty id is the handler's 400, not a 404
+		} else if part != seg {
+			return "", false
+		}
+		rest = tail
+	}
+	return param, true
+}
+
+// lookup finds the route for a request. When the path is known but not the
+// method, rt is nil and allow lists the methods the path has.
+func (s *Server) lookup(method, path string) (rt *route, param, allow string) {
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	var allowed []string
+	for i := range s.routes {
+		r := &s.routes[i]
+		p, ok := r.match(path)
+		if !ok {
+			continue
+		}
+		if r.method == method {
+			return r, p, ""
+		}
+		allowed = append(allowed, r.method)
+		if r.method == http.MethodGet {
+			allowed = append(allowed, http.MethodHead)
+		}
+	}
+	return nil, "", strings.Join(allowed, ", ")
+}
+
+// rawBody is an answer written as it is, with its content type.
+type rawBody struct {
+	contentType string
+	body        []byte
+}
+
+func serveDocument(*call) (any, *apiError) {
+	return rawBody{"application/yaml", openapi.Document}, nil
+}

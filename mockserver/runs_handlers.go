@@ -1,0 +1,247 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/internal/store"
+)
+
+// The runs resource over HTTP: create, list, get and cancel. What a run is
+// and how it changes is internal/store's runs.go; this file reads requests
+// and turns the store's answers and errors into the API's.
+
+// runRequest is a RunAgentRequest.
+type runRequest struct {
+	Prompt         *string      `json:"prompt"`
+	Config         *AgentConfig `json:"config"`
+	Title          *string      `json:"title"`
+	Skill          *string      `json:"skill"`
+	Team           *bool        `json:"team"`
+	ConversationID *string      `json:"conversation_id"`
+	Images         []struct {
+		Data     string `json:"data"`
+		MimeType string `json:"mime_type"`
+	} `json:"images"`
+}
+
+// RunAgentResponse answers a create.
+type RunAgentResponse struct {
+	RunID  string `json:"run_id"`
+	TaskID string `json:"task_id"`
+	State  State  `json:"state"`
+}
+
+var skillSpecPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+:[^\s:]+$`)
+
+// createRun is POST /agent/run and POST /agent/runs.
+func (s *Server) createRun(c *call) (any, *apiError) {
+	var req runRequest
+	if err := json.Unmarshal(c.body, &req); err != nil {
+		return nil, decodeError(err)
+	}
+	n, aerr := s.resolve(req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	// The fate: the fixtures' and the mock session's rules, then the
+	// request's X-Mock-Fate header.
+	n.Fate = c.session.FateFor(n.Prompt)
+	if h := c.r.Header.Get(FateHeader); h != "" {
+		if err := applyFateHeader(&n.Fate, h); err != nil {
+			return nil, errorf(codeInvalidRequest, "header %s: %v", FateHeader, err)
+		}
+	}
+	v, err := c.session.Create(c.principal, n)
+	if errors.Is(err, store.ErrStoreFull) {
+		return nil, &apiError{code: codeUnavailable, detail: fmt.Sprintf("the mock holds its maximum of %d runs; reset it or raise --max-runs", s.maxRuns), retryAfter: 30 * time.Second}
+	}
+	if err != nil {
+		return nil, errorf(codeInternal, "%v", err)
+	}
+	return RunAgentResponse{RunID: v.Run.ID, TaskID: v.Run.ID, State: v.Snap.State}, nil
+}
+
+// FateHeader lets a client choose, per create request, how the new run ends
+// and how long it takes, e.g. "state=FAILED; error_code=insufficient_credits; step=500ms".
+const FateHeader = "X-Mock-Fate"
+
+// applyFateHeader sets what an X-Mock-Fate header (headerkv.go) chooses.
+func applyFateHeader(f *store.Fate, h string) error {
+	pairs, err := parseHeaderPairs(h)
+	if err != nil {
+		return err
+	}
+	for _, p := range pairs {
+		if err := f.Set(p.key, p.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve fills in what the service would: the skill's name, the default
+// model and a title, and checks what the schema alone cannot.
+func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
+	var n store.NewRun
+	if req.Prompt != nil {
+		n.Prompt = *req.Prompt
+	}
+	cfg := AgentConfig{}
+	if req.Config != nil {
+		cfg = *req.Config
+	}
+	field := "config.skill_spec"
+	if req.Skill != nil && *req.Skill != "" {
+		cfg.SkillSpec, field = *req.Skill, "skill" // skill wins over config.skill_spec
+	}
+	if strings.TrimSpace(n.Prompt) == "" && cfg.SkillSpec == "" {
+		return n, errorf(codeInvalidRequest, "prompt: a prompt or a skill is required")
+	}
+	if cfg.SkillSpec != "" {
+		if !skillSpecPattern.MatchString(cfg.SkillSpec) {
+			return n, errorf(codeInvalidRequest, "%s: %q is not <owner>/<repo>:<skill_name> or <owner>/<repo>:<path>/SKILL.md", field, cfg.SkillSpec)
+		}
+		n.FromSkill = true
+		if cfg.Name == "" {
+			cfg.Name = store.SkillName(cfg.SkillSpec)
+		}
+	}
+	for name, m := range cfg.MCPServers {
+		kinds := 0
+		for _, v := range []string{m.WarpID, m.Command, m.URL} {
+			if v != "" {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			return n, errorf(codeInvalidRequest, "config.mcp_servers.%s: give exactly one of warp_id, command or url", name)
+		}
+	}
+	if cfg.ModelID == "" {
+		cfg.ModelID = s.fixtures.DefaultModelID
+	}
+	n.Config = &cfg
+	switch {
+	case req.Title != nil && strings.TrimSpace(*req.Title) != "":
+		n.Title = strings.TrimSpace(*req.Title)
+	case strings.TrimSpace(n.Prompt) != "":
+		n.Title = store.TitleFrom(n.Prompt)
+	default:
+		n.Title = "Run skill " + cfg.Name
+	}
+	if req.Team != nil {
+		n.TeamScope = *req.Team
+	}
+	if req.ConversationID != nil {
+		n.ConversationID = *req.ConversationID
+	}
+	return n, nil
+}
+
+// decodeError turns a JSON decoding failure into a problem that names the
+// field, for whatever the schema check did not already catch.
+func decodeError(err error) *apiError {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return errorf(codeInvalidRequest, "the body is not valid JSON (at byte %d): %v", syn.Offset, err)
+	case errors.As(err, &typ) && typ.Field == "":
+		return errorf(codeInvalidRequest, "the body must be a JSON object, not %s", typ.Value)
+	case errors.As(err, &typ):
+		return errorf(codeInvalidRequest, "%s: must be %s, not %s", typ.Field, jsonType(typ.Type.Kind().String()), typ.Value)
+	}
+	return errorf(codeInvalidRequest, "the body could not be read as JSON: %v", err)
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "map", "struct", "ptr":
+		return "an object"
+	case "slice":
+		return "an array"
+	}
+	return kind
+}
+
+// listRuns is GET /agent/runs.
+func (s *Server) listRuns(c *call) (any, *apiError) {
+	q, h, aerr := s.parseListQuery(c.r.URL.Query())
+	if aerr != nil {
+		return nil, aerr
+	}
+	page, err := c.session.List(c.principal, q)
+	if errors.Is(err, store.ErrStalePosition) {
+		return nil, queryError("cursor", "the mock was reset after this cursor was issued")
+	}
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
+	if page.Next != nil {
+		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h), s.cursorSecret)}
+	}
+	return out, nil
+}
+
+// getRun is GET /agent/runs/{runId}.
+func (s *Server) getRun(c *call) (any, *apiError) {
+	v, err := c.session.Get(c.principal, c.id)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	return runJSON{v, s.sessionLinkBase}, nil
+}
+
+// cancelRun is POST /agent/runs/{runId}/cancel; it answers the run's id.
+func (s *Server) cancelRun(c *call) (any, *apiError) {
+	if err := c.session.Cancel(c.principal, c.id); err != nil {
+		return nil, asAPIError(err)
+	}
+	return c.id, nil
+}
+
+// asAPIError maps the store's sentinel errors onto the API's error codes:
+// the one place the runs resource's store errors become problems.
+func asAPIError(err error) *apiError {
+	switch {
+	case errors.Is(err, store.ErrRunNotFound):
+		return errorf(codeNotFound, "no run with this id")
+	case errors.Is(err, store.ErrOtherTeam):
+		return errorf(codeNotAuthorized, "the run belongs to another team")
+	case errors.Is(err, store.ErrTerminal):
+		return errorf(codeInvalidRequest, "the run cannot be cancelled: %v", err)
+	case errors.Is(err, store.ErrPending):
+		return &apiError{code: codeConflict, detail: "the run is being handed to a worker; try again shortly", retryAfter: time.Second}
+	case errors.Is(err, store.ErrNotCancelable):
+		return errorf(codeNotSupported, "runs of this type cannot be cancelled")
+	case errors.Is(err, store.ErrBackwards):
+		// Not the retryable conflict of the table: trying again cannot help.
+		return &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: err.Error()}
+	}
+	return errorf(codeInternal, "%v", err)
+}
+
+// isRunID reports whether s is a run id the mock accepts: 1 to 128 letters,
+// digits, '-' or '_'.
+func isRunID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,213 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/store"
+)
+
+func TestAppendJSONStringIsJSONMarshal(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []string{"a", "\"", "\\", "<", ">", "&", "\x00", "\x1f", "\x7f", "é", "\u2028", "\u2029", "\xff", "\xe2\x80", "日", "\U0001F600", "\n", " "}
+	for range 20000 {
+		var s string
+		for range rng.Intn(12) {
+			s += alphabet[rng.Intn(len(alphabet))]
+		}
+		if rng.Intn(4) == 0 { // random bytes, mostly invalid UTF-8
+			b := make([]byte, rng.Intn(8))
+			rng.Read(b)
+			s += string(b)
+		}
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q (valid UTF-8: %v):\n got %s\nwant %s", s, utf8.ValidString(s), got, want)
+		}
+	}
+}
+
+// TestRunJSONIsItsItem holds the answers written straight from a run
+// (runJSON.appendJSON, runPage.appendJSON) to the RunItem they stand for,
+// byte for byte: every fixture run as it moves through its states, and runs
+// with every optional part and awkward strings. wantItem, below, is the
+// RunItem built field by field, the second copy of a run's shape that the
+// encoder is held to.
+func TestRunJSONIsItsItem(t *testing.T) {
+	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := openDefault(t, s)
+	yes := true
+	odd := "tab\t nl\n q\" <b>&amp; \x00\x1f é 日本 \u2028 bad:\xff end"
+	creator := ms.Runs()[0].Run.Creator
+	for _, extra := range []*store.Run{
+		{ID: "odd<&>-1234", Title: odd, Prompt: odd, Source: odd, Creator: creator, Team: odd, TeamScope: true,
+			CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 999_999_999, time.UTC), FromSkill: true,
+			Config:         &AgentConfig{Name: odd, SkillSpec: "acme/skills:" + odd + "/SKILL.md", ComputerUseEnabled: &yes, MCPServers: map[string]MCPServer{"b": {URL: odd, Headers: map[string]string{"X": odd, "A": ""}}, "a<": {Command: "c", Args: []string{odd, ""}, Env: map[string]string{"B": "2", odd: odd}}, "m": {WarpID: "w", Env: map[string]string{}}}},
+			ConversationID: odd, Schedule: &store.Schedule{ID: odd, Name: odd, Cron: "0 * * * *"},
+			ArtifactTypes: []string{"PLAN", "PULL_REQUEST"}, ForcedState: Succeeded, ForcedMsg: &StatusMessage{Message: odd, ErrorCode: odd, Retryable: &yes},
+			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 1, 0, time.UTC), AnchorState: Queued, Final: Succeeded, Steps: store.Steps{time.Second, 0, time.Minute, time.Hour}}},
+		{ID: "plain-run", Title: "", Prompt: "", Creator: store.Creator{Principal: &fixtures.Principal{}}, CreatedAt: time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC),
+			FateMsg: &StatusMessage{Message: "failed"}, Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: InProgress, Final: Failed}},
+		{ID: "empty-config", Creator: creator, Config: &AgentConfig{}, FromSkill: true, ForcedState: Blocked, ForcedMsg: &StatusMessage{},
+			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: Blocked, Final: Succeeded}},
+	} {
+		ms.Adopt(extra)
+	}
+	moved := time.Duration(0)
+	for _, later := range []time.Duration{0, time.Second, 3 * time.Second, time.Minute, time.Hour, 100 * time.Hour, 100000 * time.Hour} {
+		if _, err := ms.Advance(later - moved); err != nil {
+			t.Fatal(err)
+		}
+		moved = later
+		for _, linkBase := range []string{s.sessionLinkBase, "https://x.example/s", "https://x.example/<odd>&\u2028"} {
+			page := runPage{linkBase: linkBase, info: PageInfo{HasNextPage: true, NextCursor: "a.b"}}
+			for _, v := range ms.Runs() {
+				want, err := json.Marshal(wantItem(v, linkBase))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := (runJSON{v, linkBase}).appendJSON(nil); string(got) != string(want) {
+					t.Fatalf("run %s at +%v:\n got %s\nwant %s", v.Run.ID, later, got, want)
+				}
+				// What the Go API hands out is that JSON, decoded.
+				var wantDecoded RunItem
+				if err := json.Unmarshal(want, &wantDecoded); err != nil {
+					t.Fatal(err)
+				}
+				if got := runItem(v, linkBase); !reflect.DeepEqual(got, wantDecoded) {
+					t.Fatalf("run %s at +%v: decoded as\n %+v\nwant %+v", v.Run.ID, later, got, wantDecoded)
+				}
+				page.runs = append(page.runs, v)
+			}
+			for _, p := range []runPage{{}, page} {
+				want, _ := json.Marshal(p.response())
+				if want := strings.Replace(string(want), `"runs":null`, `"runs":[]`, 1); string(p.appendJSON(nil)) != want {
+					t.Fatalf("page at +%v:\n got %s\nwant %s", later, p.appendJSON(nil), want)
+				}
+			}
+		}
+	}
+	created := RunAgentResponse{RunID: odd, TaskID: "t", State: Queued}
+	if want, _ := json.Marshal(created); string(created.appendJSON(nil)) != string(want) {
+		t.Fatalf("create answer:\n got %s\nwant %s", created.appendJSON(nil), want)
+	}
+}
+
+// wantItem builds the RunItem of v field by field, independently of the
+// encoder, for TestRunJSONIsItsItem.
+func wantItem(v store.View, linkBase string) RunItem {
+	r, snap := v.Run, v.Snap
+	it := RunItem{
+		RunID:          r.ID,
+		TaskID:         r.ID,
+		Title:          r.Title,
+		State:          snap.State,
+		Prompt:         r.Prompt,
+		CreatedAt:      formatTime(r.CreatedAt),
+		UpdatedAt:      formatTime(snap.UpdatedAt),
+		StatusMessage:  v.Msg,
+		Source:         r.Source,
+		AgentConfig:    r.Config,
+		ConversationID: r.ConversationID,
+		Schedule:       r.Schedule,
+		Creator: &creatorInfo{
+			Type: r.Creator.Type, UID: r.Creator.UID, DisplayName: r.Creator.DisplayName,
+			Email: r.Creator.Email, PhotoURL: r.Creator.PhotoURL,
+		},
+		Scope: &runScope{Type: "User", UID: r.Creator.UID},
+	}
+	if r.TeamScope {
+		it.Scope = &runScope{Type: "Team", UID: r.Team}
+	}
+	if !snap.StartedAt.IsZero() {
+		s := formatTime(snap.StartedAt)
+		it.StartedAt = &s
+	}
+	if snap.Claimed {
+		it.SessionID = r.AgentSession.String()
+		it.SessionLink = linkBase + "/" + it.SessionID
+	}
+	if r.ShowsSkill() {
+		it.AgentSkill = &agentSkill{Name: store.SkillName(r.Config.SkillSpec), FullPath: r.Config.SkillSpec}
+	}
+	// Artifacts are what a finished run produced, so they appear at the end.
+	if snap.State == Succeeded {
+		for _, kind := range r.ArtifactTypes {
+			a := artifact{Type: kind, CreatedAt: formatTime(snap.UpdatedAt)}
+			if kind == "PLAN" {
+				a.Data = map[string]string{"document_uid": "doc-" + r.ID[:8], "title": "Plan: " + r.Title}
+			} else {
+				a.Data = map[string]string{"branch": "agent/" + r.ID[:8], "url": "https://git.example.com/pulls/" + r.ID[:8]}
+			}
+			it.Artifacts = append(it.Artifacts, a)
+		}
+	}
+	return it
+}
+
+// TestPlain8 checks the eight-bytes-at-once test against jsonSafe for every
+// byte value at every position, and next to every other byte value.
+func TestPlain8(t *testing.T) {
+	for pos := range 8 {
+		for b := range 256 {
+			for _, fill := range []byte{'a', ' ', '~', 0x21} {
+				s := []byte(strings.Repeat(string(fill), 8))
+				s[pos] = byte(b)
+				want := b < utf8.RuneSelf && jsonSafe[b]
+				if got := plain8(string(s)); got != want {
+					t.Fatalf("plain8(%q) = %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
+	for a := range 256 {
+		for b := range 256 {
+			s := string([]byte{'a', byte(a), byte(b), 'z', 'z', 'z', 'z', 'z'})
+			want := a < utf8.RuneSelf && jsonSafe[a] && b < utf8.RuneSelf && jsonSafe[b]
+			if got := plain8(s); got != want {
+				t.Fatalf("plain8(%q) = %v, want %v", s, got, want)
+			}
+		}
+	}
+}
+
+// response is the page as a ListRunsResponse, for the tests to compare.
+func (p runPage) response() ListRunsResponse {
+	out := ListRunsResponse{Runs: make([]RunItem, len(p.runs)), PageInfo: p.info}
+	for i, v := range p.runs {
+		out.Runs[i] = wantItem(v, p.linkBase)
+	}
+	return out
+}
+
+// TestSessionLinkBaseTrailingSlash: a base given with a trailing slash still
+// makes links with one slash before the session id.
+func TestSessionLinkBaseTrailingSlash(t *testing.T) {
+	s, err := New(Options{SessionLinkBase: "https://sessions.example/s/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := 0
+	for _, v := range openDefault(t, s).Runs() {
+		it := runItem(v, s.sessionLinkBase)
+		if it.SessionID == "" {
+			continue
+		}
+		claimed++
+		if want := "https://sessions.example/s/" + it.SessionID; it.SessionLink != want {
+			t.Fatalf("run %s: session_link %q, want %q", it.RunID, it.SessionLink, want)
+		}
+	}
+	if claimed == 0 {
+		t.Fatal("no fixture run has a session")
+	}
+}

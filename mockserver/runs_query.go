@@ -1,0 +1,250 @@
+package mockserver
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentruns/agentruns/internal/store"
+)
+
+// Limits of a page, as the real service has them.
+const (
+	defaultLimit = 20
+	maxLimit     = 500
+)
+
+// queryError names the parameter that is wrong.
+func queryError(param, format string, args ...any) *apiError {
+	return errorf(codeInvalidRequest, "query parameter %s: %s", param, fmt.Sprintf(format, args...))
+}
+
+// single returns a parameter that may be given once, under either of its
+// names; the same value twice is harmless, two different values are not.
+func single(v url.Values, names ...string) (string, error) {
+	var got, from string
+	for _, n := range names {
+		for _, s := range v[n] {
+			if from != "" && s != got {
+				return "", queryError(n, "conflicts with %s=%q given before", from, got)
+			}
+			got, from = s, n
+		}
+	}
+	return got, nil
+}
+
+// parseListQuery reads and checks a GET /agent/runs query: the store's
+// ListQuery, and the hash of its filters and order that a cursor carries.
+func (s *Server) parseListQuery(v url.Values) (store.ListQuery, uint64, *apiError) {
+	q, h, err := parseListQuery(v, s.cursorSecret)
+	if err != nil {
+		return q, h, err.(*apiError)
+	}
+	return q, h, nil
+}
+
+func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error) {
+	q := store.ListQuery{Limit: defaultLimit, SortBy: "created_at", Desc: true}
+	for name, vals := range v {
+		for _, s := range vals {
+			if !utf8.ValidString(s) {
+				return q, 0, queryError(name, "is not valid UTF-8")
+			}
+		}
+	}
+	var err error
+	str := func(dst *string, names ...string) {
+		if err == nil {
+			*dst, err = single(v, names...)
+		}
+	}
+	var limit, rawCursor, q1, sortBy, sortOrder, after, before, updAfter string
+	str(&limit, "limit")
+	str(&rawCursor, "cursor")
+	str(&q.Name, "name", "config_name")
+	str(&q.ModelID, "model_id")
+	str(&q.Creator, "creator")
+	str(&q.Source, "source")
+	str(&q.EnvironmentID, "environment_id")
+	str(&q.ScheduleID, "schedule_id")
+	str(&q.SkillSpec, "skill_spec", "skill")
+	str(&q.ArtifactType, "artifact_type")
+	str(&q1, "q")
+	str(&sortBy, "sort_by")
+	str(&sortOrder, "sort_order")
+	str(&after, "created_after")
+	str(&before, "created_before")
+	str(&updAfter, "updated_after")
+	if err != nil {
+		return q, 0, err
+	}
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 || n > maxLimit {
+			return q, 0, queryError("limit", "must be a whole number from 1 to %d, not %q", maxLimit, limit)
+		}
+		q.Limit = n
+	}
+	for _, s := range v["state"] {
+		for _, one := range strings.Split(s, ",") {
+			st := State(strings.TrimSpace(one))
+			if !st.Valid() {
+				return q, 0, queryError("state", "%q is not a run state", one)
+			}
+			if q.States == nil {
+				q.States = map[State]bool{}
+			}
+			q.States[st] = true
+		}
+	}
+	if q.Source != "" && !validSource(q.Source) {
+		return q, 0, queryError("source", "%q is not a run source", q.Source)
+	}
+	if q.ArtifactType != "" && q.ArtifactType != "PLAN" && q.ArtifactType != "PULL_REQUEST" {
+		return q, 0, queryError("artifact_type", "must be PLAN or PULL_REQUEST, not %q", q.ArtifactType)
+	}
+	for _, d := range []struct {
+		name, raw string
+		dst       *time.Time
+	}{{"created_after", after, &q.CreatedAfter}, {"created_before", before, &q.CreatedBefore}, {"updated_after", updAfter, &q.UpdatedAfter}} {
+		if d.raw == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, d.raw)
+		if err != nil {
+			return q, 0, queryError(d.name, "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z, not %q", d.raw)
+		}
+		*d.dst = t
+	}
+	switch sortBy {
+	case "", "created_at":
+	case "updated_at", "title", "agent":
+		q.SortBy = sortBy
+	default:
+		return q, 0, queryError("sort_by", "must be created_at, updated_at, title or agent, not %q", sortBy)
+	}
+	switch sortOrder {
+	case "", "desc":
+	case "asc":
+		q.Desc = false
+	default:
+		return q, 0, queryError("sort_order", "must be asc or desc, not %q", sortOrder)
+	}
+	q.Terms = strings.Fields(strings.ToLower(q1))
+	hash := fingerprint(&q)
+	if rawCursor != "" {
+		c, err := decodeCursor(rawCursor, secret)
+		if err != nil {
+			return q, 0, queryError("cursor", "%v", err)
+		}
+		if c.Hash != hash {
+			return q, 0, queryError("cursor", "it was issued for a different query; keep the filters and order the same while paging")
+		}
+		q.After = &store.Position{Generation: c.Generation, Key: c.Key, Seq: c.Seq}
+	}
+	return q, hash, nil
+}
+
+// fingerprint hashes every parameter but the page position and size.
+func fingerprint(q *store.ListQuery) uint64 {
+	states := make([]string, 0, len(q.States))
+	for s := range q.States {
+		states = append(states, string(s))
+	}
+	sort.Strings(states)
+	// Every value goes in with its length first, so no two different queries
+	// feed the hash the same bytes; one buffer and one Write keep it cheap
+	// on every page.
+	b := make([]byte, 0, 256)
+	str := func(s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b = binary.AppendUvarint(b, uint64(len(states)))
+	for _, s := range states {
+		b = str(s)
+	}
+	for _, s := range []string{q.Name, q.ModelID, q.Creator, q.Source, q.EnvironmentID, q.ScheduleID, q.SkillSpec, q.ArtifactType, q.SortBy} {
+		b = str(s)
+	}
+	for _, t := range []time.Time{q.CreatedAfter, q.CreatedBefore, q.UpdatedAfter} {
+		b = binary.AppendVarint(b, t.Unix())
+		b = binary.AppendVarint(b, int64(t.Nanosecond()))
+	}
+	b = binary.AppendUvarint(b, uint64(len(q.Terms)))
+	for _, s := range q.Terms {
+		b = str(s)
+	}
+	if q.Desc {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
+}
+
+// sources are the RunSourceType values.
+var sources = map[string]bool{"LINEAR": true, "API": true, "SLACK": true, "LOCAL": true, "SCHEDULED_AGENT": true,
+	"WEB_APP": true, "GITHUB_ACTION": true, "CLOUD_MODE": true, "CLI": true}
+
+func validSource(s string) bool { return sources[s] }
+
+// cursor is how a client carries a store.Position: the position, with the
+// hash of the query that issued it, signed.
+type cursor struct {
+	Generation int64  `json:"g"`
+	Hash       uint64 `json:"h"`
+	Key        string `json:"k,omitempty"`
+	Seq        int64  `json:"s"`
+}
+
+// Cursors are signed so a client cannot forge positions; the signature is
+// shortened because a cursor only needs to resist accidents and tampering,
+// not long-term attack.
+const macLen = 12
+
+func cursorOf(p store.Position, hash uint64) cursor {
+	return cursor{Generation: p.Generation, Hash: hash, Key: p.Key, Seq: p.Seq}
+}
+
+func encodeCursor(c cursor, secret []byte) string {
+	payload, _ := json.Marshal(c) // a struct of strings and integers always marshals
+	m := hmac.New(sha256.New, secret)
+	m.Write(payload)
+	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:macLen])
+}
+
+var errBadCursor = errors.New("not a cursor this server issued; use page_info.next_cursor unchanged")
+
+func decodeCursor(s string, secret []byte) (cursor, error) {
+	var c cursor
+	p, sig, ok := strings.Cut(s, ".")
+	if !ok || len(s) > 512 {
+		return c, errBadCursor
+	}
+	payload, err1 := base64.RawURLEncoding.DecodeString(p)
+	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
+	if err1 != nil || err2 != nil {
+		return c, errBadCursor
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write(payload)
+	if !hmac.Equal(mac, m.Sum(nil)[:macLen]) {
+		return c, errBadCursor
+	}
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return c, errBadCursor
+	}
+	return c, nil
+}

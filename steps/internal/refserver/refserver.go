@@ -1,0 +1,170 @@
+// Package refserver is a second, independent server of the Cloud Agent Runs
+// API's five run operations, written only from the service's published
+// OpenAPI document and sharing no code with the bundled mock. The contract
+// suite's tests run against it to prove that the suite never fails a server
+// that follows the published document but behaves differently from the mock
+// where the document allows it: runs that move in real time, fast or slow;
+// all four artifact types; optional fields the mock never sends; task ids that
+// differ from run ids on old runs; lists ordered by last update by default.
+//
+// It is a test double, not a product: one team, every key accepted, runs in
+// memory, no control API.
+package refserver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options tune the server.
+type Options struct {
+	// Step is how long a created run stays in each state before its final
+	// one. A few milliseconds makes a server whose runs finish before the
+	// caller can look; 100 ms one whose runs move while the caller watches.
+	// Default 100 ms.
+	Step time.Duration
+	// PendingFor, when set, is how long a created run stays PENDING (being
+	// handed to a worker, when a cancel is answered with a retryable 409)
+	// instead of one Step.
+	PendingFor time.Duration
+	// BlockedFor, when set, sends every third created run through BLOCKED
+	// (waiting for a person) for this long while it is in progress.
+	BlockedFor time.Duration
+	// Prefix is the path the API is served under. Default "/api/v1", as the
+	// real service.
+	Prefix string
+}
+
+// Server serves the API. Create it with New.
+type Server struct {
+	opts Options
+
+	mu      sync.Mutex
+	runs    map[string]*run
+	all     []*run // every run, in creation order
+	created int    // runs created through the API so far
+}
+
+// New makes a server holding a handful of older runs from other sources.
+func New(opts Options) *Server {
+	if opts.Step <= 0 {
+		opts.Step = 100 * time.Millisecond
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "/api/v1"
+	}
+	s := &Server{opts: opts, runs: map[string]*run{}}
+	for _, r := range seededRuns(time.Now()) {
+		s.add(r)
+	}
+	return s
+}
+
+func (s *Server) add(r *run) {
+	s.runs[r.id] = r
+	s.all = append(s.all, r)
+}
+
+// ServeHTTP routes a request. Every path needs a bearer key, even one the
+// server does not know, as the real service checks the key first.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	caller, ok := authenticate(r.Header.Get("Authorization"))
+	if !ok {
+		writeProblem(w, r, http.StatusUnauthorized, "authentication_required", "Authentication required", "send Authorization: Bearer <API key>")
+		return
+	}
+	path, found := strings.CutPrefix(r.URL.Path, s.opts.Prefix)
+	if !found {
+		notFound(w, r, "no such operation")
+		return
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) == 2 && parts[0] == "agent" && parts[1] == "run",
+		len(parts) == 2 && parts[0] == "agent" && parts[1] == "runs" && r.Method == http.MethodPost:
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.create(w, r, caller)
+	case len(parts) == 2 && parts[0] == "agent" && parts[1] == "runs":
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.list(w, r)
+	case len(parts) == 3 && parts[0] == "agent" && parts[1] == "runs":
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.get(w, r, parts[2])
+	case len(parts) == 4 && parts[0] == "agent" && parts[1] == "runs" && parts[3] == "cancel":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.cancel(w, r, parts[2])
+	default:
+		notFound(w, r, "no such operation")
+	}
+}
+
+// caller is who sent a request: one user of the server's one team.
+type caller struct {
+	uid  string
+	name string
+}
+
+// authenticate accepts any non-empty bearer key, each key its own user.
+func authenticate(header string) (caller, bool) {
+	scheme, key, ok := strings.Cut(header, " ")
+	key = strings.TrimSpace(key)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
+		return caller{}, false
+	}
+	sum := sha256.Sum256([]byte(key))
+	uid := "user-" + hex.EncodeToString(sum[:6])
+	return caller{uid: uid, name: "API user " + uid[5:9]}, true
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run, ok := s.runs[id]
+	if !ok {
+		notFound(w, r, "no run has the id "+id)
+		return
+	}
+	writeJSON(w, http.StatusOK, run.item(time.Now()))
+}
+
+// cancel follows the published document's rules: a finished or BLOCKED run
+// is a 400, a PENDING one a retryable 409, and a run the platform does not
+// run itself (local, GitHub Action, self-hosted worker) a 422.
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run, ok := s.runs[id]
+	if !ok {
+		notFound(w, r, "no run has the id "+id)
+		return
+	}
+	now := time.Now()
+	state := run.at(now).state
+	switch {
+	case isTerminal(state) || state == "BLOCKED":
+		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", "the run is "+state+" and cannot be cancelled")
+	case state == "PENDING":
+		writeProblem(w, r, http.StatusConflict, "conflict", "Conflict", "the run is being handed to a worker; try again in a moment")
+	case run.source == "LOCAL" || run.source == "GITHUB_ACTION" || run.selfHosted():
+		writeProblem(w, r, http.StatusUnprocessableEntity, "operation_not_supported", "Operation not supported", "runs from "+run.source+" or on a self-hosted worker cannot be cancelled here")
+	default:
+		run.cancelledAt = now
+		writeJSON(w, http.StatusOK, run.id)
+	}
+}
