@@ -77,7 +77,7 @@ func TestReportInABrowser(t *testing.T) {
 	}
 	assert.Equal(t, [3]string{itoa(passed), itoa(failed), itoa(skipped)}, counts)
 	failedMessage := browsertest.Text(t, ctx, `#get-run--an-unknown-run-is-not-found .step-message`)
-	assert.Contains(t, failedMessage, "application/problem+json")
+	assert.Contains(t, failedMessage, "problem document")
 	assert.Contains(t, failedMessage, "<script>window.pwned = 1</script>", "the server's markup is shown as text")
 	assert.False(t, browsertest.Eval[bool](t, ctx, `window.pwned !== undefined`), "markup from the server ran in the page")
 	skipReason := browsertest.Text(t, ctx, `#state-progression--a-successful-run-passes-through-every-state-in-order .reason-skipped`)

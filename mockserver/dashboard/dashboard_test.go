@@ -84,15 +84,17 @@ func TestDashboardFollowsARunInABrowser(t *testing.T) {
 	}
 
 	// The timeline has a time for every state the run went through.
-	for _, st := range []string{"QUEUED", "PENDING", "CLAIMED", "INPROGRESS"} {
-		when := browsertest.Text(t, ctx, `.tl[data-state="`+st+`"] .tl-when`)
-		assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3}$`, when, st)
+	// (Read in one go: the page redraws the panel every second.)
+	when := browsertest.Eval[[]string](t, ctx, `Array.from(document.querySelectorAll('.tl')).map(li => li.dataset.state + ' ' + li.querySelector('.tl-when').textContent)`)
+	require.Len(t, when, 5)
+	for i, st := range []string{"QUEUED", "PENDING", "CLAIMED", "INPROGRESS"} {
+		assert.Regexp(t, `^`+st+` \d\d:\d\d:\d\d\.\d{3}$`, when[i])
 	}
-	assert.Equal(t, "not yet", browsertest.Text(t, ctx, `.tl:last-child .tl-when`))
+	assert.Equal(t, "SUCCEEDED / FAILED / ERROR not yet", when[4])
 
 	// The rule's counters, and the journal holding the client's two
 	// attempts but none of the page's own reads.
-	faults := browsertest.Text(t, ctx, `#faults tbody`)
+	faults := browsertest.Eval[string](t, ctx, `document.querySelector('#faults tbody').textContent`)
 	assert.Contains(t, faults, "/agent/run*")
 	assert.Equal(t, []string{"2", "1"}, browsertest.Eval[[]string](t, ctx,
 		`Array.from(document.querySelectorAll('#faults tbody tr:first-child td.num')).map(td => td.textContent)`))
@@ -105,10 +107,10 @@ func TestDashboardFollowsARunInABrowser(t *testing.T) {
 	require.Equal(t, 200, call(t, srv.URL, session, "GET", "/agent/runs/"+created.RunID, nil, &run))
 	assert.Equal(t, mockserver.State("INPROGRESS"), run.State, "the page shows what a client sees")
 	browsertest.WaitFor(t, ctx, `document.querySelectorAll('#journal tbody tr').length === 3`)
-	assert.Equal(t, "GET", browsertest.Text(t, ctx, `#journal tbody tr:first-child td:nth-child(2)`))
+	assert.Equal(t, "GET", browsertest.Eval[string](t, ctx, `document.querySelector('#journal tbody tr:first-child td:nth-child(2)').textContent`))
 
-	assert.Equal(t, "Ship the preview build", browsertest.Text(t, ctx, `#run-detail .run-title`))
-	assert.Equal(t, hostile, browsertest.Text(t, ctx, `#run-detail .prompt`), "the prompt is shown as text")
+	assert.Equal(t, "Ship the preview build", browsertest.Eval[string](t, ctx, `document.querySelector('#run-detail .run-title').textContent`))
+	assert.Equal(t, hostile, browsertest.Eval[string](t, ctx, `document.querySelector('#run-detail .prompt').textContent`), "the prompt is shown as text")
 	assert.False(t, browsertest.Eval[bool](t, ctx, `window.pwned !== undefined`), "markup from the API ran in the page")
 
 	browsertest.Do(t, ctx, chromedp.Click(`#resume`))
