@@ -203,3 +203,31 @@ func clearRequests(c *call) (any, *apiError) {
 	harnessOf(c.session).journal.clear()
 	return listRequests(c)
 }
+
+// ScheduleRuns answers GET /__mock/schedules/{scheduleId}/runs: the runs a
+// schedule started, oldest first, whatever their team.
+type ScheduleRuns struct {
+	Runs []RunItem `json:"runs"`
+}
+
+func (s *Server) scheduleRuns(c *call) (any, *apiError) {
+	views, err := c.session.ScheduleRuns(c.id)
+	if err != nil {
+		return nil, scheduleError(err)
+	}
+	out := ScheduleRuns{Runs: make([]RunItem, 0, len(views))}
+	for _, v := range views {
+		out.Runs = append(out.Runs, runItem(v, s.sessionLinkBase))
+	}
+	return out, nil
+}
+
+// fireSchedule is POST /__mock/schedules/{scheduleId}/fire: the schedule
+// starts a run now, paused or not; it answers the run.
+func (s *Server) fireSchedule(c *call) (any, *apiError) {
+	v, err := c.session.FireSchedule(c.id)
+	if err != nil {
+		return nil, scheduleError(err)
+	}
+	return runJSON{v, s.sessionLinkBase}, nil
+}

@@ -98,7 +98,7 @@ func (c *client) do(method, path string, body any, headers ...string) response {
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(c.t, err)
 	out := response{status: resp.StatusCode, header: resp.Header, body: raw}
-	if strings.HasPrefix(path, "/agent/") && method != http.MethodOptions && method != http.MethodHead && resp.StatusCode != http.StatusMethodNotAllowed {
+	if (strings.HasPrefix(path, "/agent/") || path == "/agent" || strings.HasPrefix(path, "/agent?")) && method != http.MethodOptions && method != http.MethodHead && resp.StatusCode != http.StatusMethodNotAllowed {
 		resp.Body = io.NopCloser(bytes.NewReader(raw))
 		vreq, _ := http.NewRequest(method, c.base+path, nil)
 		err := c.validator.ValidateResponse(vreq, resp)

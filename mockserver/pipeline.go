@@ -142,7 +142,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			// of another form gives its route its own check.
 			id, err := url.PathUnescape(param)
 			if err != nil || !isRunID(id) {
-				writeProblem(w, r, errorf(codeInvalidRequest, "runId %q is not a valid run id (1 to 128 letters, digits, '-' or '_')", truncate(param, 80)))
+				writeProblem(w, r, errorf(codeInvalidRequest, "%s %q is not a valid id (1 to 128 letters, digits, '-' or '_')", rt.idName, truncate(param, 80)))
 				return
 			}
 			c.id = id
@@ -208,7 +208,7 @@ func truncate(s string, n int) string {
 // readBody reads a POST body within the size cap. Only create takes a
 // body; it must be JSON.
 func (s *Server) readBody(r *http.Request) ([]byte, *apiError) {
-	if r.Body == nil || r.Method != http.MethodPost {
+	if r.Body == nil || r.Method != http.MethodPost && r.Method != http.MethodPut {
 		return nil, nil
 	}
 	if r.ContentLength > s.maxBodyBytes {
@@ -241,7 +241,7 @@ func isJSON(contentType string) bool {
 // validate checks the request against the OpenAPI document, as the path the
 // document knows (without the version prefix) and with HEAD checked as GET.
 func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
-	if r.Method == http.MethodPost && len(body) == 0 && !strings.HasSuffix(path, "/cancel") {
+	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !takesNoBody(path) {
 		return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
 	}
 	// A GET the validator accepted before is accepted again (validcache.go).
@@ -315,4 +315,10 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, ms *store.Sessio
 		return true
 	}
 	return false
+}
+
+// takesNoBody reports whether a POST path is an action without a body
+// (cancel a run, pause or resume a schedule).
+func takesNoBody(path string) bool {
+	return strings.HasSuffix(path, "/cancel") || strings.HasSuffix(path, "/pause") || strings.HasSuffix(path, "/resume")
 }

@@ -122,12 +122,19 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 		_, _ = w.Write(v.body)
 		return
 	}
+	status := http.StatusOK
+	if c, ok := v.(created); ok {
+		status, v = http.StatusCreated, c.body
+	}
 	body, err := json.Marshal(v)
 	if err != nil {
 		writeProblem(w, r, errorf(codeInternal, "encoding the response: %v", err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// created is an answer sent with 201 Created.
+type created struct{ body any }

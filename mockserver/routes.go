@@ -64,6 +64,18 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/agent/runs/{runId}", area: api, handle: s.getRun},
 		{method: "POST", pattern: "/agent/runs/{runId}/cancel", area: api, handle: s.cancelRun},
 
+		// schedules (schedules_handlers.go)
+		{method: "POST", pattern: "/agent/schedules", area: api, handle: s.createSchedule},
+		{method: "GET", pattern: "/agent/schedules", area: api, handle: s.listSchedules},
+		{method: "GET", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.getSchedule},
+		{method: "PUT", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.updateSchedule},
+		{method: "DELETE", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.deleteSchedule},
+		{method: "POST", pattern: "/agent/schedules/{scheduleId}/pause", area: api, handle: s.pauseSchedule},
+		{method: "POST", pattern: "/agent/schedules/{scheduleId}/resume", area: api, handle: s.resumeSchedule},
+
+		// the agent catalogue (agents_handlers.go)
+		{method: "GET", pattern: "/agent", area: api, handle: s.listAgents},
+
 		// the control API (control.go)
 		{method: "GET", pattern: "/__mock/info", area: control, handle: s.info},
 		{method: "POST", pattern: "/__mock/reset", area: control, handle: s.reset},
@@ -82,6 +94,8 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/__mock/requests", area: control, handle: listRequests},
 		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
 		{method: "GET", pattern: "/__mock/sessions", area: control, handle: s.listSessions},
+		{method: "GET", pattern: "/__mock/schedules/{scheduleId}/runs", area: control, handle: s.scheduleRuns},
+		{method: "POST", pattern: "/__mock/schedules/{scheduleId}/fire", area: control, handle: s.fireSchedule},
 	}
 	for i := range routes {
 		routes[i].segments = strings.Split(strings.TrimPrefix(routes[i].pattern, "/"), "/")

@@ -49,6 +49,9 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
+	if n.FromSkill { // the catalogue's name and base prompt for a skill it knows
+		s.applySkill(c.principal.Team, n.Config)
+	}
 	// The fate: the fixtures' and the mock session's rules, then the
 	// request's X-Mock-Fate header.
 	n.Fate = c.session.FateFor(n.Prompt)

@@ -33,6 +33,7 @@ type scenario struct {
 	listing   *listing
 	walked    *walk
 	cache     map[string]string // resolved placeholders
+	schedules map[string]string // nickname -> id of the schedules this scenario created
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -123,6 +124,9 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^I send "(GET|POST) ([^"]*)" with no Authorization header$`, s.sendWithoutAuth)
 	sc.Step(`^I send "(GET|POST) ([^"]*)" with the Authorization header "([^"]*)"$`, s.sendWithAuthHeader)
 	sc.Step(`^I post to "([^"]*)" the body (.*)$`, s.postRawBody)
+
+	// Schedules and the agent catalogue (schedules.go).
+	su.scheduleSteps(sc, s)
 }
 
 // before isolates the scenario in its own mock session, or skips it when it
@@ -154,6 +158,7 @@ func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (co
 	s.suite.record(sc, err, s.skipReason)
 	if s.api.control == nil {
 		s.cancelLeftovers(context.WithoutCancel(ctx))
+		s.deleteSchedules(context.WithoutCancel(ctx))
 	} else if s.api.session != "" {
 		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
 	}

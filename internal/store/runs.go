@@ -232,6 +232,7 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 		return View{}, ErrStoreFull
 	}
 	now := ms.clock.Now()
+	ms.catchUpLocked(now) // scheduled runs due before this one come first
 	r := &Run{
 		ID:    uuid.NewString(),
 		Title: n.Title, Prompt: n.Prompt, Source: "API",
@@ -331,6 +332,7 @@ func (ms *Session) Force(id string, state State, msg *StatusMessage) (View, erro
 
 // Run returns a run whatever its team, for the control API.
 func (ms *Session) Run(id string) (View, error) {
+	ms.catchUp()
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	r, ok := ms.byID[id]
@@ -386,6 +388,7 @@ func (ms *Session) Adopt(r *Run) {
 // Runs returns every run as it is now, in creation order, whatever its team.
 // For tests and benchmarks; the API lists through List.
 func (ms *Session) Runs() []View {
+	ms.catchUp()
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	now := ms.clock.Now()

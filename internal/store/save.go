@@ -44,6 +44,9 @@ type savedSession struct {
 	Generation int64      `json:"generation"`
 	NextSeq    int64      `json:"next_seq"`
 	Runs       []*Run     `json:"runs"` // in Seq order
+	// Schedules are in creation order; NextScheduleSeq numbers the next.
+	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
+	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
 }
 
 type savedClock struct {
@@ -73,6 +76,7 @@ func (s *Store) Save(w io.Writer) error {
 	}{Format: saveFormat, Version: saveVersion, SavedAt: s.wall(), Sessions: make([]json.RawMessage, 0, len(names))}
 	for _, name := range names {
 		ms := all[name]
+		ms.catchUp() // a save holds the runs due by its instant
 		ms.mu.RLock()
 		b, err := json.Marshal(ms.saveLocked(name))
 		ms.mu.RUnlock()
@@ -91,6 +95,9 @@ func (ms *Session) saveLocked(name string) savedSession {
 		Generation: ms.generation,
 		NextSeq:    ms.nextSeq,
 		Runs:       ms.runs,
+		Schedules:  ms.schedulesInOrderLocked(),
+
+		NextScheduleSeq: ms.nextScheduleSeq,
 	}
 }
 
@@ -193,6 +200,26 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 		ms.insertLocked(r)
 	}
 	ms.nextSeq = ss.NextSeq
+	// Schedules come back with their next tick: ticks that fell while the
+	// mock was down (a real clock moves on across a restart) are started
+	// on the next use, like those of any clock move.
+	for i, sc := range ss.Schedules {
+		if sc == nil {
+			return nil, fmt.Errorf("schedule %d is null", i)
+		}
+		if err := sc.check(); err != nil {
+			return nil, fmt.Errorf("schedule %d (%q): %v", i, sc.ID, err)
+		}
+		if _, dup := ms.schedules[sc.ID]; dup {
+			return nil, fmt.Errorf("schedule %q appears twice", sc.ID)
+		}
+		sc.Owner.Principal = s.restoreCreator(sc.Owner.Principal, creators)
+		sc.UpdatedBy.Principal = s.restoreCreator(sc.UpdatedBy.Principal, creators)
+		ms.schedules[sc.ID] = sc
+		ms.nextScheduleSeq = max(ms.nextScheduleSeq, sc.Seq)
+	}
+	ms.nextScheduleSeq = max(ms.nextScheduleSeq, ss.NextScheduleSeq)
+	ms.refreshDueLocked()
 	return ms, nil
 }
 

@@ -28,6 +28,12 @@ type Session struct {
 	byName     map[string][]*Run // by agent_config.name, in creation order
 	generation int64             // bumped by reset, so positions from before are refused
 	nextSeq    int64
+	// The schedules resource (schedules.go).
+	schedules       map[string]*ScheduleRecord
+	nextScheduleSeq int64
+	// dueAt is the earliest next tick of an enabled schedule (unix
+	// nanoseconds; MaxInt64: none), so catchUp costs one load when none is due.
+	dueAt atomic.Int64
 }
 
 func (s *Store) newSession() *Session {
@@ -68,6 +74,9 @@ func (ms *Session) resetLocked() {
 	ms.byName = map[string][]*Run{}
 	ms.generation++
 	ms.nextSeq = 0
+	ms.schedules = map[string]*ScheduleRecord{}
+	ms.nextScheduleSeq = 0
+	ms.refreshDueLocked()
 	now := ms.clock.Now()
 	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
@@ -103,6 +112,7 @@ func (ms *Session) Advance(d time.Duration) (time.Time, error) {
 	t, err := ms.theClock().Advance(d)
 	if err == nil {
 		ms.changed()
+		ms.catchUp()
 	}
 	return t, err
 }
@@ -112,6 +122,7 @@ func (ms *Session) SetNow(t time.Time) (time.Time, error) {
 	t, err := ms.theClock().Set(t)
 	if err == nil {
 		ms.changed()
+		ms.catchUp()
 	}
 	return t, err
 }
@@ -121,5 +132,6 @@ func (ms *Session) SetNow(t time.Time) (time.Time, error) {
 func (ms *Session) SetClockMode(m ClockMode) time.Time {
 	t := ms.theClock().SetMode(m)
 	ms.changed()
+	ms.catchUp()
 	return t
 }
