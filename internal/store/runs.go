@@ -236,7 +236,7 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	r := &Run{
 		ID: f.ID, Title: f.Title, Prompt: f.Prompt, Source: f.Source,
 		Creator: Creator{creator}, Team: creator.Team, TeamScope: f.Team,
-		CreatedAt:      now.Add(-time.Duration(f.CreatedAgo)),
+		CreatedAt:     now.Add(-time.Duration(f.CreatedAgo)),
 		ArtifactTypes: f.ArtifactTypes,
 		TriggerURL:    f.TriggerURL,
 		ParentRunID:   f.ParentRunID,

@@ -18,10 +18,10 @@ type ListQuery struct {
 	// After, when set, starts the page after this position.
 	After *Position
 	// Filters; empty ones match every run.
-	States                                    map[State]bool
-	Name, ModelID, Creator, Source            string
-	EnvironmentID, ScheduleID, SkillSpec      string
-	ArtifactType, ExecutionLocation           string
+	States                               map[State]bool
+	Name, ModelID, Creator, Source       string
+	EnvironmentID, ScheduleID, SkillSpec string
+	ArtifactType, ExecutionLocation      string
 	// AncestorID keeps the runs descended from this run (children,
 	// grandchildren, ...); List checks that the caller may see it.
 	AncestorID                                string
