@@ -312,10 +312,16 @@ func TestPreflightStopsAtAWrongTarget(t *testing.T) {
 		{"nothing listening", closedURL, "cannot reach " + closedURL + ": dial tcp"},
 		{"an HTML server", html.URL, "answered 200 with text/html, not JSON: is " + html.URL + " the API's base URL"},
 		{"a key refused", strict.URL, strict.URL + " refused the API key (GET /agent/runs answered 401); check --api-key or WARP_API_KEY"},
+		// With a key it knows: like the service, the mock asks for valid
+		// credentials before it says a path is unknown.
 		{"no API under this prefix", strict.URL + "/v9", "/v9/agent/runs?limit=1 answered 404: there is no runs endpoint under " + strict.URL + "/v9; is the version prefix (such as /api/v1) right?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, err := runCmd(t, "--base-url", tc.url, "--api-key", "wk-not-a-fixture-key")
+			key := "wk-not-a-fixture-key"
+			if strings.HasSuffix(tc.url, "/v9") {
+				key = "wk-mock-alice"
+			}
+			out, errOut, err := runCmd(t, "--base-url", tc.url, "--api-key", key)
 			var pre *steps.PreflightError
 			require.ErrorAs(t, err, &pre, "%s\n%s", out, errOut)
 			assert.Contains(t, err.Error(), tc.want)
