@@ -126,6 +126,9 @@ func (s *Server) forceState(c *call) (any, *apiError) {
 	if req.ErrorCode != "" && !errcode.Known(req.ErrorCode) {
 		return nil, errorf(codeInvalidRequest, "error_code: %q is not an error code of the API", req.ErrorCode)
 	}
+	if err := (store.Fate{Final: req.State, ErrorCode: req.ErrorCode}).Check(); err != nil {
+		return nil, errorf(codeInvalidRequest, "error_code: %v", err)
+	}
 	var msg *StatusMessage
 	if req.Message != "" || req.ErrorCode != "" || req.Retryable != nil {
 		msg = &StatusMessage{Message: req.Message, ErrorCode: req.ErrorCode, Retryable: req.Retryable}

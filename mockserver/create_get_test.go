@@ -123,6 +123,7 @@ func TestFateFromHeaderAndFixtureRules(t *testing.T) {
 	c := newMock(t, mockserver.Options{Step: time.Minute})
 	failed := c.create(map[string]any{"prompt": "x"}, mockserver.FateHeader, "state=FAILED; error_code=insufficient_credits; message=No credits; step=1s").RunID
 	errored := c.create(map[string]any{"prompt": "please [mock:error] now"}).RunID
+	setupFailed := c.create(map[string]any{"prompt": "[mock:setup-failed] deploy"}).RunID
 	slowFail := c.create(map[string]any{"prompt": "y"}, mockserver.FateHeader, "state=ERROR, queued=1m, pending=1s, claimed=1s, inprogress=1s").RunID
 	c.advance(5 * time.Second)
 
@@ -139,13 +140,17 @@ func TestFateFromHeaderAndFixtureRules(t *testing.T) {
 	c.advance(5 * time.Minute)
 	run = c.get(errored)
 	assert.Equal(t, mockserver.Errored, run.State)
+	assert.Equal(t, "internal_error", run.StatusMessage.ErrorCode)
+	run = c.get(setupFailed)
+	assert.Equal(t, mockserver.Failed, run.State, "a failed environment setup is the caller's side")
 	assert.Equal(t, "environment_setup_failed", run.StatusMessage.ErrorCode)
 	run = c.get(slowFail)
 	assert.Equal(t, mockserver.Errored, run.State)
 	assert.Equal(t, "internal_error", run.StatusMessage.ErrorCode)
 	assert.True(t, *run.StatusMessage.Retryable, "internal errors are retryable")
 
-	for _, bad := range []string{"state=DONE", "step=fast", "error_code=oops", "colour=blue", "state"} {
+	for _, bad := range []string{"state=DONE", "step=fast", "error_code=oops", "colour=blue", "state",
+		"state=ERROR; error_code=environment_setup_failed", "state=FAILED; error_code=internal_error"} {
 		r := c.do("POST", "/agent/run", map[string]any{"prompt": "x"}, mockserver.FateHeader, bad)
 		assert.Equal(t, http.StatusBadRequest, r.status, bad)
 		assert.Contains(t, r.problem(t).Detail, mockserver.FateHeader)

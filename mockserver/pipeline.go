@@ -71,6 +71,15 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 	}
 	rt, param, allow := s.lookup(r.Method, path)
 	if rt == nil && r.Method != http.MethodOptions {
+		// The service asks for credentials before it looks at the path, so
+		// a path or method it does not have is a 401 without them, as is
+		// every operation this mock does not serve (yet).
+		if !isControl && !s.publicPath(path) {
+			if _, aerr := s.authenticate(r); aerr != nil {
+				writeProblem(w, r, aerr)
+				return
+			}
+		}
 		switch {
 		case allow != "":
 			e := errorf(codeMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)

@@ -58,8 +58,11 @@ type Problem struct {
 	TraceID   string `json:"trace_id,omitempty"`
 }
 
-// problemTypeBase prefixes every problem type; the code ends the URI.
-const problemTypeBase = "urn:agentruns:problem:"
+// ProblemTypeBase prefixes every problem type; the error code ends the
+// URI. It is where the service keeps a page on each code, and the type the
+// service itself sends. The mock's own gateway codes (405, 413, 415) get the
+// same base, so a client reads every code the same way: the last segment.
+const ProblemTypeBase = "https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/"
 
 func (e *apiError) problem(instance string) Problem {
 	info, ok := errcode.Lookup(e.code)
@@ -71,7 +74,7 @@ func (e *apiError) problem(instance string) Problem {
 		status = e.status
 	}
 	p := Problem{
-		Type:      problemTypeBase + string(e.code),
+		Type:      ProblemTypeBase + string(e.code),
 		Title:     info.Title,
 		Status:    status,
 		Detail:    e.detail,
@@ -105,7 +108,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
 	}
 	body, err := json.Marshal(p)
 	if err != nil { // a Problem always marshals; this guards future fields
-		body = []byte(`{"type":"` + problemTypeBase + `internal_error","title":"Internal error","status":500,"error":"Internal error"}`)
+		body = []byte(`{"type":"` + ProblemTypeBase + `internal_error","title":"Internal error","status":500,"error":"Internal error"}`)
 		p.Status = http.StatusInternalServerError
 	}
 	w.WriteHeader(p.Status)

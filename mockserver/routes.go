@@ -151,6 +151,17 @@ func (s *Server) lookup(method, path string) (rt *route, param, allow string) {
 	return nil, "", strings.Join(allowed, ", ")
 }
 
+// publicPath reports whether path belongs to a route that needs no
+// credentials (whatever its method).
+func (s *Server) publicPath(path string) bool {
+	for i := range s.routes {
+		if _, ok := s.routes[i].match(path); ok && s.routes[i].area == public {
+			return true
+		}
+	}
+	return false
+}
+
 // rawBody is an answer written as it is, with its content type.
 type rawBody struct {
 	contentType string

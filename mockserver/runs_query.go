@@ -56,7 +56,8 @@ func (s *Server) parseListQuery(v url.Values) (store.ListQuery, uint64, *apiErro
 }
 
 func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error) {
-	q := store.ListQuery{Limit: defaultLimit, SortBy: "created_at", Desc: true}
+	// The service's default order: the runs updated last first.
+	q := store.ListQuery{Limit: defaultLimit, SortBy: "updated_at", Desc: true}
 	for name, vals := range v {
 		for _, s := range vals {
 			if !utf8.ValidString(s) {
@@ -81,6 +82,8 @@ func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error
 	str(&q.ScheduleID, "schedule_id")
 	str(&q.SkillSpec, "skill_spec", "skill")
 	str(&q.ArtifactType, "artifact_type")
+	str(&q.ExecutionLocation, "execution_location")
+	str(&q.AncestorID, "ancestor_run_id")
 	str(&q1, "q")
 	str(&sortBy, "sort_by")
 	str(&sortOrder, "sort_order")
@@ -112,8 +115,11 @@ func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error
 	if q.Source != "" && !validSource(q.Source) {
 		return q, 0, queryError("source", "%q is not a run source", q.Source)
 	}
-	if q.ArtifactType != "" && q.ArtifactType != "PLAN" && q.ArtifactType != "PULL_REQUEST" {
-		return q, 0, queryError("artifact_type", "must be PLAN or PULL_REQUEST, not %q", q.ArtifactType)
+	if q.ArtifactType != "" && !store.ArtifactTypes[q.ArtifactType] {
+		return q, 0, queryError("artifact_type", "must be PLAN, PULL_REQUEST, SCREENSHOT or FILE, not %q", q.ArtifactType)
+	}
+	if l := q.ExecutionLocation; l != "" && l != "LOCAL" && l != "REMOTE" {
+		return q, 0, queryError("execution_location", "must be LOCAL or REMOTE, not %q", l)
 	}
 	for _, d := range []struct {
 		name, raw string
@@ -129,11 +135,11 @@ func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error
 		*d.dst = t
 	}
 	switch sortBy {
-	case "", "created_at":
-	case "updated_at", "title", "agent":
+	case "", "updated_at":
+	case "created_at", "title", "agent":
 		q.SortBy = sortBy
 	default:
-		return q, 0, queryError("sort_by", "must be created_at, updated_at, title or agent, not %q", sortBy)
+		return q, 0, queryError("sort_by", "must be updated_at, created_at, title or agent, not %q", sortBy)
 	}
 	switch sortOrder {
 	case "", "desc":
@@ -173,7 +179,8 @@ func fingerprint(q *store.ListQuery) uint64 {
 	for _, s := range states {
 		b = str(s)
 	}
-	for _, s := range []string{q.Name, q.ModelID, q.Creator, q.Source, q.EnvironmentID, q.ScheduleID, q.SkillSpec, q.ArtifactType, q.SortBy} {
+	for _, s := range []string{q.Name, q.ModelID, q.Creator, q.Source, q.EnvironmentID, q.ScheduleID, q.SkillSpec, q.ArtifactType,
+		q.ExecutionLocation, q.AncestorID, q.SortBy} {
 		b = str(s)
 	}
 	for _, t := range []time.Time{q.CreatedAfter, q.CreatedBefore, q.UpdatedAfter} {

@@ -64,7 +64,7 @@ func TestAnotherTeamsRunIsForbiddenAndNeverListed(t *testing.T) {
 			}
 			require.Equal(t, http.StatusForbidden, get.status, "%s gets %s's run %s: %s", key, runTeam, id, get.body)
 			p := get.problem(t)
-			assert.Equal(t, "urn:agentruns:problem:not_authorized", p.Type)
+			assert.Equal(t, mockserver.ProblemTypeBase+"not_authorized", p.Type)
 			assert.NotContains(t, string(get.body), "secret", "a 403 shows nothing of the run")
 			cancel := cc.do("POST", "/agent/runs/"+id+"/cancel", nil)
 			assert.Equal(t, http.StatusForbidden, cancel.status, "%s cancels %s's run %s: %s", key, runTeam, id, cancel.body)
@@ -105,7 +105,7 @@ func TestStrictAuthRefusesEveryUnknownKey(t *testing.T) {
 		for _, e := range endpoints {
 			r := c.as(key).do(e.method, e.path, e.body)
 			require.Equal(t, http.StatusUnauthorized, r.status, "%q on %s %s: %s", key, e.method, e.path, r.body)
-			assert.Equal(t, "urn:agentruns:problem:authentication_required", r.problem(t).Type)
+			assert.Equal(t, mockserver.ProblemTypeBase+"authentication_required", r.problem(t).Type)
 		}
 	}
 	for _, h := range []string{"Basic d2stbW9jay1hbGljZTo=", "wk-mock-alice", "Bearer: wk-mock-alice"} {
@@ -213,7 +213,7 @@ func TestAPanicIsA500ProblemAndTheServerGoesOn(t *testing.T) {
 	assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
 	var p mockserver.Problem
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
-	assert.Equal(t, "urn:agentruns:problem:internal_error", p.Type)
+	assert.Equal(t, mockserver.ProblemTypeBase+"internal_error", p.Type)
 	assert.True(t, p.Retryable)
 	assert.Contains(t, logs.String(), "handler panic")
 	assert.Contains(t, logs.String(), "the body reader broke")
@@ -236,7 +236,7 @@ func TestMaxRunsRefusesNewRunsClearly(t *testing.T) {
 		r := c.do("POST", path, map[string]any{"prompt": "one too many"})
 		require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
 		p := r.problem(t)
-		assert.Equal(t, "urn:agentruns:problem:resource_unavailable", p.Type)
+		assert.Equal(t, mockserver.ProblemTypeBase+"resource_unavailable", p.Type)
 		assert.True(t, p.Retryable)
 		assert.Contains(t, p.Detail, "max")
 		assert.Equal(t, "30", r.header.Get("Retry-After"))

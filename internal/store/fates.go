@@ -42,6 +42,19 @@ func (f Fate) StatusMessage() *StatusMessage {
 	return m
 }
 
+// Check refuses a fate no run of the service meets: a failure whose error
+// code belongs to the other final state (environment_setup_failed is the
+// caller's side, so FAILED; internal_error the platform's, so ERROR).
+func (f Fate) Check() error {
+	if f.ErrorCode == "" || !(f.Final == Failed || f.Final == Errored) {
+		return nil
+	}
+	if want := State(errcode.EndState(f.ErrorCode)); want != f.Final {
+		return fmt.Errorf("error_code %s ends a run in %s, not %s", f.ErrorCode, want, f.Final)
+	}
+	return nil
+}
+
 // FateFor picks a new run's fate before the request has its say: the
 // server's defaults, then the first fixture rule matching the prompt, then
 // the mock session's first matching rule. The caller then applies the
@@ -186,7 +199,11 @@ func (ms *Session) AddFate(r FateRule) (FateRule, error) {
 	if r.Times < 0 {
 		return r, fmt.Errorf("times must be 0 or more")
 	}
-	if err := r.applyTo(&Fate{Final: Succeeded}); err != nil {
+	f := Fate{Final: Succeeded}
+	if err := r.applyTo(&f); err != nil {
+		return r, err
+	}
+	if err := f.Check(); err != nil {
 		return r, err
 	}
 	r.pattern, r.Used = re, 0

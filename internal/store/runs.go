@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -18,7 +19,9 @@ var (
 	ErrStoreFull     = errors.New("the mock session holds the maximum number of runs")
 	ErrTerminal      = errors.New("run is already finished")
 	ErrPending       = errors.New("run is being handed to a worker")
+	ErrBlocked       = errors.New("run is waiting for a person")
 	ErrNotCancelable = errors.New("run cannot be cancelled")
+	ErrNoParent      = errors.New("parent run not found")
 	ErrBackwards     = errors.New("a run's state only moves forward")
 	ErrUnknownState  = errors.New("not a run state")
 )
@@ -34,6 +37,25 @@ type AgentConfig struct {
 	MCPServers         map[string]MCPServer `json:"mcp_servers,omitempty"`
 	ComputerUseEnabled *bool                `json:"computer_use_enabled,omitempty"`
 	WorkerHost         string               `json:"worker_host,omitempty"`
+	IdleTimeoutMinutes *int                 `json:"idle_timeout_minutes,omitempty"`
+	Harness            *Harness             `json:"harness,omitempty"`
+	HarnessAuthSecrets *HarnessAuthSecrets  `json:"harness_auth_secrets,omitempty"`
+}
+
+// SelfHosted reports whether the config sends the run to a self-hosted
+// worker: a worker_host other than the service's own ("warp").
+func (c *AgentConfig) SelfHosted() bool {
+	return c != nil && c.WorkerHost != "" && c.WorkerHost != "warp"
+}
+
+// Harness is the program that drives the agent.
+type Harness struct {
+	Type string `json:"type,omitempty"` // oz or claude
+}
+
+// HarnessAuthSecrets names the secrets a third-party harness logs in with.
+type HarnessAuthSecrets struct {
+	ClaudeAuthSecretName string `json:"claude_auth_secret_name,omitempty"`
 }
 
 // MCPServer is an MCPServerConfig: exactly one of WarpID, Command or URL.
@@ -80,8 +102,15 @@ type Run struct {
 
 	ConversationID string    `json:"conversation_id,omitempty"`
 	Schedule       *Schedule `json:"schedule,omitempty"`
-	ArtifactTypes  []string  `json:"artifact_types,omitempty"`
-	NotCancellable bool      `json:"not_cancellable,omitempty"`
+	// ArtifactTypes are the kinds of artifact the run shows once it has
+	// SUCCEEDED, one each, in this order (PLAN, PULL_REQUEST, SCREENSHOT,
+	// FILE).
+	ArtifactTypes []string `json:"artifact_types,omitempty"`
+	TriggerURL    string   `json:"trigger_url,omitempty"`
+	// ParentRunID is the run that started this one (orchestration).
+	ParentRunID      string `json:"parent_run_id,omitempty"`
+	AgentIdentityUID string `json:"agent_identity_uid,omitempty"`
+	Interactive      bool   `json:"interactive,omitempty"`
 
 	// AgentSession is the agent session the run shows as session_id once
 	// claimed, derived from its id (agentSessionNamespace) when stored.
@@ -155,6 +184,38 @@ func (r *Run) view(now time.Time) View {
 	return v
 }
 
+// Cancellable reports whether the API can cancel the run at all: not a run
+// started on someone's own machine (LOCAL), by a GitHub Action, or sent to
+// a self-hosted worker, which the service does not drive itself.
+func (r *Run) Cancellable() bool {
+	return r.Source != "LOCAL" && r.Source != "GITHUB_ACTION" && !r.Config.SelfHosted()
+}
+
+func (r *Run) notCancellableWhy() string {
+	if r.Config.SelfHosted() {
+		return "it runs on the self-hosted worker " + r.Config.WorkerHost
+	}
+	return "it was started from " + r.Source
+}
+
+// ExecutionLocation is where the run executes: LOCAL for a run started on
+// someone's own machine, REMOTE for every run on a worker.
+func (r *Run) ExecutionLocation() string {
+	if r.Source == "LOCAL" {
+		return "LOCAL"
+	}
+	return "REMOTE"
+}
+
+// ArtifactUID is the id of the run's i-th artifact, derived from the run's
+// id so it needs no storing: the id GET /agent/artifacts/{artifactUid}
+// finds it by.
+func (r *Run) ArtifactUID(i int) uuid.UUID {
+	return uuid.NewSHA1(artifactNamespace, []byte(r.ID+"/"+strconv.Itoa(i)))
+}
+
+var artifactNamespace = uuid.MustParse("0b6f3e3a-5d52-4c1e-9a3d-2f8e7c6b5a49")
+
 // ShowsSkill reports whether the run shows agent_skill: it was started from
 // a skill.
 func (r *Run) ShowsSkill() bool { return r.FromSkill && r.Config != nil }
@@ -175,15 +236,17 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	r := &Run{
 		ID: f.ID, Title: f.Title, Prompt: f.Prompt, Source: f.Source,
 		Creator: Creator{creator}, Team: creator.Team, TeamScope: f.Team,
-		CreatedAt:      now.Add(-time.Duration(f.CreatedAgo)),
-		ArtifactTypes:  f.ArtifactTypes,
-		NotCancellable: f.NotCancellable,
+		CreatedAt:     now.Add(-time.Duration(f.CreatedAgo)),
+		ArtifactTypes: f.ArtifactTypes,
+		TriggerURL:    f.TriggerURL,
+		ParentRunID:   f.ParentRunID,
 	}
 	if len(f.Config) > 0 {
 		var c AgentConfig
 		// New has checked that every fixture config decodes.
 		_ = json.Unmarshal(f.Config, &c)
 		r.Config = &c
+		r.FromSkill = c.SkillSpec != "" // shows agent_skill, as a run started from a skill does
 	}
 	if f.ScheduleID != "" {
 		r.Schedule = &Schedule{ID: f.ScheduleID, Name: f.ScheduleName, Cron: f.CronSchedule}
@@ -216,12 +279,15 @@ func boolPtr(b bool) *bool { return &b }
 
 // NewRun is what a create asks for, already validated and resolved.
 type NewRun struct {
-	Title, Prompt  string
-	Config         *AgentConfig
-	FromSkill      bool
-	TeamScope      bool
-	ConversationID string
-	Fate           Fate
+	Title, Prompt    string
+	Config           *AgentConfig
+	FromSkill        bool
+	TeamScope        bool
+	ConversationID   string
+	ParentRunID      string // checked by Create: a run the caller may see
+	AgentIdentityUID string
+	Interactive      bool
+	Fate             Fate
 }
 
 // Create stores a new run for p and returns it as it is now.
@@ -231,6 +297,11 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs) >= max {
 		return View{}, ErrStoreFull
 	}
+	if n.ParentRunID != "" {
+		if _, err := ms.visibleLocked(p, n.ParentRunID); err != nil {
+			return View{}, fmt.Errorf("%w: %v", ErrNoParent, err)
+		}
+	}
 	now := ms.clock.Now()
 	ms.catchUpLocked(now) // scheduled runs due before this one come first
 	r := &Run{
@@ -239,7 +310,8 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
 		ConversationID: n.ConversationID,
-		Timeline:       Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
+		ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
+		Timeline: Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {
 		r.FateMsg = n.Fate.StatusMessage()
@@ -273,8 +345,11 @@ func (ms *Session) Get(p *fixtures.Principal, id string) (View, error) {
 	return r.view(ms.clock.Now()), nil
 }
 
-// Cancel follows the real service: active runs are cancelled, finished ones
-// are ErrTerminal, and a run being handed to a worker is ErrPending (retry).
+// Cancel follows the real service: active runs are cancelled (scheduled
+// ones too); finished ones are ErrTerminal and one waiting for a person
+// ErrBlocked; a run being handed to a worker is ErrPending (retry); and a
+// run the platform does not drive itself (see Cancellable) is
+// ErrNotCancelable.
 func (ms *Session) Cancel(p *fixtures.Principal, id string) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
@@ -286,10 +361,12 @@ func (ms *Session) Cancel(p *fixtures.Principal, id string) error {
 	switch s := r.Timeline.At(now).State; {
 	case s.Terminal():
 		return fmt.Errorf("%w: it is %s", ErrTerminal, s)
+	case s == Blocked:
+		return ErrBlocked
 	case s == Pending:
 		return ErrPending
-	case r.NotCancellable:
-		return ErrNotCancelable
+	case !r.Cancellable():
+		return fmt.Errorf("%w: %s", ErrNotCancelable, r.notCancellableWhy())
 	}
 	r.Timeline.reanchor(now, Cancelled)
 	r.ForcedState = Cancelled
@@ -398,3 +475,6 @@ func (ms *Session) Runs() []View {
 	}
 	return out
 }
+
+// ArtifactTypes are the kinds of artifact a run can show.
+var ArtifactTypes = map[string]bool{"PLAN": true, "PULL_REQUEST": true, "SCREENSHOT": true, "FILE": true}

@@ -245,7 +245,7 @@ func (r *Run) check() error {
 		}
 	}
 	for _, t := range r.ArtifactTypes {
-		if t != "PLAN" && t != "PULL_REQUEST" {
+		if !ArtifactTypes[t] {
 			return fmt.Errorf("artifact type %q", t)
 		}
 		if len(r.ID) < 8 { // artifacts are named after the id's first 8 characters

@@ -82,7 +82,7 @@ func New(opts Options) (*Store, error) {
 	}
 	for i, rule := range set.Fates {
 		f := Fate{Final: Succeeded}
-		if err := f.applyFixture(rule.Fate); err != nil {
+		if err := errors.Join(f.applyFixture(rule.Fate), f.Check()); err != nil {
 			return nil, fmt.Errorf("fixtures: fates.json: rule %d (prompt_pattern %q): %w", i, rule.Pattern, err)
 		}
 		s.fates = append(s.fates, rule)
