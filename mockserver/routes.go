@@ -64,6 +64,10 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/agent/runs/{runId}", area: api, handle: s.getRun},
 		{method: "POST", pattern: "/agent/runs/{runId}/cancel", area: api, handle: s.cancelRun},
 
+		// events (events_handlers.go)
+		{method: "GET", pattern: "/agent/events", area: api, handle: s.pollEvents},
+		{method: "POST", pattern: "/agent/events/{runId}", area: api, handle: s.reportEvent},
+
 		// the control API (control.go)
 		{method: "GET", pattern: "/__mock/info", area: control, handle: s.info},
 		{method: "POST", pattern: "/__mock/reset", area: control, handle: s.reset},

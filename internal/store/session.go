@@ -28,6 +28,10 @@ type Session struct {
 	byName     map[string][]*Run // by agent_config.name, in creation order
 	generation int64             // bumped by reset, so positions from before are refused
 	nextSeq    int64
+	// The events resource (events.go): the log, and the runs whose next
+	// events it has still to record.
+	events  []Event
+	watched []*Run
 }
 
 func (s *Store) newSession() *Session {
@@ -68,12 +72,14 @@ func (ms *Session) resetLocked() {
 	ms.byName = map[string][]*Run{}
 	ms.generation++
 	ms.nextSeq = 0
+	ms.events, ms.watched = nil, nil
 	now := ms.clock.Now()
 	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
 	for _, f := range seeds {
 		ms.insertLocked(ms.st.fixtureRun(f, now))
 	}
+	ms.catchUpLocked(now) // the fixtures' past, recorded in the order it happened
 }
 
 // theClock is the clock; the pointer changes only on reset, under mu.
