@@ -32,7 +32,7 @@ type scenario struct {
 	ended     map[string]any
 	listing   *listing
 	walked    *walk
-	events    eventPolls // every poll of GET /agent/events (events.go)
+	events    eventPolls        // every poll of GET /agent/events (events.go)
 	cache     map[string]string // resolved placeholders
 }
 
