@@ -242,6 +242,7 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
 		ConversationID: n.ConversationID,
+		ArtifactTypes:  n.Fate.Artifacts,
 		Timeline:       Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {
