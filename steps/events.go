@@ -2,242 +2,317 @@ package steps
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"strconv"
+	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/cucumber/godog"
+	"github.com/cucumber/godog/formatters"
+	messages "github.com/cucumber/messages/go/v21"
+
+	"github.com/agentruns/agentruns/report"
 )
 
-// Steps about run events: polling GET /agent/events for the run, and
-// reporting events with POST /agent/events/{runId}.
+// The suite writes its reports itself (package report) from godog's events,
+// collected here: godog hands its formatters the parsed features, each
+// scenario, and each step's outcome. The collector joins them with what the
+// scenario hooks know (why a scenario was skipped, whether the run was
+// interrupted) into one report.Scenario per scenario, handed whole to the
+// report formatter as the scenario ends.
 
-// eventStates maps each lifecycle event to the state it reports.
-var eventStates = map[string]string{
-	"run_in_progress": "INPROGRESS", "run_succeeded": "SUCCEEDED", "run_failed": "FAILED",
-	"run_errored": "ERROR", "run_blocked": "BLOCKED", "run_cancelled": "CANCELLED",
-}
+// eventsFormat is the name of the collector among godog's formatters.
+const eventsFormat = "agentruns-events"
 
-// runEvent is one polled event.
-type runEvent struct {
-	EventType   string  `json:"event_type"`
-	RunID       string  `json:"run_id"`
-	ExecutionID *string `json:"execution_id"`
-	OccurredAt  string  `json:"occurred_at"`
-	Sequence    int64   `json:"sequence"`
-}
+// collectors are the collectors of the runs under way, by the suite name
+// each run gives godog: godog's formatter registry is global, so the one
+// registered formatter finds its run's collector by that name.
+var (
+	collectors   sync.Map // suite name -> *collector
+	collectorSeq atomic.Int64
+)
 
-func (e runEvent) String() string {
-	return fmt.Sprintf("#%d %s at %s", e.Sequence, e.EventType, e.OccurredAt)
-}
-
-// eventPolls are the answers of every poll of the scenario, in order.
-type eventPolls struct {
-	polls [][]runEvent
-}
-
-func (p *eventPolls) last() []runEvent {
-	if len(p.polls) == 0 {
-		return nil
-	}
-	return p.polls[len(p.polls)-1]
-}
-
-// pollEvents polls the events of the run after since.
-func (s *scenario) pollEvents(ctx context.Context, since int64) error {
-	if s.current == nil {
-		return errNoRun
-	}
-	q := url.Values{"run_ids": {s.current.id}}
-	if since > 0 {
-		q.Set("since", strconv.FormatInt(since, 10))
-	}
-	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/events", query: q}); err != nil {
-		return err
-	}
-	if err := s.last.ok("polling events"); err != nil {
-		return err
-	}
-	var evs []runEvent
-	if err := json.Unmarshal(s.last.body, &evs); err != nil {
-		return fmt.Errorf("%s: the events are not a JSON array of events: %v\n%s", s.last.op, err, s.last.excerpt())
-	}
-	s.events.polls = append(s.events.polls, evs)
-	return nil
-}
-
-func (s *scenario) pollTheRunsEvents(ctx context.Context) error { return s.pollEvents(ctx, 0) }
-
-// pollSinceTheLast polls on from the last event seen.
-func (s *scenario) pollSinceTheLast(ctx context.Context) error {
-	evs := s.events.last()
-	if len(evs) == 0 {
-		return fmt.Errorf("no event was polled before")
-	}
-	return s.pollEvents(ctx, evs[len(evs)-1].Sequence)
-}
-
-// known leaves out event types the suite does not know: the document tells
-// clients to skip them.
-func known(evs []runEvent) []runEvent {
-	var out []runEvent
-	for _, e := range evs {
-		if _, ok := eventStates[e.EventType]; ok {
-			out = append(out, e)
+func init() {
+	godog.Format(eventsFormat, "the contract suite's report events", func(suite string, _ io.Writer) formatters.Formatter {
+		if c, ok := collectors.Load(suite); ok {
+			return c.(*collector)
 		}
-	}
-	return out
+		panic("steps: no collector for the godog suite " + suite)
+	})
 }
 
-func (s *scenario) eventsInOrderAboutTheRun() error {
-	evs := s.events.last()
-	for i, e := range evs {
-		if e.RunID != s.current.id {
-			return fmt.Errorf("event %s is about run %q, not the polled run %s", e, e.RunID, s.current.id)
-		}
-		if i > 0 && e.Sequence <= evs[i-1].Sequence {
-			return fmt.Errorf("events are not in increasing sequence order: %s came after %s", e, evs[i-1])
-		}
-		if i > 0 && e.OccurredAt < evs[i-1].OccurredAt && sameLayout(e.OccurredAt, evs[i-1].OccurredAt) {
-			return fmt.Errorf("event %s occurred before the event before it, %s", e, evs[i-1])
-		}
-	}
-	return nil
+// register gives c a unique godog suite name; unregister forgets it.
+func (c *collector) register() (suiteName string, unregister func()) {
+	suiteName = fmt.Sprintf("agentruns-contract#%d", collectorSeq.Add(1))
+	collectors.Store(suiteName, c)
+	return suiteName, func() { collectors.Delete(suiteName) }
 }
 
-// sameLayout says two timestamps compare as strings (same length, both UTC).
-func sameLayout(a, b string) bool {
-	return len(a) == len(b) && strings.HasSuffix(a, "Z") && strings.HasSuffix(b, "Z")
+// collector is a godog formatter that builds report.Scenarios.
+type collector struct {
+	report      report.Formatter
+	interrupted func() bool
+
+	mu       sync.Mutex
+	features map[string]*featureIndex // by URI
+	running  map[string]*scenarioRun  // by pickle id
+	done     []report.Scenario
+	err      error // the report formatter's first error
 }
 
-func (s *scenario) lastEventReportsTheEnd() error {
-	if s.current.details == nil {
-		return fmt.Errorf("the run's details have not been fetched")
-	}
-	state := str(s.current.details["state"])
-	evs := known(s.events.last())
-	if len(evs) == 0 {
-		return fmt.Errorf("run %s is %s, but no event reports it (events: none)", s.current.id, state)
-	}
-	last := evs[len(evs)-1]
-	if eventStates[last.EventType] != state {
-		return fmt.Errorf("run %s is %s, but its last event is %s (events: %v)", s.current.id, state, last, evs)
-	}
-	return nil
+// scenarioRun is what is known of a scenario before it ends.
+type scenarioRun struct {
+	pickle *messages.Pickle
+	steps  []report.Step
+	seen   int
+
+	start, end  time.Time
+	hooked      bool // the after-scenario hook has run
+	skipReason  string
+	interrupted bool
 }
 
-// eventsWithinTheRun checks that no event occurred before the run was
-// created or after its last update.
-func (s *scenario) eventsWithinTheRun() error {
-	created, err1 := time.Parse(time.RFC3339Nano, str(s.current.details["created_at"]))
-	updated, err2 := time.Parse(time.RFC3339Nano, str(s.current.details["updated_at"]))
-	if err1 != nil || err2 != nil {
-		return fmt.Errorf("the run's created_at or updated_at is not a timestamp")
-	}
-	for _, e := range s.events.last() {
-		at, err := time.Parse(time.RFC3339Nano, e.OccurredAt)
-		if err != nil {
-			return fmt.Errorf("event %s: occurred_at is not a timestamp", e)
-		}
-		if at.Before(created) || at.After(updated) {
-			return fmt.Errorf("event %s occurred outside the run's life, from its created_at %s to its updated_at %s", e, created.Format(time.RFC3339Nano), updated.Format(time.RFC3339Nano))
-		}
-	}
-	return nil
+// featureIndex finds a step's keyword and line, and a scenario's line, from
+// the ids godog's pickles point at.
+type featureIndex struct {
+	name  string
+	lines map[string]int64
+	kws   map[string]string
 }
 
-func (s *scenario) eventsSameAsFirstPoll() error {
-	if len(s.events.polls) < 2 {
-		return fmt.Errorf("the events were polled only once")
+func newCollector(rep report.Formatter, interrupted func() bool) *collector {
+	return &collector{
+		report: rep, interrupted: interrupted,
+		features: map[string]*featureIndex{},
+		running:  map[string]*scenarioRun{},
 	}
-	first, last := s.events.polls[0], s.events.last()
-	if fmt.Sprint(first) != fmt.Sprint(last) {
-		return fmt.Errorf("the same events came back different: first %v, then %v", first, last)
-	}
-	return nil
 }
 
-func (s *scenario) noEventsCameBack() error {
-	if evs := s.events.last(); len(evs) > 0 {
-		return fmt.Errorf("expected no events after the last one seen, got %v", evs)
-	}
-	return nil
-}
-
-// eventsAre checks the run's event types, in order: "run_in_progress and run_succeeded".
-func (s *scenario) eventsAre(list string) error {
-	want := splitList(list)
-	var got []string
-	for _, e := range s.events.last() {
-		got = append(got, e.EventType)
-	}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		return fmt.Errorf("expected the events %s, got %v", strings.Join(want, ", "), s.events.last())
-	}
-	return nil
-}
-
-// eventOccurredAtRunField checks an event's occurred_at against the run's field.
-func (s *scenario) eventOccurredAtRunField(eventType, field string) error {
-	want := str(s.current.details[field])
-	for _, e := range s.events.last() {
-		if e.EventType == eventType {
-			if !sameInstant(e.OccurredAt, want) {
-				return fmt.Errorf("event %s occurred at %s, expected the run's %s, %s", e, e.OccurredAt, field, want)
+// scenario returns the record of pickle, making it on first sight; c.mu held.
+func (c *collector) scenario(p *messages.Pickle) *scenarioRun {
+	r, ok := c.running[p.Id]
+	if !ok {
+		r = &scenarioRun{pickle: p, steps: make([]report.Step, len(p.Steps))}
+		for i, st := range p.Steps {
+			r.steps[i] = report.Step{Text: st.Text, Status: report.Skipped}
+			if a := st.Argument; a != nil && a.DataTable != nil {
+				for _, row := range a.DataTable.Rows {
+					var cells []string
+					for _, cell := range row.Cells {
+						cells = append(cells, cell.Value)
+					}
+					r.steps[i].Table = append(r.steps[i].Table, cells)
+				}
+			} else if a != nil && a.DocString != nil {
+				r.steps[i].DocString = a.DocString.Content
 			}
-			return nil
+		}
+		c.running[p.Id] = r
+	}
+	return r
+}
+
+// started is the before-scenario hook's note.
+func (c *collector) started(p *messages.Pickle) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.scenario(p).start = time.Now()
+}
+
+// ended is the after-scenario hook's note.
+func (c *collector) ended(p *messages.Pickle, skipReason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.scenario(p)
+	r.end, r.hooked, r.skipReason = time.Now(), true, skipReason
+	r.interrupted = c.interrupted()
+	c.finishIfDone(r)
+}
+
+// step records one step's outcome.
+func (c *collector) step(p *messages.Pickle, st *messages.PickleStep, status report.Status, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.scenario(p)
+	for i, ps := range p.Steps {
+		if ps.Id != st.Id {
+			continue
+		}
+		r.steps[i].Status = status
+		if err != nil && status != report.Skipped {
+			r.steps[i].Message = err.Error()
+		}
+		r.seen++
+	}
+	c.finishIfDone(r)
+}
+
+// finishIfDone hands the scenario to the report once every step and the
+// after hook have been heard of, in whichever order godog sends them.
+func (c *collector) finishIfDone(r *scenarioRun) {
+	if r.seen < len(r.steps) || !r.hooked {
+		return
+	}
+	delete(c.running, r.pickle.Id)
+	sc := c.build(r)
+	c.done = append(c.done, sc)
+	if err := c.report.Scenario(sc); err != nil && c.err == nil {
+		c.err = err
+	}
+}
+
+// build turns what was heard of a scenario into its report.
+func (c *collector) build(r *scenarioRun) report.Scenario {
+	p := r.pickle
+	uri := strings.TrimPrefix(p.Uri, "./")
+	sc := report.Scenario{URI: uri, Name: p.Name, Status: report.Passed, Start: r.start, Steps: r.steps}
+	if !r.start.IsZero() {
+		sc.Duration = r.end.Sub(r.start)
+	}
+	for _, t := range p.Tags {
+		sc.Tags = append(sc.Tags, t.Name)
+	}
+	if f := c.features[p.Uri]; f != nil {
+		sc.Feature = f.name
+		for _, id := range p.AstNodeIds { // the scenario, then its example row
+			if l, ok := f.lines[id]; ok {
+				sc.Line = int(l)
+			}
+		}
+		for i, st := range p.Steps {
+			if len(st.AstNodeIds) > 0 {
+				sc.Steps[i].Keyword = f.kws[st.AstNodeIds[0]]
+				sc.Steps[i].Line = int(f.lines[st.AstNodeIds[0]])
+			}
 		}
 	}
-	return fmt.Errorf("no %s event among %v", eventType, s.events.last())
-}
-
-func sameInstant(a, b string) bool {
-	ta, err1 := time.Parse(time.RFC3339Nano, a)
-	tb, err2 := time.Parse(time.RFC3339Nano, b)
-	return err1 == nil && err2 == nil && ta.Equal(tb)
-}
-
-// reportEvent reports an event for the run.
-func (s *scenario) reportEvent(ctx context.Context, eventType, executionID string) error {
-	if s.current == nil {
-		return errNoRun
+	if sc.Feature == "" {
+		sc.Feature = uri
 	}
-	body := map[string]string{"event_type": eventType}
-	if executionID != "" {
-		body["execution_id"] = executionID
-	}
-	data, _ := json.Marshal(body)
-	return s.send(ctx, call{method: http.MethodPost, path: "/agent/events/" + pathEscape(s.current.id), body: data})
-}
-
-func (s *scenario) reportEventPlain(ctx context.Context, eventType string) error {
-	return s.reportEvent(ctx, eventType, "")
-}
-
-// reportedEventIsPolled checks that the last report's sequence is that of
-// the run's last polled event, with the execution id sent.
-func (s *scenario) reportedEventCarries(executionID string) error {
-	evs := s.events.last()
-	if len(evs) == 0 {
-		return fmt.Errorf("no events were polled")
-	}
-	e := evs[len(evs)-1]
-	if e.ExecutionID == nil || *e.ExecutionID != executionID {
-		return fmt.Errorf("the last event %s does not carry the execution id %q", e, executionID)
-	}
-	return nil
-}
-
-// splitList splits "a, b and c".
-func splitList(list string) []string {
-	list = strings.ReplaceAll(list, " and ", ", ")
-	var out []string
-	for _, p := range strings.Split(list, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
+	if st, ok := sc.FailedStep(); ok {
+		sc.Status, sc.Message = st.Status, st.Message
+	} else if allSkipped(sc.Steps) {
+		sc.Status, sc.Message = report.Skipped, r.skipReason
+		if sc.Message == "" {
+			sc.Message = "skipped"
 		}
 	}
-	return out
+	if r.interrupted && sc.Status != report.Passed {
+		sc.Status, sc.Message = report.Interrupted, "the run was interrupted before this scenario could finish"
+	}
+	return sc
+}
+
+func allSkipped(steps []report.Step) bool {
+	for _, st := range steps {
+		if st.Status != report.Skipped {
+			return false
+		}
+	}
+	return true
+}
+
+// finish returns every scenario heard of, those godog never finished
+// included (as interrupted), in the order they ended.
+func (c *collector) finish() ([]report.Scenario, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.running {
+		r.interrupted, r.hooked, r.seen = true, true, len(r.steps)
+		c.finishIfDone(r)
+	}
+	return c.done, c.err
+}
+
+// Feature indexes a parsed feature file.
+func (c *collector) Feature(doc *messages.GherkinDocument, uri string, _ []byte) {
+	if doc == nil || doc.Feature == nil {
+		return
+	}
+	f := &featureIndex{name: doc.Feature.Name, lines: map[string]int64{}, kws: map[string]string{}}
+	addSteps := func(steps []*messages.Step) {
+		for _, st := range steps {
+			f.lines[st.Id], f.kws[st.Id] = st.Location.Line, st.Keyword
+		}
+	}
+	var addScenario func(*messages.Scenario)
+	addScenario = func(s *messages.Scenario) {
+		f.lines[s.Id] = s.Location.Line
+		addSteps(s.Steps)
+		for _, ex := range s.Examples {
+			for _, row := range ex.TableBody {
+				f.lines[row.Id] = row.Location.Line
+			}
+		}
+	}
+	for _, ch := range doc.Feature.Children {
+		switch {
+		case ch.Background != nil:
+			addSteps(ch.Background.Steps)
+		case ch.Scenario != nil:
+			addScenario(ch.Scenario)
+		case ch.Rule != nil:
+			for _, rc := range ch.Rule.Children {
+				if rc.Background != nil {
+					addSteps(rc.Background.Steps)
+				}
+				if rc.Scenario != nil {
+					addScenario(rc.Scenario)
+				}
+			}
+		}
+	}
+	c.mu.Lock()
+	c.features[uri] = f
+	c.mu.Unlock()
+}
+
+// The step events of godog's formatter interface.
+
+func (c *collector) Passed(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {
+	c.step(p, st, report.Passed, nil)
+}
+
+func (c *collector) Failed(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition, err error) {
+	c.step(p, st, report.Failed, err)
+}
+
+func (c *collector) Skipped(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {
+	c.step(p, st, report.Skipped, nil)
+}
+
+func (c *collector) Undefined(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {
+	c.step(p, st, report.Undefined, errors.New("no step definition matches this step"))
+}
+
+func (c *collector) Pending(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {
+	c.step(p, st, report.Pending, errors.New("the step's definition is pending"))
+}
+
+func (c *collector) Ambiguous(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition, err error) {
+	c.step(p, st, report.Ambiguous, err)
+}
+
+// The rest of godog's formatter interface carries nothing the reports need.
+
+func (c *collector) TestRunStarted()                                                            {}
+func (c *collector) Pickle(*messages.Pickle)                                                    {}
+func (c *collector) Defined(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition) {}
+func (c *collector) Summary()                                                                   {}
+
+// trackScenario registers the hooks that tell the collector when a scenario
+// starts and, once a run is interrupted, skip the scenarios not yet begun.
+func (su *Suite) trackScenario(sc *godog.ScenarioContext) {
+	sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
+		if ev := su.collector(); ev != nil {
+			ev.started(p)
+		}
+		if su.runCtx.Err() != nil {
+			return ctx, godog.ErrSkip
+		}
+		return ctx, nil
+	})
 }

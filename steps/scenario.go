@@ -32,7 +32,7 @@ type scenario struct {
 	ended     map[string]any
 	listing   *listing
 	walked    *walk
-	events    eventPolls        // every poll of GET /agent/events (events.go)
+	events    eventPolls        // every poll of GET /agent/events (run_events.go)
 	cache     map[string]string // resolved placeholders
 }
 
@@ -121,7 +121,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^an hour passes on the mock's clock$`, s.anHourPassesOnTheMocksClock)
 
 	// Authentication and bad requests.
-	// Events (events.go).
+	// Events (run_events.go).
 	sc.Step(`^I poll the run's events$`, s.pollTheRunsEvents)
 	sc.Step(`^I poll the run's events again$`, s.pollTheRunsEvents)
 	sc.Step(`^I poll the run's events since the last one$`, s.pollSinceTheLast)
