@@ -85,6 +85,7 @@ func (s *Server) routingTable() []route {
 		{method: "DELETE", pattern: "/__mock/fates", area: control, handle: clearFates},
 		{method: "GET", pattern: "/__mock/requests", area: control, handle: listRequests},
 		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
+		{method: "GET", pattern: "/__mock/sessions", area: control, handle: s.listSessions},
 	}
 	for i := range routes {
 		routes[i].segments = strings.Split(strings.TrimPrefix(routes[i].pattern, "/"), "/")
