@@ -251,7 +251,10 @@ func isJSON(contentType string) bool {
 // document knows (without the version prefix) and with HEAD checked as GET.
 func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
 	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !takesNoBody(path) {
-		return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+		if path == "/agent/run" || path == "/agent/runs" {
+			return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+		}
+		return errorf(codeInvalidRequest, "the body is empty; send a JSON object")
 	}
 	// A GET the validator accepted before is accepted again (validcache.go).
 	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead

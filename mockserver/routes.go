@@ -75,6 +75,9 @@ func (s *Server) routingTable() []route {
 
 		// the agent catalogue (agents_handlers.go)
 		{method: "GET", pattern: "/agent", area: api, handle: s.listAgents},
+		// events (events_handlers.go)
+		{method: "GET", pattern: "/agent/events", area: api, handle: s.pollEvents},
+		{method: "POST", pattern: "/agent/events/{runId}", area: api, handle: s.reportEvent},
 
 		// the control API (control.go)
 		{method: "GET", pattern: "/__mock/info", area: control, handle: s.info},

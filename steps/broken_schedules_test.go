@@ -166,7 +166,7 @@ func TestSuiteCatchesBrokenScheduleServers(t *testing.T) {
 	for _, bs := range brokenScheduleServers {
 		t.Run(bs.name, func(t *testing.T) {
 			srv := newMock(t, mockserver.Options{}, bs.wrap)
-			res, out := runSuite(t, srv.URL, onTheMock(func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) }))
+			res, out := runSuite(t, srv.URL, func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) })
 			require.False(t, res.Passed(), "the suite passed against %s\n%s", bs.name, out)
 			var failed []string
 			for _, f := range res.Failed() {

@@ -122,6 +122,9 @@ type Run struct {
 	FateMsg     *StatusMessage `json:"fate_message,omitempty"`
 	ForcedMsg   *StatusMessage `json:"forced_message,omitempty"`
 	ForcedState State          `json:"forced_state,omitempty"`
+	// Logged is how many transitions of the timeline's history the event
+	// log has recorded (events.go).
+	Logged int `json:"logged,omitempty"`
 }
 
 // Creator is who started a run: a fixtures principal, shared with the keys
@@ -225,6 +228,7 @@ func (ms *Session) insertLocked(r *Run) {
 	r.Seq = ms.nextSeq
 	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
 	ms.runs = append(ms.runs, r)
+	ms.watched = append(ms.watched, r)
 	ms.byID[r.ID] = r
 	if r.Config != nil && r.Config.Name != "" {
 		ms.byName[r.Config.Name] = append(ms.byName[r.Config.Name], r)
@@ -311,7 +315,8 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
 		ConversationID: n.ConversationID,
 		ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
-		Timeline: Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
+		ArtifactTypes:  n.Fate.Artifacts,
+		Timeline:       Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {
 		r.FateMsg = n.Fate.StatusMessage()
@@ -368,7 +373,7 @@ func (ms *Session) Cancel(p *fixtures.Principal, id string) error {
 	case !r.Cancellable():
 		return fmt.Errorf("%w: %s", ErrNotCancelable, r.notCancellableWhy())
 	}
-	r.Timeline.reanchor(now, Cancelled)
+	ms.reanchorLocked(r, now, Cancelled, "", "")
 	r.ForcedState = Cancelled
 	r.ForcedMsg = &StatusMessage{Message: "Cancelled by " + p.DisplayName + "."}
 	ms.changed()
@@ -397,7 +402,7 @@ func (ms *Session) Force(id string, state State, msg *StatusMessage) (View, erro
 		return r.view(now), nil // already there; keep its message
 	}
 	if cur != state {
-		r.Timeline.reanchor(now, state)
+		ms.reanchorLocked(r, now, state, "", "")
 	}
 	if msg == nil && (state == Failed || state == Errored) {
 		msg = Fate{Final: state}.StatusMessage()
@@ -449,6 +454,16 @@ func (ms *Session) Truncate(n int) {
 	}
 	clear(ms.runs[n:])
 	ms.runs = ms.runs[:n]
+	events := ms.events[:0]
+	for _, e := range ms.events {
+		if _, ok := ms.byID[e.RunID]; ok {
+			events = append(events, e)
+		}
+	}
+	for i := range events {
+		events[i].Seq = int64(i) + 1
+	}
+	ms.events = events
 	ms.changed()
 }
 

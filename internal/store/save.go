@@ -47,6 +47,7 @@ type savedSession struct {
 	// Schedules are in creation order; NextScheduleSeq numbers the next.
 	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
 	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
+	Events     []Event    `json:"events,omitempty"`
 }
 
 type savedClock struct {
@@ -98,6 +99,7 @@ func (ms *Session) saveLocked(name string) savedSession {
 		Schedules:  ms.schedulesInOrderLocked(),
 
 		NextScheduleSeq: ms.nextScheduleSeq,
+		Events:     ms.events,
 	}
 }
 
@@ -184,6 +186,11 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 		r.Creator.Principal = s.restoreCreator(r.Creator.Principal, creators)
 		r.packStrings()
 	}
+	for i, e := range ss.Events {
+		if e.Seq != int64(i)+1 || !e.Type.Valid() || !seen[e.RunID] {
+			return nil, fmt.Errorf("event %d: want sequence %d, a known event type and one of the session's runs", i, i+1)
+		}
+	}
 	if ss.NextSeq < lastSeq {
 		return nil, fmt.Errorf("next_seq %d is below the last run's seq %d", ss.NextSeq, lastSeq)
 	}
@@ -192,6 +199,7 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	defer ms.mu.Unlock()
 	ms.clock = newClock(ss.Clock.Mode, now, s.wall)
 	ms.runs, ms.byID, ms.byName = nil, map[string]*Run{}, map[string][]*Run{}
+	ms.events, ms.watched = ss.Events, nil
 	ms.generation = ss.Generation
 	for _, r := range ss.Runs {
 		// insertLocked numbers runs itself and keeps every index; set the

@@ -34,6 +34,10 @@ type Session struct {
 	// dueAt is the earliest next tick of an enabled schedule (unix
 	// nanoseconds; MaxInt64: none), so catchUp costs one load when none is due.
 	dueAt atomic.Int64
+	// The events resource (events.go): the log, and the runs whose next
+	// events it has still to record.
+	events  []Event
+	watched []*Run
 }
 
 func (s *Store) newSession() *Session {
@@ -77,12 +81,14 @@ func (ms *Session) resetLocked() {
 	ms.schedules = map[string]*ScheduleRecord{}
 	ms.nextScheduleSeq = 0
 	ms.refreshDueLocked()
+	ms.events, ms.watched = nil, nil
 	now := ms.clock.Now()
 	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
 	for _, f := range seeds {
 		ms.insertLocked(ms.st.fixtureRun(f, now))
 	}
+	ms.recordEventsLocked(now) // the fixtures' past, recorded in the order it happened
 }
 
 // theClock is the clock; the pointer changes only on reset, under mu.
