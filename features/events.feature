@@ -64,7 +64,7 @@ Feature: Run events
     Examples:
       | state  | code                     | event       |
       | FAILED | insufficient_credits     | run_failed  |
-      | ERROR  | environment_setup_failed | run_errored |
+      | ERROR  | internal_error           | run_errored |
 
   @creates-runs
   Scenario: A cancelled run's last event is run_cancelled
