@@ -113,10 +113,14 @@ func (s *Store) Changes() uint64 { return s.changes.Load() }
 
 func (s *Store) changed() { s.changes.Add(1) }
 
-// Open finds or opens the mock session name. When MaxSessions are open,
+// Open finds or opens the mock session name, which CheckSessionName must
+// accept (ErrBadSessionName otherwise). When MaxSessions are open,
 // the one unused for longest makes room: test jobs that never close their
 // mock sessions must not lock a long-running mock up.
 func (s *Store) Open(name string) (*Session, error) {
+	if err := CheckSessionName(name); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ms, ok := s.sessions[name]
