@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/stretchr/testify/assert"
@@ -43,4 +44,65 @@ func TestSessionNamesAreCheckedAndSurviveARestart(t *testing.T) {
 	forged := bytes.Replace(state, []byte(`"name":"job-a"`), []byte(`"name":"job a"`), 1)
 	require.NotEqual(t, state, forged)
 	assert.ErrorIs(t, newServer(t, mockserver.Options{}).Load(bytes.NewReader(forged)), mockserver.ErrBadStateFile)
+}
+
+// 2. The clock stays within what RFC 3339 writes: a move past year 9999 is
+// a 400, the clock keeps its instant, and saving still works.
+func TestClockStaysWithinRFC3339(t *testing.T) {
+	for _, mode := range []mockserver.ClockMode{mockserver.VirtualClock, mockserver.RealClock} {
+		t.Run(string(mode), func(t *testing.T) {
+			wall := &fakeWall{now: clockStart}
+			s := newServer(t, mockserver.Options{ClockMode: mode, ClockStart: clockStart, Wall: wall.Now})
+			c := serve(t, s).on(t)
+			id := c.create(map[string]any{"prompt": "before the end of time"}).RunID
+			r := c.do("PUT", "/__mock/clock", map[string]string{"now": "9999-12-31T23:30:00Z"})
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+			for _, by := range []string{"1h", "30m", "2562047h"} {
+				r = c.do("POST", "/__mock/clock/advance", map[string]string{"by": by})
+				require.Equal(t, http.StatusBadRequest, r.status, "advance %s: %s", by, r.body)
+				assert.Contains(t, r.problem(t).Detail, "9999-12-31T23:59:59.999Z")
+			}
+			r = c.do("PUT", "/__mock/clock", map[string]string{"now": "9999-12-31T23:59:59.9999Z"})
+			require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+			r = c.do("PUT", "/__mock/clock", map[string]string{"now": "9999-12-31T23:59:59.999Z"})
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+			wall.Add(time.Hour) // a real clock runs into the end and stands there
+			var clk mockserver.ClockInfo
+			c.do("GET", "/__mock/clock", nil).json(t, &clk)
+			assert.Equal(t, "9999-12-31T23:59:59.999Z", clk.Now)
+			run := c.get(id)
+			assert.Equal(t, mockserver.State("SUCCEEDED"), run.State)
+			var buf bytes.Buffer
+			require.NoError(t, s.Save(&buf), "saving works at the end of the range")
+			require.NoError(t, newServer(t, mockserver.Options{Wall: wall.Now}).Load(&buf))
+		})
+	}
+}
+
+// 3. No clock input makes the clock, or a run's state, go back: moves as
+// large as a Duration holds pile up without wrapping around.
+func TestHugeClockMovesNeverGoBack(t *testing.T) {
+	for _, mode := range []mockserver.ClockMode{mockserver.VirtualClock, mockserver.RealClock} {
+		t.Run(string(mode), func(t *testing.T) {
+			wall := &fakeWall{now: clockStart}
+			c := newMock(t, mockserver.Options{ClockMode: mode, ClockStart: clockStart, Step: time.Second, Wall: wall.Now}).on(t)
+			id := c.create(map[string]any{"prompt": "finishes early"}).RunID
+			c.advance(10 * time.Second)
+			require.Equal(t, mockserver.State("SUCCEEDED"), c.get(id).State)
+			last := ""
+			for i := 0; ; i++ {
+				r := c.do("POST", "/__mock/clock/advance", map[string]string{"by": "2562047h"})
+				if r.status == http.StatusBadRequest {
+					require.Greater(t, i, 20, "about 27 moves of 292 years fit before year 9999")
+					break
+				}
+				require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+				var clk mockserver.ClockInfo
+				r.json(t, &clk)
+				require.Greater(t, clk.Now, last, "the clock went back after move %d", i+1)
+				last = clk.Now
+				require.Equal(t, mockserver.State("SUCCEEDED"), c.get(id).State, "after move %d", i+1)
+			}
+		})
+	}
 }

@@ -150,6 +150,9 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	if ss.Clock.Now.IsZero() {
 		return nil, errors.New("the clock has no time")
 	}
+	if !InRange(ss.Clock.Now) {
+		return nil, ErrClockRange
+	}
 	now := ss.Clock.Now
 	switch ss.Clock.Mode {
 	case VirtualClock:

@@ -72,6 +72,9 @@ func New(opts Options) (*Store, error) {
 		s.opts.ClockStart = s.wall()
 	}
 	s.opts.ClockStart = s.opts.ClockStart.Truncate(time.Millisecond)
+	if !InRange(s.opts.ClockStart) {
+		return nil, fmt.Errorf("clock start %s: %w", s.opts.ClockStart.Format(time.RFC3339Nano), ErrClockRange)
+	}
 	set := opts.Fixtures
 	for _, f := range set.Runs {
 		if len(f.Config) > 0 {
