@@ -1,9 +1,15 @@
 package mockserver_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"io"
+	"net"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,4 +111,58 @@ func TestHugeClockMovesNeverGoBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// 5. Requests waiting on a delay fault give their in-flight slot back, and a
+// trickled body is cut off after the body timeout: neither locks other
+// mock sessions or the control API out.
+func TestDelaysAndSlowBodiesDoNotHoldInFlightSlots(t *testing.T) {
+	s := newServer(t, mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart, BodyTimeout: 300 * time.Millisecond})
+	c := serve(t, mockserver.LimitInFlight(s, 2))
+	r := c.in("slow").do("POST", "/__mock/faults", map[string]any{"path": "/agent/runs", "delay": "1m"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for range 2 { // as many as the cap
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequestWithContext(ctx, "GET", c.base+"/agent/runs", nil)
+			req.Header.Set("Authorization", "Bearer wk-mock-alice")
+			req.Header.Set(mockserver.SessionHeader, "slow")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	// Both are waiting once both were injected; the control API answers meanwhile.
+	waiting := false
+	for deadline := time.Now().Add(5 * time.Second); !waiting && time.Now().Before(deadline); {
+		r := c.in("slow").do("GET", "/__mock/faults", nil)
+		var rules []mockserver.FaultRule
+		if r.status == http.StatusOK {
+			r.json(t, &rules)
+			waiting = rules[0].Injected == 2
+		}
+		runtime.Gosched()
+	}
+	require.True(t, waiting, "the control API stayed reachable while both delayed requests waited")
+	assert.Equal(t, http.StatusOK, c.in("other").do("GET", "/agent/runs", nil).status, "another session is served")
+
+	// A body that stops coming is answered once the body timeout passes.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /agent/run HTTP/1.1\r\nHost: mock\r\nAuthorization: Bearer wk-mock-alice\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"prompt\":")
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "the mock answers a stalled body instead of waiting for it")
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), "did not arrive within 300ms")
 }

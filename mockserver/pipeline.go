@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -128,7 +129,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		// 5. Inject faults. The body is read before a delay fault waits:
 		// only then does the server notice a client that hangs up, so
 		// nothing is created for a caller gone.
-		body, bodyErr := s.readBody(r)
+		body, bodyErr := s.readBody(w, r)
 		if s.inject(w, r, c.session, path, &injected) {
 			return
 		}
@@ -204,17 +205,30 @@ func truncate(s string, n int) string {
 
 // readBody reads a POST body within the size cap. Only create takes a
 // body; it must be JSON.
-func (s *Server) readBody(r *http.Request) ([]byte, *apiError) {
+//
+// The body must arrive within bodyTimeout of the handler starting to read
+// it: a client trickling a body holds an in-flight slot, so it gets seconds,
+// not the server's whole read timeout.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	if r.Body == nil || r.Method != http.MethodPost {
 		return nil, nil
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) // not every transport has deadlines
 	if r.ContentLength > s.maxBodyBytes {
 		return nil, errorf(codePayloadTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.maxBodyBytes)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.maxBodyBytes+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The rest of the body is not waited for: the connection closes
+		// after the answer.
+		w.Header().Set("Connection", "close")
+		return nil, errorf(codeInvalidRequest, "the body did not arrive within %v", s.bodyTimeout)
+	}
 	if err != nil {
 		return nil, errorf(codeInvalidRequest, "reading the body: %v", err)
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	if int64(len(body)) > s.maxBodyBytes {
 		return nil, errorf(codePayloadTooLarge, "the body is over the limit of %d bytes", s.maxBodyBytes)
 	}
@@ -296,6 +310,7 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, ms *store.Sessio
 	}
 	*injected = true
 	if f.delay > 0 {
+		leaveInFlight(r.Context())
 		t := time.NewTimer(f.delay)
 		defer t.Stop()
 		select {
