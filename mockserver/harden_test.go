@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentruns/agentruns/internal/syncbuf"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -165,4 +166,27 @@ func TestDelaysAndSlowBodiesDoNotHoldInFlightSlots(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
 	assert.Contains(t, string(body), "did not arrive within 300ms")
+}
+
+// 6 and 9. A request journal entry and a request's log line repeat at most
+// a bounded part of what the client sent.
+func TestJournalAndLogKeepABoundedPartOfEachRequest(t *testing.T) {
+	var logs syncbuf.Buffer
+	c := newMock(t, mockserver.Options{Logger: debugLogger(&logs)})
+	long := "/agent/runs/" + strings.Repeat("a", 16<<10)
+	session := strings.Repeat("s", 128)
+	r := c.in(session).do("GET", long, nil)
+	require.Equal(t, http.StatusBadRequest, r.status)
+	r = c.do("GET", long, nil, "Authorization", "") // not authenticated: not journaled
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	var attempts []mockserver.Attempt
+	c.in(session).do("GET", "/__mock/requests", nil).json(t, &attempts)
+	require.Len(t, attempts, 1)
+	assert.LessOrEqual(t, len(attempts[0].Path), 260, "the journal keeps the start of the path")
+	assert.True(t, strings.HasPrefix(long, strings.TrimSuffix(attempts[0].Path, "…")))
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.NotEmpty(t, lines)
+	for _, line := range lines {
+		assert.Less(t, len(line), 1024, "a request's log line: %.200s…", line)
+	}
 }

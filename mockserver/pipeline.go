@@ -38,14 +38,14 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler { // the deliberate way to drop a connection
 				panic(v)
 			}
-			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+			s.log.Error("handler panic", "method", truncate(r.Method, 16), "path", truncate(r.URL.Path, logFieldMax), "panic", fmt.Sprint(v))
 			if !w.wroteHeader {
 				writeProblem(w, r, errorf(codeInternal, "the mock failed while answering; the failure was logged"))
 			}
 		}
 		if logging {
-			s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", w.status,
-				"duration", time.Since(start), "session", r.Header.Get(SessionHeader))
+			s.log.Info("request", "method", truncate(r.Method, 16), "path", truncate(r.URL.Path, logFieldMax), "status", w.status,
+				"duration", time.Since(start), "session", truncate(r.Header.Get(SessionHeader), logFieldMax))
 		}
 	}()
 	s.serve(w, r)
@@ -196,6 +196,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// logFieldMax bounds what one request's log line repeats of the request, so
+// a line stays under about 1 KiB whatever a client sends.
+const logFieldMax = 256
+
+// truncate keeps the first n bytes of s, marking the cut with "…".
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
