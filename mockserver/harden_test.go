@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -189,4 +190,42 @@ func TestJournalAndLogKeepABoundedPartOfEachRequest(t *testing.T) {
 	for _, line := range lines {
 		assert.Less(t, len(line), 1024, "a request's log line: %.200s…", line)
 	}
+}
+
+// 7. Fault and fate rules are capped per session, and so are a pattern's
+// size, its compiled size and the text it runs over.
+func TestRulesAndPatternsAreCapped(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	for i := range 100 {
+		require.Equal(t, http.StatusOK, c.do("POST", "/__mock/faults", map[string]any{"path": "/nowhere/" + strconv.Itoa(i), "status": 503}).status)
+		require.Equal(t, http.StatusOK, c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "^nothing " + strconv.Itoa(i) + "$", "state": "FAILED"}).status)
+	}
+	r := c.do("POST", "/__mock/faults", map[string]any{"path": "/x", "status": 503})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "maximum of 100")
+	r = c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "x", "state": "FAILED"})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "maximum of 100")
+
+	d := c.in("patterns")
+	for pattern, why := range map[string]string{
+		strings.Repeat("a", 1025): "limit is 1024",
+		`((ab|cd|ef|gh){30}){30}`: "instructions",
+		`(\pL\pN){999}`:           "instructions",
+	} {
+		r = d.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": pattern, "state": "FAILED"})
+		require.Equal(t, http.StatusBadRequest, r.status, "%.40s: %s", pattern, r.body)
+		assert.Contains(t, r.problem(t).Detail, why)
+	}
+	r = d.do("POST", "/__mock/faults", map[string]any{"path": strings.Repeat("*", 1025), "status": 503})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+
+	// A pattern sees the first 4096 bytes of a prompt.
+	require.Equal(t, http.StatusOK, d.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "marker", "state": "FAILED"}).status)
+	d.advance(time.Hour)
+	early := d.create(map[string]any{"prompt": strings.Repeat("x", 4000) + " marker"}).RunID
+	late := d.create(map[string]any{"prompt": strings.Repeat("x", 4100) + " marker"}).RunID
+	d.advance(time.Hour)
+	assert.Equal(t, mockserver.State("FAILED"), d.get(early).State)
+	assert.Equal(t, mockserver.State("SUCCEEDED"), d.get(late).State)
 }
