@@ -229,3 +229,14 @@ func TestRulesAndPatternsAreCapped(t *testing.T) {
 	assert.Equal(t, mockserver.State("FAILED"), d.get(early).State)
 	assert.Equal(t, mockserver.State("SUCCEEDED"), d.get(late).State)
 }
+
+// 16. With the control API off, its headers are refused too.
+func TestNoControlRefusesTheControlHeaders(t *testing.T) {
+	c := newMock(t, mockserver.Options{DisableControl: true})
+	for _, h := range [][2]string{{mockserver.SessionHeader, "job-a"}, {mockserver.FaultHeader, "status=503"}, {mockserver.FateHeader, "state=FAILED"}} {
+		r := c.do("POST", "/agent/run", map[string]any{"prompt": "p"}, h[0], h[1])
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", h[0], r.body)
+		assert.Contains(t, r.problem(t).Detail, h[0])
+	}
+	assert.Equal(t, http.StatusOK, c.do("POST", "/agent/run", map[string]any{"prompt": "p"}).status)
+}

@@ -107,6 +107,17 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		}
 	}
 
+	// With the control API off, its headers are off too: a client steering
+	// the mock is told, not silently ignored.
+	if s.disableControl {
+		for _, h := range []string{SessionHeader, FaultHeader, FateHeader} {
+			if r.Header.Get(h) != "" {
+				writeProblem(w, r, errorf(codeInvalidRequest, "header %s: the control API and its headers are turned off (--no-control)", h))
+				return
+			}
+		}
+	}
+
 	// 3. Open the mock session.
 	if rt.area != public {
 		ms, err := s.store.Open(r.Header.Get(SessionHeader))
