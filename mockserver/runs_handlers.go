@@ -59,7 +59,10 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	}
 	v, err := c.session.Create(c.principal, n)
 	if errors.Is(err, store.ErrStoreFull) {
-		return nil, &apiError{code: codeUnavailable, detail: fmt.Sprintf("the mock holds its maximum of %d runs; reset it or raise --max-runs", s.maxRuns), retryAfter: 30 * time.Second}
+		// Waiting frees nothing, so the 429 says so rather than inviting
+		// retries that would fail the same way.
+		return nil, &apiError{code: codeUnavailable, final: true, detail: fmt.Sprintf(
+			"team %s has created %d runs in this mock session, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", c.principal.Team, s.maxRuns)}
 	}
 	if err != nil {
 		return nil, errorf(codeInternal, "%v", err)

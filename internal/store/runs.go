@@ -15,7 +15,7 @@ import (
 var (
 	ErrRunNotFound   = errors.New("run not found")
 	ErrOtherTeam     = errors.New("run belongs to another team")
-	ErrStoreFull     = errors.New("the mock session holds the maximum number of runs")
+	ErrStoreFull     = errors.New("the team has created the most runs this mock session allows")
 	ErrTerminal      = errors.New("run is already finished")
 	ErrPending       = errors.New("run is being handed to a worker")
 	ErrNotCancelable = errors.New("run cannot be cancelled")
@@ -168,6 +168,9 @@ func (ms *Session) insertLocked(r *Run) {
 	if r.Config != nil && r.Config.Name != "" {
 		ms.byName[r.Config.Name] = append(ms.byName[r.Config.Name], r)
 	}
+	if !ms.st.fixtureIDs[r.ID] {
+		ms.createdBy[r.Team]++
+	}
 }
 
 func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
@@ -228,7 +231,7 @@ type NewRun struct {
 func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs) >= max {
+	if max := ms.st.opts.MaxRuns; max > 0 && ms.createdBy[p.Team] >= max {
 		return View{}, ErrStoreFull
 	}
 	now := ms.clock.Now()

@@ -184,7 +184,7 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.clock = newClock(ss.Clock.Mode, now, s.wall)
-	ms.runs, ms.byID, ms.byName = nil, map[string]*Run{}, map[string][]*Run{}
+	ms.runs, ms.byID, ms.byName, ms.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
 	ms.generation = ss.Generation
 	for _, r := range ss.Runs {
 		// insertLocked numbers runs itself and keeps every index; set the

@@ -19,7 +19,7 @@ func TestSaveKnowsEveryField(t *testing.T) {
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
 			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "NotCancellable", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed"}},
-		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "nextSeq"}},
+		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "nextSeq", "createdBy"}},
 	} {
 		typ := reflect.TypeOf(tc.v).Elem()
 		var fields []string

@@ -16,14 +16,19 @@ import (
 type Options struct {
 	// Fixtures every mock session starts from (and goes back to on reset).
 	Fixtures *fixtures.Set
-	// ClockMode and ClockStart are every new mock session's clock.
+	// ClockMode and ClockStart are every new mock session's clock. A zero
+	// ClockStart means the wall time when the mock session opens or is
+	// reset, so a mock left up for days still starts new work at now.
 	ClockMode  ClockMode
 	ClockStart time.Time
 	// Wall is the source of real time; nil means time.Now.
 	Wall func() time.Time
 	// Steps is how long a new run stays in each state before its end.
 	Steps Steps
-	// MaxRuns caps the runs of one mock session; 0 means no cap.
+	// MaxRuns caps the runs each team may create in one mock session; the
+	// fixtures' runs do not count, and a reset makes room again. Per team,
+	// so one team filling a shared mock session locks no other team out.
+	// 0 means no cap.
 	MaxRuns int
 	// MaxSessions caps the isolated mock sessions; the default one is extra.
 	MaxSessions int
@@ -40,6 +45,8 @@ type Attachment interface{ Reset() }
 type Store struct {
 	opts  Options
 	byUID map[string]*fixtures.Principal
+	// fixtureIDs are the fixtures' run ids, which MaxRuns does not count.
+	fixtureIDs map[string]bool
 	dflt  *fixtures.Principal
 	fates []fixtures.FateRule // checked once, at start
 	wall  func() time.Time
@@ -68,9 +75,6 @@ func New(opts Options) (*Store, error) {
 		start := time.Now()
 		s.wall = func() time.Time { return start.Add(time.Since(start)) }
 	}
-	if s.opts.ClockStart.IsZero() {
-		s.opts.ClockStart = s.wall()
-	}
 	s.opts.ClockStart = s.opts.ClockStart.Truncate(time.Millisecond)
 	set := opts.Fixtures
 	for _, f := range set.Runs {
@@ -90,6 +94,10 @@ func New(opts Options) (*Store, error) {
 	for i := range set.Principals {
 		p := &set.Principals[i]
 		s.byUID[p.UID] = p
+	}
+	s.fixtureIDs = make(map[string]bool, len(set.Runs))
+	for _, f := range set.Runs {
+		s.fixtureIDs[f.ID] = true
 	}
 	s.dflt = &set.DefaultPrincipal
 	s.byUID[s.dflt.UID] = s.dflt
