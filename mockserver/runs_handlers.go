@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -192,7 +191,7 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 	}
 	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
 	if page.Next != nil {
-		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h), s.cursorSecret)}
+		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, bootTag(s.cursorSecret)), s.cursorSecret)}
 	}
 	return out, nil
 }
@@ -229,8 +228,9 @@ func asAPIError(err error) *apiError {
 	case errors.Is(err, store.ErrNotCancelable):
 		return errorf(codeNotSupported, "runs of this type cannot be cancelled")
 	case errors.Is(err, store.ErrBackwards):
-		// Not the retryable conflict of the table: trying again cannot help.
-		return &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: err.Error()}
+		// A conflict with the run's state, but not the retryable one of the
+		// table: trying again cannot help.
+		return &apiError{code: codeConflict, final: true, detail: err.Error()}
 	}
 	return errorf(codeInternal, "%v", err)
 }

@@ -148,6 +148,15 @@ func New(opts Options) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.routes = s.routingTable()
+	if opts.Fixtures == nil {
+		embeddedCheck.Do(func() { embeddedCheckErr = s.checkFixtureRuns(set) })
+		err = embeddedCheckErr
+	} else {
+		err = s.checkFixtureRuns(set)
+	}
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -122,3 +122,14 @@ func TestRankOrdersTheLifecycle(t *testing.T) {
 	assert.False(t, isTerminal("BLOCKED"))
 	assert.False(t, isTerminal("WAITING"))
 }
+
+// A base URL written without its scheme gets a message that says so, not
+// Go's URL parser's.
+func TestBaseURLWithoutSchemeIsNamed(t *testing.T) {
+	for _, u := range []string{"localhost:4010", "127.0.0.1:4010/api/v1", "api.example.com"} {
+		_, err := Config{BaseURL: u, APIKey: "k"}.withDefaults()
+		require.Error(t, err, u)
+		assert.Contains(t, err.Error(), "has no scheme: write it as http://"+u)
+		assert.NotContains(t, err.Error(), "first path segment")
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +80,9 @@ func New(opts Options) (*Store, error) {
 	set := opts.Fixtures
 	for _, f := range set.Runs {
 		if len(f.Config) > 0 {
-			if err := json.Unmarshal(f.Config, new(AgentConfig)); err != nil {
+			dec := json.NewDecoder(bytes.NewReader(f.Config))
+			dec.DisallowUnknownFields() // a misspelt field would be lost
+			if err := dec.Decode(new(AgentConfig)); err != nil {
 				return nil, fmt.Errorf("fixtures: runs.json: run %s: agent_config: %w", f.ID, err)
 			}
 		}
