@@ -109,6 +109,8 @@ func TestConfigDefaultsAndTags(t *testing.T) {
 	assert.ErrorContains(t, err, "no base URL")
 	assert.ErrorContains(t, err, "no API key")
 	_, err = Config{BaseURL: "localhost:4010", APIKey: "k"}.withDefaults()
+	assert.ErrorContains(t, err, "has no scheme")
+	_, err = Config{BaseURL: "ftp://host", APIKey: "k"}.withDefaults()
 	assert.ErrorContains(t, err, "want http(s)://host")
 }
 

@@ -48,9 +48,9 @@ type Store struct {
 	byUID map[string]*fixtures.Principal
 	// fixtureIDs are the fixtures' run ids, which MaxRuns does not count.
 	fixtureIDs map[string]bool
-	dflt  *fixtures.Principal
-	fates []fixtures.FateRule // checked once, at start
-	wall  func() time.Time
+	dflt       *fixtures.Principal
+	fates      []fixtures.FateRule // checked once, at start
+	wall       func() time.Time
 	// changes counts changes to any mock session, so a saver knows when to write.
 	changes atomic.Uint64
 
