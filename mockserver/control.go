@@ -87,7 +87,8 @@ func (s *Server) setClock(c *call) (any, *apiError) {
 			return nil, errorf(codeInvalidRequest, "now: must be an RFC 3339 date-time, not %q", req.Now)
 		}
 		if _, err := c.session.SetNow(t); err != nil {
-			return nil, &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: "now: " + err.Error() + "; it is " + formatTime(c.session.Now())}
+			// A conflict with the clock's state, which waiting does not cure.
+			return nil, &apiError{code: codeConflict, final: true, detail: "now: " + err.Error() + "; it is " + formatTime(c.session.Now())}
 		}
 	}
 	return clockInfo(c.session), nil

@@ -62,7 +62,28 @@ func TestCreateResolvesSkillTitleAndUnknownKey(t *testing.T) {
 
 	stranger := c.as("wk-someone-unknown")
 	run = stranger.get(stranger.create(map[string]any{"prompt": "hello"}).RunID)
-	assert.Equal(t, "user-default", run.Creator.UID, "unknown keys act as the default user")
+	assert.Regexp(t, `^user-default-[0-9a-f]{12}$`, run.Creator.UID, "an unknown key is a user of the default team")
+	assert.Equal(t, run.Creator.UID, stranger.get(stranger.create(map[string]any{"prompt": "again"}).RunID).Creator.UID, "a key is always the same user")
+}
+
+// Day one for a client team: starting the mock and calling it with their own
+// key shows a team's fixture runs, and each unknown key is its own user.
+func TestUnknownKeysAreDistinctUsersOfTheFixtureTeam(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	mine, theirs := c.as("wk-my-real-key"), c.as("wk-a-colleagues-key")
+	page := mine.list("limit=100")
+	require.NotEmpty(t, page.Runs, "an unknown key sees its team's fixture runs")
+	a := mine.get(mine.create(map[string]any{"prompt": "mine"}).RunID).Creator
+	b := theirs.get(theirs.create(map[string]any{"prompt": "theirs"}).RunID).Creator
+	require.NotNil(t, a)
+	require.NotNil(t, b)
+	assert.NotEqual(t, a.UID, b.UID, "two unknown keys are two users")
+	assert.NotEqual(t, a.DisplayName, b.DisplayName)
+	assert.NotContains(t, a.UID, "my-real-key", "the uid does not show the key")
+	// Same team: each sees the other's run, as teammates do; alice (the
+	// fixtures' team Acme) sees both.
+	assert.Len(t, mine.list("creator="+b.UID).Runs, 1)
+	assert.Len(t, c.as("wk-mock-alice").list("creator="+a.UID).Runs, 1)
 }
 
 func TestGetUnknownAndMalformedIDs(t *testing.T) {

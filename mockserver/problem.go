@@ -38,6 +38,10 @@ type apiError struct {
 	// retryAfter, when set, is sent as a Retry-After header.
 	retryAfter time.Duration
 	allow      string // the Allow header of a 405
+	// final marks a failure that retrying cannot cure, whatever the code
+	// usually means: the problem says retryable false and the answer
+	// carries X-Should-Retry: false, which the official clients obey.
+	final bool
 }
 
 func (e *apiError) Error() string { return string(e.code) + ": " + e.detail }
@@ -85,6 +89,9 @@ func (e *apiError) problem(instance string) Problem {
 	if e.detail != "" {
 		p.Error = info.Title + " (" + e.detail + ")"
 	}
+	if e.final {
+		p.Retryable = false
+	}
 	return p
 }
 
@@ -105,6 +112,9 @@ func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
 	}
 	if e.allow != "" {
 		h.Set("Allow", e.allow)
+	}
+	if e.final {
+		h.Set("X-Should-Retry", "false")
 	}
 	body, err := json.Marshal(p)
 	if err != nil { // a Problem always marshals; this guards future fields

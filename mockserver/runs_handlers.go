@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -77,7 +76,10 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 		return nil, errorf(codeInvalidRequest, "parent_run_id: no run %q that you may see", n.ParentRunID)
 	}
 	if errors.Is(err, store.ErrStoreFull) {
-		return nil, &apiError{code: codeUnavailable, detail: fmt.Sprintf("the mock holds its maximum of %d runs; reset it or raise --max-runs", s.maxRuns), retryAfter: 30 * time.Second}
+		// Waiting frees nothing, so the 429 says so rather than inviting
+		// retries that would fail the same way.
+		return nil, &apiError{code: codeUnavailable, final: true, detail: fmt.Sprintf(
+			"team %s has created %d runs in this mock session, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", c.principal.Team, s.maxRuns)}
 	}
 	if err != nil {
 		return nil, errorf(codeInternal, "%v", err)
@@ -229,7 +231,7 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 	}
 	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
 	if page.Next != nil {
-		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h), s.cursorSecret)}
+		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, bootTag(s.cursorSecret)), s.cursorSecret)}
 	}
 	return out, nil
 }
@@ -268,8 +270,9 @@ func asAPIError(err error) *apiError {
 	case errors.Is(err, store.ErrNotCancelable):
 		return errorf(codeNotSupported, "the run cannot be cancelled through the API: %v", err)
 	case errors.Is(err, store.ErrBackwards):
-		// Not the retryable conflict of the table: trying again cannot help.
-		return &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: err.Error()}
+		// A conflict with the run's state, but not the retryable one of the
+		// table: trying again cannot help.
+		return &apiError{code: codeConflict, final: true, detail: err.Error()}
 	}
 	return errorf(codeInternal, "%v", err)
 }

@@ -214,6 +214,10 @@ type cursor struct {
 	Hash       uint64 `json:"h"`
 	Key        string `json:"k,omitempty"`
 	Seq        int64  `json:"s"`
+	// Boot names the mock process that issued the cursor (bootTag), so a
+	// cursor from before a restart, whose signature no longer checks out,
+	// is refused for what it is rather than as altered.
+	Boot string `json:"b,omitempty"`
 }
 
 // Cursors are signed so a client cannot forge positions; the signature is
@@ -221,8 +225,15 @@ type cursor struct {
 // not long-term attack.
 const macLen = 12
 
-func cursorOf(p store.Position, hash uint64) cursor {
-	return cursor{Generation: p.Generation, Hash: hash, Key: p.Key, Seq: p.Seq}
+func cursorOf(p store.Position, hash uint64, boot string) cursor {
+	return cursor{Generation: p.Generation, Hash: hash, Key: p.Key, Seq: p.Seq, Boot: boot}
+}
+
+// bootTag names a signing secret without giving it away: the first bytes of
+// its digest.
+func bootTag(secret []byte) string {
+	sum := sha256.Sum256(append([]byte("boot:"), secret...))
+	return base64.RawURLEncoding.EncodeToString(sum[:6])
 }
 
 func encodeCursor(c cursor, secret []byte) string {
@@ -232,7 +243,10 @@ func encodeCursor(c cursor, secret []byte) string {
 	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:macLen])
 }
 
-var errBadCursor = errors.New("not a cursor this server issued; use page_info.next_cursor unchanged")
+var (
+	errBadCursor    = errors.New("not a cursor this server issued; use page_info.next_cursor unchanged")
+	errCursorBefore = errors.New("the cursor was issued before the mock restarted, and cursors do not outlive the process that issued them; start again from the first page")
+)
 
 func decodeCursor(s string, secret []byte) (cursor, error) {
 	var c cursor
@@ -248,6 +262,12 @@ func decodeCursor(s string, secret []byte) (cursor, error) {
 	m := hmac.New(sha256.New, secret)
 	m.Write(payload)
 	if !hmac.Equal(mac, m.Sum(nil)[:macLen]) {
+		// Signed with another secret: a well-formed cursor of another
+		// process of the mock is one from before a restart.
+		var other cursor
+		if json.Unmarshal(payload, &other) == nil && other.Boot != "" && other.Boot != bootTag(secret) {
+			return c, errCursorBefore
+		}
 		return c, errBadCursor
 	}
 	if err := json.Unmarshal(payload, &c); err != nil {

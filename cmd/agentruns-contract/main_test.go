@@ -421,7 +421,7 @@ func TestTheRunnerPageIsTrue(t *testing.T) {
 	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help.String(), -1)
 	require.Greater(t, len(flags), 8, help.String())
 	for _, f := range flags {
-		if f[1] != "api-key" && f[1] != "timeout" { // the README's table has them
+		if f[1] != "api-key" && f[1] != "timeout" { // docs/running-the-suite.md's table has them
 			assert.Contains(t, page, "`--"+f[1], "the page does not describe --%s", f[1])
 		}
 	}

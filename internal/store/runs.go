@@ -16,7 +16,7 @@ import (
 var (
 	ErrRunNotFound   = errors.New("run not found")
 	ErrOtherTeam     = errors.New("run belongs to another team")
-	ErrStoreFull     = errors.New("the mock session holds the maximum number of runs")
+	ErrStoreFull     = errors.New("the team has created the most runs this mock session allows")
 	ErrTerminal      = errors.New("run is already finished")
 	ErrPending       = errors.New("run is being handed to a worker")
 	ErrBlocked       = errors.New("run is waiting for a person")
@@ -233,6 +233,9 @@ func (ms *Session) insertLocked(r *Run) {
 	if r.Config != nil && r.Config.Name != "" {
 		ms.byName[r.Config.Name] = append(ms.byName[r.Config.Name], r)
 	}
+	if !ms.st.fixtureIDs[r.ID] {
+		ms.createdBy[r.Team]++
+	}
 }
 
 func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
@@ -298,7 +301,7 @@ type NewRun struct {
 func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs) >= max {
+	if max := ms.st.opts.MaxRuns; max > 0 && ms.createdBy[p.Team] >= max {
 		return View{}, ErrStoreFull
 	}
 	if n.ParentRunID != "" {
@@ -315,8 +318,8 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
 		ConversationID: n.ConversationID,
 		ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
-		ArtifactTypes:  n.Fate.Artifacts,
-		Timeline:       Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
+		ArtifactTypes: n.Fate.Artifacts,
+		Timeline:      Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {
 		r.FateMsg = n.Fate.StatusMessage()

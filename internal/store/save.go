@@ -47,7 +47,7 @@ type savedSession struct {
 	// Schedules are in creation order; NextScheduleSeq numbers the next.
 	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
 	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
-	Events     []Event    `json:"events,omitempty"`
+	Events          []Event           `json:"events,omitempty"`
 }
 
 type savedClock struct {
@@ -99,7 +99,7 @@ func (ms *Session) saveLocked(name string) savedSession {
 		Schedules:  ms.schedulesInOrderLocked(),
 
 		NextScheduleSeq: ms.nextScheduleSeq,
-		Events:     ms.events,
+		Events:          ms.events,
 	}
 }
 
@@ -198,7 +198,7 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.clock = newClock(ss.Clock.Mode, now, s.wall)
-	ms.runs, ms.byID, ms.byName = nil, map[string]*Run{}, map[string][]*Run{}
+	ms.runs, ms.byID, ms.byName, ms.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
 	ms.events, ms.watched = ss.Events, nil
 	ms.generation = ss.Generation
 	for _, r := range ss.Runs {

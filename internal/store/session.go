@@ -38,6 +38,10 @@ type Session struct {
 	// events it has still to record.
 	events  []Event
 	watched []*Run
+	// createdBy counts, by team, the runs this mock session created (not
+	// the fixtures' runs), which Options.MaxRuns caps. An index: rebuilt
+	// by insertLocked, never saved.
+	createdBy map[string]int
 }
 
 func (s *Store) newSession() *Session {
@@ -57,7 +61,8 @@ func (ms *Session) changed() { ms.st.changed() }
 // Attachment is what another layer keeps with this mock session (Options.Attach).
 func (ms *Session) Attachment() Attachment { return ms.attachment }
 
-// Reset puts the fixtures back and the clock at its start, and forgets the
+// Reset puts the fixtures back and the clock at its start (the given start
+// instant, or else the wall time now), and forgets the
 // fate rules and whatever is attached.
 func (ms *Session) Reset() {
 	ms.fates.Clear()
@@ -72,10 +77,17 @@ func (ms *Session) Reset() {
 
 func (ms *Session) resetLocked() {
 	o := ms.st.opts
-	ms.clock = newClock(o.ClockMode, o.ClockStart, ms.st.wall)
+	// A clock with no given start starts at the wall time (truncated like
+	// every instant the clock shows); fixture times are relative to it.
+	start := o.ClockStart
+	if start.IsZero() {
+		start = ms.st.wall().Truncate(time.Millisecond)
+	}
+	ms.clock = newClock(o.ClockMode, start, ms.st.wall)
 	ms.runs = nil
 	ms.byID = map[string]*Run{}
 	ms.byName = map[string][]*Run{}
+	ms.createdBy = map[string]int{}
 	ms.generation++
 	ms.nextSeq = 0
 	ms.schedules = map[string]*ScheduleRecord{}
