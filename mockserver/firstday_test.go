@@ -79,7 +79,7 @@ func TestControlConflictsAreTypedConflict(t *testing.T) {
 	} {
 		require.Equal(t, 409, r.status, "%s", r.body)
 		p := r.problem(t)
-		assert.Equal(t, "urn:agentruns:problem:conflict", p.Type)
+		assert.Equal(t, mockserver.ProblemTypeBase+"conflict", p.Type)
 		assert.False(t, p.Retryable)
 	}
 }
