@@ -221,10 +221,12 @@ var brokenServers = []brokenServer{
 			}
 		}),
 		mustFail: map[string]string{
-			"A run moves only forward until it reaches a terminal state": "moved backwards from CLAIMED to PENDING",
+			"A run moves only forward until it reaches a terminal state": "moved backwards: expected a state at least as far as CLAIMED",
 			"A successful run passes through every state in order":       "PENDING",
+			// Every look at a run is held to the rules of any run, so a
+			// scenario that only looked twice sees it too.
+			"Terminal states never change": "moved backwards",
 		},
-		mustPass: []string{"Terminal states never change"},
 	},
 	{
 		name:     "an error that is not a problem document",
@@ -377,7 +379,7 @@ var brokenServers = []brokenServer{
 			})
 		}(),
 		mustFail: map[string]string{
-			"Terminal states never change": "changed after it was in a terminal state: state",
+			"Terminal states never change": `was seen SUCCEEDED`,
 		},
 	},
 	{

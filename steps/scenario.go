@@ -48,6 +48,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 		cache:     map[string]string{},
 	}
 	sc.Before(s.before)
+	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
 
 	// Creating runs.
@@ -177,6 +178,50 @@ func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (co
 		s.deleteSchedules(context.WithoutCancel(ctx))
 	} else if s.api.session != "" {
 		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
+	}
+	return ctx, nil
+}
+
+// rereadEndedRuns watches longer where it matters: once a scenario has
+// passed, it lets the server's time pass again and re-reads every run the
+// scenario created and saw end, so that the rules of invariants.go compare
+// the new look with the terminal one (a cancelled run that later succeeds, a
+// finished run whose fields still move). The wait is a minute of the
+// mock's clock when the suite drives it, or, when
+// polling, the server's own pace: the time a run took per state, as its
+// timestamps tell, between one poll interval and ten seconds.
+func (s *scenario) rereadEndedRuns(ctx context.Context, _ *godog.Scenario, err error) (context.Context, error) {
+	if err != nil || s.skipReason != "" {
+		return ctx, nil
+	}
+	var ended []*trackedRun
+	wait := s.suite.cfg.PollInterval
+	for _, r := range s.mine.runs {
+		seen, ok := s.suite.runs.terminalSighting(s.api.session, r.id)
+		if !ok {
+			continue
+		}
+		ended = append(ended, r)
+		created, err1 := timestamp(seen.doc, "created_at")
+		updated, err2 := timestamp(seen.doc, "updated_at")
+		if perState := updated.Sub(created) / 4; err1 == nil && err2 == nil && perState > wait {
+			wait = perState
+		}
+	}
+	if len(ended) == 0 {
+		return ctx, nil
+	}
+	if s.api.control != nil {
+		if err := s.api.advanceClock(ctx, time.Minute); err != nil {
+			return ctx, err
+		}
+	} else if err := sleep(ctx, min(wait, 10*time.Second)); err != nil {
+		return ctx, err
+	}
+	for _, r := range ended {
+		if _, err := s.fetch(ctx, r); err != nil {
+			return ctx, fmt.Errorf("re-reading run %s after it ended: %w", s.mine.nameOf(r), err)
+		}
 	}
 	return ctx, nil
 }
