@@ -86,7 +86,11 @@ func (s *Server) setClock(c *call) (any, *apiError) {
 		if err != nil {
 			return nil, errorf(codeInvalidRequest, "now: must be an RFC 3339 date-time, not %q", req.Now)
 		}
-		if _, err := c.session.SetNow(t); err != nil {
+		_, err = c.session.SetNow(t)
+		if errors.Is(err, store.ErrClockRange) {
+			return nil, errorf(codeInvalidRequest, "now: %v, not %q", err, req.Now)
+		}
+		if err != nil {
 			// A conflict with the clock's state, which waiting does not cure.
 			return nil, &apiError{code: codeConflict, final: true, detail: "now: " + err.Error() + "; it is " + formatTime(c.session.Now())}
 		}

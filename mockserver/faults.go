@@ -60,6 +60,9 @@ type FaultRule struct {
 	rng *rand.Rand
 }
 
+// maxPatternBytes bounds a fault rule's path pattern and header match.
+const maxPatternBytes = 1024
+
 // maxFaultDuration bounds delays and Retry-After. It is above the official
 // clients' 60 s default timeout, so their timeout handling can be tested, and
 // below the mock's default write timeout, which would cut a longer delay.
@@ -166,6 +169,9 @@ func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 	if r.Path == versionPrefix || strings.HasPrefix(r.Path, versionPrefix+"/") {
 		r.Path = strings.TrimPrefix(r.Path, versionPrefix)
 	}
+	if len(r.Path) > maxPatternBytes || len(r.Header) > maxPatternBytes || len(r.Value) > maxPatternBytes {
+		return r, fmt.Errorf("path, header and value are limited to %d bytes each", maxPatternBytes)
+	}
 	if _, err := path.Match(r.Path, "/"); err != nil {
 		return r, fmt.Errorf("path %q is not a valid pattern: %v", r.Path, err)
 	}
@@ -181,7 +187,9 @@ func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 	// The copy handed back is taken under the lock: matching updates the
 	// stored rule's counts from other requests.
 	stored, out := r, r
-	fr.Insert(&stored, func(id string) { stored.ID = id; out = stored })
+	if err := fr.Insert(&stored, func(id string) { stored.ID = id; out = stored }); err != nil {
+		return r, err
+	}
 	return out, nil
 }
 

@@ -57,10 +57,11 @@ func (s *Server) RegisterOn(mt *httpmock.MockTransport, baseURL string) {
 }
 
 // Session gives a Go test the control API's powers over one mock session
-// without HTTP; "" is the default one.
+// without HTTP; "" is the default one. It panics on a name the
+// X-Mock-Session header would be refused for (see store.CheckSessionName).
 func (s *Server) Session(name string) *Session {
 	ms, err := s.store.Open(name)
-	if err != nil { // cannot happen: a full server closes its oldest mock session
+	if err != nil { // a bad name; a full server closes its oldest mock session
 		panic(err)
 	}
 	return &Session{ms: ms, linkBase: s.sessionLinkBase}

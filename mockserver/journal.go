@@ -22,8 +22,15 @@ type Attempt struct {
 	Injected   bool `json:"injected,omitempty"`
 }
 
-// journalSize bounds the journal, so a long-running mock keeps constant memory.
-const journalSize = 500
+// journalSize bounds the journal, so a long-running mock keeps constant
+// memory; journalPathMax bounds each entry's path (longer ones end in "…"),
+// so a journal holds at most about journalSize × 400 bytes. Only
+// authenticated API requests are journaled: a request that fails
+// authentication records nothing.
+const (
+	journalSize    = 500
+	journalPathMax = 256
+)
 
 // journal keeps the latest requests of a mock session in a ring, so recording
 // one costs the same however full it is.
@@ -61,7 +68,7 @@ func (j *journal) clear() {
 
 // attempt is the journal entry for a request answered through w.
 func attempt(r *http.Request, path string, w *statusWriter, injected bool) Attempt {
-	a := Attempt{At: formatTime(time.Now()), Method: r.Method, Path: path, Injected: injected, Status: w.status}
+	a := Attempt{At: formatTime(time.Now()), Method: truncate(r.Method, 16), Path: truncate(path, journalPathMax), Injected: injected, Status: w.status}
 	if v := r.Header.Get("X-Stainless-Retry-Count"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
 			a.RetryCount = &n

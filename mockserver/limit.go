@@ -1,7 +1,9 @@
 package mockserver
 
 import (
+	"context"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -19,11 +21,32 @@ func LimitInFlight(next http.Handler, n int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case slots <- struct{}{}:
-			defer func() { <-slots }()
-			next.ServeHTTP(w, r)
+			sl := &slot{free: func() { <-slots }}
+			defer sl.release()
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), slotKey{}, sl)))
 		default:
 			writeProblem(w, r, &apiError{code: codeUnavailable, retryAfter: time.Second,
 				detail: "the mock is answering as many requests as it is allowed to at once; try again shortly"})
 		}
 	})
+}
+
+// A request waiting on a delay fault costs a goroutine and a connection, no
+// work and little memory; it gives its in-flight slot back while it waits,
+// so clients delaying their own requests cannot lock other mock sessions
+// and the control API out.
+type slot struct {
+	once sync.Once
+	free func()
+}
+
+type slotKey struct{}
+
+func (s *slot) release() { s.once.Do(s.free) }
+
+// leaveInFlight gives the request's in-flight slot back early, if it holds one.
+func leaveInFlight(ctx context.Context) {
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+		s.release()
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -37,14 +38,14 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler { // the deliberate way to drop a connection
 				panic(v)
 			}
-			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+			s.log.Error("handler panic", "method", truncate(r.Method, 16), "path", truncate(r.URL.Path, logFieldMax), "panic", fmt.Sprint(v))
 			if !w.wroteHeader {
 				writeProblem(w, r, errorf(codeInternal, "the mock failed while answering; the failure was logged"))
 			}
 		}
 		if logging {
-			s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", w.status,
-				"duration", time.Since(start), "session", r.Header.Get(SessionHeader))
+			s.log.Info("request", "method", truncate(r.Method, 16), "path", truncate(r.URL.Path, logFieldMax), "status", w.status,
+				"duration", time.Since(start), "session", truncate(r.Header.Get(SessionHeader), logFieldMax))
 		}
 	}()
 	s.serve(w, r)
@@ -119,9 +120,24 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		}
 	}
 
+	// With the control API off, its headers are off too: a client steering
+	// the mock is told, not silently ignored.
+	if s.disableControl {
+		for _, h := range []string{SessionHeader, FaultHeader, FateHeader} {
+			if r.Header.Get(h) != "" {
+				writeProblem(w, r, errorf(codeInvalidRequest, "header %s: the control API and its headers are turned off (--no-control)", h))
+				return
+			}
+		}
+	}
+
 	// 3. Open the mock session.
 	if rt.area != public {
 		ms, err := s.store.Open(r.Header.Get(SessionHeader))
+		if errors.Is(err, store.ErrBadSessionName) {
+			writeProblem(w, r, errorf(codeInvalidRequest, "header %s: %v", SessionHeader, err))
+			return
+		}
 		if err != nil {
 			writeProblem(w, r, &apiError{code: codeUnavailable, detail: "too many isolated sessions are open; reset or reuse one", retryAfter: 5 * time.Second})
 			return
@@ -140,7 +156,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		// 5. Inject faults. The body is read before a delay fault waits:
 		// only then does the server notice a client that hangs up, so
 		// nothing is created for a caller gone.
-		body, bodyErr := s.readBody(r)
+		body, bodyErr := s.readBody(w, r)
 		if !observer && s.inject(w, r, c.session, path, &injected) {
 			return
 		}
@@ -207,6 +223,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// logFieldMax bounds what one request's log line repeats of the request, so
+// a line stays under about 1 KiB whatever a client sends.
+const logFieldMax = 256
+
+// truncate keeps the first n bytes of s, marking the cut with "…".
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -216,17 +237,30 @@ func truncate(s string, n int) string {
 
 // readBody reads a POST body within the size cap. Only create takes a
 // body; it must be JSON.
-func (s *Server) readBody(r *http.Request) ([]byte, *apiError) {
+//
+// The body must arrive within bodyTimeout of the handler starting to read
+// it: a client trickling a body holds an in-flight slot, so it gets seconds,
+// not the server's whole read timeout.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	if r.Body == nil || r.Method != http.MethodPost && r.Method != http.MethodPut {
 		return nil, nil
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) // not every transport has deadlines
 	if r.ContentLength > s.maxBodyBytes {
 		return nil, errorf(codePayloadTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.maxBodyBytes)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.maxBodyBytes+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The rest of the body is not waited for: the connection closes
+		// after the answer.
+		w.Header().Set("Connection", "close")
+		return nil, errorf(codeInvalidRequest, "the body did not arrive within %v", s.bodyTimeout)
+	}
 	if err != nil {
 		return nil, errorf(codeInvalidRequest, "reading the body: %v", err)
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	if int64(len(body)) > s.maxBodyBytes {
 		return nil, errorf(codePayloadTooLarge, "the body is over the limit of %d bytes", s.maxBodyBytes)
 	}
@@ -311,6 +345,7 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, ms *store.Sessio
 	}
 	*injected = true
 	if f.delay > 0 {
+		leaveInFlight(r.Context())
 		t := time.NewTimer(f.delay)
 		defer t.Stop()
 		select {

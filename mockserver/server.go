@@ -46,6 +46,9 @@ type Options struct {
 	DisableControl bool
 	// MaxBodyBytes caps request bodies; 0 means 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout is how long a request body may take to arrive once the
+	// mock reads it; 0 means 10s.
+	BodyTimeout time.Duration
 	// MaxRuns caps the runs each team may create in one mock session (the
 	// fixtures' runs do not count; a reset makes room); 0 means no cap.
 	MaxRuns int
@@ -73,6 +76,7 @@ type Server struct {
 	controlToken    string
 	disableControl  bool
 	maxBodyBytes    int64
+	bodyTimeout     time.Duration
 	maxRuns         int
 	sessionLinkBase string // without a trailing slash
 	cursorSecret    []byte
@@ -128,6 +132,9 @@ func New(opts Options) (*Server, error) {
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
 		maxBodyBytes: opts.MaxBodyBytes, maxRuns: opts.MaxRuns, sessionLinkBase: opts.SessionLinkBase,
 		cursorSecret: make([]byte, 32),
+	}
+	if s.bodyTimeout = opts.BodyTimeout; s.bodyTimeout == 0 {
+		s.bodyTimeout = 10 * time.Second
 	}
 	if s.maxBodyBytes == 0 {
 		s.maxBodyBytes = 1 << 20

@@ -3,9 +3,17 @@
 package ruleset
 
 import (
+	"errors"
 	"strconv"
 	"sync"
 )
+
+// Max is how many rules of one kind a mock session may hold: every request
+// is matched against them in order, so they must stay few.
+const Max = 100
+
+// ErrFull is Insert's answer when the set holds Max rules.
+var ErrFull = errors.New("this mock session already holds the maximum of 100 rules of this kind; remove some first")
 
 // Set holds rules of one kind in the order they were added.
 type Set[R any] struct {
@@ -14,13 +22,17 @@ type Set[R any] struct {
 	nextID int
 }
 
-// Insert numbers r through setID and appends it.
-func (s *Set[R]) Insert(r *R, setID func(id string)) {
+// Insert numbers r through setID and appends it, unless the set is full.
+func (s *Set[R]) Insert(r *R, setID func(id string)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.rules) >= Max {
+		return ErrFull
+	}
 	s.nextID++
 	setID(strconv.Itoa(s.nextID))
 	s.rules = append(s.rules, r)
+	return nil
 }
 
 // First calls fn on each rule in order, under the lock, until fn returns true.

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,7 +64,13 @@ func (f Fate) Check() error {
 // server's defaults, then the first fixture rule matching the prompt, then
 // the mock session's first matching rule. The caller then applies the
 // request's own choices with Fate.Set.
+//
+// Patterns see only the prompt's first MatchedPromptBytes: Go's regular
+// expressions run in time linear in the text, and this bounds the text.
 func (ms *Session) FateFor(prompt string) Fate {
+	if len(prompt) > MatchedPromptBytes {
+		prompt = prompt[:MatchedPromptBytes]
+	}
 	f := Fate{Final: Succeeded, Steps: ms.st.opts.Steps}
 	for _, rule := range ms.st.fates {
 		if rule.Pattern.MatchString(prompt) {
@@ -236,11 +243,41 @@ func (r *FateRule) applyTo(f *Fate) error {
 	return nil
 }
 
+// Limits of fate rules' patterns: MaxPatternBytes of source, and a
+// compiled program of at most MaxPatternInsts instructions, which is what
+// a match costs per byte of text (counted repetitions such as (a{99}){99}
+// are short to write and huge once compiled). MatchedPromptBytes is how
+// much of a prompt patterns see.
+const (
+	MaxPatternBytes    = 1024
+	MaxPatternInsts    = 2000
+	MatchedPromptBytes = 4096
+)
+
+// compilePattern compiles a fate rule's pattern within the limits.
+func compilePattern(p string) (*regexp.Regexp, error) {
+	if len(p) > MaxPatternBytes {
+		return nil, fmt.Errorf("prompt_pattern is %d bytes; the limit is %d", len(p), MaxPatternBytes)
+	}
+	parsed, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return nil, fmt.Errorf("prompt_pattern: %v", err)
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return nil, fmt.Errorf("prompt_pattern: %v", err)
+	}
+	if len(prog.Inst) > MaxPatternInsts {
+		return nil, fmt.Errorf("prompt_pattern compiles to %d instructions; the limit is %d (use fewer or smaller counted repetitions)", len(prog.Inst), MaxPatternInsts)
+	}
+	return regexp.Compile(p)
+}
+
 // AddFate adds a fate rule to the mock session, numbered, and returns it.
 func (ms *Session) AddFate(r FateRule) (FateRule, error) {
-	re, err := regexp.Compile(r.PromptPattern)
+	re, err := compilePattern(r.PromptPattern)
 	if err != nil {
-		return r, fmt.Errorf("prompt_pattern: %v", err)
+		return r, err
 	}
 	if r.Times < 0 {
 		return r, fmt.Errorf("times must be 0 or more")
@@ -256,7 +293,9 @@ func (ms *Session) AddFate(r FateRule) (FateRule, error) {
 	// The copy handed back is taken under the lock: matching updates the
 	// stored rule's counts from other requests.
 	stored, out := r, r
-	ms.fates.Insert(&stored, func(id string) { stored.ID = id; out = stored })
+	if err := ms.fates.Insert(&stored, func(id string) { stored.ID = id; out = stored }); err != nil {
+		return r, err
+	}
 	return out, nil
 }
 

@@ -131,6 +131,11 @@ func (s *Store) Load(r io.Reader) error {
 	creators := map[string]*fixtures.Principal{}
 	sessions := make(map[string]*Session, len(doc.Sessions))
 	for _, ss := range doc.Sessions {
+		// Save writes only names Open accepted; anything else was not
+		// written by this mock and is not guessed at.
+		if err := CheckSessionName(ss.Name); err != nil {
+			return fmt.Errorf("%w: session %q: %v", ErrBadSave, ss.Name, err)
+		}
 		if _, dup := sessions[ss.Name]; dup {
 			return fmt.Errorf("%w: session %q appears twice", ErrBadSave, ss.Name)
 		}
@@ -153,6 +158,9 @@ func (s *Store) Load(r io.Reader) error {
 func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[string]*fixtures.Principal) (*Session, error) {
 	if ss.Clock.Now.IsZero() {
 		return nil, errors.New("the clock has no time")
+	}
+	if !InRange(ss.Clock.Now) {
+		return nil, ErrClockRange
 	}
 	now := ss.Clock.Now
 	switch ss.Clock.Mode {

@@ -77,6 +77,9 @@ func New(opts Options) (*Store, error) {
 		s.wall = func() time.Time { return start.Add(time.Since(start)) }
 	}
 	s.opts.ClockStart = s.opts.ClockStart.Truncate(time.Millisecond)
+	if !InRange(s.opts.ClockStart) {
+		return nil, fmt.Errorf("clock start %s: %w", s.opts.ClockStart.Format(time.RFC3339Nano), ErrClockRange)
+	}
 	set := opts.Fixtures
 	for _, f := range set.Runs {
 		if len(f.Config) > 0 {
@@ -124,10 +127,14 @@ func (s *Store) Changes() uint64 { return s.changes.Load() }
 
 func (s *Store) changed() { s.changes.Add(1) }
 
-// Open finds or opens the mock session name. When MaxSessions are open,
+// Open finds or opens the mock session name, which CheckSessionName must
+// accept (ErrBadSessionName otherwise). When MaxSessions are open,
 // the one unused for longest makes room: test jobs that never close their
 // mock sessions must not lock a long-running mock up.
 func (s *Store) Open(name string) (*Session, error) {
+	if err := CheckSessionName(name); err != nil {
+		return nil, err
+	}
 	ms, err := s.open(name)
 	if err == nil {
 		ms.catchUp() // the ticks due by now become runs before anyone looks

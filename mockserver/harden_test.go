@@ -1,0 +1,242 @@
+package mockserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentruns/agentruns/internal/syncbuf"
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Regression tests of the mock's hardening (docs/reliability.md): each
+// fails on a mock without the limit it names.
+
+// 1. A session name is checked before anything is opened, and every name
+// the mock accepts survives a save and a load byte for byte.
+func TestSessionNamesAreCheckedAndSurviveARestart(t *testing.T) {
+	s1 := newServer(t, mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart})
+	c := serve(t, s1)
+	for _, bad := range []string{"\xff", "\xfe", "a\xffb", "caf\u00e9", "with space", strings.Repeat("x", 129)} {
+		for _, path := range []string{"/agent/runs", "/__mock/info"} {
+			r := c.in(bad).do("GET", path, nil)
+			require.Equal(t, http.StatusBadRequest, r.status, "session %q on %s: %s", bad, path, r.body)
+			assert.Contains(t, r.problem(t).Detail, mockserver.SessionHeader)
+		}
+	}
+	good := []string{"job-a", strings.Repeat("x", 128), `!"#$%&'()*+,-./:;<=>?@[\]^_{|}~`, "0"}
+	want := map[string]string{}
+	for _, name := range good {
+		want[name] = c.in(name).create(map[string]any{"prompt": "kept across a restart"}).RunID
+	}
+	state := saved(t, s1)
+	s2 := newServer(t, mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart})
+	require.NoError(t, s2.Load(bytes.NewReader(state)), "a mock loads every file it saved")
+	c2 := serve(t, s2)
+	for name, id := range want {
+		assert.Equal(t, id, c2.in(name).get(id).RunID, "session %q", name)
+	}
+
+	// A file naming a session the mock would refuse was not written by it.
+	forged := bytes.Replace(state, []byte(`"name":"job-a"`), []byte(`"name":"job a"`), 1)
+	require.NotEqual(t, state, forged)
+	assert.ErrorIs(t, newServer(t, mockserver.Options{}).Load(bytes.NewReader(forged)), mockserver.ErrBadStateFile)
+}
+
+// 2. The clock stays within what RFC 3339 writes: a move past year 9999 is
+// a 400, the clock keeps its instant, and saving still works.
+func TestClockStaysWithinRFC3339(t *testing.T) {
+	for _, mode := range []mockserver.ClockMode{mockserver.VirtualClock, mockserver.RealClock} {
+		t.Run(string(mode), func(t *testing.T) {
+			wall := &fakeWall{now: clockStart}
+			s := newServer(t, mockserver.Options{ClockMode: mode, ClockStart: clockStart, Wall: wall.Now})
+			c := serve(t, s).on(t)
+			id := c.create(map[string]any{"prompt": "before the end of time"}).RunID
+			r := c.do("PUT", "/__mock/clock", map[string]string{"now": "9999-12-31T23:30:00Z"})
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+			for _, by := range []string{"1h", "30m", "2562047h"} {
+				r = c.do("POST", "/__mock/clock/advance", map[string]string{"by": by})
+				require.Equal(t, http.StatusBadRequest, r.status, "advance %s: %s", by, r.body)
+				assert.Contains(t, r.problem(t).Detail, "9999-12-31T23:59:59.999Z")
+			}
+			r = c.do("PUT", "/__mock/clock", map[string]string{"now": "9999-12-31T23:59:59.9999Z"})
+			require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+			r = c.do("PUT", "/__mock/clock", map[string]string{"now": "9999-12-31T23:59:59.999Z"})
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+			wall.Add(time.Hour) // a real clock runs into the end and stands there
+			var clk mockserver.ClockInfo
+			c.do("GET", "/__mock/clock", nil).json(t, &clk)
+			assert.Equal(t, "9999-12-31T23:59:59.999Z", clk.Now)
+			run := c.get(id)
+			assert.Equal(t, mockserver.State("SUCCEEDED"), run.State)
+			var buf bytes.Buffer
+			require.NoError(t, s.Save(&buf), "saving works at the end of the range")
+			require.NoError(t, newServer(t, mockserver.Options{Wall: wall.Now}).Load(&buf))
+		})
+	}
+}
+
+// 3. No clock input makes the clock, or a run's state, go back: moves as
+// large as a Duration holds pile up without wrapping around.
+func TestHugeClockMovesNeverGoBack(t *testing.T) {
+	for _, mode := range []mockserver.ClockMode{mockserver.VirtualClock, mockserver.RealClock} {
+		t.Run(string(mode), func(t *testing.T) {
+			wall := &fakeWall{now: clockStart}
+			c := newMock(t, mockserver.Options{ClockMode: mode, ClockStart: clockStart, Step: time.Second, Wall: wall.Now}).on(t)
+			id := c.create(map[string]any{"prompt": "finishes early"}).RunID
+			c.advance(10 * time.Second)
+			require.Equal(t, mockserver.State("SUCCEEDED"), c.get(id).State)
+			last := ""
+			for i := 0; ; i++ {
+				r := c.do("POST", "/__mock/clock/advance", map[string]string{"by": "2562047h"})
+				if r.status == http.StatusBadRequest {
+					require.Greater(t, i, 20, "about 27 moves of 292 years fit before year 9999")
+					break
+				}
+				require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+				var clk mockserver.ClockInfo
+				r.json(t, &clk)
+				require.Greater(t, clk.Now, last, "the clock went back after move %d", i+1)
+				last = clk.Now
+				require.Equal(t, mockserver.State("SUCCEEDED"), c.get(id).State, "after move %d", i+1)
+			}
+		})
+	}
+}
+
+// 5. Requests waiting on a delay fault give their in-flight slot back, and a
+// trickled body is cut off after the body timeout: neither locks other
+// mock sessions or the control API out.
+func TestDelaysAndSlowBodiesDoNotHoldInFlightSlots(t *testing.T) {
+	s := newServer(t, mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart, BodyTimeout: 300 * time.Millisecond})
+	c := serve(t, mockserver.LimitInFlight(s, 2))
+	r := c.in("slow").do("POST", "/__mock/faults", map[string]any{"path": "/agent/runs", "delay": "1m"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for range 2 { // as many as the cap
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequestWithContext(ctx, "GET", c.base+"/agent/runs", nil)
+			req.Header.Set("Authorization", "Bearer wk-mock-alice")
+			req.Header.Set(mockserver.SessionHeader, "slow")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	// Both are waiting once both were injected; the control API answers meanwhile.
+	waiting := false
+	for deadline := time.Now().Add(5 * time.Second); !waiting && time.Now().Before(deadline); {
+		r := c.in("slow").do("GET", "/__mock/faults", nil)
+		var rules []mockserver.FaultRule
+		if r.status == http.StatusOK {
+			r.json(t, &rules)
+			waiting = rules[0].Injected == 2
+		}
+		runtime.Gosched()
+	}
+	require.True(t, waiting, "the control API stayed reachable while both delayed requests waited")
+	assert.Equal(t, http.StatusOK, c.in("other").do("GET", "/agent/runs", nil).status, "another session is served")
+
+	// A body that stops coming is answered once the body timeout passes.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /agent/run HTTP/1.1\r\nHost: mock\r\nAuthorization: Bearer wk-mock-alice\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"prompt\":")
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "the mock answers a stalled body instead of waiting for it")
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), "did not arrive within 300ms")
+}
+
+// 6 and 9. A request journal entry and a request's log line repeat at most
+// a bounded part of what the client sent.
+func TestJournalAndLogKeepABoundedPartOfEachRequest(t *testing.T) {
+	var logs syncbuf.Buffer
+	c := newMock(t, mockserver.Options{Logger: debugLogger(&logs)})
+	long := "/agent/runs/" + strings.Repeat("a", 16<<10)
+	session := strings.Repeat("s", 128)
+	r := c.in(session).do("GET", long, nil)
+	require.Equal(t, http.StatusBadRequest, r.status)
+	r = c.do("GET", long, nil, "Authorization", "") // not authenticated: not journaled
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	var attempts []mockserver.Attempt
+	c.in(session).do("GET", "/__mock/requests", nil).json(t, &attempts)
+	require.Len(t, attempts, 1)
+	assert.LessOrEqual(t, len(attempts[0].Path), 260, "the journal keeps the start of the path")
+	assert.True(t, strings.HasPrefix(long, strings.TrimSuffix(attempts[0].Path, "…")))
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.NotEmpty(t, lines)
+	for _, line := range lines {
+		assert.Less(t, len(line), 1024, "a request's log line: %.200s…", line)
+	}
+}
+
+// 7. Fault and fate rules are capped per session, and so are a pattern's
+// size, its compiled size and the text it runs over.
+func TestRulesAndPatternsAreCapped(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	for i := range 100 {
+		require.Equal(t, http.StatusOK, c.do("POST", "/__mock/faults", map[string]any{"path": "/nowhere/" + strconv.Itoa(i), "status": 503}).status)
+		require.Equal(t, http.StatusOK, c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "^nothing " + strconv.Itoa(i) + "$", "state": "FAILED"}).status)
+	}
+	r := c.do("POST", "/__mock/faults", map[string]any{"path": "/x", "status": 503})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "maximum of 100")
+	r = c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "x", "state": "FAILED"})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "maximum of 100")
+
+	d := c.in("patterns")
+	for pattern, why := range map[string]string{
+		strings.Repeat("a", 1025): "limit is 1024",
+		`((ab|cd|ef|gh){30}){30}`: "instructions",
+		`(\pL\pN){999}`:           "instructions",
+	} {
+		r = d.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": pattern, "state": "FAILED"})
+		require.Equal(t, http.StatusBadRequest, r.status, "%.40s: %s", pattern, r.body)
+		assert.Contains(t, r.problem(t).Detail, why)
+	}
+	r = d.do("POST", "/__mock/faults", map[string]any{"path": strings.Repeat("*", 1025), "status": 503})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+
+	// A pattern sees the first 4096 bytes of a prompt.
+	require.Equal(t, http.StatusOK, d.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "marker", "state": "FAILED"}).status)
+	d.advance(time.Hour)
+	early := d.create(map[string]any{"prompt": strings.Repeat("x", 4000) + " marker"}).RunID
+	late := d.create(map[string]any{"prompt": strings.Repeat("x", 4100) + " marker"}).RunID
+	d.advance(time.Hour)
+	assert.Equal(t, mockserver.State("FAILED"), d.get(early).State)
+	assert.Equal(t, mockserver.State("SUCCEEDED"), d.get(late).State)
+}
+
+// 16. With the control API off, its headers are refused too.
+func TestNoControlRefusesTheControlHeaders(t *testing.T) {
+	c := newMock(t, mockserver.Options{DisableControl: true})
+	for _, h := range [][2]string{{mockserver.SessionHeader, "job-a"}, {mockserver.FaultHeader, "status=503"}, {mockserver.FateHeader, "state=FAILED"}} {
+		r := c.do("POST", "/agent/run", map[string]any{"prompt": "p"}, h[0], h[1])
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", h[0], r.body)
+		assert.Contains(t, r.problem(t).Detail, h[0])
+	}
+	assert.Equal(t, http.StatusOK, c.do("POST", "/agent/run", map[string]any{"prompt": "p"}).status)
+}
