@@ -2,7 +2,6 @@ package mockserver_test
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +14,33 @@ import (
 // and Retry-After; once a slot frees, requests go through again.
 func TestLimitInFlightRefusesOverTheCap(t *testing.T) {
 	s := newServer(t, mockserver.Options{})
-	c := serve(t, mockserver.LimitInFlight(s, 2))
-	var wg sync.WaitGroup
-	slow := make([]int, 2)
-	for i := range slow {
-		wg.Add(1)
+	// Requests to /hold stay in the handler until released: the limiter is
+	// tested on its own, whatever the mock does with delays (they give their
+	// slot back while they wait).
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			entered <- struct{}{}
+			<-release
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		s.ServeHTTP(w, r)
+	})
+	c := serve(t, mockserver.LimitInFlight(h, 2))
+	held := make(chan int, 2)
+	for range 2 {
 		go func() {
-			defer wg.Done()
-			// A probe below may hold a slot for a moment and turn a slow
-			// request away; it tries again until it is in.
-			for slow[i] = http.StatusTooManyRequests; slow[i] == http.StatusTooManyRequests; {
-				slow[i] = c.on(worker{t}).do("GET", "/agent/runs", nil, mockserver.FaultHeader, "delay=3s").status
+			resp, err := http.Get(c.base + "/hold")
+			if err != nil {
+				held <- 0
+				return
 			}
+			resp.Body.Close()
+			held <- resp.StatusCode
 		}()
+		<-entered
 	}
-	// Wait until both slow requests hold their slots.
-	require.Eventually(t, func() bool {
-		return c.do("GET", "/agent/runs", nil).status == http.StatusTooManyRequests
-	}, 5*time.Second, 20*time.Millisecond)
 	began := time.Now()
 	r := c.do("POST", "/agent/run", map[string]string{"prompt": "x"})
 	assert.Less(t, time.Since(began), time.Second, "refused at once, not queued")
@@ -41,8 +49,9 @@ func TestLimitInFlightRefusesOverTheCap(t *testing.T) {
 	assert.Equal(t, mockserver.ProblemTypeBase+"resource_unavailable", p.Type)
 	assert.True(t, p.Retryable)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
-	wg.Wait()
-	assert.Equal(t, []int{http.StatusOK, http.StatusOK}, slow, "the requests in flight were answered")
+	assert.Equal(t, http.StatusTooManyRequests, c.do("GET", "/__mock/info", nil).status, "the control API shares the cap")
+	close(release)
+	assert.Equal(t, []int{http.StatusNoContent, http.StatusNoContent}, []int{<-held, <-held}, "the requests in flight were answered")
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs", nil).status, "the slots are free again")
 }
 

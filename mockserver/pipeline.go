@@ -239,14 +239,16 @@ func truncate(s string, n int) string {
 // body; it must be JSON.
 //
 // The body must arrive within bodyTimeout of the handler starting to read
-// it: a client trickling a body holds an in-flight slot, so it gets seconds,
-// not the server's whole read timeout.
+// it, or by the server's own read deadline (--read-timeout) if that comes
+// first: a client trickling a body holds an in-flight slot, so it gets
+// seconds, not minutes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	if r.Body == nil || r.Method != http.MethodPost && r.Method != http.MethodPut {
 		return nil, nil
 	}
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) // not every transport has deadlines
+	deadline, within := s.bodyDeadline(r)
+	_ = rc.SetReadDeadline(deadline) // not every transport has deadlines
 	if r.ContentLength > s.maxBodyBytes {
 		return nil, errorf(codePayloadTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.maxBodyBytes)
 	}
@@ -255,7 +257,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 		// The rest of the body is not waited for: the connection closes
 		// after the answer.
 		w.Header().Set("Connection", "close")
-		return nil, errorf(codeInvalidRequest, "the body did not arrive within %v", s.bodyTimeout)
+		return nil, errorf(codeInvalidRequest, "the body did not arrive within %v", within.Round(time.Millisecond))
 	}
 	if err != nil {
 		return nil, errorf(codeInvalidRequest, "reading the body: %v", err)

@@ -130,13 +130,15 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
+	ln = mockserver.GuardListener(ln) // problem+json even for net/http's own refusals
 	srv := &http.Server{
 		Handler:           mockserver.LimitInFlight(handler, c.maxInFlight),
 		ReadHeaderTimeout: c.readHeaderTimeout,
 		ReadTimeout:       c.readTimeout,
 		WriteTimeout:      c.writeTimeout,
 		IdleTimeout:       c.idleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    mockserver.MaxHeaderBytes,
+		ConnContext:       mockserver.ConnContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("agentruns mock listening", "url", "http://"+ln.Addr().String(), "clock", c.opts.ClockMode, "state_file", c.stateFile)

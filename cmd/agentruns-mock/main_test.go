@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,16 +288,35 @@ func TestSlowClientsCannotHoldTheServer(t *testing.T) {
 }
 
 // --max-inflight caps requests answered at once; the rest get a 429 problem.
+// A request whose body is still arriving holds its place (up to the body
+// deadline).
 func TestMaxInFlightFlag(t *testing.T) {
 	m := startRun(t, "--max-inflight", "1")
-	slow := make(chan answer, 1)
-	// The slow request holds the one place for a while; a probe below may
-	// hold it for a moment first, so the slow request tries until it is in.
+	const body = `{"prompt":"sent slowly"}`
+	var current atomic.Pointer[net.Conn]
+	slow := make(chan int, 1)
+	// The slow create holds the one place while its body arrives; a probe
+	// below may hold it for a moment first, so the create tries until it
+	// is in.
 	go func() {
 		for {
-			a := m.call("GET", "/agent/runs", "wk-mock-alice", "", mockserver.FaultHeader, "delay=3s")
-			if a.status != http.StatusTooManyRequests {
-				slow <- a
+			conn, err := net.Dial("tcp", strings.TrimPrefix(m.base, "http://"))
+			if err != nil {
+				slow <- 0
+				return
+			}
+			defer conn.Close()
+			current.Store(&conn)
+			_, _ = io.WriteString(conn, "POST /agent/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wk-mock-alice\r\n"+
+				"Content-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:1])
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				slow <- 0
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusTooManyRequests {
+				slow <- resp.StatusCode
 				return
 			}
 		}
@@ -306,7 +328,10 @@ func TestMaxInFlightFlag(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, a.status)
 	assert.Equal(t, "application/problem+json", a.header.Get("Content-Type"))
 	assert.Equal(t, "1", a.header.Get("Retry-After"))
-	assert.Equal(t, http.StatusOK, (<-slow).status)
+	// The rest of the body arrives: the create is answered.
+	_, err := io.WriteString(*current.Load(), body[1:])
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, <-slow, "the slow create was answered")
 	m.must(200, "GET", "/agent/runs", "wk-mock-alice", "")
 }
 

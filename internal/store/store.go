@@ -77,7 +77,7 @@ func New(opts Options) (*Store, error) {
 		s.wall = func() time.Time { return start.Add(time.Since(start)) }
 	}
 	s.opts.ClockStart = s.opts.ClockStart.Truncate(time.Millisecond)
-	if !InRange(s.opts.ClockStart) {
+	if !s.opts.ClockStart.IsZero() && !InRange(s.opts.ClockStart) {
 		return nil, fmt.Errorf("clock start %s: %w", s.opts.ClockStart.Format(time.RFC3339Nano), ErrClockRange)
 	}
 	set := opts.Fixtures
