@@ -369,3 +369,41 @@ func TestTheLogHoldsNoTokens(t *testing.T) {
 		assert.NotContains(t, out, secret)
 	}
 }
+
+// 12. What net/http refuses before any handler sees the request (oversized
+// headers, a request line it cannot parse, an HTTP version it does not
+// speak, a transfer coding it does not know) is a problem+json answer too.
+func TestServerRefusalsAreProblems(t *testing.T) {
+	m := startRun(t, "--quiet")
+	for _, tc := range []struct {
+		name, raw string
+		status    int
+	}{
+		{"headers too large", "GET /agent/runs HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 80<<10) + "\r\n\r\n", 431},
+		{"malformed request line", "GET\r\nHost: x\r\n\r\n", 400},
+		{"malformed header", "GET /agent/runs HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n", 400},
+		{"unknown HTTP version", "GET /agent/runs HTTP/9.9\r\nHost: x\r\n\r\n", 505},
+		{"unknown transfer coding", "POST /agent/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(m.base, "http://"))
+			require.NoError(t, err)
+			defer conn.Close()
+			go func() { _, _ = io.WriteString(conn, tc.raw) }()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, tc.status, resp.StatusCode, "%s", raw)
+			assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+			var p mockserver.Problem
+			require.NoError(t, json.Unmarshal(raw, &p), "%s", raw)
+			assert.Equal(t, tc.status, p.Status)
+			assert.True(t, strings.HasPrefix(p.Type, mockserver.ProblemTypeBase), p.Type)
+			assert.NotEmpty(t, p.Detail)
+			assert.False(t, p.Retryable)
+		})
+	}
+	m.must(200, "GET", "/agent/runs", "wk-mock-alice", "")
+}
