@@ -240,3 +240,26 @@ func TestNoControlRefusesTheControlHeaders(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusOK, c.do("POST", "/agent/run", map[string]any{"prompt": "p"}).status)
 }
+
+// 11. A query the mock cannot read completely is a 400 naming what is
+// wrong, never a 200 with a filter, limit or cursor dropped.
+func TestQueriesThatDoNotParseAreRefused(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	many := strings.Repeat("x=1&", 10_000) + "state=QUEUED"
+	for _, tc := range []struct{ path, names string }{
+		{"/agent/runs?state=BOGUS%zz", "state"},
+		{"/agent/runs?limit=1%zz", "limit"},
+		{"/agent/runs?cursor=%", "cursor"},
+		{"/agent/runs?st%zzate=QUEUED", "st%zzate"},
+		{"/agent/runs?state=QUEUED;limit=1", "';'"},
+		{"/agent/runs?" + many, "10001 parameters"},
+		{"/__mock/requests?limit=%zz", "limit"},
+	} {
+		r := c.do("GET", tc.path, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%.80s: %.200s", tc.path, r.body)
+		assert.Contains(t, r.problem(t).Detail, tc.names, "%.80s", tc.path)
+	}
+	// Well-formed queries, repeated parameters and encoded ';' included, still work.
+	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs?state=QUEUED&state=SUCCEEDED&limit=2", nil).status)
+	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs?q=a%3Bb", nil).status)
+}

@@ -176,11 +176,18 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			writeProblem(w, r, bodyErr)
 			return
 		}
+		if aerr := checkQuery(r.URL.RawQuery); aerr != nil {
+			writeProblem(w, r, aerr)
+			return
+		}
 		if aerr := s.validate(r, path, body); aerr != nil {
 			writeProblem(w, r, aerr)
 			return
 		}
 		c.body = body
+	} else if aerr := checkQuery(r.URL.RawQuery); aerr != nil {
+		writeProblem(w, r, aerr)
+		return
 	} else if rt.hasID {
 		id, err := url.PathUnescape(param)
 		if err != nil {
