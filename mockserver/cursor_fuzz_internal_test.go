@@ -12,11 +12,11 @@ import (
 	"github.com/agentruns/agentruns/internal/store"
 )
 
-// FuzzSignedCursor signs cursors with the server's own secret, so the
+// FuzzSignedCursor signs cursors with the mock session's own key, so the
 // fuzzer reaches what no forged cursor can: positions (generation, seq and
 // sort key) that are well signed but arbitrary, under every order and
 // filter. Whatever they say, the list answers 200 or a 400 problem. It sits
-// inside the package only to use the secret and encodeCursor; the request
+// inside the package only to use the key and encodeCursor; the request
 // still goes through the public handler.
 func FuzzSignedCursor(f *testing.F) {
 	f.Add("limit=2", int64(5), "", false, false)
@@ -51,6 +51,7 @@ func FuzzSignedCursor(f *testing.F) {
 		f.Fatalf("first page: %+v, %v", first, err)
 	}
 	generation := first.Next.Generation
+	sg := cursorSigner{openDefault(f, s).CursorKey(), ""}
 	f.Fuzz(func(t *testing.T, query string, seq int64, key string, sameGeneration, sameQuery bool) {
 		v, _ := url.ParseQuery(query) // what the handler will see; parse errors drop pairs there too
 		v.Del("cursor")
@@ -58,10 +59,10 @@ func FuzzSignedCursor(f *testing.F) {
 		if sameGeneration {
 			c.Generation = generation
 		}
-		if _, hash, err := parseListQuery(v, s.cursorSecret); err == nil && sameQuery {
+		if _, hash, err := parseListQuery(v, sg); err == nil && sameQuery {
 			c.Hash = hash
 		}
-		v.Set("cursor", encodeCursor(c, s.cursorSecret))
+		v.Set("cursor", encodeCursor(c, sg))
 		rec := serve("GET", "/agent/runs?"+v.Encode(), "")
 		switch {
 		case rec.Code == http.StatusOK:

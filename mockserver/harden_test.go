@@ -263,3 +263,52 @@ func TestQueriesThatDoNotParseAreRefused(t *testing.T) {
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs?state=QUEUED&state=SUCCEEDED&limit=2", nil).status)
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs?q=a%3Bb", nil).status)
 }
+
+// 14. A cursor is good in the mock session, and the incarnation of it,
+// that issued it: another session, a reset, or a session closed and opened
+// again refuse it with a 400 saying why; a restart with the state saved
+// keeps it good.
+func TestCursorsAreBoundToTheirSession(t *testing.T) {
+	opts := mockserver.Options{MaxSessions: 2}
+	s := newServer(t, opts)
+	c := serve(t, s)
+	a := c.in("cursor-a")
+	for range 3 {
+		a.create(map[string]any{"prompt": "page me"})
+	}
+	next := func(cl *client) string {
+		page := cl.list("limit=1")
+		require.True(t, page.PageInfo.HasNextPage)
+		return page.PageInfo.NextCursor
+	}
+	refused := func(cl *client, cur, why string) {
+		t.Helper()
+		r := cl.do("GET", "/agent/runs?limit=1&cursor="+cur, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+		assert.Contains(t, r.problem(t).Detail, why)
+	}
+	cur := next(a)
+	assert.Equal(t, http.StatusOK, a.do("GET", "/agent/runs?limit=1&cursor="+cur, nil).status, "good where it was issued")
+	refused(c.in("cursor-b"), cur, "another mock session")
+	refused(c, cur, "another mock session")
+
+	// A restart that keeps the state keeps the cursor good.
+	var saved bytes.Buffer
+	require.NoError(t, s.Save(&saved))
+	s2 := newServer(t, opts)
+	require.NoError(t, s2.Load(bytes.NewReader(saved.Bytes())))
+	c2 := serve(t, s2)
+	assert.Equal(t, http.StatusOK, c2.in("cursor-a").do("GET", "/agent/runs?limit=1&cursor="+cur, nil).status, "good after a restart with the state")
+
+	// A reset starts a new incarnation.
+	require.Equal(t, http.StatusOK, a.do("POST", "/__mock/reset", nil).status)
+	refused(a, cur, "reset or closed")
+
+	// So does a session closed to make room and opened again.
+	a.create(map[string]any{"prompt": "page me"})
+	a.create(map[string]any{"prompt": "page me"})
+	cur = next(a)
+	c.in("cursor-c").list("")
+	c.in("cursor-d").list("") // two sessions open at most: cursor-a is closed
+	refused(a, cur, "reset or closed")
+}

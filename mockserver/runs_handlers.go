@@ -215,7 +215,8 @@ func jsonType(kind string) string {
 
 // listRuns is GET /agent/runs.
 func (s *Server) listRuns(c *call) (any, *apiError) {
-	q, h, aerr := s.parseListQuery(c.r.URL.Query())
+	sg := cursorSigner{c.session.CursorKey(), c.r.Header.Get(SessionHeader)}
+	q, h, aerr := s.parseListQuery(c.r.URL.Query(), c.session, sg.sessionName)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -231,7 +232,7 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 	}
 	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
 	if page.Next != nil {
-		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, bootTag(s.cursorSecret)), s.cursorSecret)}
+		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, sg), sg)}
 	}
 	return out, nil
 }

@@ -45,17 +45,18 @@ func single(v url.Values, names ...string) (string, error) {
 	return got, nil
 }
 
-// parseListQuery reads and checks a GET /agent/runs query: the store's
-// ListQuery, and the hash of its filters and order that a cursor carries.
-func (s *Server) parseListQuery(v url.Values) (store.ListQuery, uint64, *apiError) {
-	q, h, err := parseListQuery(v, s.cursorSecret)
+// parseListQuery reads and checks a GET /agent/runs query of the mock
+// session ms, named sessionName: the store's ListQuery, and the hash of its
+// filters and order that a cursor carries.
+func (s *Server) parseListQuery(v url.Values, ms *store.Session, sessionName string) (store.ListQuery, uint64, *apiError) {
+	q, h, err := parseListQuery(v, cursorSigner{ms.CursorKey(), sessionName})
 	if err != nil {
 		return q, h, err.(*apiError)
 	}
 	return q, h, nil
 }
 
-func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error) {
+func parseListQuery(v url.Values, secret cursorSigner) (store.ListQuery, uint64, error) {
 	// The service's default order: the runs updated last first.
 	q := store.ListQuery{Limit: defaultLimit, SortBy: "updated_at", Desc: true}
 	for name, vals := range v {
@@ -208,16 +209,27 @@ var sources = map[string]bool{"LINEAR": true, "API": true, "SLACK": true, "LOCAL
 func validSource(s string) bool { return sources[s] }
 
 // cursor is how a client carries a store.Position: the position, with the
-// hash of the query that issued it, signed.
+// hash of the query that issued it, signed with the key of the mock
+// session's incarnation that issued it (store.Session.CursorKey). So a
+// cursor is good only in the mock session that issued it, until that mock
+// session is reset or closed; the key is saved with the state file, so a
+// cursor outlives a restart with --state-file.
 type cursor struct {
 	Generation int64  `json:"g"`
 	Hash       uint64 `json:"h"`
 	Key        string `json:"k,omitempty"`
 	Seq        int64  `json:"s"`
-	// Boot names the mock process that issued the cursor (bootTag), so a
-	// cursor from before a restart, whose signature no longer checks out,
-	// is refused for what it is rather than as altered.
-	Boot string `json:"b,omitempty"`
+	// Session and Incarnation name, without giving them away, the mock
+	// session and the key that issued the cursor, so a cursor that does
+	// not check out is refused for what it is rather than as altered.
+	Session     string `json:"m,omitempty"`
+	Incarnation string `json:"i,omitempty"`
+}
+
+// cursorSigner signs and checks the cursors of one mock session.
+type cursorSigner struct {
+	key         []byte
+	sessionName string
 }
 
 // Cursors are signed so a client cannot forge positions; the signature is
@@ -225,30 +237,31 @@ type cursor struct {
 // not long-term attack.
 const macLen = 12
 
-func cursorOf(p store.Position, hash uint64, boot string) cursor {
-	return cursor{Generation: p.Generation, Hash: hash, Key: p.Key, Seq: p.Seq, Boot: boot}
+func cursorOf(p store.Position, hash uint64, sg cursorSigner) cursor {
+	return cursor{Generation: p.Generation, Hash: hash, Key: p.Key, Seq: p.Seq,
+		Session: tag("session:", []byte(sg.sessionName)), Incarnation: tag("key:", sg.key)}
 }
 
-// bootTag names a signing secret without giving it away: the first bytes of
-// its digest.
-func bootTag(secret []byte) string {
-	sum := sha256.Sum256(append([]byte("boot:"), secret...))
+// tag names a value without giving it away: the first bytes of its digest.
+func tag(kind string, v []byte) string {
+	sum := sha256.Sum256(append([]byte(kind), v...))
 	return base64.RawURLEncoding.EncodeToString(sum[:6])
 }
 
-func encodeCursor(c cursor, secret []byte) string {
+func encodeCursor(c cursor, sg cursorSigner) string {
 	payload, _ := json.Marshal(c) // a struct of strings and integers always marshals
-	m := hmac.New(sha256.New, secret)
+	m := hmac.New(sha256.New, sg.key)
 	m.Write(payload)
 	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:macLen])
 }
 
 var (
-	errBadCursor    = errors.New("not a cursor this server issued; use page_info.next_cursor unchanged")
-	errCursorBefore = errors.New("the cursor was issued before the mock restarted, and cursors do not outlive the process that issued them; start again from the first page")
+	errBadCursor          = errors.New("not a cursor this server issued; use page_info.next_cursor unchanged")
+	errCursorOtherSession = errors.New("the cursor was issued in another mock session (" + SessionHeader + "); page with the session header you listed with")
+	errCursorIncarnation  = errors.New("the cursor was issued before this mock session was reset or closed (or before a restart without --state-file); start again from the first page")
 )
 
-func decodeCursor(s string, secret []byte) (cursor, error) {
+func decodeCursor(s string, sg cursorSigner) (cursor, error) {
 	var c cursor
 	p, sig, ok := strings.Cut(s, ".")
 	if !ok || len(s) > 512 {
@@ -259,14 +272,18 @@ func decodeCursor(s string, secret []byte) (cursor, error) {
 	if err1 != nil || err2 != nil {
 		return c, errBadCursor
 	}
-	m := hmac.New(sha256.New, secret)
+	m := hmac.New(sha256.New, sg.key)
 	m.Write(payload)
 	if !hmac.Equal(mac, m.Sum(nil)[:macLen]) {
-		// Signed with another secret: a well-formed cursor of another
-		// process of the mock is one from before a restart.
+		// Signed with another key: a well-formed cursor of another mock
+		// session, or of this one before it was reset or closed.
 		var other cursor
-		if json.Unmarshal(payload, &other) == nil && other.Boot != "" && other.Boot != bootTag(secret) {
-			return c, errCursorBefore
+		if json.Unmarshal(payload, &other) == nil && other.Session != "" && other.Incarnation != "" &&
+			other.Incarnation != tag("key:", sg.key) { // this key's own cursor, altered, is just bad
+			if other.Session != tag("session:", []byte(sg.sessionName)) {
+				return c, errCursorOtherSession
+			}
+			return c, errCursorIncarnation
 		}
 		return c, errBadCursor
 	}

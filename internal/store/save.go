@@ -42,8 +42,10 @@ type savedSession struct {
 	Name       string     `json:"name"`
 	Clock      savedClock `json:"clock"`
 	Generation int64      `json:"generation"`
-	NextSeq    int64      `json:"next_seq"`
-	Runs       []*Run     `json:"runs"` // in Seq order
+	// CursorKey keeps the mock session's cursors good across a restart.
+	CursorKey []byte `json:"cursor_key,omitempty"`
+	NextSeq   int64  `json:"next_seq"`
+	Runs      []*Run `json:"runs"` // in Seq order
 	// Schedules are in creation order; NextScheduleSeq numbers the next.
 	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
 	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
@@ -94,6 +96,7 @@ func (ms *Session) saveLocked(name string) savedSession {
 		Name:       name,
 		Clock:      savedClock{Mode: ms.clock.Mode(), Now: ms.clock.Now()},
 		Generation: ms.generation,
+		CursorKey:  ms.cursorKey,
 		NextSeq:    ms.nextSeq,
 		Runs:       ms.runs,
 		Schedules:  ms.schedulesInOrderLocked(),
@@ -209,6 +212,9 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	ms.runs, ms.byID, ms.byName, ms.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
 	ms.events, ms.watched = ss.Events, nil
 	ms.generation = ss.Generation
+	if len(ss.CursorKey) == cursorKeyLen { // older files have none: a new key
+		ms.cursorKey = ss.CursorKey
+	}
 	for _, r := range ss.Runs {
 		// insertLocked numbers runs itself and keeps every index; set the
 		// counter so it hands out the saved Seq.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/rand"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,11 @@ type Session struct {
 	byID       map[string]*Run   //
 	byName     map[string][]*Run // by agent_config.name, in creation order
 	generation int64             // bumped by reset, so positions from before are refused
-	nextSeq    int64
+	// cursorKey signs this incarnation's list cursors: new when the mock
+	// session opens or is reset, kept by a save, so a cursor is good in
+	// its own mock session only, and across a restart with a state file.
+	cursorKey []byte
+	nextSeq   int64
 	// The schedules resource (schedules.go).
 	schedules       map[string]*ScheduleRecord
 	nextScheduleSeq int64
@@ -89,6 +94,7 @@ func (ms *Session) resetLocked() {
 	ms.byName = map[string][]*Run{}
 	ms.createdBy = map[string]int{}
 	ms.generation++
+	ms.cursorKey = newCursorKey()
 	ms.nextSeq = 0
 	ms.schedules = map[string]*ScheduleRecord{}
 	ms.nextScheduleSeq = 0
@@ -152,4 +158,22 @@ func (ms *Session) SetClockMode(m ClockMode) time.Time {
 	ms.changed()
 	ms.catchUp()
 	return t
+}
+
+// cursorKeyLen is the size of a mock session's cursor key.
+const cursorKeyLen = 16
+
+func newCursorKey() []byte {
+	k := make([]byte, cursorKeyLen)
+	_, _ = rand.Read(k) // crypto/rand.Read never fails
+	return k
+}
+
+// CursorKey is the key this incarnation of the mock session signs its list
+// cursors with; it changes on reset and when the mock session is closed
+// and opened again, and survives a save and load.
+func (ms *Session) CursorKey() []byte {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	return ms.cursorKey
 }
