@@ -201,7 +201,7 @@ func truncate(s string, n int) string {
 // readBody reads a POST body within the size cap. Only create takes a
 // body; it must be JSON.
 func (s *Server) readBody(r *http.Request) ([]byte, *apiError) {
-	if r.Body == nil || r.Method != http.MethodPost {
+	if r.Body == nil || r.Method != http.MethodPost && r.Method != http.MethodPut {
 		return nil, nil
 	}
 	if r.ContentLength > s.maxBodyBytes {
@@ -231,11 +231,25 @@ func isJSON(contentType string) bool {
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
+// bodyless reports whether a POST to path takes no body: a cancel, and
+// reading or acknowledging a message.
+func bodyless(path string) bool {
+	for _, suffix := range []string{"/cancel", "/read", "/delivered"} {
+		if strings.HasSuffix(path, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
 // validate checks the request against the OpenAPI document, as the path the
 // document knows (without the version prefix) and with HEAD checked as GET.
 func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
-	if r.Method == http.MethodPost && len(body) == 0 && !strings.HasSuffix(path, "/cancel") {
-		return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !bodyless(path) {
+		if strings.HasPrefix(path, "/agent/run") {
+			return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+		}
+		return errorf(codeInvalidRequest, "the body is empty; send a JSON object")
 	}
 	// A GET the validator accepted before is accepted again (validcache.go).
 	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead

@@ -121,6 +121,9 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 		w.Header().Set("Content-Type", v.contentType)
 		_, _ = w.Write(v.body)
 		return
+	case withStatus: // answers.go
+		writeWithStatus(w, r, v)
+		return
 	}
 	body, err := json.Marshal(v)
 	if err != nil {

@@ -64,6 +64,22 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/agent/runs/{runId}", area: api, handle: s.getRun},
 		{method: "POST", pattern: "/agent/runs/{runId}/cancel", area: api, handle: s.cancelRun},
 
+		// the catalogue (catalogue_handlers.go)
+		{method: "GET", pattern: "/agent/environments", area: api, handle: s.listEnvironments},
+		{method: "GET", pattern: "/agent/models", area: api, handle: s.listModels},
+
+		// agent identities (identities_handlers.go)
+		{method: "GET", pattern: "/agent/identities", area: api, handle: s.listAgents},
+		{method: "POST", pattern: "/agent/identities", area: api, handle: s.createAgent},
+		{method: "PUT", pattern: "/agent/identities/{uid}", area: api, handle: s.updateAgent},
+		{method: "DELETE", pattern: "/agent/identities/{uid}", area: api, handle: s.deleteAgent},
+
+		// run-to-run messages (messages_handlers.go)
+		{method: "POST", pattern: "/agent/messages", area: api, handle: s.sendMessage},
+		{method: "GET", pattern: "/agent/messages/{runId}", area: api, handle: s.listMessages},
+		{method: "POST", pattern: "/agent/messages/{messageId}/read", area: api, handle: s.readMessage},
+		{method: "POST", pattern: "/agent/messages/{messageId}/delivered", area: api, handle: s.markDelivered},
+
 		// the control API (control.go)
 		{method: "GET", pattern: "/__mock/info", area: control, handle: s.info},
 		{method: "POST", pattern: "/__mock/reset", area: control, handle: s.reset},
@@ -81,6 +97,7 @@ func (s *Server) routingTable() []route {
 		{method: "DELETE", pattern: "/__mock/fates", area: control, handle: clearFates},
 		{method: "GET", pattern: "/__mock/requests", area: control, handle: listRequests},
 		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
+		{method: "POST", pattern: "/__mock/identities/{uid}/keys", area: control, handle: issueAgentKey},
 	}
 	for i := range routes {
 		routes[i].segments = strings.Split(strings.TrimPrefix(routes[i].pattern, "/"), "/")

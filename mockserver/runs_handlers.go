@@ -49,6 +49,13 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
+	if aerr := s.checkEnvironment(c, n.Config.EnvironmentID); aerr != nil {
+		return nil, aerr
+	}
+	creator, aerr := s.actingAs(c) // identities_handlers.go
+	if aerr != nil {
+		return nil, aerr
+	}
 	// The fate: the fixtures' and the mock session's rules, then the
 	// request's X-Mock-Fate header.
 	n.Fate = c.session.FateFor(n.Prompt)
@@ -57,7 +64,7 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 			return nil, errorf(codeInvalidRequest, "header %s: %v", FateHeader, err)
 		}
 	}
-	v, err := c.session.Create(c.principal, n)
+	v, err := c.session.Create(creator, n)
 	if errors.Is(err, store.ErrStoreFull) {
 		return nil, &apiError{code: codeUnavailable, detail: fmt.Sprintf("the mock holds its maximum of %d runs; reset it or raise --max-runs", s.maxRuns), retryAfter: 30 * time.Second}
 	}

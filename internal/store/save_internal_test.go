@@ -19,7 +19,10 @@ func TestSaveKnowsEveryField(t *testing.T) {
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
 			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "NotCancellable", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed"}},
-		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "nextSeq"}},
+		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "nextSeq",
+			"catalogueAt", "agents", "agentByUID", "agentByKey", "messages", "messageByID"}},
+		{(*Agent)(nil), []string{"UID", "Team", "Name", "Default", "CreatedAt", "KeyHashes", "principal"}},
+		{(*Message)(nil), []string{"ID", "Team", "SenderRunID", "RecipientID", "Subject", "Body", "SentAt", "DeliveredAt", "ReadAt"}},
 	} {
 		typ := reflect.TypeOf(tc.v).Elem()
 		var fields []string

@@ -28,6 +28,16 @@ type Session struct {
 	byName     map[string][]*Run // by agent_config.name, in creation order
 	generation int64             // bumped by reset, so positions from before are refused
 	nextSeq    int64
+	// catalogueAt is the instant the fixtures' catalogue times count back
+	// from (environments.go).
+	catalogueAt time.Time
+	// The agent identities resource (identities.go).
+	agents     []*Agent
+	agentByUID map[string]*Agent
+	agentByKey map[string]*Agent // by the digest of an API key
+	// The messages resource (messages.go).
+	messages    []*Message // in the order sent
+	messageByID map[string]*Message
 }
 
 func (s *Store) newSession() *Session {
@@ -69,6 +79,9 @@ func (ms *Session) resetLocked() {
 	ms.generation++
 	ms.nextSeq = 0
 	now := ms.clock.Now()
+	ms.catalogueAt = now
+	ms.seedAgentsLocked(now)
+	ms.messages, ms.messageByID = nil, map[string]*Message{}
 	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
 	for _, f := range seeds {
