@@ -505,3 +505,31 @@ func ExampleSession_AddFault() {
 	// the mock saw 3 attempts
 	// FAILED insufficient_credits
 }
+
+// Changes made through the Go API count for the saver as those made over
+// HTTP do: the store counts its own mutations, whoever asks for them.
+func TestGoAPIChangesCountForTheSaver(t *testing.T) {
+	s := newServer(t, mockserver.Options{})
+	ms := s.Session("")
+	id := serve(t, s).create(map[string]any{"prompt": "counted"}).RunID
+	for _, c := range []struct {
+		name   string
+		change func()
+	}{
+		{"set state", func() { _, err := ms.SetState(id, mockserver.Cancelled, nil); require.NoError(t, err) }},
+		{"advance", func() { _, err := ms.Advance(time.Minute); require.NoError(t, err) }},
+		{"set now", func() { _, err := ms.SetNow(ms.Now().Add(time.Hour)); require.NoError(t, err) }},
+		{"clock mode", func() { ms.SetClockMode(mockserver.RealClock) }},
+		{"reset", ms.Reset},
+		{"new session", func() { s.Session("another") }},
+	} {
+		before := s.Changes()
+		c.change()
+		require.Greater(t, s.Changes(), before, "%s is a change the saver must see", c.name)
+	}
+	before := s.Changes()
+	_ = ms.Now()
+	_, _ = ms.Run(id)
+	_ = ms.Fates()
+	require.Equal(t, before, s.Changes(), "reading changes nothing")
+}

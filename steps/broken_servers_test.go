@@ -227,7 +227,7 @@ var brokenServers = []brokenServer{
 		mustPass: []string{"Terminal states never change"},
 	},
 	{
-		name:     "an error that is not problem+json",
+		name:     "an error that is not a problem document",
 		features: []string{"errors.feature", "get_run.feature", "list_runs.feature", "create_run.feature"},
 		wrap: rewrite(func(r *http.Request, a *answer) {
 			if a.status >= 400 {
@@ -236,10 +236,10 @@ var brokenServers = []brokenServer{
 			}
 		}),
 		mustFail: map[string]string{
-			"An unknown run is not found":                                      "application/problem+json",
-			"A bad limit of 0 is refused with 400":                             "application/problem+json",
-			"Cancelling an unknown run is not found":                           "application/problem+json",
-			"A create request with no prompt and no skill is refused with 400": "application/problem+json",
+			"An unknown run is not found":                                      "problem document: expected a non-empty string",
+			"A bad limit of 0 is refused with 400":                             "problem document: expected a non-empty string",
+			"Cancelling an unknown run is not found":                           "problem document: expected a non-empty string",
+			"A create request with no prompt and no skill is refused with 400": "problem document: expected a non-empty string",
 		},
 		mustPass: []string{"A prompt alone starts a queued run"},
 	},

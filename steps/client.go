@@ -162,9 +162,12 @@ func (a *apiClient) check(req *http.Request, resp *response, path string) error 
 // checkProblem checks that an error response is an RFC 7807 problem document
 // with the fields this API promises.
 func checkProblem(resp *response) error {
+	// The service's prose promises application/problem+json, but its published
+	// document declares error bodies as application/json, so a correct server
+	// may send either; what makes it a problem document is its fields.
 	ct := resp.header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/problem+json" {
-		return fmt.Errorf("error responses must be application/problem+json, got Content-Type %q", ct)
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/problem+json" && mt != "application/json") {
+		return fmt.Errorf("error responses must be application/problem+json (or application/json), got Content-Type %q", ct)
 	}
 	var p map[string]any
 	if err := json.Unmarshal(resp.body, &p); err != nil {

@@ -82,9 +82,13 @@ func TestCheckProblem(t *testing.T) {
 	good := &response{status: 404, header: http.Header{"Content-Type": {"application/problem+json; charset=utf-8"}},
 		body: []byte(`{"type": "https://x/errors/resource_not_found", "title": "Not found", "status": 404, "error": "Not found (no run)"}`)}
 	assert.NoError(t, checkProblem(good))
+	// The published document declares error bodies as application/json.
+	asJSON := &response{status: 404, header: http.Header{"Content-Type": {"application/json"}}, body: good.body}
+	assert.NoError(t, checkProblem(asJSON))
 
 	for name, r := range map[string]*response{
-		"plain JSON": {status: 404, header: http.Header{"Content-Type": {"application/json"}}, body: good.body},
+		"HTML":       {status: 404, header: http.Header{"Content-Type": {"text/html"}}, body: good.body},
+		"plain JSON": {status: 404, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"message": "not found"}`)},
 		"no error":   {status: 404, header: good.header, body: []byte(`{"type": "t", "title": "x", "status": 404}`)},
 		"status":     {status: 404, header: good.header, body: []byte(`{"type": "t", "title": "x", "status": 400, "error": "e"}`)},
 		"not JSON":   {status: 500, header: good.header, body: []byte(`oops`)},
