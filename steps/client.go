@@ -56,6 +56,8 @@ type call struct {
 // do sends c and checks the answer against the contract. A contract violation
 // is returned as an error together with the response.
 func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
+	ctx, cancel := seeCreatesThrough(ctx, c)
+	defer cancel()
 	// c.path is already escaped (run ids go through url.PathEscape).
 	u, err := url.Parse(a.base.String() + c.path)
 	if err != nil {

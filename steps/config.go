@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/features"
+	"github.com/agentruns/agentruns/internal/tagexpr"
+	"github.com/agentruns/agentruns/report"
 )
 
 // Defaults of Config.
@@ -40,7 +42,8 @@ type Config struct {
 	// HTTPClient makes every request; http.DefaultClient when nil.
 	HTTPClient *http.Client
 
-	// Tags is a godog tag expression selecting scenarios, e.g. "~@slow".
+	// Tags is a tag expression selecting scenarios, in Cucumber's syntax
+	// ("not @slow and (@a or @b)") or godog's older one ("~@slow && @a,@b").
 	Tags string
 	// ReadOnly leaves out every scenario tagged @creates-runs.
 	ReadOnly bool
@@ -58,16 +61,21 @@ type Config struct {
 	// the suite behaves as against a real server.
 	NoControl bool
 
-	// Format is a godog formatter: pretty (default), progress, junit or
-	// cucumber.
+	// Report receives each scenario as it ends, then the whole run. When
+	// nil, Format names the report.
+	Report report.Formatter
+	// Format names a report written to Output: pretty (default), progress
+	// or junit (package report), or cucumber (godog's Cucumber JSON).
 	Format string
-	// Output receives the formatter's output; os.Stdout when nil.
+	// Output receives the report named by Format; os.Stdout when nil.
 	Output io.Writer
 	// NoColors strips ANSI colours from the output.
 	NoColors bool
 	// Concurrency is how many scenarios run at once. Default 4.
 	Concurrency int
-	// Seed orders the scenarios; 0 picks a random seed (reported in Result).
+	// Seed orders the scenarios (within each feature, in the order they
+	// start); 0 picks a random seed (reported in Result). The same seed gives
+	// the same order.
 	Seed int64
 	// Log receives notes for people, such as why a scenario was skipped;
 	// discarded when nil.
@@ -81,7 +89,8 @@ type Config struct {
 	Features fs.FS
 }
 
-var formats = map[string]bool{"pretty": true, "progress": true, "junit": true, "cucumber": true}
+// godogFormats are godog's own formatters the suite passes on.
+var godogFormats = map[string]bool{"cucumber": true}
 
 // withDefaults checks c and fills in its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -114,8 +123,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Format == "" {
 		c.Format = DefaultFormat
 	}
-	if !formats[c.Format] {
+	if c.Report == nil && report.Builtin[c.Format] == nil && !godogFormats[c.Format] {
 		errs = append(errs, fmt.Errorf("format %q: want pretty, progress, junit or cucumber", c.Format))
+	}
+	if _, err := c.tags(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Output == nil {
 		c.Output = os.Stdout
@@ -132,14 +144,29 @@ func (c Config) withDefaults() (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// tagExpression combines the caller's tags with the read-only exclusion.
-func (c Config) tagExpression() string {
-	var parts []string
-	if t := strings.TrimSpace(c.Tags); t != "" {
-		parts = append(parts, t)
+// tags is the expression selecting the scenarios: the caller's tags, less
+// the scenarios that create runs in read-only mode.
+func (c Config) tags() (tagexpr.Expr, error) {
+	x, err := tagexpr.Parse(c.Tags)
+	if err != nil {
+		return nil, err
 	}
 	if c.ReadOnly {
-		parts = append(parts, "~@creates-runs")
+		x = tagexpr.And(x, tagexpr.Not(tagexpr.Tag("@creates-runs")))
 	}
-	return strings.Join(parts, " && ")
+	if _, err := tagexpr.Godog(x); err != nil {
+		return nil, fmt.Errorf("tag expression %q: %w", c.Tags, err)
+	}
+	return x, nil
+}
+
+// tagExpression is tags in the syntax godog understands; withDefaults has
+// checked that it exists.
+func (c Config) tagExpression() string {
+	x, err := c.tags()
+	if err != nil {
+		return ""
+	}
+	s, _ := tagexpr.Godog(x)
+	return s
 }

@@ -14,25 +14,24 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"net/url"
 	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/cucumber/godog"
 
-	"github.com/agentruns/agentruns/openapi"
+	"github.com/agentruns/agentruns/report"
 )
 
 // Status is the outcome of one scenario.
 type Status string
 
-// The outcomes of a scenario.
+// The outcomes of a scenario. A scenario whose step has no definition (or
+// two) counts as failed: the suite cannot vouch for the server.
 const (
-	Passed  Status = "passed"
-	Failed  Status = "failed"
-	Skipped Status = "skipped"
+	Passed      Status = "passed"
+	Failed      Status = "failed"
+	Skipped     Status = "skipped"
+	Interrupted Status = "interrupted" // the run was stopped before it finished
 )
 
 // ScenarioResult is the outcome of one scenario (one row, for an outline).
@@ -53,11 +52,14 @@ type Result struct {
 	// Control tells whether the server offered the mock's control API.
 	Control  bool
 	Duration time.Duration
+	// Report is the run as the report formatters saw it, step by step.
+	Report report.Run
 }
 
-// Passed reports whether at least one scenario ran and none failed.
+// Passed reports whether at least one scenario ran and none failed or was
+// interrupted.
 func (r Result) Passed() bool {
-	return len(r.Scenarios) > 0 && len(r.Failed()) == 0
+	return len(r.Scenarios) > 0 && len(r.Failed()) == 0 && len(r.Interrupted()) == 0
 }
 
 // Failed lists the scenarios that failed.
@@ -65,6 +67,9 @@ func (r Result) Failed() []ScenarioResult { return r.with(Failed) }
 
 // Skipped lists the scenarios that were skipped.
 func (r Result) Skipped() []ScenarioResult { return r.with(Skipped) }
+
+// Interrupted lists the scenarios an interrupt stopped or kept from starting.
+func (r Result) Interrupted() []ScenarioResult { return r.with(Interrupted) }
 
 func (r Result) with(st Status) []ScenarioResult {
 	var out []ScenarioResult
@@ -91,49 +96,14 @@ func (r Result) Count() (passed, failed, skipped int) {
 	return len(r.with(Passed)), len(r.with(Failed)), len(r.with(Skipped))
 }
 
-// Suite is one configured run of the contract suite. Its InitializeScenario
-// can be handed to godog directly; Run does that with the usual options.
-type Suite struct {
-	cfg     Config
-	base    *url.URL
-	control *url.URL
-
-	mu      sync.Mutex
-	results []ScenarioResult
-}
-
-// NewSuite checks cfg, loads the OpenAPI validator and looks for the mock's
-// control API on the server.
-func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Validator == nil {
-		v, err := openapi.NewValidator()
-		if err != nil {
-			return nil, fmt.Errorf("loading the OpenAPI validator: %w", err)
-		}
-		cfg.Validator = v
-	}
-	base, err := url.Parse(cfg.BaseURL)
-	if err != nil {
-		return nil, err
-	}
-	su := &Suite{cfg: cfg, base: base}
-	if !cfg.NoControl {
-		su.control = detectControl(ctx, cfg.HTTPClient, base)
-	}
-	return su, nil
-}
-
-// Control tells whether the suite drives the server through the mock's
-// control API.
-func (su *Suite) Control() bool { return su.control != nil }
+// ErrInterrupted means the run was stopped (its context cancelled) before
+// every scenario finished; the runs the suite had started were cancelled.
+var ErrInterrupted = errors.New("interrupted")
 
 // Run runs the selected scenarios against cfg.BaseURL and reports each
-// scenario's outcome. The error is for a suite that could not run at all;
-// failing scenarios are in the Result.
+// scenario's outcome. The error is for a suite that could not run at all
+// (a *PreflightError when the server is not one it can test) or was
+// interrupted (ErrInterrupted); failing scenarios are in the Result.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	su, err := NewSuite(ctx, cfg)
 	if err != nil {
@@ -148,11 +118,34 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	cfg := su.cfg
 	seed := cfg.Seed
 	if seed == 0 {
-		seed = mrand.Int64N(1<<62) + 1
+		seed = NewSeed()
 	}
+	rep := cfg.Report
+	if rep == nil {
+		rep = noReport{}
+		if newFormatter := report.Builtin[cfg.Format]; newFormatter != nil {
+			rep = newFormatter(cfg.Output, report.Options{Colors: !cfg.NoColors})
+		}
+	}
+	format := eventsFormat
+	if report.Builtin[cfg.Format] == nil && cfg.Report == nil {
+		format += "," + cfg.Format // one of godog's own formatters
+	}
+	ev := newCollector(rep, func() bool { return ctx.Err() != nil })
+	suiteName, unregister := ev.register()
+	defer unregister()
+	su.mu.Lock()
+	su.events, su.runCtx = ev, ctx
+	su.mu.Unlock()
+	defer func() {
+		su.mu.Lock()
+		su.events, su.runCtx = nil, context.Background()
+		su.mu.Unlock()
+	}()
+
 	opts := godog.Options{
-		Format:         cfg.Format,
-		Output:         cfg.Output,
+		Format:         format,
+		Output:         cfg.Output, // for godog's own formatters
 		NoColors:       cfg.NoColors,
 		Concurrency:    cfg.Concurrency,
 		Tags:           cfg.tagExpression(),
@@ -163,15 +156,26 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		DefaultContext: ctx,
 	}
 	status := godog.TestSuite{
-		Name:                "agentruns-contract",
-		ScenarioInitializer: su.InitializeScenario,
-		Options:             &opts,
+		Name: suiteName,
+		ScenarioInitializer: func(sc *godog.ScenarioContext) {
+			su.trackScenario(sc)
+			su.InitializeScenario(sc)
+		},
+		Options: &opts,
 	}.Run()
 
-	su.mu.Lock()
-	res := Result{Scenarios: append([]ScenarioResult(nil), su.results...), Seed: seed, Control: su.Control(), Duration: time.Since(start)}
-	su.results = nil
-	su.mu.Unlock()
+	scenarios, repErr := ev.finish()
+	run := report.Run{
+		Name: "agentruns-contract", Target: cfg.BaseURL, Mode: su.mode(), Tags: cfg.Tags, Seed: seed,
+		Start: start, Duration: time.Since(start), Scenarios: scenarios,
+	}
+	if err := rep.Close(run); err != nil && repErr == nil {
+		repErr = err
+	}
+	res := Result{Seed: seed, Control: su.Control(), Duration: run.Duration, Report: run}
+	for _, sc := range scenarios {
+		res.Scenarios = append(res.Scenarios, scenarioResult(sc))
+	}
 	sort.SliceStable(res.Scenarios, func(i, j int) bool {
 		a, b := res.Scenarios[i], res.Scenarios[j]
 		if a.Feature != b.Feature {
@@ -180,43 +184,64 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		return a.Name < b.Name
 	})
 	switch {
+	case repErr != nil:
+		return res, fmt.Errorf("writing the report: %w", repErr)
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("%w: %d scenarios did not finish", ErrInterrupted, len(res.Interrupted()))
 	case status == 2:
 		return res, errors.New("godog could not run the features (see its output)")
 	case len(res.Scenarios) == 0:
-		return res, fmt.Errorf("no scenario matches the tags %q", opts.Tags)
+		return res, fmt.Errorf("no scenario matches the tags %q", cfg.Tags)
 	case status != 0 && res.Passed():
 		return res, errors.New("godog reported a failure outside the scenarios (see its output)")
 	}
-	return res, ctx.Err()
+	return res, nil
 }
 
-// record keeps one scenario's outcome.
-func (su *Suite) record(sc *godog.Scenario, err error, skipReason string) {
-	r := ScenarioResult{Feature: strings.TrimPrefix(sc.Uri, "./"), Name: sc.Name, Status: Passed}
-	for _, t := range sc.Tags {
-		r.Tags = append(r.Tags, t.Name)
-	}
+// NewSeed picks a random, positive seed for the order of the scenarios.
+func NewSeed() int64 { return mrand.Int64N(1<<62) + 1 }
+
+// scenarioResult is the short form of a scenario's report.
+func scenarioResult(sc report.Scenario) ScenarioResult {
+	r := ScenarioResult{Feature: sc.URI, Name: sc.Name, Tags: sc.Tags, Message: sc.Message}
 	switch {
-	case skipReason != "":
-		r.Status, r.Message = Skipped, skipReason
-	case err != nil && !errors.Is(err, godog.ErrSkip):
-		r.Status, r.Message = Failed, err.Error()
+	case sc.Status == report.Passed:
+		r.Status = Passed
+	case sc.Status == report.Skipped:
+		r.Status = Skipped
+	case sc.Status == report.Interrupted:
+		r.Status = Interrupted
+	default: // failed, undefined, pending, ambiguous
+		r.Status = Failed
+		if sc.Status.Incomplete() {
+			r.Message = string(sc.Status) + " step: " + sc.Message
+		}
 	}
-	su.mu.Lock()
-	su.results = append(su.results, r)
-	su.mu.Unlock()
+	return r
 }
 
-// newClient makes the HTTP client of one scenario.
-func (su *Suite) newClient() *apiClient {
-	return &apiClient{
-		http:      su.cfg.HTTPClient,
-		base:      su.base,
-		control:   su.control,
-		key:       su.cfg.APIKey,
-		validator: su.cfg.Validator,
+// collector returns the current Run's event collector, nil outside Run.
+func (su *Suite) collector() *collector {
+	su.mu.Lock()
+	defer su.mu.Unlock()
+	return su.events
+}
+
+// record keeps one scenario's outcome; the after-scenario hook calls it.
+// The outcome itself comes from the steps' events: the hook adds why the
+// scenario was skipped, if it was.
+func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string) {
+	if ev := su.collector(); ev != nil {
+		ev.ended(sc, skipReason)
 	}
 }
+
+// noReport is the formatter of a run reported by one of godog's own
+// formatters (cucumber).
+type noReport struct{}
+
+func (noReport) Scenario(report.Scenario) error { return nil }
+func (noReport) Close(report.Run) error         { return nil }
 
 // newUUID returns a random (version 4) UUID.
 func newUUID() string {

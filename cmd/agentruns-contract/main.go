@@ -2,7 +2,9 @@
 // API against a server and exits 0 only when every selected scenario passed.
 //
 // With no --base-url (and no OZ_API_BASE_URL) it starts the bundled mock in
-// the same process and verifies it:
+// the same process and verifies it. It says which server it tests, and why,
+// before anything runs; a server named only by OZ_API_BASE_URL is tested
+// read-only unless --allow-writes is given (docs/contract-suite-runner.md):
 //
 //	go run ./cmd/agentruns-contract
 //	go run ./cmd/agentruns-contract --base-url https://api.example.com/api/v1 --api-key "$WARP_API_KEY" --read-only
@@ -23,8 +25,35 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
 )
+
+// format is one value of --format.
+type format struct {
+	name  string
+	about string
+	new   report.New
+}
+
+// formats are the values of --format and how each report is made. A report
+// of package report (or any report.New) hears of each scenario as it ends;
+// a nil new hands the name to godog, whose formatter of that name writes it.
+var formats = []format{
+	{"pretty", "each scenario whole as it ends, for people (the default)", report.NewPretty},
+	{"progress", "a character per scenario, then the ones that did not pass", report.NewProgress},
+	{"junit", "JUnit XML, for CI servers (Jenkins, GitLab, GitHub test reporters)", report.NewJUnit},
+	{"cucumber", "Cucumber JSON, for CI", nil},
+}
+
+// formatNames lists the --format values, for messages.
+func formatNames() string {
+	var names []string
+	for _, f := range formats {
+		names = append(names, f.name)
+	}
+	return strings.Join(names, ", ")
+}
 
 // errFailed means the suite ran and some scenario failed.
 var errFailed = errors.New("the server does not meet the contract")
@@ -37,12 +66,27 @@ var errHelp = errors.New("help")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			// The first Ctrl-C stops the suite, which then cancels its runs;
+			// from now on a second one ends the process at once.
+			stop()
+			fmt.Fprintln(os.Stderr, "\nagentruns-contract: interrupted: cancelling the runs this suite started (Ctrl-C again to stop at once)")
+		case <-finished:
+		}
+	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	close(finished)
 	stop()
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 	case errors.Is(err, errUsage):
 		os.Exit(2)
+	case errors.Is(err, steps.ErrInterrupted):
+		fmt.Fprintln(os.Stderr, "agentruns-contract:", err)
+		os.Exit(130) // as a shell reports a command stopped by Ctrl-C
 	default:
 		fmt.Fprintln(os.Stderr, "agentruns-contract:", err)
 		os.Exit(1)
@@ -55,10 +99,17 @@ type options struct {
 	apiKey      string
 	tags        string
 	readOnly    bool
+	allowWrites bool
 	timeout     time.Duration
 	format      string
 	output      string
 	concurrency int
+	seed        int64
+	noControl   bool
+
+	// baseURLFrom and apiKeyFrom say where baseURL and apiKey came from.
+	baseURLFrom string
+	apiKeyFrom  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -77,14 +128,17 @@ Flags:
 	}
 	// The environment fills these in after parsing, so that -help never
 	// prints a key.
-	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the API under test, e.g. https://app.warp.dev/api/v1 (default $OZ_API_BASE_URL; neither: the bundled mock)")
+	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the API under test, e.g. https://app.warp.dev/api/v1 (default $OZ_API_BASE_URL, read-only; neither: the bundled mock)")
 	fs.StringVar(&o.apiKey, "api-key", "", "API `key` sent as a bearer token (default $WARP_API_KEY)")
-	fs.StringVar(&o.tags, "tags", "", "godog tag `expression` selecting scenarios, e.g. '~@slow' or '@mock-control && ~@creates-runs'")
+	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "leave out the scenarios that create runs (@creates-runs)")
+	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
 	fs.DurationVar(&o.timeout, "timeout", steps.DefaultTimeout, "longest wait for one run to progress")
-	fs.StringVar(&o.format, "format", steps.DefaultFormat, "output `format`: pretty, progress, junit or cucumber")
-	fs.StringVar(&o.output, "output", "", "`file` for the output (junit and cucumber; default stdout)")
+	fs.StringVar(&o.format, "format", steps.DefaultFormat, "report `format`: "+formatNames())
+	fs.StringVar(&o.output, "output", "", "`file` for the report (default stdout)")
 	fs.IntVar(&o.concurrency, "concurrency", steps.DefaultConcurrency, "scenarios run at once")
+	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
+	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, errHelp
@@ -96,17 +150,45 @@ Flags:
 		fs.Usage()
 		return o, errUsage
 	}
-	if o.baseURL == "" {
-		o.baseURL = os.Getenv("OZ_API_BASE_URL")
+	if o.concurrency < 1 {
+		fmt.Fprintf(stderr, "--concurrency %d: want 1 or more\n", o.concurrency)
+		return o, errUsage
 	}
-	if o.apiKey == "" {
-		o.apiKey = os.Getenv("WARP_API_KEY")
+	if o.seed < 0 {
+		fmt.Fprintf(stderr, "--seed %d: want a positive number\n", o.seed)
+		return o, errUsage
+	}
+	if _, ok := findFormat(o.format); !ok {
+		fmt.Fprintf(stderr, "--format %q: want one of %s\n", o.format, formatNames())
+		return o, errUsage
+	}
+	switch {
+	case o.baseURL != "":
+		o.baseURLFrom = "--base-url"
+	case os.Getenv("OZ_API_BASE_URL") != "":
+		o.baseURL, o.baseURLFrom = os.Getenv("OZ_API_BASE_URL"), "$OZ_API_BASE_URL"
+	}
+	switch {
+	case o.apiKey != "":
+		o.apiKeyFrom = "--api-key"
+	case os.Getenv("WARP_API_KEY") != "":
+		o.apiKey, o.apiKeyFrom = os.Getenv("WARP_API_KEY"), "$WARP_API_KEY"
 	}
 	return o, nil
 }
 
+func findFormat(name string) (format, bool) {
+	for _, f := range formats {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return format{}, false
+}
+
 // run is the whole command, testable: it parses args, starts the bundled mock
-// when no server is given, runs the suite and summarises it.
+// when no server is given, says what it tests, runs the suite and
+// summarises it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
@@ -118,11 +200,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Tags:        o.tags,
 		ReadOnly:    o.readOnly,
 		Timeout:     o.timeout,
-		Format:      o.format,
 		Output:      stdout,
 		NoColors:    !isTerminal(stdout),
 		Concurrency: o.concurrency,
-		Log:         stderr,
+		Seed:        o.seed,
+		NoControl:   o.noControl,
+		Log:         io.Discard, // the summary says why scenarios were skipped
 		HTTPClient:  &http.Client{Timeout: 60 * time.Second},
 	}
 	if o.output != "" {
@@ -133,25 +216,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer f.Close()
 		cfg.Output, cfg.NoColors = f, true
 	}
-	if cfg.BaseURL == "" {
-		url, stop, err := startMock()
-		if err != nil {
-			return fmt.Errorf("starting the bundled mock: %w", err)
-		}
-		defer stop()
-		cfg.BaseURL = url
-		// Scenarios tagged @mock-fidelity-pending hold for any server that
-		// follows the published document but not yet for the bundled mock.
-		cfg.Tags = strings.TrimPrefix(cfg.Tags+" && ~@mock-fidelity-pending", " && ")
-		if cfg.APIKey == "" {
-			cfg.APIKey = "wk-mock-alice"
-		}
-		fmt.Fprintf(stderr, "no --base-url: verifying the bundled mock at %s\n", url)
-	} else if cfg.APIKey == "" {
-		return errors.New("no API key: pass --api-key or set WARP_API_KEY")
+	if f, _ := findFormat(o.format); f.new != nil {
+		cfg.Report = f.new(cfg.Output, report.Options{Colors: !cfg.NoColors})
+	} else {
+		cfg.Format = f.name
 	}
 
+	target, keyFrom, stop, err := chooseTarget(o, &cfg)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if cfg.Seed == 0 {
+		cfg.Seed = steps.NewSeed()
+	}
+	fmt.Fprintf(stderr, "testing %s\n", target)
+	fmt.Fprintf(stderr, "key from %s; scenarios in random order, seed %d (--seed %d replays it), %d at a time\n",
+		keyFrom, cfg.Seed, cfg.Seed, cfg.Concurrency)
+
 	res, err := steps.Run(ctx, cfg)
+	var pre *steps.PreflightError
+	if errors.As(err, &pre) {
+		return err // one sentence, before any scenario
+	}
 	summarise(stderr, res, cfg)
 	if err != nil {
 		return err
@@ -162,15 +249,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// chooseTarget settles the server under test, starting the bundled mock when
+// none is named, and says which it is and why. A server named only by
+// $OZ_API_BASE_URL, exported for another tool perhaps, is tested read-only:
+// runs are created only on a server named on this command line, or with
+// --allow-writes.
+func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop func(), err error) {
+	switch {
+	case cfg.BaseURL == "":
+		url, stop, err := startMock()
+		if err != nil {
+			return "", "", nil, fmt.Errorf("starting the bundled mock: %w", err)
+		}
+		cfg.BaseURL = url
+		// Scenarios tagged @mock-fidelity-pending hold for any server that
+		// follows the published document but not yet for the bundled mock.
+		// "&&" splits a tag expression at the top, whatever cfg.Tags holds.
+		cfg.Tags = strings.TrimPrefix(cfg.Tags+" && not @mock-fidelity-pending", " && ")
+		keyFrom = o.apiKeyFrom
+		if cfg.APIKey == "" {
+			cfg.APIKey, keyFrom = "wk-mock-alice", "a fixture key of the mock"
+		}
+		return fmt.Sprintf("the bundled mock at %s (started in this process: no --base-url, no $OZ_API_BASE_URL)", url), keyFrom, stop, nil
+	case cfg.APIKey == "":
+		return "", "", nil, errors.New("no API key: pass --api-key or set WARP_API_KEY")
+	case o.baseURLFrom == "$OZ_API_BASE_URL" && !o.allowWrites && !cfg.ReadOnly:
+		cfg.ReadOnly = true
+		target = fmt.Sprintf("%s (from $OZ_API_BASE_URL), read-only: name it with --base-url, or add --allow-writes, to run the scenarios that create runs", cfg.BaseURL)
+	default:
+		target = fmt.Sprintf("%s (from %s)", cfg.BaseURL, o.baseURLFrom)
+	}
+	return target, o.apiKeyFrom, func() {}, nil
+}
+
 // summarise tells people what ran, what failed and what was skipped.
 func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
-	passed, failed, skipped := res.Count()
-	mode := "polling the server"
-	if res.Control {
-		mode = "driving the mock's control API"
+	if len(res.Scenarios) == 0 {
+		return
 	}
-	fmt.Fprintf(w, "\n%d scenarios: %d passed, %d failed, %d skipped in %s (%s)\n",
-		len(res.Scenarios), passed, failed, skipped, res.Duration.Round(time.Millisecond), mode)
+	passed, failed, skipped := res.Count()
+	interrupted := ""
+	if n := len(res.Interrupted()); n > 0 {
+		interrupted = fmt.Sprintf(", %d interrupted", n)
+	}
+	fmt.Fprintf(w, "\n%d scenarios: %d passed, %d failed, %d skipped%s in %s (%s, seed %d)\n",
+		len(res.Scenarios), passed, failed, skipped, interrupted, res.Duration.Round(time.Millisecond), res.Report.Mode, res.Seed)
 	if cfg.ReadOnly {
 		fmt.Fprintln(w, "read-only: scenarios tagged @creates-runs were left out")
 	}

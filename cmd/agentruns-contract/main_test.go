@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,31 +17,121 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/internal/junitcheck"
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/steps"
 )
 
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	t.Setenv("OZ_API_BASE_URL", "")
 	t.Setenv("WARP_API_KEY", "")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
 	err = run(ctx, args, &out, &errOut)
 	return out.String(), errOut.String(), err
 }
 
+// newMock serves the mock over HTTP; wrap, when given, rewrites its answers.
+func newMock(t *testing.T, opts mockserver.Options, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
+	m, err := mockserver.New(opts)
+	require.NoError(t, err)
+	var h http.Handler = m
+	if wrap != nil {
+		h = wrap(m)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // With no base URL the command starts the bundled mock and verifies it.
 func TestRunVerifiesTheBundledMock(t *testing.T) {
 	out, errOut, err := runCmd(t, "--tags", "@mock-control", "--format", "progress", "--concurrency", "8")
 	require.NoError(t, err, "%s\n%s", out, errOut)
-	assert.Contains(t, errOut, "verifying the bundled mock at http://127.0.0.1:")
+	assert.True(t, strings.HasPrefix(errOut, "testing the bundled mock at http://127.0.0.1:"), errOut)
 	assert.Contains(t, errOut, "0 failed, 0 skipped")
 	assert.Contains(t, errOut, "driving the mock's control API")
 	assert.Contains(t, out, "scenarios (")
 }
 
-// --format junit writes a JUnit report to --output; --read-only leaves out
-// the scenarios that create runs.
+// summaryCounts reads "N scenarios: p passed, f failed, s skipped" from the
+// summary on stderr.
+func summaryCounts(t *testing.T, errOut string) (total, passed, failed, skipped int) {
+	t.Helper()
+	m := regexp.MustCompile(`(\d+) scenarios: (\d+) passed, (\d+) failed, (\d+) skipped`).FindStringSubmatch(errOut)
+	require.NotNil(t, m, errOut)
+	n := func(s string) int { i, _ := strconv.Atoi(s); return i }
+	return n(m[1]), n(m[2]), n(m[3]), n(m[4])
+}
+
+// Issue 15, point 1: the JUnit report of a run with skips and failures
+// validates against the schema CI consumers read, and a real consumer counts
+// what the summary says.
+func TestJUnitReportOfARunWithSkipsAndFailures(t *testing.T) {
+	// The mock, with errors typed application/json instead of
+	// application/problem+json for unknown runs: that scenario fails.
+	srv := newMock(t, mockserver.Options{}, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs/") {
+				w = &retyped{ResponseWriter: w}
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	path := filepath.Join(t.TempDir(), "contract.xml")
+	// --no-control: the @mock-control scenarios are skipped.
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--no-control",
+		"--tags", "@mock-control or not @creates-runs", "--format", "junit", "--output", path)
+	require.ErrorIs(t, err, errFailed, "%s\n%s", out, errOut)
+	total, passed, failed, skipped := summaryCounts(t, errOut)
+	require.Positive(t, skipped, errOut)
+	require.Positive(t, failed, errOut)
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	junitcheck.Validate(t, data)
+	tot, tests := junitcheck.Totals(t, data)
+	assert.Equal(t, total, tot.Tests)
+	assert.Equal(t, passed, tot.Passed)
+	assert.Equal(t, failed, tot.Failed)
+	assert.Equal(t, skipped, tot.Skipped)
+	assert.Zero(t, tot.Error)
+	for _, tc := range tests {
+		assert.NotEmpty(t, tc.Classname, tc.Name)
+		if tc.Status == "skipped" {
+			assert.Contains(t, tc.Message, "needs the mock control API", tc.Name)
+		}
+		if tc.Name == "An unknown run is not found" {
+			assert.Equal(t, "failed", string(tc.Status))
+			assert.Contains(t, tc.Message, "application/problem+json")
+		}
+	}
+	var doc struct {
+		Suites []struct {
+			Name string `xml:"name,attr"`
+			Time string `xml:"time,attr"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(data, &doc))
+	assert.Greater(t, len(doc.Suites), 1, "one testsuite per feature")
+	assert.Equal(t, 1, strings.Count(string(data), `name="An unknown run is not found"`))
+}
+
+// retyped answers a 404 as application/json.
+type retyped struct{ http.ResponseWriter }
+
+func (r *retyped) WriteHeader(code int) {
+	if code == http.StatusNotFound {
+		r.Header().Set("Content-Type", "application/json")
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// --read-only leaves out the scenarios that create runs.
 func TestRunWritesJUnitInReadOnlyMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "contract.xml")
 	out, errOut, err := runCmd(t, "--read-only", "--format", "junit", "--output", path)
@@ -48,23 +140,12 @@ func TestRunWritesJUnitInReadOnlyMode(t *testing.T) {
 
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var report struct {
-		Tests  int `xml:"tests,attr"`
-		Suites []struct {
-			Name  string `xml:"name,attr"`
-			Cases []struct {
-				Name   string `xml:"name,attr"`
-				Status string `xml:"status,attr"`
-			} `xml:"testcase"`
-		} `xml:"testsuite"`
-	}
-	require.NoError(t, xml.Unmarshal(data, &report), string(data))
+	junitcheck.Validate(t, data)
+	tot, tests := junitcheck.Totals(t, data)
+	assert.Equal(t, tot.Tests, tot.Passed)
 	var names []string
-	for _, s := range report.Suites {
-		for _, c := range s.Cases {
-			names = append(names, c.Name)
-			assert.Equal(t, "passed", c.Status, c.Name)
-		}
+	for _, tc := range tests {
+		names = append(names, tc.Name)
 	}
 	assert.Contains(t, names, "An unknown run is not found")
 	assert.Contains(t, names, "A bad limit of 0 is refused with 400")
@@ -73,13 +154,15 @@ func TestRunWritesJUnitInReadOnlyMode(t *testing.T) {
 
 // A server that breaks the contract makes the command fail and say where.
 func TestRunFailsAgainstABrokenServer(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"message": "not here"}`))
-	}))
-	defer srv.Close()
-	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-test", "--read-only", "--format", "progress")
+	srv := newMock(t, mockserver.Options{}, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs/") {
+				w = &retyped{ResponseWriter: w}
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-test", "--read-only", "--no-control", "--format", "progress")
 	require.ErrorIs(t, err, errFailed, "%s\n%s", out, errOut)
 	assert.Contains(t, errOut, "FAILED  get_run.feature: An unknown run is not found")
 	assert.Contains(t, errOut, "application/problem+json")
@@ -94,9 +177,12 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 	}{
 		{"unknown flag", []string{"--nope"}, "flag provided but not defined"},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
-		{"bad format", []string{"--format", "html", "--base-url", "http://127.0.0.1:1", "--api-key", "k"}, `format "html"`},
+		{"bad format", []string{"--format", "xml", "--base-url", "http://127.0.0.1:1", "--api-key", "k"}, `--format "xml": want one of pretty, progress, junit, cucumber`},
 		{"no key for a real server", []string{"--base-url", "http://127.0.0.1:1"}, "no API key"},
 		{"bad base URL", []string{"--base-url", "ftp://example.com", "--api-key", "k"}, "want http(s)://host"},
+		{"bad tags", []string{"--tags", "@a and", "--base-url", "http://127.0.0.1:1", "--api-key", "k"}, "ends where a tag was expected"},
+		{"negative seed", []string{"--seed", "-3"}, "want a positive number"},
+		{"no concurrency", []string{"--concurrency", "0"}, "want 1 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, err := runCmd(t, tc.args...)
@@ -112,29 +198,237 @@ func TestHelpShowsEveryFlagButNoKey(t *testing.T) {
 	err := run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &errOut)
 	require.ErrorIs(t, err, errHelp)
 	assert.NotContains(t, errOut.String(), "wk-secret")
-	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--timeout", "--format", "--output", "--concurrency"} {
+	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--format", "--output", "--concurrency", "--seed", "--no-control"} {
 		assert.Contains(t, errOut.String(), strings.TrimPrefix(f, "-"))
 	}
 }
 
-// The environment supplies the base URL and the key when the flags do not.
-func TestRunReadsTheEnvironment(t *testing.T) {
-	var gotAuth atomic.Value
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gotAuth.Store(r.Header.Get("Authorization"))
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.WriteHeader(http.StatusTeapot)
-		_, _ = w.Write([]byte(`{}`))
-	}))
-	defer srv.Close()
+// statusRecorder notes the status of an answer.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+// countingMock serves the mock and counts the requests that create runs.
+func countingMock(t *testing.T, opts mockserver.Options) (*httptest.Server, *atomic.Int64, *atomic.Value) {
+	var creates atomic.Int64
+	var auth atomic.Value
+	srv := newMock(t, opts, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a := r.Header.Get("Authorization"); a != "" {
+				auth.Store(a)
+			}
+			rec := &statusRecorder{ResponseWriter: w}
+			next.ServeHTTP(rec, r)
+			if r.Method == http.MethodPost && (r.URL.Path == "/agent/run" || r.URL.Path == "/agent/runs") && rec.status == http.StatusOK {
+				creates.Add(1)
+			}
+		})
+	})
+	return srv, &creates, &auth
+}
+
+// Issue 15, point 2: a server named only by OZ_API_BASE_URL is tested, says
+// so before anything runs, and gets no run created on it.
+func TestAnExportedBaseURLIsTestedReadOnlyAndSaidFirst(t *testing.T) {
+	srv, creates, auth := countingMock(t, mockserver.Options{})
 	t.Setenv("OZ_API_BASE_URL", srv.URL)
 	t.Setenv("WARP_API_KEY", "wk-from-env")
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), []string{"--read-only", "--tags", "@nothing-has-this-tag"}, &out, &errOut)
-	require.ErrorContains(t, err, "no scenario matches")
+	err := run(context.Background(), []string{"--format", "progress"}, &out, &errOut)
+	require.NoError(t, err, "%s\n%s", out.String(), errOut.String())
+	first, _, _ := strings.Cut(errOut.String(), "\n")
+	assert.Equal(t, "testing "+srv.URL+" (from $OZ_API_BASE_URL), read-only: name it with --base-url, or add --allow-writes, to run the scenarios that create runs", first)
+	assert.Contains(t, errOut.String(), "key from $WARP_API_KEY")
+	assert.Zero(t, creates.Load(), "runs were created on a server the command line did not name")
+	assert.Equal(t, "Bearer wk-from-env", auth.Load())
 	assert.NotContains(t, errOut.String(), "bundled mock")
+}
 
-	err = run(context.Background(), []string{"--read-only", "--format", "progress"}, &out, &errOut)
-	require.ErrorIs(t, err, errFailed)
-	assert.Equal(t, "Bearer wk-from-env", gotAuth.Load())
+// The target line says where the server came from, and what may be written.
+func TestTargetSaysWhereTheServerCameFrom(t *testing.T) {
+	srv, creates, _ := countingMock(t, mockserver.Options{})
+	for _, tc := range []struct {
+		name     string
+		env      string
+		args     []string
+		want     string
+		readOnly bool
+	}{
+		{"named on the command line", "", []string{"--base-url", srv.URL}, "testing " + srv.URL + " (from --base-url)\n", false},
+		{"named on the command line, env set too", "http://127.0.0.1:1", []string{"--base-url", srv.URL}, "testing " + srv.URL + " (from --base-url)\n", false},
+		{"from the environment, writes allowed", srv.URL, []string{"--allow-writes"}, "testing " + srv.URL + " (from $OZ_API_BASE_URL)\n", false},
+		{"from the environment, read-only asked", srv.URL, []string{"--read-only"}, "testing " + srv.URL + " (from $OZ_API_BASE_URL)\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("OZ_API_BASE_URL", tc.env)
+			t.Setenv("WARP_API_KEY", "wk-mock-alice")
+			before := creates.Load()
+			var out, errOut bytes.Buffer
+			// @mock-control scenarios create runs; they are quick with the control API.
+			args := append([]string{"--tags", "@mock-control and @creates-runs", "--format", "progress"}, tc.args...)
+			err := run(context.Background(), args, &out, &errOut)
+			if tc.readOnly {
+				require.ErrorContains(t, err, "no scenario matches")
+			} else {
+				require.NoError(t, err, "%s\n%s", out.String(), errOut.String())
+			}
+			assert.True(t, strings.HasPrefix(errOut.String(), tc.want), errOut.String())
+			assert.Equal(t, tc.readOnly, creates.Load() == before, "runs created")
+		})
+	}
+}
+
+// Issue 15, point 3: a wrong target stops with one sentence before any
+// scenario runs.
+func TestPreflightStopsAtAWrongTarget(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<!doctype html><html><body>" + strings.Repeat("<p>Welcome</p>\n", 800) + "</body></html>"))
+	}))
+	defer html.Close()
+	strict := newMock(t, mockserver.Options{StrictAuth: true}, nil)
+	for _, tc := range []struct {
+		name, url, want string
+	}{
+		{"nothing listening", closedURL, "cannot reach " + closedURL + ": dial tcp"},
+		{"an HTML server", html.URL, "answered 200 with text/html, not JSON: is " + html.URL + " the API's base URL"},
+		{"a key refused", strict.URL, strict.URL + " refused the API key (GET /agent/runs answered 401); check --api-key or WARP_API_KEY"},
+		{"no API under this prefix", strict.URL + "/v9", "/v9/agent/runs?limit=1 answered 404: there is no runs endpoint under " + strict.URL + "/v9; is the version prefix (such as /api/v1) right?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, err := runCmd(t, "--base-url", tc.url, "--api-key", "wk-not-a-fixture-key")
+			var pre *steps.PreflightError
+			require.ErrorAs(t, err, &pre, "%s\n%s", out, errOut)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "\n", "one sentence")
+			assert.Empty(t, out, "no scenario output")
+			assert.Equal(t, 2, strings.Count(errOut, "\n"), "only the target and the order were said before:\n%s", errOut)
+		})
+	}
+}
+
+// Issue 15, point 4: Cucumber's tag expressions select scenarios, and
+// godog's older ones still do.
+func TestCucumberTagExpressions(t *testing.T) {
+	for _, tags := range []string{"@mock-control and not @slow", "not (@slow or @creates-runs)", "@mock-control && ~@slow"} {
+		t.Run(tags, func(t *testing.T) {
+			out, errOut, err := runCmd(t, "--tags", tags, "--format", "progress")
+			require.NoError(t, err, "%s\n%s", out, errOut)
+			total, passed, _, _ := summaryCounts(t, errOut)
+			assert.Positive(t, total)
+			assert.Equal(t, total, passed)
+		})
+	}
+}
+
+// scenarioHeaders lists the "Scenario:" lines of pretty output, in order.
+func scenarioHeaders(out string) []string {
+	var h []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "Scenario: ") {
+			h = append(h, strings.TrimSpace(line))
+		}
+	}
+	return h
+}
+
+// Issue 15, point 5: at concurrency 4 the pretty output prints each
+// scenario whole, with no Go source location.
+func TestPrettyOutputAtConcurrencyFour(t *testing.T) {
+	out, errOut, err := runCmd(t, "--concurrency", "4", "--tags", "not @slow")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	assert.NotRegexp(t, `\.go:\d+`, out, "a Go source location reached the reader")
+	assert.NotContains(t, out, "*scenario")
+	// Each block: a Scenario line, then only its steps, their tables and
+	// messages, up to a blank line.
+	blocks := strings.Split(out, "\n\n")
+	var scenarios int
+	for _, b := range blocks {
+		lines := strings.Split(strings.TrimSpace(b), "\n")
+		if !strings.HasPrefix(lines[0], "Scenario: ") {
+			continue
+		}
+		scenarios++
+		for _, l := range lines[1:] {
+			assert.NotContains(t, l, "Scenario", "two scenarios in one block:\n%s", b)
+			assert.Regexp(t, `^\s+(✓|-|\|)`, l, "block:\n%s", b)
+		}
+	}
+	total, _, _, _ := summaryCounts(t, errOut)
+	assert.Equal(t, total, scenarios)
+	assert.Len(t, scenarioHeaders(out), total)
+}
+
+// Issue 15, point 6: --seed replays the order the earlier run printed.
+func TestSeedReplaysTheOrder(t *testing.T) {
+	order := func(seed string) []string {
+		out, errOut, err := runCmd(t, "--seed", seed, "--concurrency", "1", "--read-only")
+		require.NoError(t, err, "%s\n%s", out, errOut)
+		assert.Contains(t, errOut, "seed "+seed+" (--seed "+seed+" replays it)")
+		return scenarioHeaders(out)
+	}
+	first := order("7")
+	require.NotEmpty(t, first)
+	assert.Equal(t, first, order("7"))
+	assert.NotEqual(t, first, order("8"))
+	assert.ElementsMatch(t, first, order("8"))
+}
+
+// Issue 15, point 6: --no-control tests the mock as if it were a real
+// server.
+func TestNoControlTestsTheMockAsARealServer(t *testing.T) {
+	out, errOut, err := runCmd(t, "--no-control", "--tags", "@mock-control", "--format", "progress")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	total, _, _, skipped := summaryCounts(t, errOut)
+	assert.Equal(t, total, skipped)
+	assert.Contains(t, errOut, "polling the server")
+	assert.Contains(t, errOut, "needs the mock control API")
+}
+
+// docs/contract-suite-runner.md says what the command does: every flag, the
+// target lines and the pre-flight sentences it quotes.
+func TestTheRunnerPageIsTrue(t *testing.T) {
+	data, err := os.ReadFile("../../docs/contract-suite-runner.md")
+	require.NoError(t, err)
+	page := string(data)
+	var help bytes.Buffer
+	require.ErrorIs(t, run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &help), errHelp)
+	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help.String(), -1)
+	require.Greater(t, len(flags), 8, help.String())
+	for _, f := range flags {
+		if f[1] != "api-key" && f[1] != "timeout" { // the README's table has them
+			assert.Contains(t, page, "`--"+f[1], "the page does not describe --%s", f[1])
+		}
+	}
+	for _, f := range formats {
+		assert.Contains(t, page, "| `"+f.name+"`", "the page does not describe --format %s", f.name)
+	}
+	for _, line := range []string{
+		"testing URL (from --base-url)",
+		"testing URL (from $OZ_API_BASE_URL), read-only: name it with --base-url, or add --allow-writes, to run the scenarios that create runs",
+		"testing the bundled mock at http://127.0.0.1:PORT (started in this process: no --base-url, no $OZ_API_BASE_URL)",
+		"refused the API key (GET /agent/runs answered 401); check --api-key or WARP_API_KEY",
+		"is the server running, and is the base URL right?",
+		"not JSON: is … the API's base URL, with its version prefix such as /api/v1?",
+		"--seed 4284715607176908989 replays it), 4 at a time",
+		"exits with status 130",
+	} {
+		assert.Contains(t, page, line)
+	}
 }

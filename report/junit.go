@@ -1,0 +1,171 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// JUnit writes the JUnit XML report that CI servers read (Jenkins, GitLab,
+// the GitHub test-report actions): one <testsuite> per feature, one
+// <testcase> per scenario with the feature's name as its classname. A failed
+// scenario has one <failure> naming the step and its error; a skipped or
+// interrupted one a <skipped message="why"/>; an <error> means the suite
+// itself is incomplete (an undefined, pending or ambiguous step). The
+// counters are those of the elements. junit.xsd describes the format.
+type JUnit struct {
+	w io.Writer
+}
+
+// NewJUnit makes a JUnit formatter; it writes when the run ends.
+func NewJUnit(w io.Writer, _ Options) Formatter { return &JUnit{w: w} }
+
+// Scenario does nothing: the report is written whole by Close.
+func (*JUnit) Scenario(Scenario) error { return nil }
+
+type junitTestsuites struct {
+	XMLName xml.Name `xml:"testsuites"`
+	junitCounts
+	Suites []junitTestsuite `xml:"testsuite"`
+}
+
+type junitCounts struct {
+	Name      string `xml:"name,attr"`
+	Tests     int    `xml:"tests,attr"`
+	Failures  int    `xml:"failures,attr"`
+	Errors    int    `xml:"errors,attr"`
+	Skipped   int    `xml:"skipped,attr"`
+	Time      string `xml:"time,attr"`
+	Timestamp string `xml:"timestamp,attr,omitempty"`
+}
+
+type junitTestsuite struct {
+	junitCounts
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitTestcase  `xml:"testcase"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitTestcase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Skipped   *junitSkipped `xml:"skipped"`
+	Error     *junitProblem `xml:"error"`
+	Failure   *junitProblem `xml:"failure"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// seconds renders d as JUnit does: seconds with milliseconds, never negative.
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%.3f", max(d, 0).Seconds())
+}
+
+// Close writes the report.
+func (j *JUnit) Close(r Run) error {
+	byFeature := map[string][]Scenario{}
+	var uris []string
+	for _, sc := range r.Scenarios {
+		if _, ok := byFeature[sc.URI]; !ok {
+			uris = append(uris, sc.URI)
+		}
+		byFeature[sc.URI] = append(byFeature[sc.URI], sc)
+	}
+	sort.Strings(uris)
+
+	doc := junitTestsuites{junitCounts: junitCounts{Name: r.Name, Time: seconds(r.Duration)}}
+	if !r.Start.IsZero() {
+		doc.Timestamp = r.Start.UTC().Format("2006-01-02T15:04:05")
+	}
+	for _, uri := range uris {
+		scs := byFeature[uri]
+		sort.SliceStable(scs, func(a, b int) bool { return scs[a].Line < scs[b].Line })
+		suite := junitTestsuite{junitCounts: junitCounts{Name: scs[0].Feature}}
+		suite.Properties = &junitProperties{Property: []junitProperty{{Name: "file", Value: uri}}}
+		if r.Target != "" {
+			suite.Properties.Property = append(suite.Properties.Property, junitProperty{Name: "base_url", Value: r.Target})
+		}
+		if r.Seed != 0 {
+			suite.Properties.Property = append(suite.Properties.Property, junitProperty{Name: "seed", Value: fmt.Sprint(r.Seed)})
+		}
+		var total time.Duration
+		start := scs[0].Start
+		for _, sc := range scs {
+			c := junitTestcase{Name: sc.Name, Classname: sc.Feature, Time: seconds(sc.Duration)}
+			switch {
+			case sc.Status == Failed:
+				c.Failure = problem(sc, "failed")
+				suite.Failures++
+			case sc.Status.Incomplete():
+				c.Error = problem(sc, string(sc.Status))
+				suite.Errors++
+			case sc.Status == Skipped, sc.Status == Interrupted:
+				msg := sc.Message
+				if sc.Status == Interrupted {
+					msg = "interrupted: " + msg
+				}
+				c.Skipped = &junitSkipped{Message: msg}
+				suite.Skipped++
+			}
+			suite.Cases = append(suite.Cases, c)
+			suite.Tests++
+			total += max(sc.Duration, 0)
+			if !sc.Start.IsZero() && (start.IsZero() || sc.Start.Before(start)) {
+				start = sc.Start
+			}
+		}
+		suite.Time = seconds(total)
+		if !start.IsZero() {
+			suite.Timestamp = start.UTC().Format("2006-01-02T15:04:05")
+		}
+		doc.Tests += suite.Tests
+		doc.Failures += suite.Failures
+		doc.Errors += suite.Errors
+		doc.Skipped += suite.Skipped
+		doc.Suites = append(doc.Suites, suite)
+	}
+	if _, err := io.WriteString(j.w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(j.w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(j.w, "\n")
+	return err
+}
+
+// problem describes a scenario that did not pass: the message names the
+// step and its error's first line, the text is the scenario as it ran.
+func problem(sc Scenario, typ string) *junitProblem {
+	p := &junitProblem{Type: typ, Message: sc.Message}
+	if st, ok := sc.FailedStep(); ok {
+		first, _, _ := strings.Cut(st.Message, "\n")
+		p.Message = strings.TrimSpace(st.Keyword) + " " + st.Text + ": " + first
+	}
+	var b strings.Builder
+	writeScenario(&b, sc, func(_ Status, s string) string { return s })
+	p.Text = strings.TrimLeft(b.String(), "\n")
+	return p
+}

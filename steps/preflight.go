@@ -1,0 +1,111 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PreflightError means the server is not one the suite can test: nothing
+// answers, it does not speak the API's JSON, or it refuses the key. Its
+// message is one sentence saying what to check; no scenario has run.
+type PreflightError struct {
+	Sentence string
+}
+
+func (e *PreflightError) Error() string { return e.Sentence }
+
+// preflight asks the server two questions before any scenario runs, so that
+// a wrong target gives one clear sentence instead of a failure per scenario:
+// GET {base}/agent/runs?limit=1 with the key must answer JSON and not refuse
+// the key, and the same request without a key must answer a JSON error (the
+// scenarios then check that it is a well-formed problem).
+func preflight(ctx context.Context, hc *http.Client, base, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	target := base + "/agent/runs?limit=1"
+	fail := func(format string, args ...any) error {
+		return &PreflightError{Sentence: fmt.Sprintf(format, args...)}
+	}
+
+	status, ctype, err := ask(ctx, hc, target, "Bearer "+key)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fail("cannot reach %s: %s; is the server running, and is the base URL right?", base, reason(err))
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return fail("%s refused the API key (GET /agent/runs answered %d); check --api-key or WARP_API_KEY", base, status)
+	case !isJSON(ctype):
+		return fail("GET %s answered %d with %s, not JSON: is %s the API's base URL, with its version prefix such as /api/v1?", target, status, describe(ctype), base)
+	case status == http.StatusNotFound:
+		return fail("GET %s answered 404: there is no runs endpoint under %s; is the version prefix (such as /api/v1) right?", target, base)
+	}
+
+	status, ctype, err = ask(ctx, hc, target, "")
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fail("cannot reach %s a second time: %s", base, reason(err))
+	}
+	if status >= 400 && !isJSON(ctype) {
+		return fail("GET %s without a key answered %d with %s, not a JSON problem: the server does not speak the API's errors", target, status, describe(ctype))
+	}
+	return nil
+}
+
+// ask sends GET u with the Authorization header auth (none when empty) and
+// returns the status and content type, reading at most 1 MiB of the body.
+func ask(ctx context.Context, hc *http.Client, u, auth string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Accept", "application/json")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, resp.Header.Get("Content-Type"), nil
+}
+
+// isJSON accepts application/json and any application/*+json.
+func isJSON(ctype string) bool {
+	mt, _, err := mime.ParseMediaType(ctype)
+	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+func describe(ctype string) string {
+	if ctype == "" {
+		return "no content type"
+	}
+	mt, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return fmt.Sprintf("content type %q", ctype)
+	}
+	return mt
+}
+
+// reason is the innermost cause of a transport error, such as
+// "connect: connection refused", without the repeated method and URL.
+func reason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}

@@ -1,0 +1,93 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/agentruns/agentruns/openapi"
+)
+
+// Suite is one configured run of the contract suite. Its InitializeScenario
+// can be handed to godog directly; Run does that with the usual options.
+type Suite struct {
+	cfg     Config
+	base    *url.URL
+	control *url.URL
+
+	// runCtx is the context of the current Run: once it is done, scenarios
+	// that had not finished are reported as interrupted.
+	runCtx context.Context
+
+	mu     sync.Mutex
+	events *collector // the current Run's, nil outside Run
+}
+
+// NewSuite checks cfg, loads the OpenAPI validator, checks that the server
+// answers as the API does (see Preflight) and looks for the mock's control
+// API on it.
+func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Validator == nil {
+		v, err := openapi.NewValidator()
+		if err != nil {
+			return nil, fmt.Errorf("loading the OpenAPI validator: %w", err)
+		}
+		cfg.Validator = v
+	}
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey); err != nil {
+		return nil, err
+	}
+	su := &Suite{cfg: cfg, base: base, runCtx: context.Background()}
+	if !cfg.NoControl {
+		su.control = detectControl(ctx, cfg.HTTPClient, base)
+	}
+	return su, nil
+}
+
+// Control tells whether the suite drives the server through the mock's
+// control API.
+func (su *Suite) Control() bool { return su.control != nil }
+
+// mode says how the suite drives the server, for people.
+func (su *Suite) mode() string {
+	if su.Control() {
+		return "driving the mock's control API"
+	}
+	return "polling the server"
+}
+
+// newClient makes the HTTP client of one scenario.
+func (su *Suite) newClient() *apiClient {
+	return &apiClient{
+		http:      su.cfg.HTTPClient,
+		base:      su.base,
+		control:   su.control,
+		key:       su.cfg.APIKey,
+		validator: su.cfg.Validator,
+	}
+}
+
+// createTimeout bounds a create request that an interrupt no longer stops.
+const createTimeout = 30 * time.Second
+
+// seeCreatesThrough keeps an interrupt (Ctrl-C) from cutting a create
+// request short: the server may have created the run already, and only the
+// answer names it, for the scenario to cancel. A create not yet sent when
+// the interrupt comes is not sent.
+func seeCreatesThrough(ctx context.Context, c call) (context.Context, context.CancelFunc) {
+	if c.method != http.MethodPost || (c.path != "/agent/run" && c.path != "/agent/runs") || ctx.Err() != nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+}
