@@ -47,6 +47,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	}
 	sc.Before(s.before)
 	sc.After(s.after)
+	s.registerCatalogue(sc) // catalogue.go: environments, models, agents, messages
 
 	// Creating runs.
 	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
