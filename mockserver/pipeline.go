@@ -65,6 +65,10 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		writeProblem(w, r, errorf(codeNotFound, "no such path: %s (the control API is turned off)", r.URL.Path))
 		return
 	}
+	if path == "/__mock/ui" || strings.HasPrefix(path, "/__mock/ui/") {
+		s.dashboard(w, r, path) // the dashboard's static files (dashboard.go)
+		return
+	}
 	rt, param, allow := s.lookup(r.Method, path)
 	if rt == nil && r.Method != http.MethodOptions {
 		switch {
@@ -118,14 +122,17 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 
 	if rt.area == api {
 		// 4. Journal: every authenticated API request, however it ends.
-		injected := false
-		defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected)) }()
+		// The dashboard's reads (X-Mock-Observer) are neither (dashboard.go).
+		injected, observer := false, r.Header.Get(ObserverHeader) != ""
+		if !observer {
+			defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected)) }()
+		}
 
 		// 5. Inject faults. The body is read before a delay fault waits:
 		// only then does the server notice a client that hangs up, so
 		// nothing is created for a caller gone.
 		body, bodyErr := s.readBody(r)
-		if s.inject(w, r, c.session, path, &injected) {
+		if !observer && s.inject(w, r, c.session, path, &injected) {
 			return
 		}
 

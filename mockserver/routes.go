@@ -98,6 +98,7 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/__mock/requests", area: control, handle: listRequests},
 		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
 		{method: "POST", pattern: "/__mock/identities/{uid}/keys", area: control, handle: issueAgentKey},
+		{method: "GET", pattern: "/__mock/sessions", area: control, handle: s.listSessions},
 	}
 	for i := range routes {
 		routes[i].segments = strings.Split(strings.TrimPrefix(routes[i].pattern, "/"), "/")

@@ -44,6 +44,7 @@ var formats = []format{
 	{"progress", "a character per scenario, then the ones that did not pass", report.NewProgress},
 	{"junit", "JUnit XML, for CI servers (Jenkins, GitLab, GitHub test reporters)", report.NewJUnit},
 	{"cucumber", "Cucumber JSON, for CI", nil},
+	{"html", "one self-contained HTML page: the features as a spec, each scenario's outcome and reason", nil},
 }
 
 // formatNames lists the --format values, for messages.
@@ -190,6 +191,9 @@ func findFormat(name string) (format, bool) {
 // when no server is given, says what it tests, runs the suite and
 // summarises it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "docs" {
+		return runDocs(args[1:], stdout, stderr) // docs.go
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/internal/junitcheck"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/steps"
@@ -434,4 +437,39 @@ func TestTheRunnerPageIsTrue(t *testing.T) {
 	} {
 		assert.Contains(t, page, line)
 	}
+}
+
+// --format html writes the report page to --output.
+func TestRunWritesAnHTMLReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.html")
+	out, errOut, err := runCmd(t, "--tags", "@mock-control", "--format", "html", "--output", path)
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	page := string(data)
+	assert.True(t, strings.HasPrefix(page, "<!doctype html>"))
+	assert.Contains(t, page, `<b data-count="failed">0</b> failed`)
+	assert.Contains(t, page, "driving the mock&#39;s control API")
+	assert.Contains(t, page, `id="state-progression--a-successful-run-passes-through-every-state-in-order"`)
+	assert.Contains(t, page, "not selected", "the scenarios the tags left out are on the page too")
+}
+
+// docs writes the spec page without running anything.
+func TestDocsWritesTheSpecPage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spec.html")
+	_, errOut, err := runCmd(t, "docs", "--output", path)
+	require.NoError(t, err, errOut)
+	files, err := fs.Glob(features.FS, "*.feature")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, fmt.Sprintf("wrote the spec of %d features to %s", len(files), path))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	page := string(data)
+	for _, want := range []string{"Create a run", "Run state progression", `id="get-run--an-unknown-run-is-not-found"`, "no server was called"} {
+		assert.Contains(t, page, want)
+	}
+	assert.NotContains(t, page, `class="badge st-`)
+
+	_, _, err = runCmd(t, "docs", "extra")
+	assert.ErrorIs(t, err, errUsage)
 }
