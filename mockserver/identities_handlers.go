@@ -33,9 +33,9 @@ func agentJSON(v store.AgentView) AgentResponse {
 	return AgentResponse{UID: v.UID, Name: v.Name, Available: v.Available, CreatedAt: formatTime(v.CreatedAt)}
 }
 
-// listAgents is GET /agent/identities.
-func (s *Server) listAgents(c *call) (any, *apiError) {
-	views, err := c.session.Agents(c.principal)
+// listAgentIdentities is GET /agent/identities.
+func (s *Server) listAgentIdentities(c *call) (any, *apiError) {
+	views, err := c.session.Identities(c.principal)
 	if err != nil {
 		return nil, agentError(err)
 	}
@@ -96,7 +96,7 @@ func (s *Server) updateAgent(c *call) (any, *apiError) {
 	if given {
 		v, err = c.session.RenameAgent(c.principal, c.id, name)
 	} else {
-		v, err = c.session.Agent(c.principal, c.id)
+		v, err = c.session.Identity(c.principal, c.id)
 	}
 	if err != nil {
 		return nil, agentError(err)

@@ -71,6 +71,15 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 	}
 	rt, param, allow := s.lookup(r.Method, path)
 	if rt == nil && r.Method != http.MethodOptions {
+		// The service asks for credentials before it looks at the path, so
+		// a path or method it does not have is a 401 without them, as is
+		// every operation this mock does not serve (yet).
+		if !isControl && !s.publicPath(path) {
+			if _, aerr := s.authenticate(r); aerr != nil {
+				writeProblem(w, r, aerr)
+				return
+			}
+		}
 		switch {
 		case allow != "":
 			e := errorf(codeMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)
@@ -142,7 +151,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			// of another form gives its route its own check.
 			id, err := url.PathUnescape(param)
 			if err != nil || !isRunID(id) {
-				writeProblem(w, r, errorf(codeInvalidRequest, "runId %q is not a valid run id (1 to 128 letters, digits, '-' or '_')", truncate(param, 80)))
+				writeProblem(w, r, errorf(codeInvalidRequest, "%s %q is not a valid id (1 to 128 letters, digits, '-' or '_')", rt.idName, truncate(param, 80)))
 				return
 			}
 			c.id = id
@@ -238,22 +247,11 @@ func isJSON(contentType string) bool {
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
-// bodyless reports whether a POST to path takes no body: a cancel, and
-// reading or acknowledging a message.
-func bodyless(path string) bool {
-	for _, suffix := range []string{"/cancel", "/read", "/delivered"} {
-		if strings.HasSuffix(path, suffix) {
-			return true
-		}
-	}
-	return false
-}
-
 // validate checks the request against the OpenAPI document, as the path the
 // document knows (without the version prefix) and with HEAD checked as GET.
 func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
-	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !bodyless(path) {
-		if strings.HasPrefix(path, "/agent/run") {
+	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !takesNoBody(path) {
+		if path == "/agent/run" || path == "/agent/runs" {
 			return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
 		}
 		return errorf(codeInvalidRequest, "the body is empty; send a JSON object")
@@ -327,6 +325,17 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, ms *store.Sessio
 	if f.Status != 0 {
 		writeProblem(w, r, f.problem())
 		return true
+	}
+	return false
+}
+
+// takesNoBody reports whether a POST path is an action without a body
+// (cancel a run, pause or resume a schedule, read or acknowledge a message).
+func takesNoBody(path string) bool {
+	for _, suffix := range []string{"/cancel", "/pause", "/resume", "/read", "/delivered"} {
+		if strings.HasSuffix(path, suffix) {
+			return true
+		}
 	}
 	return false
 }

@@ -64,12 +64,27 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/agent/runs/{runId}", area: api, handle: s.getRun},
 		{method: "POST", pattern: "/agent/runs/{runId}/cancel", area: api, handle: s.cancelRun},
 
+		// schedules (schedules_handlers.go)
+		{method: "POST", pattern: "/agent/schedules", area: api, handle: s.createSchedule},
+		{method: "GET", pattern: "/agent/schedules", area: api, handle: s.listSchedules},
+		{method: "GET", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.getSchedule},
+		{method: "PUT", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.updateSchedule},
+		{method: "DELETE", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.deleteSchedule},
+		{method: "POST", pattern: "/agent/schedules/{scheduleId}/pause", area: api, handle: s.pauseSchedule},
+		{method: "POST", pattern: "/agent/schedules/{scheduleId}/resume", area: api, handle: s.resumeSchedule},
+
+		// the agent catalogue (agents_handlers.go)
+		{method: "GET", pattern: "/agent", area: api, handle: s.listAgents},
+		// events (events_handlers.go)
+		{method: "GET", pattern: "/agent/events", area: api, handle: s.pollEvents},
+		{method: "POST", pattern: "/agent/events/{runId}", area: api, handle: s.reportEvent},
+
 		// the catalogue (catalogue_handlers.go)
 		{method: "GET", pattern: "/agent/environments", area: api, handle: s.listEnvironments},
 		{method: "GET", pattern: "/agent/models", area: api, handle: s.listModels},
 
 		// agent identities (identities_handlers.go)
-		{method: "GET", pattern: "/agent/identities", area: api, handle: s.listAgents},
+		{method: "GET", pattern: "/agent/identities", area: api, handle: s.listAgentIdentities},
 		{method: "POST", pattern: "/agent/identities", area: api, handle: s.createAgent},
 		{method: "PUT", pattern: "/agent/identities/{uid}", area: api, handle: s.updateAgent},
 		{method: "DELETE", pattern: "/agent/identities/{uid}", area: api, handle: s.deleteAgent},
@@ -99,6 +114,8 @@ func (s *Server) routingTable() []route {
 		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
 		{method: "POST", pattern: "/__mock/identities/{uid}/keys", area: control, handle: issueAgentKey},
 		{method: "GET", pattern: "/__mock/sessions", area: control, handle: s.listSessions},
+		{method: "GET", pattern: "/__mock/schedules/{scheduleId}/runs", area: control, handle: s.scheduleRuns},
+		{method: "POST", pattern: "/__mock/schedules/{scheduleId}/fire", area: control, handle: s.fireSchedule},
 	}
 	for i := range routes {
 		routes[i].segments = strings.Split(strings.TrimPrefix(routes[i].pattern, "/"), "/")
@@ -152,6 +169,17 @@ func (s *Server) lookup(method, path string) (rt *route, param, allow string) {
 		}
 	}
 	return nil, "", strings.Join(allowed, ", ")
+}
+
+// publicPath reports whether path belongs to a route that needs no
+// credentials (whatever its method).
+func (s *Server) publicPath(path string) bool {
+	for i := range s.routes {
+		if _, ok := s.routes[i].match(path); ok && s.routes[i].area == public {
+			return true
+		}
+	}
+	return false
 }
 
 // rawBody is an answer written as it is, with its content type.

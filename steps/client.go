@@ -27,6 +27,8 @@ type apiClient struct {
 	key       string
 	session   string // X-Mock-Session value, "" outside the mock
 	validator ResponseValidator
+	// runs holds every run the suite has seen, for the rules of invariants.go.
+	runs *ledger
 }
 
 // response is one answer from the server, with its body read.
@@ -87,11 +89,19 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 	if a.session != "" {
 		req.Header.Set(sessionHeader, a.session)
 	}
+	sent := time.Now()
 	resp, err := a.send(req, c.body)
 	if err != nil {
 		return nil, err
 	}
-	return resp, a.check(req, resp, c.path)
+	recv := time.Now()
+	errs := []error{a.check(req, resp, c.path)}
+	if a.runs != nil {
+		for _, run := range runsIn(c.method, c.path, resp) {
+			errs = append(errs, a.runs.see(a.session, sighting{doc: run, sent: sent, recv: recv, op: resp.op}))
+		}
+	}
+	return resp, errors.Join(errs...)
 }
 
 // send makes the request, waiting out a 429 a few times as a well-behaved

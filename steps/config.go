@@ -100,6 +100,10 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.BaseURL == "":
 		errs = append(errs, errors.New("no base URL"))
+	case !strings.Contains(c.BaseURL, "://"):
+		// Go's URL parser would answer "first path segment in URL cannot
+		// contain colon" for host:port, which helps no one.
+		errs = append(errs, fmt.Errorf("base URL %q has no scheme: write it as http://%s (or https://)", c.BaseURL, c.BaseURL))
 	case err != nil:
 		errs = append(errs, fmt.Errorf("base URL: %w", err))
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":

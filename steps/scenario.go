@@ -32,7 +32,9 @@ type scenario struct {
 	ended     map[string]any
 	listing   *listing
 	walked    *walk
+	events    eventPolls        // every poll of GET /agent/events (run_events.go)
 	cache     map[string]string // resolved placeholders
+	schedules map[string]string // nickname -> id of the schedules this scenario created
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -46,6 +48,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 		cache:     map[string]string{},
 	}
 	sc.Before(s.before)
+	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
 	s.registerCatalogue(sc) // catalogue.go: environments, models, agents, messages
 
@@ -121,9 +124,27 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^an hour passes on the mock's clock$`, s.anHourPassesOnTheMocksClock)
 
 	// Authentication and bad requests.
+	// Events (run_events.go).
+	sc.Step(`^I poll the run's events$`, s.pollTheRunsEvents)
+	sc.Step(`^I poll the run's events again$`, s.pollTheRunsEvents)
+	sc.Step(`^I poll the run's events since the last one$`, s.pollSinceTheLast)
+	sc.Step(`^the events are about the run, in increasing sequence order$`, s.eventsInOrderAboutTheRun)
+	sc.Step(`^the last event reports the run's state$`, s.lastEventReportsTheEnd)
+	sc.Step(`^every event occurred between the run's creation and its last update$`, s.eventsWithinTheRun)
+	sc.Step(`^the events are the same as at the first poll$`, s.eventsSameAsFirstPoll)
+	sc.Step(`^no events came back$`, s.noEventsCameBack)
+	sc.Step(`^the run's events are (run_[a-z_]+(?:(?:, | and )run_[a-z_]+)*)$`, s.eventsAre)
+	sc.Step(`^the "(run_[a-z_]+)" event occurred at the run's "([^"]*)"$`, s.eventOccurredAtRunField)
+	sc.Step(`^I report the event "(run_[a-z_]+)" for the run with the execution id "([^"]*)"$`, s.reportEvent)
+	sc.Step(`^I report the event "(run_[a-z_]+)" for the run$`, s.reportEventPlain)
+	sc.Step(`^the last event carries the execution id "([^"]*)"$`, s.reportedEventCarries)
+
 	sc.Step(`^I send "(GET|POST) ([^"]*)" with no Authorization header$`, s.sendWithoutAuth)
 	sc.Step(`^I send "(GET|POST) ([^"]*)" with the Authorization header "([^"]*)"$`, s.sendWithAuthHeader)
 	sc.Step(`^I post to "([^"]*)" the body (.*)$`, s.postRawBody)
+
+	// Schedules and the agent catalogue (schedules.go).
+	su.scheduleSteps(sc, s)
 }
 
 // before isolates the scenario in its own mock session, or skips it when it
@@ -155,8 +176,53 @@ func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (co
 	s.suite.record(sc, err, s.skipReason)
 	if s.api.control == nil {
 		s.cancelLeftovers(context.WithoutCancel(ctx))
+		s.deleteSchedules(context.WithoutCancel(ctx))
 	} else if s.api.session != "" {
 		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
+	}
+	return ctx, nil
+}
+
+// rereadEndedRuns watches longer where it matters: once a scenario has
+// passed, it lets the server's time pass again and re-reads every run the
+// scenario created and saw end, so that the rules of invariants.go compare
+// the new look with the terminal one (a cancelled run that later succeeds, a
+// finished run whose fields still move). The wait is a minute of the
+// mock's clock when the suite drives it, or, when
+// polling, the server's own pace: the time a run took per state, as its
+// timestamps tell, between one poll interval and ten seconds.
+func (s *scenario) rereadEndedRuns(ctx context.Context, _ *godog.Scenario, err error) (context.Context, error) {
+	if err != nil || s.skipReason != "" {
+		return ctx, nil
+	}
+	var ended []*trackedRun
+	wait := s.suite.cfg.PollInterval
+	for _, r := range s.mine.runs {
+		seen, ok := s.suite.runs.terminalSighting(s.api.session, r.id)
+		if !ok {
+			continue
+		}
+		ended = append(ended, r)
+		created, err1 := timestamp(seen.doc, "created_at")
+		updated, err2 := timestamp(seen.doc, "updated_at")
+		if perState := updated.Sub(created) / 4; err1 == nil && err2 == nil && perState > wait {
+			wait = perState
+		}
+	}
+	if len(ended) == 0 {
+		return ctx, nil
+	}
+	if s.api.control != nil {
+		if err := s.api.advanceClock(ctx, time.Minute); err != nil {
+			return ctx, err
+		}
+	} else if err := sleep(ctx, min(wait, 10*time.Second)); err != nil {
+		return ctx, err
+	}
+	for _, r := range ended {
+		if _, err := s.fetch(ctx, r); err != nil {
+			return ctx, fmt.Errorf("re-reading run %s after it ended: %w", s.mine.nameOf(r), err)
+		}
 	}
 	return ctx, nil
 }

@@ -22,6 +22,10 @@ type Suite struct {
 	// that had not finished are reported as interrupted.
 	runCtx context.Context
 
+	// runs is every run seen during the suite, held to the rules that hold
+	// for any run at any time.
+	runs *ledger
+
 	mu     sync.Mutex
 	events *collector // the current Run's, nil outside Run
 }
@@ -48,7 +52,7 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	if err := preflight(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey); err != nil {
 		return nil, err
 	}
-	su := &Suite{cfg: cfg, base: base, runCtx: context.Background()}
+	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger()}
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)
 	}
@@ -75,6 +79,7 @@ func (su *Suite) newClient() *apiClient {
 		control:   su.control,
 		key:       su.cfg.APIKey,
 		validator: su.cfg.Validator,
+		runs:      su.runs,
 	}
 }
 

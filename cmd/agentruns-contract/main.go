@@ -266,10 +266,6 @@ func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop fu
 			return "", "", nil, fmt.Errorf("starting the bundled mock: %w", err)
 		}
 		cfg.BaseURL = url
-		// Scenarios tagged @mock-fidelity-pending hold for any server that
-		// follows the published document but not yet for the bundled mock.
-		// "&&" splits a tag expression at the top, whatever cfg.Tags holds.
-		cfg.Tags = strings.TrimPrefix(cfg.Tags+" && not @mock-fidelity-pending", " && ")
 		keyFrom = o.apiKeyFrom
 		if cfg.APIKey == "" {
 			cfg.APIKey, keyFrom = "wk-mock-alice", "a fixture key of the mock"

@@ -34,9 +34,9 @@ var (
 // mock can tell a revoked agent key from a key it has never seen.
 const AgentKeyPrefix = "wk-agent-"
 
-// Agent is one agent identity, the same record in memory and in the save.
+// Identity is one agent identity, the same record in memory and in the save.
 // Its keys are kept as SHA-256 digests: the save holds no usable credential.
-type Agent struct {
+type Identity struct {
 	UID       string    `json:"uid"`
 	Team      string    `json:"team"`
 	Name      string    `json:"name"`
@@ -55,7 +55,7 @@ type AgentView struct {
 	CreatedAt time.Time
 }
 
-func (a *Agent) build() {
+func (a *Identity) build() {
 	a.principal = &fixtures.Principal{Type: "service_account", UID: a.UID, DisplayName: a.Name, Team: a.Team}
 }
 
@@ -66,16 +66,16 @@ func keyHash(key string) string {
 
 func (ms *Session) seedAgentsLocked(now time.Time) {
 	ms.agents = nil
-	ms.agentByUID = map[string]*Agent{}
-	ms.agentByKey = map[string]*Agent{}
+	ms.agentByUID = map[string]*Identity{}
+	ms.agentByKey = map[string]*Identity{}
 	for _, f := range ms.st.opts.Fixtures.Agents {
-		a := &Agent{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo))}
+		a := &Identity{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo))}
 		ms.insertAgentLocked(a)
 	}
-	slices.SortStableFunc(ms.agents, func(a, b *Agent) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortStableFunc(ms.agents, func(a, b *Identity) int { return a.CreatedAt.Compare(b.CreatedAt) })
 }
 
-func (ms *Session) insertAgentLocked(a *Agent) {
+func (ms *Session) insertAgentLocked(a *Identity) {
 	a.build()
 	ms.agents = append(ms.agents, a)
 	ms.agentByUID[a.UID] = a
@@ -86,14 +86,14 @@ func (ms *Session) insertAgentLocked(a *Agent) {
 
 // teamAgentsLocked is the team's agents in the order the plan counts them:
 // the default agent first, then by creation.
-func (ms *Session) teamAgentsLocked(team string) []*Agent {
-	var out []*Agent
+func (ms *Session) teamAgentsLocked(team string) []*Identity {
+	var out []*Identity
 	for _, a := range ms.agents {
 		if a.Team == team {
 			out = append(out, a)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *Agent) int {
+	slices.SortStableFunc(out, func(a, b *Identity) int {
 		switch {
 		case a.Default == b.Default:
 			return 0
@@ -115,7 +115,7 @@ func (ms *Session) agentViewsLocked(team string) []AgentView {
 	return out
 }
 
-func (ms *Session) agentViewLocked(a *Agent) AgentView {
+func (ms *Session) agentViewLocked(a *Identity) AgentView {
 	for _, v := range ms.agentViewsLocked(a.Team) {
 		if v.UID == a.UID {
 			return v
@@ -132,7 +132,7 @@ func mayManageAgents(p *fixtures.Principal) error {
 }
 
 // Agents lists p's team's agents.
-func (ms *Session) Agents(p *fixtures.Principal) ([]AgentView, error) {
+func (ms *Session) Identities(p *fixtures.Principal) ([]AgentView, error) {
 	if err := mayManageAgents(p); err != nil {
 		return nil, err
 	}
@@ -151,13 +151,13 @@ func (ms *Session) CreateAgent(p *fixtures.Principal, name string) (AgentView, e
 	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamAgentsLocked(p.Team)) >= limit {
 		return AgentView{}, fmt.Errorf("%w (%d)", ErrPlanLimit, limit)
 	}
-	a := &Agent{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: ms.clock.Now()}
+	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: ms.clock.Now()}
 	ms.insertAgentLocked(a)
 	ms.changed()
 	return ms.agentViewLocked(a), nil
 }
 
-func (ms *Session) teamAgentLocked(p *fixtures.Principal, uid string) (*Agent, error) {
+func (ms *Session) teamAgentLocked(p *fixtures.Principal, uid string) (*Identity, error) {
 	a, ok := ms.agentByUID[uid]
 	switch {
 	case !ok:
@@ -205,7 +205,7 @@ func (ms *Session) DeleteAgent(p *fixtures.Principal, uid string) error {
 		delete(ms.agentByKey, h)
 	}
 	delete(ms.agentByUID, uid)
-	ms.agents = slices.DeleteFunc(ms.agents, func(x *Agent) bool { return x == a })
+	ms.agents = slices.DeleteFunc(ms.agents, func(x *Identity) bool { return x == a })
 	ms.changed()
 	return nil
 }
@@ -267,7 +267,7 @@ func (s *Store) Existing(name string) *Session {
 }
 
 // Agent returns one of p's team's agents.
-func (ms *Session) Agent(p *fixtures.Principal, uid string) (AgentView, error) {
+func (ms *Session) Identity(p *fixtures.Principal, uid string) (AgentView, error) {
 	if err := mayManageAgents(p); err != nil {
 		return AgentView{}, err
 	}

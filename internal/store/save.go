@@ -45,9 +45,13 @@ type savedSession struct {
 	NextSeq    int64      `json:"next_seq"`
 	Runs       []*Run     `json:"runs"` // in Seq order
 	// Added with the catalogue; absent in older files.
-	CatalogueAt time.Time  `json:"catalogue_at,omitzero"`
-	Agents      []*Agent   `json:"agents,omitempty"`
-	Messages    []*Message `json:"messages,omitempty"`
+	CatalogueAt time.Time   `json:"catalogue_at,omitzero"`
+	Agents      []*Identity `json:"agents,omitempty"`
+	Messages    []*Message  `json:"messages,omitempty"`
+	// Schedules are in creation order; NextScheduleSeq numbers the next.
+	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
+	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
+	Events          []Event           `json:"events,omitempty"`
 }
 
 type savedClock struct {
@@ -77,6 +81,7 @@ func (s *Store) Save(w io.Writer) error {
 	}{Format: saveFormat, Version: saveVersion, SavedAt: s.wall(), Sessions: make([]json.RawMessage, 0, len(names))}
 	for _, name := range names {
 		ms := all[name]
+		ms.catchUp() // a save holds the runs due by its instant
 		ms.mu.RLock()
 		b, err := json.Marshal(ms.saveLocked(name))
 		ms.mu.RUnlock()
@@ -90,14 +95,18 @@ func (s *Store) Save(w io.Writer) error {
 
 func (ms *Session) saveLocked(name string) savedSession {
 	return savedSession{
-		Name:        name,
-		Clock:       savedClock{Mode: ms.clock.Mode(), Now: ms.clock.Now()},
-		Generation:  ms.generation,
-		NextSeq:     ms.nextSeq,
-		Runs:        ms.runs,
-		CatalogueAt: ms.catalogueAt,
-		Agents:      ms.agents,
-		Messages:    ms.messages,
+		Name:       name,
+		Clock:      savedClock{Mode: ms.clock.Mode(), Now: ms.clock.Now()},
+		Generation: ms.generation,
+		NextSeq:    ms.nextSeq,
+		Runs:       ms.runs,
+		Schedules:  ms.schedulesInOrderLocked(),
+
+		NextScheduleSeq: ms.nextScheduleSeq,
+		Events:          ms.events,
+		CatalogueAt:     ms.catalogueAt,
+		Agents:          ms.agents,
+		Messages:        ms.messages,
 	}
 }
 
@@ -184,6 +193,11 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 		r.Creator.Principal = s.restoreCreator(r.Creator.Principal, creators)
 		r.packStrings()
 	}
+	for i, e := range ss.Events {
+		if e.Seq != int64(i)+1 || !e.Type.Valid() || !seen[e.RunID] {
+			return nil, fmt.Errorf("event %d: want sequence %d, a known event type and one of the session's runs", i, i+1)
+		}
+	}
 	if ss.NextSeq < lastSeq {
 		return nil, fmt.Errorf("next_seq %d is below the last run's seq %d", ss.NextSeq, lastSeq)
 	}
@@ -191,7 +205,8 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.clock = newClock(ss.Clock.Mode, now, s.wall)
-	ms.runs, ms.byID, ms.byName = nil, map[string]*Run{}, map[string][]*Run{}
+	ms.runs, ms.byID, ms.byName, ms.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
+	ms.events, ms.watched = ss.Events, nil
 	ms.generation = ss.Generation
 	for _, r := range ss.Runs {
 		// insertLocked numbers runs itself and keeps every index; set the
@@ -200,6 +215,26 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 		ms.insertLocked(r)
 	}
 	ms.nextSeq = ss.NextSeq
+	// Schedules come back with their next tick: ticks that fell while the
+	// mock was down (a real clock moves on across a restart) are started
+	// on the next use, like those of any clock move.
+	for i, sc := range ss.Schedules {
+		if sc == nil {
+			return nil, fmt.Errorf("schedule %d is null", i)
+		}
+		if err := sc.check(); err != nil {
+			return nil, fmt.Errorf("schedule %d (%q): %v", i, sc.ID, err)
+		}
+		if _, dup := ms.schedules[sc.ID]; dup {
+			return nil, fmt.Errorf("schedule %q appears twice", sc.ID)
+		}
+		sc.Owner.Principal = s.restoreCreator(sc.Owner.Principal, creators)
+		sc.UpdatedBy.Principal = s.restoreCreator(sc.UpdatedBy.Principal, creators)
+		ms.schedules[sc.ID] = sc
+		ms.nextScheduleSeq = max(ms.nextScheduleSeq, sc.Seq)
+	}
+	ms.nextScheduleSeq = max(ms.nextScheduleSeq, ss.NextScheduleSeq)
+	ms.refreshDueLocked()
 	if err := ms.restoreCatalogueLocked(ss); err != nil {
 		return nil, err
 	}
@@ -228,7 +263,7 @@ func (r *Run) check() error {
 		}
 	}
 	for _, t := range r.ArtifactTypes {
-		if t != "PLAN" && t != "PULL_REQUEST" {
+		if !ArtifactTypes[t] {
 			return fmt.Errorf("artifact type %q", t)
 		}
 		if len(r.ID) < 8 { // artifacts are named after the id's first 8 characters
@@ -261,7 +296,7 @@ func (ms *Session) restoreCatalogueLocked(ss savedSession) error {
 		ms.catalogueAt = ss.Clock.Now
 		ms.seedAgentsLocked(ms.catalogueAt)
 	} else {
-		ms.agents, ms.agentByUID, ms.agentByKey = nil, map[string]*Agent{}, map[string]*Agent{}
+		ms.agents, ms.agentByUID, ms.agentByKey = nil, map[string]*Identity{}, map[string]*Identity{}
 		for i, a := range ss.Agents {
 			if a == nil || a.UID == "" || a.Team == "" || ms.agentByUID[a.UID] != nil {
 				return fmt.Errorf("agent %d is null, without uid or team, or repeated", i)
