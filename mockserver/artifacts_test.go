@@ -45,10 +45,10 @@ func TestFateChoosesArtifacts(t *testing.T) {
 	assert.Contains(t, string(p.body), "artifacts")
 }
 
-// The fixtures' rule gives a plan and a pull request to prompts that ask.
+// The fixtures' rule gives artifacts of all four kinds to prompts that ask.
 func TestFixtureRuleGivesArtifacts(t *testing.T) {
 	c := newMock(t, mockserver.Options{Step: time.Second})
 	id := c.create(map[string]any{"prompt": "Refactor the parser [mock:artifacts]"}).RunID
 	c.advance(time.Minute)
-	assert.Equal(t, []string{"PLAN", "PULL_REQUEST"}, artifactTypes(c.get(id)))
+	assert.Equal(t, []string{"PLAN", "PULL_REQUEST", "SCREENSHOT", "FILE"}, artifactTypes(c.get(id)))
 }

@@ -18,7 +18,6 @@ import (
 // not route yet. The list must only shrink: an operation that starts being
 // served fails the test until it is taken off.
 var notServedYet = map[string]bool{
-	"GET /agent/artifacts/{artifactUid}":         true,
 	"GET /agent/runs/{runId}/conversation":       true,
 	"GET /agent/conversations/{conversation_id}": true,
 	"GET /agent/runs/{runId}/transcript":         true,
