@@ -35,6 +35,7 @@ type scenario struct {
 	events    eventPolls        // every poll of GET /agent/events (run_events.go)
 	cache     map[string]string // resolved placeholders
 	schedules map[string]string // nickname -> id of the schedules this scenario created
+	fetched   []fetchedArtifact // the artifacts last fetched (artifacts.go)
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -51,6 +52,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
 	s.registerCatalogue(sc) // catalogue.go: environments, models, agents, messages
+	s.registerArtifacts(sc) // artifacts.go
 
 	// Creating runs.
 	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
