@@ -39,6 +39,10 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <APIKey>" on every API call.
 	APIKey string
+	// OtherAPIKey is a key of another team, for the scenarios tagged
+	// @two-callers (another team's runs are never shown nor cancellable);
+	// they are skipped, saying so, when it is empty.
+	OtherAPIKey string
 	// HTTPClient makes every request; http.DefaultClient when nil.
 	HTTPClient *http.Client
 

@@ -30,6 +30,7 @@ type scenario struct {
 	mine      roster      // the runs this scenario created
 	current   *trackedRun // "the run": the one created last
 	ended     map[string]any
+	theirs    *trackedRun // a run another team created (@two-callers)
 	listing   *listing
 	walked    *walk
 	cache     map[string]string // resolved placeholders
@@ -112,6 +113,12 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^I cancel a run that does not exist$`, s.cancelUnknownRun)
 	sc.Step(`^a moment later I cancelled run "([^"]*)", unless it had already ended$`, s.cancelledRunLater)
 
+	// Two callers of different teams.
+	sc.Step(`^another team has created a run$`, s.anotherTeamCreatedARun)
+	sc.Step(`^I fetch the other team's run$`, s.fetchTheirRun)
+	sc.Step(`^I cancel the other team's run$`, s.cancelTheirRun)
+	sc.Step(`^the walk never saw the other team's run$`, s.walkNeverSawTheirRun)
+
 	// The mock's control API.
 	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)", spending (\d+) seconds? in each state$`, s.mockWillEndNextRunPaced)
 	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)" with error code "([^"]*)"$`, s.mockWillEndNextRunWithCode)
@@ -129,6 +136,11 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 // before isolates the scenario in its own mock session, or skips it when it
 // needs a control API the server does not have.
 func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+	if hasTag(sc, "@two-callers") && s.suite.cfg.OtherAPIKey == "" {
+		s.skipReason = "needs a key of another team (@two-callers): pass --other-api-key (Config.OtherAPIKey)"
+		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+		return ctx, godog.ErrSkip
+	}
 	if s.api.control == nil {
 		switch {
 		case hasTag(sc, "@mock-control"):
@@ -215,6 +227,9 @@ func (s *scenario) cancelLeftovers(ctx context.Context) {
 			continue
 		}
 		_, _ = s.api.do(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(r.id) + "/cancel"})
+	}
+	if s.theirs != nil {
+		_, _ = s.other().do(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.theirs.id) + "/cancel"})
 	}
 }
 

@@ -44,6 +44,7 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 	cfg := steps.Config{
 		BaseURL:      baseURL,
 		APIKey:       "wk-mock-alice",
+		OtherAPIKey:  "wk-mock-carol", // of another team than alice's (fixtures/principals.json)
 		Validator:    v,
 		Format:       "progress",
 		Output:       &out,

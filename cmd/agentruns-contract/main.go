@@ -97,6 +97,7 @@ func main() {
 type options struct {
 	baseURL     string
 	apiKey      string
+	otherAPIKey string
 	tags        string
 	readOnly    bool
 	allowWrites bool
@@ -130,6 +131,7 @@ Flags:
 	// prints a key.
 	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the API under test, e.g. https://app.warp.dev/api/v1 (default $OZ_API_BASE_URL, read-only; neither: the bundled mock)")
 	fs.StringVar(&o.apiKey, "api-key", "", "API `key` sent as a bearer token (default $WARP_API_KEY)")
+	fs.StringVar(&o.otherAPIKey, "other-api-key", "", "API `key` of another team, for the scenarios checking that one team never sees another's runs (@two-callers, skipped without it)")
 	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "leave out the scenarios that create runs (@creates-runs)")
 	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
@@ -197,6 +199,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := steps.Config{
 		BaseURL:     o.baseURL,
 		APIKey:      o.apiKey,
+		OtherAPIKey: o.otherAPIKey,
 		Tags:        o.tags,
 		ReadOnly:    o.readOnly,
 		Timeout:     o.timeout,
@@ -269,6 +272,9 @@ func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop fu
 		keyFrom = o.apiKeyFrom
 		if cfg.APIKey == "" {
 			cfg.APIKey, keyFrom = "wk-mock-alice", "a fixture key of the mock"
+			if cfg.OtherAPIKey == "" {
+				cfg.OtherAPIKey = "wk-mock-carol" // of another team than alice's (fixtures/principals.json)
+			}
 		}
 		return fmt.Sprintf("the bundled mock at %s (started in this process: no --base-url, no $OZ_API_BASE_URL)", url), keyFrom, stop, nil
 	case cfg.APIKey == "":
