@@ -41,7 +41,7 @@ Feature: List runs
   # Cancelling alpha makes it the run updated last, so that order by update
   # differs from order by creation. A run may end before the cancel reaches
   # it; its last update then still orders it.
-  @creates-runs @mock-fidelity-pending
+  @creates-runs
   Scenario: Without sort_by the runs updated last come first
     Given I created these runs:
       | run   |

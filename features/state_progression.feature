@@ -59,7 +59,8 @@ Feature: Run state progression
       | FAILED | insufficient_credits     |
       | FAILED | invalid_request          |
       | ERROR  | internal_error           |
-      | ERROR  | environment_setup_failed |
+      | FAILED | environment_setup_failed |
+      | ERROR  | resource_unavailable     |
 
   # On a fast server the run may have ended (or be waiting for a person,
   # BLOCKED) before the cancel arrives; the server then refuses it with 400,
@@ -81,7 +82,7 @@ Feature: Run state progression
     Then the response is a problem with status 409 and code "conflict"
     And the problem says it is retryable
 
-  @mock-control @mock-fidelity-pending
+  @mock-control
   Scenario: A run waiting for a person cannot be cancelled
     When I create a run with the prompt "Ask before pushing the branch"
     And the mock puts the run into "BLOCKED"

@@ -3,6 +3,7 @@ package mockserver
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -57,7 +58,26 @@ func (s *Server) authenticate(r *http.Request) (*fixtures.Principal, *apiError) 
 	if s.strictAuth {
 		return nil, errorf(codeAuthRequired, "the API key is not known to this server")
 	}
-	return &s.fixtures.DefaultPrincipal, nil
+	return guest(&s.fixtures.DefaultPrincipal, token), nil
+}
+
+// guest is the user an API key that no principal owns acts as: a member of
+// the default principal's team (which owns fixture runs, so a client team
+// that starts the mock with its real key sees data at once), and a user of
+// its own, so two unknown keys are two users, as two real keys would be.
+// The uid is derived from a digest of the key, never the key itself, and is
+// the same for a key every time, across restarts too.
+func guest(dflt *fixtures.Principal, key string) *fixtures.Principal {
+	sum := sha256.Sum256([]byte(key))
+	tag := hex.EncodeToString(sum[:6])
+	p := *dflt
+	p.APIKey = ""
+	p.UID = dflt.UID + "-" + tag
+	p.DisplayName = strings.TrimSpace(dflt.DisplayName + " " + tag)
+	if local, domain, ok := strings.Cut(dflt.Email, "@"); ok {
+		p.Email = local + "+" + tag + "@" + domain
+	}
+	return &p
 }
 
 // lookupKey compares the token with every known key, each in constant time

@@ -43,7 +43,7 @@ func TestConcurrentClientsLoseNothing(t *testing.T) {
 	}
 	wg.Wait()
 	seen := map[string]int{}
-	q := "name=load&limit=13"
+	q := "name=load&limit=13&sort_by=created_at" // an order running runs do not change
 	page := c.list(q)
 	for {
 		for _, r := range page.Runs {

@@ -87,7 +87,8 @@ func (s *Server) setClock(c *call) (any, *apiError) {
 			return nil, errorf(codeInvalidRequest, "now: must be an RFC 3339 date-time, not %q", req.Now)
 		}
 		if _, err := c.session.SetNow(t); err != nil {
-			return nil, &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: "now: " + err.Error() + "; it is " + formatTime(c.session.Now())}
+			// A conflict with the clock's state, which waiting does not cure.
+			return nil, &apiError{code: codeConflict, final: true, detail: "now: " + err.Error() + "; it is " + formatTime(c.session.Now())}
 		}
 	}
 	return clockInfo(c.session), nil
@@ -125,6 +126,9 @@ func (s *Server) forceState(c *call) (any, *apiError) {
 	}
 	if req.ErrorCode != "" && !errcode.Known(req.ErrorCode) {
 		return nil, errorf(codeInvalidRequest, "error_code: %q is not an error code of the API", req.ErrorCode)
+	}
+	if err := (store.Fate{Final: req.State, ErrorCode: req.ErrorCode}).Check(); err != nil {
+		return nil, errorf(codeInvalidRequest, "error_code: %v", err)
 	}
 	var msg *StatusMessage
 	if req.Message != "" || req.ErrorCode != "" || req.Retryable != nil {
@@ -202,4 +206,32 @@ func listRequests(c *call) (any, *apiError) { return harnessOf(c.session).journa
 func clearRequests(c *call) (any, *apiError) {
 	harnessOf(c.session).journal.clear()
 	return listRequests(c)
+}
+
+// ScheduleRuns answers GET /__mock/schedules/{scheduleId}/runs: the runs a
+// schedule started, oldest first, whatever their team.
+type ScheduleRuns struct {
+	Runs []RunItem `json:"runs"`
+}
+
+func (s *Server) scheduleRuns(c *call) (any, *apiError) {
+	views, err := c.session.ScheduleRuns(c.id)
+	if err != nil {
+		return nil, scheduleError(err)
+	}
+	out := ScheduleRuns{Runs: make([]RunItem, 0, len(views))}
+	for _, v := range views {
+		out.Runs = append(out.Runs, runItem(v, s.sessionLinkBase))
+	}
+	return out, nil
+}
+
+// fireSchedule is POST /__mock/schedules/{scheduleId}/fire: the schedule
+// starts a run now, paused or not; it answers the run.
+func (s *Server) fireSchedule(c *call) (any, *apiError) {
+	v, err := c.session.FireSchedule(c.id)
+	if err != nil {
+		return nil, scheduleError(err)
+	}
+	return runJSON{v, s.sessionLinkBase}, nil
 }

@@ -93,7 +93,10 @@ func TestControlTokenAndDisabledControl(t *testing.T) {
 
 func TestSessionFateRulesDecideNewRuns(t *testing.T) {
 	c := newMock(t, mockserver.Options{Step: time.Minute})
-	r := c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "(?i)deploy", "state": "ERROR", "error_code": "environment_setup_failed", "step": "1s", "times": 1})
+	r := c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "(?i)deploy", "state": "ERROR", "error_code": "environment_setup_failed"})
+	require.Equal(t, http.StatusBadRequest, r.status, "a failed setup is the caller's side: FAILED, never ERROR: %s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "environment_setup_failed ends a run in FAILED")
+	r = c.do("POST", "/__mock/fates", map[string]any{"prompt_pattern": "(?i)deploy", "state": "FAILED", "error_code": "environment_setup_failed", "step": "1s", "times": 1})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	first := c.create(map[string]any{"prompt": "Deploy the app"}).RunID
 	second := c.create(map[string]any{"prompt": "Deploy again"}).RunID
@@ -101,7 +104,7 @@ func TestSessionFateRulesDecideNewRuns(t *testing.T) {
 	header := c.create(map[string]any{"prompt": "x"}, mockserver.FateHeader, "state=FAILED; step=1s").RunID
 	c.advance(5 * time.Second)
 	run := c.get(first)
-	assert.Equal(t, mockserver.Errored, run.State)
+	assert.Equal(t, mockserver.Failed, run.State)
 	assert.Equal(t, "environment_setup_failed", run.StatusMessage.ErrorCode)
 	assert.Equal(t, mockserver.Queued, c.get(second).State, "the rule was for one run only")
 	assert.Equal(t, mockserver.Queued, c.get(other).State)

@@ -62,7 +62,28 @@ func TestCreateResolvesSkillTitleAndUnknownKey(t *testing.T) {
 
 	stranger := c.as("wk-someone-unknown")
 	run = stranger.get(stranger.create(map[string]any{"prompt": "hello"}).RunID)
-	assert.Equal(t, "user-default", run.Creator.UID, "unknown keys act as the default user")
+	assert.Regexp(t, `^user-default-[0-9a-f]{12}$`, run.Creator.UID, "an unknown key is a user of the default team")
+	assert.Equal(t, run.Creator.UID, stranger.get(stranger.create(map[string]any{"prompt": "again"}).RunID).Creator.UID, "a key is always the same user")
+}
+
+// Day one for a client team: starting the mock and calling it with their own
+// key shows a team's fixture runs, and each unknown key is its own user.
+func TestUnknownKeysAreDistinctUsersOfTheFixtureTeam(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	mine, theirs := c.as("wk-my-real-key"), c.as("wk-a-colleagues-key")
+	page := mine.list("limit=100")
+	require.NotEmpty(t, page.Runs, "an unknown key sees its team's fixture runs")
+	a := mine.get(mine.create(map[string]any{"prompt": "mine"}).RunID).Creator
+	b := theirs.get(theirs.create(map[string]any{"prompt": "theirs"}).RunID).Creator
+	require.NotNil(t, a)
+	require.NotNil(t, b)
+	assert.NotEqual(t, a.UID, b.UID, "two unknown keys are two users")
+	assert.NotEqual(t, a.DisplayName, b.DisplayName)
+	assert.NotContains(t, a.UID, "my-real-key", "the uid does not show the key")
+	// Same team: each sees the other's run, as teammates do; alice (the
+	// fixtures' team Acme) sees both.
+	assert.Len(t, mine.list("creator="+b.UID).Runs, 1)
+	assert.Len(t, c.as("wk-mock-alice").list("creator="+a.UID).Runs, 1)
 }
 
 func TestGetUnknownAndMalformedIDs(t *testing.T) {
@@ -123,6 +144,7 @@ func TestFateFromHeaderAndFixtureRules(t *testing.T) {
 	c := newMock(t, mockserver.Options{Step: time.Minute})
 	failed := c.create(map[string]any{"prompt": "x"}, mockserver.FateHeader, "state=FAILED; error_code=insufficient_credits; message=No credits; step=1s").RunID
 	errored := c.create(map[string]any{"prompt": "please [mock:error] now"}).RunID
+	setupFailed := c.create(map[string]any{"prompt": "[mock:setup-failed] deploy"}).RunID
 	slowFail := c.create(map[string]any{"prompt": "y"}, mockserver.FateHeader, "state=ERROR, queued=1m, pending=1s, claimed=1s, inprogress=1s").RunID
 	c.advance(5 * time.Second)
 
@@ -139,13 +161,17 @@ func TestFateFromHeaderAndFixtureRules(t *testing.T) {
 	c.advance(5 * time.Minute)
 	run = c.get(errored)
 	assert.Equal(t, mockserver.Errored, run.State)
+	assert.Equal(t, "internal_error", run.StatusMessage.ErrorCode)
+	run = c.get(setupFailed)
+	assert.Equal(t, mockserver.Failed, run.State, "a failed environment setup is the caller's side")
 	assert.Equal(t, "environment_setup_failed", run.StatusMessage.ErrorCode)
 	run = c.get(slowFail)
 	assert.Equal(t, mockserver.Errored, run.State)
 	assert.Equal(t, "internal_error", run.StatusMessage.ErrorCode)
 	assert.True(t, *run.StatusMessage.Retryable, "internal errors are retryable")
 
-	for _, bad := range []string{"state=DONE", "step=fast", "error_code=oops", "colour=blue", "state"} {
+	for _, bad := range []string{"state=DONE", "step=fast", "error_code=oops", "colour=blue", "state",
+		"state=ERROR; error_code=environment_setup_failed", "state=FAILED; error_code=internal_error"} {
 		r := c.do("POST", "/agent/run", map[string]any{"prompt": "x"}, mockserver.FateHeader, bad)
 		assert.Equal(t, http.StatusBadRequest, r.status, bad)
 		assert.Contains(t, r.problem(t).Detail, mockserver.FateHeader)

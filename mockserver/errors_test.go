@@ -40,6 +40,9 @@ func TestBadRequestsGetAProblemNamingTheFault(t *testing.T) {
 		{"wrong content type", "POST", "/agent/run", `{"prompt": "x"}`, []string{"Content-Type", "text/plain"}, 415, "application/json"},
 		{"unknown path", "GET", "/agent/nothing", nil, nil, 404, "no such path"},
 		{"unknown root path", "GET", "/v2/runs", nil, nil, 404, "no such path"},
+		{"unknown path without auth", "GET", "/agent/nothing", nil, []string{"Authorization", ""}, 401, "Authorization"},
+		{"unknown root path without auth", "GET", "/api/v1/v2/runs", nil, []string{"Authorization", ""}, 401, "Authorization"},
+		{"wrong method without auth", "DELETE", "/agent/runs/abc", nil, []string{"Authorization", ""}, 401, "Authorization"},
 		{"wrong method", "DELETE", "/agent/runs/abc", nil, nil, 405, "DELETE"},
 		{"get on create", "GET", "/agent/run", nil, nil, 405, "GET"},
 	}
@@ -49,7 +52,7 @@ func TestBadRequestsGetAProblemNamingTheFault(t *testing.T) {
 			require.Equal(t, tc.status, r.status, "%s", r.body)
 			p := r.problem(t)
 			assert.Contains(t, p.Detail, tc.detail)
-			assert.True(t, strings.HasPrefix(p.Type, "urn:agentruns:problem:"), p.Type)
+			assert.True(t, strings.HasPrefix(p.Type, mockserver.ProblemTypeBase), p.Type)
 			assert.NotEmpty(t, p.Title)
 			if tc.status == 405 {
 				assert.Contains(t, r.header.Get("Allow"), "OPTIONS")
@@ -78,7 +81,7 @@ func TestStrictAuthAcceptsOnlyFixtureKeys(t *testing.T) {
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs", nil).status)
 	r := c.as("wk-guess").do("GET", "/agent/runs", nil)
 	assert.Equal(t, http.StatusUnauthorized, r.status)
-	assert.Equal(t, "urn:agentruns:problem:authentication_required", r.problem(t).Type)
+	assert.Equal(t, mockserver.ProblemTypeBase+"authentication_required", r.problem(t).Type)
 }
 
 func TestControlAndQueryEdgeCases(t *testing.T) {

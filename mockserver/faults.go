@@ -40,7 +40,8 @@ type FaultRule struct {
 	// Method matches the request method; "" matches any.
 	Method string `json:"method,omitempty"`
 	// Path matches the request path (without /api/v1) with path.Match
-	// wildcards: "/agent/runs/*" matches every run.
+	// wildcards: "/agent/runs/*" matches every run. A path given with the
+	// /api/v1 prefix is kept without it, so it matches both forms.
 	Path string `json:"path"`
 	// Header, when set, must be present with Value ("" matches any value).
 	Header string `json:"header,omitempty"`
@@ -158,6 +159,12 @@ type faultRules struct{ ruleset.Set[FaultRule] }
 func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 	if r.Path == "" {
 		return r, fmt.Errorf("path is required (use \"*\" wildcards, e.g. \"/agent/runs/*\")")
+	}
+	// Rules match the path the API knows, which the mock serves both at the
+	// root and under /api/v1; a rule written with the prefix means the same
+	// path, so it is kept without it rather than never matching.
+	if r.Path == versionPrefix || strings.HasPrefix(r.Path, versionPrefix+"/") {
+		r.Path = strings.TrimPrefix(r.Path, versionPrefix)
 	}
 	if _, err := path.Match(r.Path, "/"); err != nil {
 		return r, fmt.Errorf("path %q is not a valid pattern: %v", r.Path, err)

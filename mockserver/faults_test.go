@@ -17,7 +17,7 @@ func TestFaultHeaderInjectsOneAnswer(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, r.status)
 	assert.Equal(t, "2", r.header.Get("Retry-After"))
 	p := r.problem(t)
-	assert.Equal(t, "urn:agentruns:problem:resource_unavailable", p.Type)
+	assert.Equal(t, mockserver.ProblemTypeBase+"resource_unavailable", p.Type)
 	assert.True(t, p.Retryable)
 
 	assert.Empty(t, r.header.Get("Retry-After-Ms"), "whole seconds need no milliseconds")

@@ -70,7 +70,7 @@ func checkAnswer(t *testing.T, rec *httptest.ResponseRecorder, what string) {
 		require.NoError(t, json.Unmarshal(body, &p), "%s: %s", what, body)
 		require.Equal(t, rec.Code, p.Status, what)
 		require.NotEmpty(t, p.Detail, what)
-		require.True(t, strings.HasPrefix(p.Type, "urn:agentruns:problem:"), what)
+		require.True(t, strings.HasPrefix(p.Type, mockserver.ProblemTypeBase), what)
 		return
 	}
 	require.True(t, json.Valid(body), "%s: %d %s", what, rec.Code, body)

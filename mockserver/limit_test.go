@@ -38,7 +38,7 @@ func TestLimitInFlightRefusesOverTheCap(t *testing.T) {
 	assert.Less(t, time.Since(began), time.Second, "refused at once, not queued")
 	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
 	p := r.problem(t)
-	assert.Equal(t, "urn:agentruns:problem:resource_unavailable", p.Type)
+	assert.Equal(t, mockserver.ProblemTypeBase+"resource_unavailable", p.Type)
 	assert.True(t, p.Retryable)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 	wg.Wait()

@@ -20,10 +20,10 @@ func TestListShowsNewestFirstAndOnlyTheTeamsRuns(t *testing.T) {
 	b := c.create(map[string]any{"prompt": "second", "config": map[string]any{"name": "order"}}).RunID
 	c.advance(time.Second)
 	cc := c.create(map[string]any{"prompt": "third", "config": map[string]any{"name": "order"}}).RunID
-	assert.Equal(t, []string{cc, b, a}, ids(c.list("name=order").Runs))
-	assert.Equal(t, []string{a, b, cc}, ids(c.list("name=order&sort_order=asc").Runs))
+	assert.Equal(t, []string{cc, b, a}, ids(c.list("name=order&sort_by=created_at").Runs))
+	assert.Equal(t, []string{a, b, cc}, ids(c.list("name=order&sort_by=created_at&sort_order=asc").Runs))
 
-	all := c.list("limit=500")
+	all := c.list("limit=500&sort_by=created_at")
 	require.NotEmpty(t, all.Runs)
 	for i, r := range all.Runs {
 		assert.NotEqual(t, "user-carol", r.Creator.UID, "another team's run is never listed")
@@ -36,7 +36,7 @@ func TestListShowsNewestFirstAndOnlyTheTeamsRuns(t *testing.T) {
 	carol := c.as("wk-mock-carol")
 	r := carol.do("GET", "/agent/runs/"+a, nil)
 	assert.Equal(t, http.StatusForbidden, r.status)
-	assert.Equal(t, "urn:agentruns:problem:not_authorized", r.problem(t).Type)
+	assert.Equal(t, mockserver.ProblemTypeBase+"not_authorized", r.problem(t).Type)
 	assert.Equal(t, http.StatusForbidden, carol.do("POST", "/agent/runs/"+a+"/cancel", nil).status)
 	assert.Empty(t, carol.list("name=order").Runs)
 }

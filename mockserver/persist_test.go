@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,11 @@ func view(t *testing.T, c *client) map[string]string {
 		require.False(t, list.PageInfo.HasNextPage, "one page holds the session")
 		for _, r := range list.Runs {
 			out[key+" "+r.RunID] = string(cc.do("GET", "/agent/runs/"+r.RunID, nil).body)
+		}
+		// The event log: sequences and occurred_at must survive a restart.
+		if len(list.Runs) > 0 {
+			q := url.Values{"run_ids": ids(list.Runs), "limit": {"500"}}
+			out[key+" events"] = string(cc.do("GET", "/agent/events?"+q.Encode(), nil).body)
 		}
 	}
 	return out
@@ -66,6 +72,9 @@ func populate(t *testing.T, c *client) {
 		sc.advance(3 * time.Second)
 		require.Equal(t, http.StatusOK, sc.do("POST", "/agent/runs/"+toCancel+"/cancel", nil).status)
 		r := sc.do("POST", "/__mock/runs/"+forced+"/state", map[string]any{"state": "BLOCKED", "message": "needs an answer"})
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		reported := sc.create(map[string]any{"prompt": "reported"}).RunID
+		r = sc.report(reported, map[string]string{"event_type": "run_blocked", "execution_id": "exec-9", "ref_id": "q-1"})
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	}
 	c.in("job-a").advance(90 * time.Minute)
@@ -180,6 +189,10 @@ func TestLoadRefusesDamagedDocuments(t *testing.T) {
 		}),
 		"a negative step": edit(func(d map[string]any) {
 			firstRun(d)["timeline"].(map[string]any)["steps_ns"] = []int{1, -1, 1, 1}
+		}),
+		"an event out of order": edit(func(d map[string]any) {
+			s := d["sessions"].([]any)[0].(map[string]any)
+			s["events"] = []any{map[string]any{"sequence": 2, "event_type": "run_succeeded", "run_id": firstRun(d)["id"], "occurred_at": "2026-01-01T00:00:00Z"}}
 		}),
 		"a short id with artifacts": edit(func(d map[string]any) {
 			firstRun(d)["id"] = "abc"

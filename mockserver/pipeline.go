@@ -65,8 +65,21 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		writeProblem(w, r, errorf(codeNotFound, "no such path: %s (the control API is turned off)", r.URL.Path))
 		return
 	}
+	if path == "/__mock/ui" || strings.HasPrefix(path, "/__mock/ui/") {
+		s.dashboard(w, r, path) // the dashboard's static files (dashboard.go)
+		return
+	}
 	rt, param, allow := s.lookup(r.Method, path)
 	if rt == nil && r.Method != http.MethodOptions {
+		// The service asks for credentials before it looks at the path, so
+		// a path or method it does not have is a 401 without them, as is
+		// every operation this mock does not serve (yet).
+		if !isControl && !s.publicPath(path) {
+			if _, aerr := s.authenticate(r); aerr != nil {
+				writeProblem(w, r, aerr)
+				return
+			}
+		}
 		switch {
 		case allow != "":
 			e := errorf(codeMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow)
@@ -118,14 +131,17 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 
 	if rt.area == api {
 		// 4. Journal: every authenticated API request, however it ends.
-		injected := false
-		defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected)) }()
+		// The dashboard's reads (X-Mock-Observer) are neither (dashboard.go).
+		injected, observer := false, r.Header.Get(ObserverHeader) != ""
+		if !observer {
+			defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected)) }()
+		}
 
 		// 5. Inject faults. The body is read before a delay fault waits:
 		// only then does the server notice a client that hangs up, so
 		// nothing is created for a caller gone.
 		body, bodyErr := s.readBody(r)
-		if s.inject(w, r, c.session, path, &injected) {
+		if !observer && s.inject(w, r, c.session, path, &injected) {
 			return
 		}
 
@@ -135,7 +151,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			// of another form gives its route its own check.
 			id, err := url.PathUnescape(param)
 			if err != nil || !isRunID(id) {
-				writeProblem(w, r, errorf(codeInvalidRequest, "runId %q is not a valid run id (1 to 128 letters, digits, '-' or '_')", truncate(param, 80)))
+				writeProblem(w, r, errorf(codeInvalidRequest, "%s %q is not a valid id (1 to 128 letters, digits, '-' or '_')", rt.idName, truncate(param, 80)))
 				return
 			}
 			c.id = id
@@ -201,7 +217,7 @@ func truncate(s string, n int) string {
 // readBody reads a POST body within the size cap. Only create takes a
 // body; it must be JSON.
 func (s *Server) readBody(r *http.Request) ([]byte, *apiError) {
-	if r.Body == nil || r.Method != http.MethodPost {
+	if r.Body == nil || r.Method != http.MethodPost && r.Method != http.MethodPut {
 		return nil, nil
 	}
 	if r.ContentLength > s.maxBodyBytes {
@@ -234,8 +250,11 @@ func isJSON(contentType string) bool {
 // validate checks the request against the OpenAPI document, as the path the
 // document knows (without the version prefix) and with HEAD checked as GET.
 func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
-	if r.Method == http.MethodPost && len(body) == 0 && !strings.HasSuffix(path, "/cancel") {
-		return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !takesNoBody(path) {
+		if path == "/agent/run" || path == "/agent/runs" {
+			return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+		}
+		return errorf(codeInvalidRequest, "the body is empty; send a JSON object")
 	}
 	// A GET the validator accepted before is accepted again (validcache.go).
 	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead
@@ -308,4 +327,10 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, ms *store.Sessio
 		return true
 	}
 	return false
+}
+
+// takesNoBody reports whether a POST path is an action without a body
+// (cancel a run, pause or resume a schedule).
+func takesNoBody(path string) bool {
+	return strings.HasSuffix(path, "/cancel") || strings.HasSuffix(path, "/pause") || strings.HasSuffix(path, "/resume")
 }

@@ -26,7 +26,7 @@ func TestNothingHappensBeforeTheCallerIsAuthenticated(t *testing.T) {
 		for _, session := range []string{"fresh", "a"} {
 			r := c.as(key).in(session).do("GET", "/agent/runs", nil, mockserver.FaultHeader, "status=429")
 			require.Equal(t, http.StatusUnauthorized, r.status, "key %q in %s: %s", key, session, r.body)
-			assert.Equal(t, "urn:agentruns:problem:authentication_required", r.problem(t).Type)
+			assert.Equal(t, mockserver.ProblemTypeBase+"authentication_required", r.problem(t).Type)
 			r = c.as(key).in(session).do("POST", "/agent/run", map[string]any{"prompt": "x"}, mockserver.FaultHeader, "drop")
 			require.Equal(t, http.StatusUnauthorized, r.status, "key %q in %s: the drop fault is not applied", key, session)
 		}

@@ -38,6 +38,10 @@ type apiError struct {
 	// retryAfter, when set, is sent as a Retry-After header.
 	retryAfter time.Duration
 	allow      string // the Allow header of a 405
+	// final marks a failure that retrying cannot cure, whatever the code
+	// usually means: the problem says retryable false and the answer
+	// carries X-Should-Retry: false, which the official clients obey.
+	final bool
 }
 
 func (e *apiError) Error() string { return string(e.code) + ": " + e.detail }
@@ -58,8 +62,11 @@ type Problem struct {
 	TraceID   string `json:"trace_id,omitempty"`
 }
 
-// problemTypeBase prefixes every problem type; the code ends the URI.
-const problemTypeBase = "urn:agentruns:problem:"
+// ProblemTypeBase prefixes every problem type; the error code ends the
+// URI. It is where the service keeps a page on each code, and the type the
+// service itself sends. The mock's own gateway codes (405, 413, 415) get the
+// same base, so a client reads every code the same way: the last segment.
+const ProblemTypeBase = "https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/"
 
 func (e *apiError) problem(instance string) Problem {
 	info, ok := errcode.Lookup(e.code)
@@ -71,7 +78,7 @@ func (e *apiError) problem(instance string) Problem {
 		status = e.status
 	}
 	p := Problem{
-		Type:      problemTypeBase + string(e.code),
+		Type:      ProblemTypeBase + string(e.code),
 		Title:     info.Title,
 		Status:    status,
 		Detail:    e.detail,
@@ -81,6 +88,9 @@ func (e *apiError) problem(instance string) Problem {
 	}
 	if e.detail != "" {
 		p.Error = info.Title + " (" + e.detail + ")"
+	}
+	if e.final {
+		p.Retryable = false
 	}
 	return p
 }
@@ -103,9 +113,12 @@ func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
 	if e.allow != "" {
 		h.Set("Allow", e.allow)
 	}
+	if e.final {
+		h.Set("X-Should-Retry", "false")
+	}
 	body, err := json.Marshal(p)
 	if err != nil { // a Problem always marshals; this guards future fields
-		body = []byte(`{"type":"` + problemTypeBase + `internal_error","title":"Internal error","status":500,"error":"Internal error"}`)
+		body = []byte(`{"type":"` + ProblemTypeBase + `internal_error","title":"Internal error","status":500,"error":"Internal error"}`)
 		p.Status = http.StatusInternalServerError
 	}
 	w.WriteHeader(p.Status)
@@ -122,12 +135,19 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 		_, _ = w.Write(v.body)
 		return
 	}
+	status := http.StatusOK
+	if c, ok := v.(created); ok {
+		status, v = http.StatusCreated, c.body
+	}
 	body, err := json.Marshal(v)
 	if err != nil {
 		writeProblem(w, r, errorf(codeInternal, "encoding the response: %v", err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// created is an answer sent with 201 Created.
+type created struct{ body any }

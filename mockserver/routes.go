@@ -64,6 +64,21 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/agent/runs/{runId}", area: api, handle: s.getRun},
 		{method: "POST", pattern: "/agent/runs/{runId}/cancel", area: api, handle: s.cancelRun},
 
+		// schedules (schedules_handlers.go)
+		{method: "POST", pattern: "/agent/schedules", area: api, handle: s.createSchedule},
+		{method: "GET", pattern: "/agent/schedules", area: api, handle: s.listSchedules},
+		{method: "GET", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.getSchedule},
+		{method: "PUT", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.updateSchedule},
+		{method: "DELETE", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.deleteSchedule},
+		{method: "POST", pattern: "/agent/schedules/{scheduleId}/pause", area: api, handle: s.pauseSchedule},
+		{method: "POST", pattern: "/agent/schedules/{scheduleId}/resume", area: api, handle: s.resumeSchedule},
+
+		// the agent catalogue (agents_handlers.go)
+		{method: "GET", pattern: "/agent", area: api, handle: s.listAgents},
+		// events (events_handlers.go)
+		{method: "GET", pattern: "/agent/events", area: api, handle: s.pollEvents},
+		{method: "POST", pattern: "/agent/events/{runId}", area: api, handle: s.reportEvent},
+
 		// the control API (control.go)
 		{method: "GET", pattern: "/__mock/info", area: control, handle: s.info},
 		{method: "POST", pattern: "/__mock/reset", area: control, handle: s.reset},
@@ -81,6 +96,9 @@ func (s *Server) routingTable() []route {
 		{method: "DELETE", pattern: "/__mock/fates", area: control, handle: clearFates},
 		{method: "GET", pattern: "/__mock/requests", area: control, handle: listRequests},
 		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
+		{method: "GET", pattern: "/__mock/sessions", area: control, handle: s.listSessions},
+		{method: "GET", pattern: "/__mock/schedules/{scheduleId}/runs", area: control, handle: s.scheduleRuns},
+		{method: "POST", pattern: "/__mock/schedules/{scheduleId}/fire", area: control, handle: s.fireSchedule},
 	}
 	for i := range routes {
 		routes[i].segments = strings.Split(strings.TrimPrefix(routes[i].pattern, "/"), "/")
@@ -134,6 +152,17 @@ func (s *Server) lookup(method, path string) (rt *route, param, allow string) {
 		}
 	}
 	return nil, "", strings.Join(allowed, ", ")
+}
+
+// publicPath reports whether path belongs to a route that needs no
+// credentials (whatever its method).
+func (s *Server) publicPath(path string) bool {
+	for i := range s.routes {
+		if _, ok := s.routes[i].match(path); ok && s.routes[i].area == public {
+			return true
+		}
+	}
+	return false
 }
 
 // rawBody is an answer written as it is, with its content type.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -24,11 +23,18 @@ type runRequest struct {
 	Skill          *string      `json:"skill"`
 	Team           *bool        `json:"team"`
 	ConversationID *string      `json:"conversation_id"`
-	Images         []struct {
-		Data     string `json:"data"`
-		MimeType string `json:"mime_type"`
-	} `json:"images"`
+	// The OpenAPI check has held attachments and images to their schemas
+	// (fields, base64 data, at most five each); resolve counts them together.
+	Attachments      []json.RawMessage `json:"attachments"`
+	Images           []json.RawMessage `json:"images"` // older clients' attachments
+	AgentIdentityUID *string           `json:"agent_identity_uid"`
+	ParentRunID      *string           `json:"parent_run_id"`
+	Interactive      *bool             `json:"interactive"`
 }
+
+// maxAttachments is how many files one create may carry, attachments and
+// images together.
+const maxAttachments = 5
 
 // RunAgentResponse answers a create.
 type RunAgentResponse struct {
@@ -37,7 +43,9 @@ type RunAgentResponse struct {
 	State  State  `json:"state"`
 }
 
-var skillSpecPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+:[^\s:]+$`)
+// skillSpecPattern is a skill as the service takes it: [owner/]repo, a
+// colon, then a skill name or the path of its SKILL.md.
+var skillSpecPattern = regexp.MustCompile(`^(?:[A-Za-z0-9_.-]+/)?[A-Za-z0-9_.-]+:[^\s:]+$`)
 
 // createRun is POST /agent/run and POST /agent/runs.
 func (s *Server) createRun(c *call) (any, *apiError) {
@@ -49,6 +57,9 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
+	if n.FromSkill { // the catalogue's name and base prompt for a skill it knows
+		s.applySkill(c.principal.Team, n.Config)
+	}
 	// The fate: the fixtures' and the mock session's rules, then the
 	// request's X-Mock-Fate header.
 	n.Fate = c.session.FateFor(n.Prompt)
@@ -57,9 +68,18 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 			return nil, errorf(codeInvalidRequest, "header %s: %v", FateHeader, err)
 		}
 	}
+	if err := n.Fate.Check(); err != nil {
+		return nil, errorf(codeInvalidRequest, "the run's fate (fate rules and header %s): %v", FateHeader, err)
+	}
 	v, err := c.session.Create(c.principal, n)
+	if errors.Is(err, store.ErrNoParent) {
+		return nil, errorf(codeInvalidRequest, "parent_run_id: no run %q that you may see", n.ParentRunID)
+	}
 	if errors.Is(err, store.ErrStoreFull) {
-		return nil, &apiError{code: codeUnavailable, detail: fmt.Sprintf("the mock holds its maximum of %d runs; reset it or raise --max-runs", s.maxRuns), retryAfter: 30 * time.Second}
+		// Waiting frees nothing, so the 429 says so rather than inviting
+		// retries that would fail the same way.
+		return nil, &apiError{code: codeUnavailable, final: true, detail: fmt.Sprintf(
+			"team %s has created %d runs in this mock session, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", c.principal.Team, s.maxRuns)}
 	}
 	if err != nil {
 		return nil, errorf(codeInternal, "%v", err)
@@ -105,7 +125,7 @@ func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
 	}
 	if cfg.SkillSpec != "" {
 		if !skillSpecPattern.MatchString(cfg.SkillSpec) {
-			return n, errorf(codeInvalidRequest, "%s: %q is not <owner>/<repo>:<skill_name> or <owner>/<repo>:<path>/SKILL.md", field, cfg.SkillSpec)
+			return n, errorf(codeInvalidRequest, "%s: %q is not [<owner>/]<repo>:<skill_name> or [<owner>/]<repo>:<path>/SKILL.md", field, cfg.SkillSpec)
 		}
 		n.FromSkill = true
 		if cfg.Name == "" {
@@ -135,12 +155,31 @@ func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
 	default:
 		n.Title = "Run skill " + cfg.Name
 	}
-	if req.Team != nil {
-		n.TeamScope = *req.Team
-	}
+	// Every caller of the mock is on exactly one team, and the service
+	// makes a run of a user on a single team team-owned unless told not to.
+	n.TeamScope = req.Team == nil || *req.Team
 	if req.ConversationID != nil {
 		n.ConversationID = *req.ConversationID
 	}
+	if k := len(req.Attachments) + len(req.Images); k > maxAttachments {
+		return n, errorf(codeInvalidRequest, "attachments: at most %d files per run, attachments and images together; got %d", maxAttachments, k)
+	}
+	if id := req.AgentIdentityUID; id != nil {
+		switch {
+		case *id == "":
+			return n, errorf(codeInvalidRequest, "agent_identity_uid: must not be empty; leave it out to run as yourself")
+		case !n.TeamScope:
+			return n, errorf(codeInvalidRequest, "agent_identity_uid: only a team-owned run can act as an agent identity; leave team out or set it to true")
+		}
+		n.AgentIdentityUID = *id
+	}
+	if id := req.ParentRunID; id != nil {
+		if *id == "" {
+			return n, errorf(codeInvalidRequest, "parent_run_id: must not be empty; leave it out for a run without a parent")
+		}
+		n.ParentRunID = *id
+	}
+	n.Interactive = req.Interactive != nil && *req.Interactive
 	return n, nil
 }
 
@@ -184,12 +223,15 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 	if errors.Is(err, store.ErrStalePosition) {
 		return nil, queryError("cursor", "the mock was reset after this cursor was issued")
 	}
+	if errors.Is(err, store.ErrNoAncestor) {
+		return nil, queryError("ancestor_run_id", "no run %q that you may see", q.AncestorID)
+	}
 	if err != nil {
 		return nil, asAPIError(err)
 	}
 	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
 	if page.Next != nil {
-		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h), s.cursorSecret)}
+		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, bootTag(s.cursorSecret)), s.cursorSecret)}
 	}
 	return out, nil
 }
@@ -221,13 +263,16 @@ func asAPIError(err error) *apiError {
 		return errorf(codeNotAuthorized, "the run belongs to another team")
 	case errors.Is(err, store.ErrTerminal):
 		return errorf(codeInvalidRequest, "the run cannot be cancelled: %v", err)
+	case errors.Is(err, store.ErrBlocked):
+		return errorf(codeInvalidRequest, "the run cannot be cancelled: it is BLOCKED, waiting for a person to answer")
 	case errors.Is(err, store.ErrPending):
 		return &apiError{code: codeConflict, detail: "the run is being handed to a worker; try again shortly", retryAfter: time.Second}
 	case errors.Is(err, store.ErrNotCancelable):
-		return errorf(codeNotSupported, "runs of this type cannot be cancelled")
+		return errorf(codeNotSupported, "the run cannot be cancelled through the API: %v", err)
 	case errors.Is(err, store.ErrBackwards):
-		// Not the retryable conflict of the table: trying again cannot help.
-		return &apiError{code: codeInvalidRequest, status: http.StatusConflict, detail: err.Error()}
+		// A conflict with the run's state, but not the retryable one of the
+		// table: trying again cannot help.
+		return &apiError{code: codeConflict, final: true, detail: err.Error()}
 	}
 	return errorf(codeInternal, "%v", err)
 }

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -28,6 +29,7 @@ type RunItem struct {
 	TaskID         string          `json:"task_id"`
 	Title          string          `json:"title"`
 	State          State           `json:"state"`
+	Location       string          `json:"execution_location,omitempty"`
 	Prompt         string          `json:"prompt"`
 	CreatedAt      string          `json:"created_at"`
 	UpdatedAt      string          `json:"updated_at"`
@@ -36,9 +38,13 @@ type RunItem struct {
 	Source         string          `json:"source,omitempty"`
 	SessionID      string          `json:"session_id,omitempty"`
 	SessionLink    string          `json:"session_link,omitempty"`
+	TriggerURL     string          `json:"trigger_url,omitempty"`
 	Creator        *creatorInfo    `json:"creator,omitempty"`
+	RequestUsage   *RequestUsage   `json:"request_usage,omitempty"`
 	AgentConfig    *AgentConfig    `json:"agent_config,omitempty"`
 	ConversationID string          `json:"conversation_id,omitempty"`
+	ParentRunID    string          `json:"parent_run_id,omitempty"`
+	SandboxRunning bool            `json:"is_sandbox_running"`
 	Schedule       *store.Schedule `json:"schedule,omitempty"`
 	Scope          *runScope       `json:"scope,omitempty"`
 	AgentSkill     *agentSkill     `json:"agent_skill,omitempty"`
@@ -63,10 +69,16 @@ type agentSkill struct {
 	FullPath string `json:"full_path,omitempty"`
 }
 
+// RequestUsage is what a run has cost so far.
+type RequestUsage struct {
+	InferenceCost float64 `json:"inference_cost"`
+	ComputeCost   float64 `json:"compute_cost"`
+}
+
 type artifact struct {
-	Type      string            `json:"artifact_type"`
-	CreatedAt string            `json:"created_at"`
-	Data      map[string]string `json:"data"`
+	Type      string         `json:"artifact_type"`
+	CreatedAt string         `json:"created_at"`
+	Data      map[string]any `json:"data"`
 }
 
 // timeFormat has a fixed width, so timestamps also sort as strings.
@@ -173,6 +185,7 @@ func (v runJSON) appendJSON(b []byte) []byte {
 	o.str("task_id", r.ID)
 	o.str("title", r.Title)
 	o.str("state", string(snap.State))
+	o.str("execution_location", r.ExecutionLocation())
 	o.str("prompt", r.Prompt)
 	o.time("created_at", r.CreatedAt)
 	o.time("updated_at", snap.UpdatedAt)
@@ -193,6 +206,7 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		o.b = appendEscaped(append(o.b, '"'), v.linkBase)
 		o.b = append(append(append(o.b, '/'), id[:]...), '"')
 	}
+	o.strOmit("trigger_url", r.TriggerURL)
 	c := r.Creator
 	o.key("creator")
 	co := openObject(o.b)
@@ -202,11 +216,23 @@ func (v runJSON) appendJSON(b []byte) []byte {
 	co.strOmit("email", c.Email)
 	co.strOmit("photo_url", c.PhotoURL)
 	o.b = co.close()
+	if u, ok := usage(snap); ok {
+		o.key("request_usage")
+		uo := openObject(o.b)
+		uo.key("inference_cost")
+		uo.b = appendFloat(uo.b, u.InferenceCost)
+		uo.key("compute_cost")
+		uo.b = appendFloat(uo.b, u.ComputeCost)
+		o.b = uo.close()
+	}
 	if r.Config != nil {
 		o.key("agent_config")
 		o.b = appendAgentConfig(o.b, r.Config)
 	}
 	o.strOmit("conversation_id", r.ConversationID)
+	o.strOmit("parent_run_id", r.ParentRunID)
+	o.key("is_sandbox_running")
+	o.b = strconv.AppendBool(o.b, sandboxRunning(snap))
 	if s := r.Schedule; s != nil {
 		o.key("schedule")
 		o.b = appendSchedule(o.b, s)
@@ -229,8 +255,8 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		o.b = ko.close()
 	}
 	if snap.State == Succeeded && len(r.ArtifactTypes) > 0 {
-		// makeArtifact's data, with its keys in the sorted order
-		// encoding/json writes maps in.
+		// Each kind's data, with its keys in the sorted order encoding/json
+		// writes maps in.
 		o.key("artifacts")
 		o.b = append(o.b, '[')
 		short := r.ID[:8]
@@ -243,12 +269,26 @@ func (v runJSON) appendJSON(b []byte) []byte {
 			ao.time("created_at", snap.UpdatedAt)
 			ao.key("data")
 			do := openObject(ao.b)
-			if kind == "PLAN" {
+			var uid [36]byte
+			hexUUID(&uid, r.ArtifactUID(i))
+			switch kind {
+			case "PLAN":
+				do.prefixed("artifact_uid", "", string(uid[:]))
 				do.prefixed("document_uid", "doc-", short)
 				do.prefixed("title", "Plan: ", r.Title)
-			} else {
+			case "PULL_REQUEST":
 				do.prefixed("branch", "agent/", short)
 				do.prefixed("url", "https://git.example.com/pulls/", short)
+			case "SCREENSHOT":
+				do.prefixed("artifact_uid", "", string(uid[:]))
+				do.str("mime_type", "image/png")
+			default: // FILE
+				do.prefixed("artifact_uid", "", string(uid[:]))
+				do.str("filename", "summary.md")
+				do.str("filepath", "outputs/summary.md")
+				do.str("mime_type", "text/markdown")
+				do.key("size_bytes")
+				do.b = strconv.AppendInt(do.b, fileSize(r), 10)
 			}
 			ao.b = do.close()
 			o.b = ao.close()
@@ -256,6 +296,44 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		o.b = append(o.b, ']')
 	}
 	return o.close()
+}
+
+// sandboxRunning: a run's sandbox is up from the moment a worker has it
+// until the run stops.
+func sandboxRunning(snap store.Snapshot) bool {
+	return snap.Claimed && !snap.State.Terminal()
+}
+
+// usage is what a run has cost, once it has started: a price per second
+// of work, up to its latest change, so the figures only grow and stay the
+// same between changes.
+func usage(snap store.Snapshot) (RequestUsage, bool) {
+	if snap.StartedAt.IsZero() {
+		return RequestUsage{}, false
+	}
+	secs := max(0, snap.UpdatedAt.Sub(snap.StartedAt).Milliseconds()/1000)
+	return RequestUsage{InferenceCost: float64(secs*25) / 10000, ComputeCost: float64(secs*4) / 10000}, true
+}
+
+// fileSize is the size a run's FILE artifact reports.
+func fileSize(r *store.Run) int64 { return int64(1024 + 16*len(r.Title)) }
+
+// appendFloat writes a float64 as encoding/json does: the shortest form
+// that reads back the same, in exponent form only below 1e-6 or from 1e21
+// on, with a two-digit exponent shortened to one ("1e-7", not "1e-07").
+func appendFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // runPage is one page of runs as views; its JSON is a ListRunsResponse's.
@@ -428,6 +506,22 @@ func appendAgentConfig(b []byte, c *store.AgentConfig) []byte {
 	}
 	o.boolPtrOmit("computer_use_enabled", c.ComputerUseEnabled)
 	o.strOmit("worker_host", c.WorkerHost)
+	if c.IdleTimeoutMinutes != nil {
+		o.key("idle_timeout_minutes")
+		o.b = strconv.AppendInt(o.b, int64(*c.IdleTimeoutMinutes), 10)
+	}
+	if h := c.Harness; h != nil {
+		o.key("harness")
+		ho := openObject(o.b)
+		ho.strOmit("type", h.Type)
+		o.b = ho.close()
+	}
+	if h := c.HarnessAuthSecrets; h != nil {
+		o.key("harness_auth_secrets")
+		ho := openObject(o.b)
+		ho.strOmit("claude_auth_secret_name", h.ClaudeAuthSecretName)
+		o.b = ho.close()
+	}
 	return o.close()
 }
 

@@ -45,19 +45,20 @@ func TestRunJSONIsItsItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := openDefault(t, s)
-	yes := true
+	yes, sixty := true, 60
 	odd := "tab\t nl\n q\" <b>&amp; \x00\x1f é 日本 \u2028 bad:\xff end"
 	creator := ms.Runs()[0].Run.Creator
 	for _, extra := range []*store.Run{
 		{ID: "odd<&>-1234", Title: odd, Prompt: odd, Source: odd, Creator: creator, Team: odd, TeamScope: true,
 			CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 999_999_999, time.UTC), FromSkill: true,
-			Config:         &AgentConfig{Name: odd, SkillSpec: "acme/skills:" + odd + "/SKILL.md", ComputerUseEnabled: &yes, MCPServers: map[string]MCPServer{"b": {URL: odd, Headers: map[string]string{"X": odd, "A": ""}}, "a<": {Command: "c", Args: []string{odd, ""}, Env: map[string]string{"B": "2", odd: odd}}, "m": {WarpID: "w", Env: map[string]string{}}}},
+			Config: &AgentConfig{Name: odd, SkillSpec: "acme/skills:" + odd + "/SKILL.md", ComputerUseEnabled: &yes, WorkerHost: odd, IdleTimeoutMinutes: &sixty,
+				Harness: &store.Harness{Type: "claude"}, HarnessAuthSecrets: &store.HarnessAuthSecrets{ClaudeAuthSecretName: odd}, MCPServers: map[string]MCPServer{"b": {URL: odd, Headers: map[string]string{"X": odd, "A": ""}}, "a<": {Command: "c", Args: []string{odd, ""}, Env: map[string]string{"B": "2", odd: odd}}, "m": {WarpID: "w", Env: map[string]string{}}}},
 			ConversationID: odd, Schedule: &store.Schedule{ID: odd, Name: odd, Cron: "0 * * * *"},
-			ArtifactTypes: []string{"PLAN", "PULL_REQUEST"}, ForcedState: Succeeded, ForcedMsg: &StatusMessage{Message: odd, ErrorCode: odd, Retryable: &yes},
+			ArtifactTypes: []string{"PLAN", "PULL_REQUEST", "SCREENSHOT", "FILE"}, TriggerURL: "https://x.example/" + odd, ParentRunID: odd, ForcedState: Succeeded, ForcedMsg: &StatusMessage{Message: odd, ErrorCode: odd, Retryable: &yes},
 			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 1, 0, time.UTC), AnchorState: Queued, Final: Succeeded, Steps: store.Steps{time.Second, 0, time.Minute, time.Hour}}},
 		{ID: "plain-run", Title: "", Prompt: "", Creator: store.Creator{Principal: &fixtures.Principal{}}, CreatedAt: time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC),
 			FateMsg: &StatusMessage{Message: "failed"}, Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: InProgress, Final: Failed}},
-		{ID: "empty-config", Creator: creator, Config: &AgentConfig{}, FromSkill: true, ForcedState: Blocked, ForcedMsg: &StatusMessage{},
+		{ID: "empty-config", Source: "LOCAL", Creator: creator, Config: &AgentConfig{Harness: &store.Harness{}, HarnessAuthSecrets: &store.HarnessAuthSecrets{}}, FromSkill: true, ForcedState: Blocked, ForcedMsg: &StatusMessage{},
 			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: Blocked, Final: Succeeded}},
 	} {
 		ms.Adopt(extra)
@@ -112,6 +113,10 @@ func wantItem(v store.View, linkBase string) RunItem {
 		Title:          r.Title,
 		State:          snap.State,
 		Prompt:         r.Prompt,
+		Location:       "REMOTE",
+		TriggerURL:     r.TriggerURL,
+		ParentRunID:    r.ParentRunID,
+		SandboxRunning: snap.Claimed && !snap.State.Terminal(),
 		CreatedAt:      formatTime(r.CreatedAt),
 		UpdatedAt:      formatTime(snap.UpdatedAt),
 		StatusMessage:  v.Msg,
@@ -132,6 +137,13 @@ func wantItem(v store.View, linkBase string) RunItem {
 		s := formatTime(snap.StartedAt)
 		it.StartedAt = &s
 	}
+	if r.Source == "LOCAL" {
+		it.Location = "LOCAL"
+	}
+	if !snap.StartedAt.IsZero() {
+		secs := int64(snap.UpdatedAt.Sub(snap.StartedAt) / time.Second)
+		it.RequestUsage = &RequestUsage{InferenceCost: float64(25*secs) / 1e4, ComputeCost: float64(4*secs) / 1e4}
+	}
 	if snap.Claimed {
 		it.SessionID = r.AgentSession.String()
 		it.SessionLink = linkBase + "/" + it.SessionID
@@ -141,12 +153,19 @@ func wantItem(v store.View, linkBase string) RunItem {
 	}
 	// Artifacts are what a finished run produced, so they appear at the end.
 	if snap.State == Succeeded {
-		for _, kind := range r.ArtifactTypes {
+		for i, kind := range r.ArtifactTypes {
 			a := artifact{Type: kind, CreatedAt: formatTime(snap.UpdatedAt)}
-			if kind == "PLAN" {
-				a.Data = map[string]string{"document_uid": "doc-" + r.ID[:8], "title": "Plan: " + r.Title}
-			} else {
-				a.Data = map[string]string{"branch": "agent/" + r.ID[:8], "url": "https://git.example.com/pulls/" + r.ID[:8]}
+			uid := r.ArtifactUID(i).String()
+			switch kind {
+			case "PLAN":
+				a.Data = map[string]any{"artifact_uid": uid, "document_uid": "doc-" + r.ID[:8], "title": "Plan: " + r.Title}
+			case "PULL_REQUEST":
+				a.Data = map[string]any{"branch": "agent/" + r.ID[:8], "url": "https://git.example.com/pulls/" + r.ID[:8]}
+			case "SCREENSHOT":
+				a.Data = map[string]any{"artifact_uid": uid, "mime_type": "image/png"}
+			case "FILE":
+				a.Data = map[string]any{"artifact_uid": uid, "filename": "summary.md", "filepath": "outputs/summary.md",
+					"mime_type": "text/markdown", "size_bytes": 1024 + 16*len(r.Title)}
 			}
 			it.Artifacts = append(it.Artifacts, a)
 		}

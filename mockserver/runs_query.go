@@ -56,7 +56,8 @@ func (s *Server) parseListQuery(v url.Values) (store.ListQuery, uint64, *apiErro
 }
 
 func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error) {
-	q := store.ListQuery{Limit: defaultLimit, SortBy: "created_at", Desc: true}
+	// The service's default order: the runs updated last first.
+	q := store.ListQuery{Limit: defaultLimit, SortBy: "updated_at", Desc: true}
 	for name, vals := range v {
 		for _, s := range vals {
 			if !utf8.ValidString(s) {
@@ -81,6 +82,8 @@ func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error
 	str(&q.ScheduleID, "schedule_id")
 	str(&q.SkillSpec, "skill_spec", "skill")
 	str(&q.ArtifactType, "artifact_type")
+	str(&q.ExecutionLocation, "execution_location")
+	str(&q.AncestorID, "ancestor_run_id")
 	str(&q1, "q")
 	str(&sortBy, "sort_by")
 	str(&sortOrder, "sort_order")
@@ -112,8 +115,11 @@ func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error
 	if q.Source != "" && !validSource(q.Source) {
 		return q, 0, queryError("source", "%q is not a run source", q.Source)
 	}
-	if q.ArtifactType != "" && q.ArtifactType != "PLAN" && q.ArtifactType != "PULL_REQUEST" {
-		return q, 0, queryError("artifact_type", "must be PLAN or PULL_REQUEST, not %q", q.ArtifactType)
+	if q.ArtifactType != "" && !store.ArtifactTypes[q.ArtifactType] {
+		return q, 0, queryError("artifact_type", "must be PLAN, PULL_REQUEST, SCREENSHOT or FILE, not %q", q.ArtifactType)
+	}
+	if l := q.ExecutionLocation; l != "" && l != "LOCAL" && l != "REMOTE" {
+		return q, 0, queryError("execution_location", "must be LOCAL or REMOTE, not %q", l)
 	}
 	for _, d := range []struct {
 		name, raw string
@@ -129,11 +135,11 @@ func parseListQuery(v url.Values, secret []byte) (store.ListQuery, uint64, error
 		*d.dst = t
 	}
 	switch sortBy {
-	case "", "created_at":
-	case "updated_at", "title", "agent":
+	case "", "updated_at":
+	case "created_at", "title", "agent":
 		q.SortBy = sortBy
 	default:
-		return q, 0, queryError("sort_by", "must be created_at, updated_at, title or agent, not %q", sortBy)
+		return q, 0, queryError("sort_by", "must be updated_at, created_at, title or agent, not %q", sortBy)
 	}
 	switch sortOrder {
 	case "", "desc":
@@ -173,7 +179,8 @@ func fingerprint(q *store.ListQuery) uint64 {
 	for _, s := range states {
 		b = str(s)
 	}
-	for _, s := range []string{q.Name, q.ModelID, q.Creator, q.Source, q.EnvironmentID, q.ScheduleID, q.SkillSpec, q.ArtifactType, q.SortBy} {
+	for _, s := range []string{q.Name, q.ModelID, q.Creator, q.Source, q.EnvironmentID, q.ScheduleID, q.SkillSpec, q.ArtifactType,
+		q.ExecutionLocation, q.AncestorID, q.SortBy} {
 		b = str(s)
 	}
 	for _, t := range []time.Time{q.CreatedAfter, q.CreatedBefore, q.UpdatedAfter} {
@@ -207,6 +214,10 @@ type cursor struct {
 	Hash       uint64 `json:"h"`
 	Key        string `json:"k,omitempty"`
 	Seq        int64  `json:"s"`
+	// Boot names the mock process that issued the cursor (bootTag), so a
+	// cursor from before a restart, whose signature no longer checks out,
+	// is refused for what it is rather than as altered.
+	Boot string `json:"b,omitempty"`
 }
 
 // Cursors are signed so a client cannot forge positions; the signature is
@@ -214,8 +225,15 @@ type cursor struct {
 // not long-term attack.
 const macLen = 12
 
-func cursorOf(p store.Position, hash uint64) cursor {
-	return cursor{Generation: p.Generation, Hash: hash, Key: p.Key, Seq: p.Seq}
+func cursorOf(p store.Position, hash uint64, boot string) cursor {
+	return cursor{Generation: p.Generation, Hash: hash, Key: p.Key, Seq: p.Seq, Boot: boot}
+}
+
+// bootTag names a signing secret without giving it away: the first bytes of
+// its digest.
+func bootTag(secret []byte) string {
+	sum := sha256.Sum256(append([]byte("boot:"), secret...))
+	return base64.RawURLEncoding.EncodeToString(sum[:6])
 }
 
 func encodeCursor(c cursor, secret []byte) string {
@@ -225,7 +243,10 @@ func encodeCursor(c cursor, secret []byte) string {
 	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:macLen])
 }
 
-var errBadCursor = errors.New("not a cursor this server issued; use page_info.next_cursor unchanged")
+var (
+	errBadCursor    = errors.New("not a cursor this server issued; use page_info.next_cursor unchanged")
+	errCursorBefore = errors.New("the cursor was issued before the mock restarted, and cursors do not outlive the process that issued them; start again from the first page")
+)
 
 func decodeCursor(s string, secret []byte) (cursor, error) {
 	var c cursor
@@ -241,6 +262,12 @@ func decodeCursor(s string, secret []byte) (cursor, error) {
 	m := hmac.New(sha256.New, secret)
 	m.Write(payload)
 	if !hmac.Equal(mac, m.Sum(nil)[:macLen]) {
+		// Signed with another secret: a well-formed cursor of another
+		// process of the mock is one from before a restart.
+		var other cursor
+		if json.Unmarshal(payload, &other) == nil && other.Boot != "" && other.Boot != bootTag(secret) {
+			return c, errCursorBefore
+		}
 		return c, errBadCursor
 	}
 	if err := json.Unmarshal(payload, &c); err != nil {

@@ -31,7 +31,8 @@ type Options struct {
 	Fixtures *fixtures.Set
 	// ClockMode is RealClock (the default) or VirtualClock.
 	ClockMode ClockMode
-	// ClockStart is the clock's first instant; zero means the wall time at start.
+	// ClockStart is every mock session's first instant, on opening and on
+	// reset; zero means the wall time at that moment.
 	ClockStart time.Time
 	// Step is how long a new run stays in each of QUEUED, PENDING, CLAIMED
 	// and INPROGRESS; 0 means 2s. The per-state fields override it.
@@ -45,7 +46,8 @@ type Options struct {
 	DisableControl bool
 	// MaxBodyBytes caps request bodies; 0 means 1 MiB.
 	MaxBodyBytes int64
-	// MaxRuns caps the runs of one mock session; 0 means no cap.
+	// MaxRuns caps the runs each team may create in one mock session (the
+	// fixtures' runs do not count; a reset makes room); 0 means no cap.
 	MaxRuns int
 	// MaxSessions caps how many isolated mock sessions may exist; 0 means 1000.
 	MaxSessions int
@@ -146,6 +148,15 @@ func New(opts Options) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.routes = s.routingTable()
+	if opts.Fixtures == nil {
+		embeddedCheck.Do(func() { embeddedCheckErr = s.checkFixtureRuns(set) })
+		err = embeddedCheckErr
+	} else {
+		err = s.checkFixtureRuns(set)
+	}
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

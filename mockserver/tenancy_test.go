@@ -2,6 +2,7 @@ package mockserver_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,11 +20,11 @@ import (
 var (
 	teamOfKey = map[string]string{
 		"wk-mock-alice": "team-acme", "wk-mock-bob": "team-acme", "wk-mock-ci-bot": "team-acme",
-		"wk-mock-carol": "team-globex", "wk-mock-nightly": "team-globex", "wk-somebody": "team-default",
+		"wk-mock-carol": "team-globex", "wk-mock-nightly": "team-globex", "wk-somebody": "team-acme",
 	}
 	teamOfUID = map[string]string{
 		"user-alice": "team-acme", "user-bob": "team-acme", "sa-acme-ci": "team-acme",
-		"user-carol": "team-globex", "sa-globex-nightly": "team-globex", "user-default": "team-default",
+		"user-carol": "team-globex", "sa-globex-nightly": "team-globex",
 	}
 )
 
@@ -48,7 +49,10 @@ func TestAnotherTeamsRunIsForbiddenAndNeverListed(t *testing.T) {
 	acme := c.create(map[string]any{"prompt": "acme secret plan", "team": true, "config": map[string]any{"name": "shared"}}).RunID
 	globex := c.as("wk-mock-carol").create(map[string]any{"prompt": "globex secret plan", "config": map[string]any{"name": "shared"}}).RunID
 	solo := c.as("wk-somebody").create(map[string]any{"prompt": "nobody's secret plan", "config": map[string]any{"name": "shared"}}).RunID
-	owner := map[string]string{acme: "team-acme", globex: "team-globex", solo: "team-default"}
+	owner := map[string]string{acme: "team-acme", globex: "team-globex", solo: "team-acme"}
+	// A key no principal owns is a user of the default team (team Acme).
+	teamOfUID := maps.Clone(teamOfUID)
+	teamOfUID[c.as("wk-somebody").get(solo).Creator.UID] = "team-acme"
 	// The other team's fixture runs too.
 	for _, r := range walkAll(t, c.as("wk-mock-carol"), "") {
 		owner[r.RunID] = teamOfUID[r.Creator.UID]
@@ -64,7 +68,7 @@ func TestAnotherTeamsRunIsForbiddenAndNeverListed(t *testing.T) {
 			}
 			require.Equal(t, http.StatusForbidden, get.status, "%s gets %s's run %s: %s", key, runTeam, id, get.body)
 			p := get.problem(t)
-			assert.Equal(t, "urn:agentruns:problem:not_authorized", p.Type)
+			assert.Equal(t, mockserver.ProblemTypeBase+"not_authorized", p.Type)
 			assert.NotContains(t, string(get.body), "secret", "a 403 shows nothing of the run")
 			cancel := cc.do("POST", "/agent/runs/"+id+"/cancel", nil)
 			assert.Equal(t, http.StatusForbidden, cancel.status, "%s cancels %s's run %s: %s", key, runTeam, id, cancel.body)
@@ -105,7 +109,7 @@ func TestStrictAuthRefusesEveryUnknownKey(t *testing.T) {
 		for _, e := range endpoints {
 			r := c.as(key).do(e.method, e.path, e.body)
 			require.Equal(t, http.StatusUnauthorized, r.status, "%q on %s %s: %s", key, e.method, e.path, r.body)
-			assert.Equal(t, "urn:agentruns:problem:authentication_required", r.problem(t).Type)
+			assert.Equal(t, mockserver.ProblemTypeBase+"authentication_required", r.problem(t).Type)
 		}
 	}
 	for _, h := range []string{"Basic d2stbW9jay1hbGljZTo=", "wk-mock-alice", "Bearer: wk-mock-alice"} {
@@ -213,7 +217,7 @@ func TestAPanicIsA500ProblemAndTheServerGoesOn(t *testing.T) {
 	assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
 	var p mockserver.Problem
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
-	assert.Equal(t, "urn:agentruns:problem:internal_error", p.Type)
+	assert.Equal(t, mockserver.ProblemTypeBase+"internal_error", p.Type)
 	assert.True(t, p.Retryable)
 	assert.Contains(t, logs.String(), "handler panic")
 	assert.Contains(t, logs.String(), "the body reader broke")
@@ -223,26 +227,36 @@ func TestAPanicIsA500ProblemAndTheServerGoesOn(t *testing.T) {
 	assert.Equal(t, mockserver.Queued, c.get(id).State)
 }
 
-// With MaxRuns reached, a create is refused with a retryable 429 and
-// Retry-After; nothing old is dropped, other sessions are not affected,
-// and a reset makes room again.
-func TestMaxRunsRefusesNewRunsClearly(t *testing.T) {
-	c := newMock(t, mockserver.Options{})
-	fixtures := len(walkAll(t, c, "")) + len(walkAll(t, c.as("wk-mock-carol"), "")) + len(walkAll(t, c.as("wk-somebody"), ""))
-	c = newMock(t, mockserver.Options{MaxRuns: fixtures + 2})
+// MaxRuns counts the runs each team created in the mock session, not the
+// fixtures' runs: with a cap below the fixtures' count creates still work.
+// Once a team reaches it, its creates get a 429 that says truthfully that
+// retrying will not help (retryable false, X-Should-Retry: false, no
+// Retry-After); nothing old is dropped, other teams and sessions are not
+// affected, and a reset makes room again.
+func TestMaxRunsCountsEachTeamsCreatedRuns(t *testing.T) {
+	c := newMock(t, mockserver.Options{MaxRuns: 2})
+	require.Greater(t, len(walkAll(t, c, "")), 2, "the fixtures alone exceed the cap")
 	a := c.create(map[string]any{"prompt": "a"}).RunID
-	b := c.as("wk-mock-carol").create(map[string]any{"prompt": "b"}).RunID
+	c.as("wk-mock-bob").create(map[string]any{"prompt": "b"})
 	for _, path := range []string{"/agent/run", "/agent/runs"} {
-		r := c.do("POST", path, map[string]any{"prompt": "one too many"})
+		r := c.as("wk-somebody").do("POST", path, map[string]any{"prompt": "one too many"})
 		require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
 		p := r.problem(t)
-		assert.Equal(t, "urn:agentruns:problem:resource_unavailable", p.Type)
-		assert.True(t, p.Retryable)
-		assert.Contains(t, p.Detail, "max")
-		assert.Equal(t, "30", r.header.Get("Retry-After"))
+		assert.Equal(t, mockserver.ProblemTypeBase+"resource_unavailable", p.Type)
+		assert.False(t, p.Retryable, "waiting frees nothing")
+		assert.Equal(t, "false", r.header.Get("X-Should-Retry"))
+		assert.Empty(t, r.header.Get("Retry-After"))
+		assert.Contains(t, p.Detail, "team-acme")
+		assert.Contains(t, p.Detail, "--max-runs")
+		assert.Contains(t, p.Detail, "/__mock/reset")
 	}
+	// Another team has its own room in the same session.
+	carol := c.as("wk-mock-carol")
+	b := carol.create(map[string]any{"prompt": "globex 1"}).RunID
+	carol.create(map[string]any{"prompt": "globex 2"})
+	assert.Equal(t, http.StatusTooManyRequests, carol.do("POST", "/agent/runs", map[string]any{"prompt": "globex 3"}).status)
 	assert.Equal(t, a, c.get(a).RunID, "old runs are kept")
-	assert.Equal(t, b, c.as("wk-mock-carol").get(b).RunID)
+	assert.Equal(t, b, carol.get(b).RunID)
 	assert.Len(t, walkAll(t, c, "q=one+too+many"), 0, "the refused run was not stored")
 	c.in("other").create(map[string]any{"prompt": "another session has its own room"})
 	require.Equal(t, http.StatusOK, c.do("POST", "/__mock/reset", nil).status)

@@ -102,8 +102,6 @@ var allowedDifferences = []facts.Allowance{
 	{Pattern: `operations["GET /agent/runs"].parameters["query config_name"]`, Added: true, Why: "the mock's: the name the project's first specification used for the name filter"},
 	{Pattern: `schemas.RunAgentRequest.properties.images`, Added: true, Why: "the mock's: official TypeScript client 1.0.0-alpha.8 sends images; the published document now has attachments; both are accepted"},
 	{Pattern: `schemas.ImageInput`, Added: true, Why: "the mock's: the items of images (above)"},
-	{Pattern: `schemas.RunAgentRequest.properties.prompt.max_length`, Added: true, Why: "the mock's own limit; the published document states none, so a client of the service cannot rely on it"},
-	{Pattern: `schemas.AmbientAgentConfig.properties.mcp_servers.max_properties`, Added: true, Why: "the mock's own limit; the published document states none, so a client of the service cannot rely on it"},
 
 	// Rules the published document states in words, written as schema so
 	// that validation enforces them.

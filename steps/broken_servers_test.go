@@ -382,6 +382,86 @@ var brokenServers = []brokenServer{
 			"Terminal states never change": `was seen SUCCEEDED`,
 		},
 	},
+	{
+		name:     "events numbered anew at every poll",
+		features: []string{"events.feature"},
+		wrap: func() func(http.Handler) http.Handler {
+			var mu sync.Mutex
+			polls := 0
+			return rewrite(editEvents(func(evs []map[string]any) {
+				mu.Lock()
+				defer mu.Unlock()
+				polls++
+				for _, e := range evs {
+					e["sequence"] = e["sequence"].(float64) + float64(1000*polls)
+				}
+			}))
+		}(),
+		mustFail: map[string]string{
+			`Events do not change from poll to poll, and "since" skips what was seen`: "came back different",
+		},
+		mustPass: []string{"A finished run's events end with the event of its final state"},
+	},
+	{
+		name:     "events newest first",
+		features: []string{"events.feature"},
+		wrap: rewrite(editEvents(func(evs []map[string]any) {
+			for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
+				evs[i], evs[j] = evs[j], evs[i]
+			}
+		})),
+		mustFail: map[string]string{
+			"A finished run's events end with the event of its final state": "increasing sequence order",
+			"A run that ends in FAILED has the event run_failed":            "expected the events run_in_progress, run_failed",
+		},
+	},
+	{
+		name:     "an end reported before it happened",
+		features: []string{"events.feature"},
+		// The newest event of every poll says the run succeeded, whatever
+		// the run's state: an end reported before (or instead of) the one
+		// that happened.
+		wrap: rewrite(editEvents(func(evs []map[string]any) {
+			if len(evs) > 0 {
+				evs[len(evs)-1]["event_type"] = "run_succeeded"
+			}
+		})),
+		mustFail: map[string]string{
+			"A run's events follow it as it moves, each stamped with the moment its state began": "expected the events run_in_progress,",
+			"A run that ends in ERROR has the event run_errored":                                 "expected the events run_in_progress, run_errored",
+			"A cancelled run's last event is run_cancelled":                                      "but its last event is",
+		},
+	},
+	{
+		name:     "a reported event that moves a finished run back",
+		features: []string{"events.feature"},
+		wrap: rewrite(func(r *http.Request, a *answer) {
+			if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/agent/events/") && a.status == http.StatusBadRequest {
+				a.status, a.body = http.StatusOK, []byte(`{"sequence": 99}`)
+				a.header.Set("Content-Type", "application/json")
+			}
+		}),
+		mustFail: map[string]string{
+			"An event that would move a finished run is refused: run_in_progress": "expected status 400",
+			"An event that would move a finished run is refused: run_cancelled":   "expected status 400",
+		},
+		mustPass: []string{"A reported event moves the run forward and is polled with what the reporter sent"},
+	},
+}
+
+// editEvents applies f to the events of every successful poll.
+func editEvents(f func(evs []map[string]any)) func(r *http.Request, a *answer) {
+	return func(r *http.Request, a *answer) {
+		if r.Method != http.MethodGet || r.URL.Path != "/agent/events" || a.status != http.StatusOK {
+			return
+		}
+		var evs []map[string]any
+		if json.Unmarshal(a.body, &evs) != nil {
+			return
+		}
+		f(evs)
+		a.body, _ = json.Marshal(evs)
+	}
 }
 
 // TestSuiteCatchesBrokenServers runs the whole suite against each broken
@@ -390,7 +470,7 @@ func TestSuiteCatchesBrokenServers(t *testing.T) {
 	for _, bs := range brokenServers {
 		t.Run(bs.name, func(t *testing.T) {
 			srv := newMock(t, mockserver.Options{}, bs.wrap)
-			res, out := runSuite(t, srv.URL, onTheMock(func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) }))
+			res, out := runSuite(t, srv.URL, func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) })
 			require.False(t, res.Passed(), "the suite passed against %s\n%s", bs.name, out)
 			var failed []string
 			for _, f := range res.Failed() {

@@ -69,7 +69,8 @@ type Config struct {
 	// nil, Format names the report.
 	Report report.Formatter
 	// Format names a report written to Output: pretty (default), progress
-	// or junit (package report), or cucumber (godog's Cucumber JSON).
+	// or junit (package report), or cucumber (godog's Cucumber JSON) or
+	// html (package htmlreport, as a godog formatter).
 	Format string
 	// Output receives the report named by Format; os.Stdout when nil.
 	Output io.Writer
@@ -94,7 +95,7 @@ type Config struct {
 }
 
 // godogFormats are godog's own formatters the suite passes on.
-var godogFormats = map[string]bool{"cucumber": true}
+var godogFormats = map[string]bool{"cucumber": true, "html": true}
 
 // withDefaults checks c and fills in its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -103,6 +104,10 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.BaseURL == "":
 		errs = append(errs, errors.New("no base URL"))
+	case !strings.Contains(c.BaseURL, "://"):
+		// Go's URL parser would answer "first path segment in URL cannot
+		// contain colon" for host:port, which helps no one.
+		errs = append(errs, fmt.Errorf("base URL %q has no scheme: write it as http://%s (or https://)", c.BaseURL, c.BaseURL))
 	case err != nil:
 		errs = append(errs, fmt.Errorf("base URL: %w", err))
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
@@ -128,7 +133,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Format = DefaultFormat
 	}
 	if c.Report == nil && report.Builtin[c.Format] == nil && !godogFormats[c.Format] {
-		errs = append(errs, fmt.Errorf("format %q: want pretty, progress, junit or cucumber", c.Format))
+		errs = append(errs, fmt.Errorf("format %q: want pretty, progress, junit, cucumber or html", c.Format))
 	}
 	if _, err := c.tags(); err != nil {
 		errs = append(errs, err)

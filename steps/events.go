@@ -59,6 +59,7 @@ type collector struct {
 	mu       sync.Mutex
 	features map[string]*featureIndex // by URI
 	running  map[string]*scenarioRun  // by pickle id
+	skips    map[string]string        // skip reasons by pickle id, for the HTML report
 	done     []report.Scenario
 	err      error // the report formatter's first error
 }
@@ -88,6 +89,7 @@ func newCollector(rep report.Formatter, interrupted func() bool) *collector {
 		report: rep, interrupted: interrupted,
 		features: map[string]*featureIndex{},
 		running:  map[string]*scenarioRun{},
+		skips:    map[string]string{},
 	}
 }
 
@@ -128,6 +130,9 @@ func (c *collector) ended(p *messages.Pickle, skipReason string) {
 	defer c.mu.Unlock()
 	r := c.scenario(p)
 	r.end, r.hooked, r.skipReason = time.Now(), true, skipReason
+	if skipReason != "" {
+		c.skips[p.Id] = skipReason
+	}
 	r.interrupted = c.interrupted()
 	c.finishIfDone(r)
 }

@@ -1,13 +1,16 @@
 package steps_test
 
 import (
+	"io/fs"
 	"net/http/httptest"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
@@ -24,6 +27,19 @@ import (
 // The reference server knows one caller only, so the suite runs against it
 // without a second key and skips the scenarios of two teams.
 func oneCaller(c *steps.Config) { c.OtherAPIKey = "" }
+// runFeaturesOnly leaves out the features of operations the reference
+// server does not serve (it has the five run operations only).
+func runFeaturesOnly(c *steps.Config) {
+	sub := fstest.MapFS{}
+	entries, _ := fs.ReadDir(features.FS, ".")
+	for _, e := range entries {
+		if n := e.Name(); n != "schedules.feature" && n != "agents.feature" {
+			data, _ := fs.ReadFile(features.FS, n)
+			sub[n] = &fstest.MapFile{Data: data}
+		}
+	}
+	c.Features = sub
+}
 
 func newReferenceServer(t *testing.T, opts refserver.Options) string {
 	t.Helper()
@@ -74,7 +90,7 @@ func TestSuitePassesAgainstTheReferenceServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, out := runSuite(t, newReferenceServer(t, tc.opts), oneCaller)
+			res, out := runSuite(t, newReferenceServer(t, tc.opts), func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
 			assert.False(t, res.Control, "the reference server has no control API")
 			assertAllPassed(t, res, out)
 			assertOnlyMockScenariosSkipped(t, res)
@@ -86,7 +102,7 @@ func TestSuitePassesAgainstTheReferenceServer(t *testing.T) {
 }
 
 func TestSuitePassesAgainstTheReferenceServerReadOnly(t *testing.T) {
-	res, out := runSuite(t, newReferenceServer(t, refserver.Options{}), func(c *steps.Config) { oneCaller(c); c.ReadOnly = true })
+	res, out := runSuite(t, newReferenceServer(t, refserver.Options{}), func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c); c.ReadOnly = true })
 	assertAllPassed(t, res, out)
 	assertOnlyMockScenariosSkipped(t, res)
 	for _, s := range res.Scenarios {

@@ -134,6 +134,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	ev := newCollector(rep, func() bool { return ctx.Err() != nil })
 	suiteName, unregister := ev.register()
 	defer unregister()
+	defer su.htmlReport(suiteName, seed, ev)()
 	su.mu.Lock()
 	su.events, su.runCtx = ev, ctx
 	su.mu.Unlock()

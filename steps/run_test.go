@@ -88,7 +88,7 @@ func TestAnInterruptCancelsTheRunsAndReportsInterrupted(t *testing.T) {
 	var out bytes.Buffer
 	res, err := steps.Run(ctx, steps.Config{
 		BaseURL: srv.URL, APIKey: "wk-mock-alice", Validator: v,
-		Tags: "@creates-runs and not @mock-control and not @mock-fidelity-pending", Concurrency: 1,
+		Tags: "@creates-runs and not @mock-control", Concurrency: 1,
 		Format: "pretty", Output: &out, NoColors: true,
 		PollInterval: 20 * time.Millisecond, Spacing: 20 * time.Millisecond,
 	})
@@ -112,7 +112,7 @@ func TestAnInterruptCancelsTheRunsAndReportsInterrupted(t *testing.T) {
 func TestTagExpressionsSelectScenarios(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
 	names := func(tags string, readOnly bool) []string {
-		res, out := runSuite(t, srv.URL, onTheMock(func(c *steps.Config) { c.Tags, c.ReadOnly = tags, readOnly }))
+		res, out := runSuite(t, srv.URL, func(c *steps.Config) { c.Tags, c.ReadOnly = tags, readOnly })
 		assertAllPassed(t, res, out)
 		var n []string
 		for _, s := range res.Scenarios {
@@ -137,10 +137,10 @@ func TestTagExpressionsSelectScenarios(t *testing.T) {
 func TestPrettyReportPrintsEachScenarioWhole(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
 	var out bytes.Buffer
-	res, _ := runSuite(t, srv.URL, onTheMock(func(c *steps.Config) {
+	res, _ := runSuite(t, srv.URL, func(c *steps.Config) {
 		c.Report = report.NewPretty(&out, report.Options{})
 		c.Concurrency = 8
-	}))
+	})
 	require.NotEmpty(t, res.Report.Scenarios)
 	for _, sc := range res.Report.Scenarios {
 		var one bytes.Buffer

@@ -33,7 +33,9 @@ type scenario struct {
 	theirs    *trackedRun // a run another team created (@two-callers)
 	listing   *listing
 	walked    *walk
+	events    eventPolls        // every poll of GET /agent/events (run_events.go)
 	cache     map[string]string // resolved placeholders
+	schedules map[string]string // nickname -> id of the schedules this scenario created
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -128,9 +130,27 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^an hour passes on the mock's clock$`, s.anHourPassesOnTheMocksClock)
 
 	// Authentication and bad requests.
+	// Events (run_events.go).
+	sc.Step(`^I poll the run's events$`, s.pollTheRunsEvents)
+	sc.Step(`^I poll the run's events again$`, s.pollTheRunsEvents)
+	sc.Step(`^I poll the run's events since the last one$`, s.pollSinceTheLast)
+	sc.Step(`^the events are about the run, in increasing sequence order$`, s.eventsInOrderAboutTheRun)
+	sc.Step(`^the last event reports the run's state$`, s.lastEventReportsTheEnd)
+	sc.Step(`^every event occurred between the run's creation and its last update$`, s.eventsWithinTheRun)
+	sc.Step(`^the events are the same as at the first poll$`, s.eventsSameAsFirstPoll)
+	sc.Step(`^no events came back$`, s.noEventsCameBack)
+	sc.Step(`^the run's events are (run_[a-z_]+(?:(?:, | and )run_[a-z_]+)*)$`, s.eventsAre)
+	sc.Step(`^the "(run_[a-z_]+)" event occurred at the run's "([^"]*)"$`, s.eventOccurredAtRunField)
+	sc.Step(`^I report the event "(run_[a-z_]+)" for the run with the execution id "([^"]*)"$`, s.reportEvent)
+	sc.Step(`^I report the event "(run_[a-z_]+)" for the run$`, s.reportEventPlain)
+	sc.Step(`^the last event carries the execution id "([^"]*)"$`, s.reportedEventCarries)
+
 	sc.Step(`^I send "(GET|POST) ([^"]*)" with no Authorization header$`, s.sendWithoutAuth)
 	sc.Step(`^I send "(GET|POST) ([^"]*)" with the Authorization header "([^"]*)"$`, s.sendWithAuthHeader)
 	sc.Step(`^I post to "([^"]*)" the body (.*)$`, s.postRawBody)
+
+	// Schedules and the agent catalogue (schedules.go).
+	su.scheduleSteps(sc, s)
 }
 
 // before isolates the scenario in its own mock session, or skips it when it
@@ -167,6 +187,7 @@ func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (co
 	s.suite.record(sc, err, s.skipReason)
 	if s.api.control == nil {
 		s.cancelLeftovers(context.WithoutCancel(ctx))
+		s.deleteSchedules(context.WithoutCancel(ctx))
 	} else if s.api.session != "" {
 		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
 	}

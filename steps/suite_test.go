@@ -64,22 +64,6 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 	return res, out.String()
 }
 
-// onTheMock tunes a run of the suite against the bundled mock: it leaves out
-// the scenarios tagged @mock-fidelity-pending, which a server following the
-// published document passes but the mock does not yet (the reference server
-// tests run them). The exclusion goes once the mock follows the document.
-func onTheMock(tune func(*steps.Config)) func(*steps.Config) {
-	return func(c *steps.Config) {
-		if tune != nil {
-			tune(c)
-		}
-		if c.Tags != "" {
-			c.Tags += " && "
-		}
-		c.Tags += "~@mock-fidelity-pending"
-	}
-}
-
 // assertAllPassed fails the test for every failed scenario.
 func assertAllPassed(t *testing.T, res steps.Result, out string) {
 	t.Helper()
@@ -95,7 +79,7 @@ func assertAllPassed(t *testing.T, res steps.Result, out string) {
 // real HTTP, driving it through its control API.
 func TestSuitePassesAgainstTheMock(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
-	res, out := runSuite(t, srv.URL, onTheMock(nil))
+	res, out := runSuite(t, srv.URL, nil)
 	assert.True(t, res.Control, "the suite should have found the control API")
 	assertAllPassed(t, res, out)
 	assert.Empty(t, res.Skipped())
@@ -115,7 +99,7 @@ func TestSuitePassesAgainstTheMock(t *testing.T) {
 // skips the scenarios that need the control API.
 func TestSuitePassesAgainstTheMockByPolling(t *testing.T) {
 	srv := newMock(t, mockserver.Options{Step: 40 * time.Millisecond, DisableControl: true}, nil)
-	res, out := runSuite(t, srv.URL, onTheMock(nil))
+	res, out := runSuite(t, srv.URL, nil)
 	assert.False(t, res.Control)
 	assertAllPassed(t, res, out)
 	require.NotEmpty(t, res.Skipped())
@@ -131,7 +115,7 @@ func TestSuitePassesAgainstTheMockByPolling(t *testing.T) {
 // mock's control API at the root of the host.
 func TestSuiteRunsUnderAPathPrefix(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
-	res, out := runSuite(t, srv.URL+"/api/v1", onTheMock(func(c *steps.Config) { c.Tags = "@mock-control" }))
+	res, out := runSuite(t, srv.URL+"/api/v1", func(c *steps.Config) { c.Tags = "@mock-control" })
 	assert.True(t, res.Control)
 	assertAllPassed(t, res, out)
 	assert.Empty(t, res.Skipped())
@@ -150,7 +134,7 @@ func TestSuitePassesAgainstTheMockAtAnyPace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newMock(t, tc.opts, nil)
-			res, out := runSuite(t, srv.URL, onTheMock(nil))
+			res, out := runSuite(t, srv.URL, nil)
 			assertAllPassed(t, res, out)
 		})
 	}

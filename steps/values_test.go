@@ -109,6 +109,8 @@ func TestConfigDefaultsAndTags(t *testing.T) {
 	assert.ErrorContains(t, err, "no base URL")
 	assert.ErrorContains(t, err, "no API key")
 	_, err = Config{BaseURL: "localhost:4010", APIKey: "k"}.withDefaults()
+	assert.ErrorContains(t, err, "has no scheme")
+	_, err = Config{BaseURL: "ftp://host", APIKey: "k"}.withDefaults()
 	assert.ErrorContains(t, err, "want http(s)://host")
 }
 
@@ -121,4 +123,15 @@ func TestRankOrdersTheLifecycle(t *testing.T) {
 	}
 	assert.False(t, isTerminal("BLOCKED"))
 	assert.False(t, isTerminal("WAITING"))
+}
+
+// A base URL written without its scheme gets a message that says so, not
+// Go's URL parser's.
+func TestBaseURLWithoutSchemeIsNamed(t *testing.T) {
+	for _, u := range []string{"localhost:4010", "127.0.0.1:4010/api/v1", "api.example.com"} {
+		_, err := Config{BaseURL: u, APIKey: "k"}.withDefaults()
+		require.Error(t, err, u)
+		assert.Contains(t, err.Error(), "has no scheme: write it as http://"+u)
+		assert.NotContains(t, err.Error(), "first path segment")
+	}
 }

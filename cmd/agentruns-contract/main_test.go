@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/internal/junitcheck"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/steps"
@@ -85,7 +88,7 @@ func TestJUnitReportOfARunWithSkipsAndFailures(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "contract.xml")
 	// --no-control: the @mock-control scenarios are skipped.
 	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--no-control",
-		"--tags", "(@mock-control or not @creates-runs) && not @mock-fidelity-pending", "--format", "junit", "--output", path)
+		"--tags", "@mock-control or not @creates-runs", "--format", "junit", "--output", path)
 	require.ErrorIs(t, err, errFailed, "%s\n%s", out, errOut)
 	total, passed, failed, skipped := summaryCounts(t, errOut)
 	require.Positive(t, skipped, errOut)
@@ -162,8 +165,7 @@ func TestRunFailsAgainstABrokenServer(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	})
-	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-test", "--read-only", "--no-control", "--format", "progress",
-		"--tags", "not @mock-fidelity-pending")
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-test", "--read-only", "--no-control", "--format", "progress")
 	require.ErrorIs(t, err, errFailed, "%s\n%s", out, errOut)
 	assert.Contains(t, errOut, "FAILED  get_run.feature: An unknown run is not found")
 	assert.Contains(t, errOut, "application/problem+json")
@@ -279,7 +281,7 @@ func TestTargetSaysWhereTheServerCameFrom(t *testing.T) {
 			before := creates.Load()
 			var out, errOut bytes.Buffer
 			// @mock-control scenarios create runs; they are quick with the control API.
-			args := append([]string{"--tags", "@mock-control and @creates-runs and not @mock-fidelity-pending", "--format", "progress"}, tc.args...)
+			args := append([]string{"--tags", "@mock-control and @creates-runs", "--format", "progress"}, tc.args...)
 			err := run(context.Background(), args, &out, &errOut)
 			if tc.readOnly {
 				require.ErrorContains(t, err, "no scenario matches")
@@ -310,10 +312,16 @@ func TestPreflightStopsAtAWrongTarget(t *testing.T) {
 		{"nothing listening", closedURL, "cannot reach " + closedURL + ": dial tcp"},
 		{"an HTML server", html.URL, "answered 200 with text/html, not JSON: is " + html.URL + " the API's base URL"},
 		{"a key refused", strict.URL, strict.URL + " refused the API key (GET /agent/runs answered 401); check --api-key or WARP_API_KEY"},
+		// With a key it knows: like the service, the mock asks for valid
+		// credentials before it says a path is unknown.
 		{"no API under this prefix", strict.URL + "/v9", "/v9/agent/runs?limit=1 answered 404: there is no runs endpoint under " + strict.URL + "/v9; is the version prefix (such as /api/v1) right?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, err := runCmd(t, "--base-url", tc.url, "--api-key", "wk-not-a-fixture-key")
+			key := "wk-not-a-fixture-key"
+			if strings.HasSuffix(tc.url, "/v9") {
+				key = "wk-mock-alice"
+			}
+			out, errOut, err := runCmd(t, "--base-url", tc.url, "--api-key", key)
 			var pre *steps.PreflightError
 			require.ErrorAs(t, err, &pre, "%s\n%s", out, errOut)
 			assert.Contains(t, err.Error(), tc.want)
@@ -413,7 +421,7 @@ func TestTheRunnerPageIsTrue(t *testing.T) {
 	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help.String(), -1)
 	require.Greater(t, len(flags), 8, help.String())
 	for _, f := range flags {
-		if f[1] != "api-key" && f[1] != "timeout" { // the README's table has them
+		if f[1] != "api-key" && f[1] != "timeout" { // docs/running-the-suite.md's table has them
 			assert.Contains(t, page, "`--"+f[1], "the page does not describe --%s", f[1])
 		}
 	}
@@ -432,4 +440,39 @@ func TestTheRunnerPageIsTrue(t *testing.T) {
 	} {
 		assert.Contains(t, page, line)
 	}
+}
+
+// --format html writes the report page to --output.
+func TestRunWritesAnHTMLReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.html")
+	out, errOut, err := runCmd(t, "--tags", "@mock-control", "--format", "html", "--output", path)
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	page := string(data)
+	assert.True(t, strings.HasPrefix(page, "<!doctype html>"))
+	assert.Contains(t, page, `<b data-count="failed">0</b> failed`)
+	assert.Contains(t, page, "driving the mock&#39;s control API")
+	assert.Contains(t, page, `id="state-progression--a-successful-run-passes-through-every-state-in-order"`)
+	assert.Contains(t, page, "not selected", "the scenarios the tags left out are on the page too")
+}
+
+// docs writes the spec page without running anything.
+func TestDocsWritesTheSpecPage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spec.html")
+	_, errOut, err := runCmd(t, "docs", "--output", path)
+	require.NoError(t, err, errOut)
+	files, err := fs.Glob(features.FS, "*.feature")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, fmt.Sprintf("wrote the spec of %d features to %s", len(files), path))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	page := string(data)
+	for _, want := range []string{"Create a run", "Run state progression", `id="get-run--an-unknown-run-is-not-found"`, "no server was called"} {
+		assert.Contains(t, page, want)
+	}
+	assert.NotContains(t, page, `class="badge st-`)
+
+	_, _, err = runCmd(t, "docs", "extra")
+	assert.ErrorIs(t, err, errUsage)
 }

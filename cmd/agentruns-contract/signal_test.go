@@ -69,7 +69,7 @@ func TestCtrlCCancelsTheRunsAndExitsInterrupted(t *testing.T) {
 	})
 
 	cmd := exec.Command(os.Args[0], "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--no-control",
-		"--concurrency", "1", "--tags", "@creates-runs and not @mock-control and not @mock-fidelity-pending", "--format", "progress")
+		"--concurrency", "1", "--tags", "@creates-runs and not @mock-control", "--format", "progress")
 	cmd.Env = append(os.Environ(), mainEnv+"=1", "OZ_API_BASE_URL=", "WARP_API_KEY=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -22,7 +22,11 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+	err := run(ctx, os.Args[1:], os.Stderr, nil)
+	if errors.Is(err, flag.ErrHelp) { // --help asked for the usage, which is printed
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentruns-mock:", err)
 		os.Exit(1)
 	}
@@ -59,7 +63,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.opts.StrictAuth, "strict-auth", false, "accept only the API keys of the fixtures' principals")
 	fs.StringVar(&c.opts.ControlToken, "control-token", "", "bearer token the control API requires (default: none)")
 	fs.BoolVar(&c.opts.DisableControl, "no-control", false, "turn the control API off")
-	fs.IntVar(&c.opts.MaxRuns, "max-runs", 0, "most runs one session may hold; more are refused with 429 (0: no cap)")
+	fs.IntVar(&c.opts.MaxRuns, "max-runs", 0, "most runs each team may create in one session (fixture runs do not count; a reset makes room); more are refused with a non-retryable 429 (0: no cap)")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes; larger ones get 413")
 	fs.BoolVar(&c.quiet, "quiet", false, "do not log each request")
 	fs.IntVar(&c.maxInFlight, "max-inflight", 256, "most requests answered at once; more get 429 with Retry-After (0: no cap)")
@@ -77,8 +81,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.opts.ClockMode = mockserver.ClockMode(*clock)
-	if c.saveEvery < 0 || c.shutdownTimeout < 0 || c.maxInFlight < 0 {
-		return c, errors.New("--save-every, --shutdown-timeout and --max-inflight cannot be negative")
+	if c.saveEvery < 0 || c.shutdownTimeout < 0 || c.maxInFlight < 0 || c.opts.MaxRuns < 0 {
+		return c, errors.New("--save-every, --shutdown-timeout, --max-inflight and --max-runs cannot be negative")
 	}
 	return c, nil
 }
@@ -91,21 +95,28 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
-	level := slog.LevelInfo
-	if c.quiet {
-		level = slog.LevelWarn
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// The mock's own lines (listening, shutting down, saved) are INFO and
+	// always shown; --quiet silences only the line per request.
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c.opts.Logger = log
+	if c.quiet {
+		c.opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	if c.fixturesDir != "" {
+		if fi, err := os.Stat(c.fixturesDir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--fixtures %s: no such folder (it should hold principals.json, runs.json and fates.json)", c.fixturesDir)
+		}
 		set, err := fixtures.Load(os.DirFS(c.fixturesDir))
 		if err != nil {
-			return err
+			return fmt.Errorf("--fixtures %s: %w", c.fixturesDir, err)
 		}
 		c.opts.Fixtures = set
 	}
 	handler, err := mockserver.New(c.opts)
 	if err != nil {
+		if c.fixturesDir != "" {
+			return fmt.Errorf("--fixtures %s: %w", c.fixturesDir, err)
+		}
 		return err
 	}
 	var store *stateStore
@@ -127,7 +138,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Warn("agentruns mock listening", "url", "http://"+ln.Addr().String(), "clock", c.opts.ClockMode, "state_file", c.stateFile)
+	log.Info("agentruns mock listening", "url", "http://"+ln.Addr().String(), "clock", c.opts.ClockMode, "state_file", c.stateFile)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -145,7 +156,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	select {
 	case serveErr = <-errc:
 	case <-ctx.Done():
-		log.Warn("shutting down")
+		log.Info("shutting down")
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
 		defer cancel()
 		if err := srv.Shutdown(shutdownCtx); err != nil {
@@ -164,7 +175,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		if err := store.save(); err != nil {
 			return errors.Join(serveErr, fmt.Errorf("saving the state: %w", err))
 		}
-		log.Warn("state saved", "state_file", c.stateFile)
+		log.Info("state saved", "state_file", c.stateFile)
 	}
 	return serveErr
 }

@@ -41,7 +41,7 @@ func openState(path string, srv *mockserver.Server, log *slog.Logger) (*stateSto
 		if err := st.checkWritable(); err != nil {
 			return nil, fmt.Errorf("state file %s: %w", path, err)
 		}
-		log.Warn("no state file yet; starting from the fixtures", "state_file", path)
+		log.Info("no state file yet; starting from the fixtures", "state_file", path)
 	case err != nil:
 		return nil, fmt.Errorf("state file %s: %w", path, err)
 	case info.IsDir():
@@ -53,7 +53,7 @@ func openState(path string, srv *mockserver.Server, log *slog.Logger) (*stateSto
 		if err := st.checkWritable(); err != nil {
 			return nil, fmt.Errorf("state file %s: %w", path, err)
 		}
-		log.Warn("state loaded", "state_file", path)
+		log.Info("state loaded", "state_file", path)
 	}
 	st.saved = srv.Changes()
 	return st, nil

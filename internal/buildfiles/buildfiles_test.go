@@ -3,6 +3,7 @@ package buildfiles
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestMakeTestFuzzesACountAndMakeFuzzADuration(t *testing.T) {
 	_, err := time.ParseDuration(long)
 	assert.NoError(t, err, "make fuzz must fuzz for a duration, not %q", long)
 
-	readme := read(t, "README.md")
+	readme := read(t, "docs/mock-flags.md")
 	assert.Contains(t, readme, "`FUZZ_SMOKE_TIME` (default "+smoke+")")
 	assert.Contains(t, readme, "`FUZZTIME` (default "+long)
 
@@ -58,4 +59,40 @@ func TestCIInstallsXmllintAndRunsMakeTest(t *testing.T) {
 	assert.Contains(t, ci, "command -v xmllint")
 	assert.Contains(t, ci, "libxml2-utils")
 	assert.True(t, strings.HasSuffix(strings.TrimSpace(ci), "CI=true make test"), "make test is what .ci/run runs")
+}
+
+// docs/testing-your-client.md quotes the curl script that
+// clients/typescript/test runs, line for line, so the page stays true.
+func TestTheClientPageQuotesTheCurlScriptTheTestsRun(t *testing.T) {
+	page := read(t, "docs/testing-your-client.md")
+	script := read(t, "clients/typescript/test/readme-curl.sh")
+	n := 0
+	for _, line := range strings.Split(script, "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "# The curl example") ||
+			strings.HasPrefix(line, "# very file") || strings.HasPrefix(line, "# internal/buildfiles") {
+			continue
+		}
+		assert.Contains(t, page, line+"\n", "the page does not quote this line of readme-curl.sh")
+		n++
+	}
+	assert.Greater(t, n, 10)
+	for _, name := range []string{"clients/typescript/test/retries.test.js", "ExampleSession_AddFault", "mockserver/example_test.go"} {
+		assert.Contains(t, page, name)
+	}
+}
+
+// Every docs page the README links exists, and every page in docs/ is
+// linked from the README.
+func TestTheReadmeLinksEveryDocsPage(t *testing.T) {
+	readme := read(t, "README.md")
+	pages, err := filepath.Glob("../../docs/*.md")
+	require.NoError(t, err)
+	require.NotEmpty(t, pages)
+	for _, p := range pages {
+		assert.Contains(t, readme, "](docs/"+filepath.Base(p), "README does not link %s", filepath.Base(p))
+	}
+	for _, m := range regexp.MustCompile(`\]\((docs/[a-z0-9-]+\.md)`).FindAllStringSubmatch(readme, -1) {
+		_, err := os.Stat("../../" + m[1])
+		assert.NoError(t, err, "README links %s", m[1])
+	}
 }

@@ -76,3 +76,18 @@ func All() []Code {
 	}
 	return out
 }
+
+// platform holds the codes of failures on the platform's side. The service
+// ends a run that stops for one of them in ERROR, and a run that stops for
+// any other code (the caller's side: a bad request, no credits, an
+// environment whose setup failed) in FAILED.
+var platform = map[Code]bool{AuthRequired: true, Unavailable: true, Internal: true}
+
+// EndState is the state a run that stops with code c ends in: "ERROR" for
+// the platform's failures, "FAILED" for the caller's.
+func EndState(c string) string {
+	if platform[Code(c)] {
+		return "ERROR"
+	}
+	return "FAILED"
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,9 @@ type Fate struct {
 	Message   string
 	Retryable *bool
 	Steps     Steps
+	// Artifacts are the kinds of artifact the run shows once it has
+	// succeeded, one of each, in this order.
+	Artifacts []string
 }
 
 // StatusMessage is what a run that met this fate shows at its end; what the
@@ -40,6 +44,19 @@ func (f Fate) StatusMessage() *StatusMessage {
 		m.Retryable = boolPtr(errcode.Retryable(m.ErrorCode))
 	}
 	return m
+}
+
+// Check refuses a fate no run of the service meets: a failure whose error
+// code belongs to the other final state (environment_setup_failed is the
+// caller's side, so FAILED; internal_error the platform's, so ERROR).
+func (f Fate) Check() error {
+	if f.ErrorCode == "" || !(f.Final == Failed || f.Final == Errored) {
+		return nil
+	}
+	if want := State(errcode.EndState(f.ErrorCode)); want != f.Final {
+		return fmt.Errorf("error_code %s ends a run in %s, not %s", f.ErrorCode, want, f.Final)
+	}
+	return nil
 }
 
 // FateFor picks a new run's fate before the request has its say: the
@@ -87,6 +104,11 @@ func (f *Fate) applyFixture(r fixtures.Fate) error {
 			f.Steps[i] = time.Duration(r.Step)
 		}
 	}
+	if len(r.Artifacts) > 0 {
+		if err := f.Set("artifacts", strings.Join(r.Artifacts, "+")); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -94,7 +116,36 @@ var stepIndex = map[string]int{"queued": 0, "pending": 1, "claimed": 2, "inprogr
 
 // FateKeys are the keys Fate.Set knows, as the X-Mock-Fate header and fate
 // rules name them.
-const FateKeys = "state, error_code, message, retryable, step, queued, pending, claimed, inprogress"
+const FateKeys = "state, error_code, message, retryable, step, queued, pending, claimed, inprogress, artifacts"
+
+// ArtifactKinds are the artifact types a fate may give a run.
+// SCREENSHOT and FILE join them once a run's JSON carries their data.
+var ArtifactKinds = []string{"PLAN", "PULL_REQUEST"}
+
+// parseArtifacts reads "PLAN+PULL_REQUEST" (or with spaces, or "none"):
+// the header syntax keeps "," and ";" for separating keys.
+func parseArtifacts(value string) ([]string, error) {
+	if strings.EqualFold(strings.TrimSpace(value), "none") {
+		return []string{}, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range strings.FieldsFunc(value, func(r rune) bool { return r == '+' || r == ' ' || r == '|' }) {
+		k = strings.ToUpper(k)
+		if !slices.Contains(ArtifactKinds, k) {
+			return nil, fmt.Errorf("artifacts: %q is not one of %s (join several with +)", k, strings.Join(ArtifactKinds, ", "))
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("artifacts: %s is named twice", k)
+		}
+		seen[k] = true
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("artifacts: name at least one of %s, or none", strings.Join(ArtifactKinds, ", "))
+	}
+	return out, nil
+}
 
 // Set sets one key of a fate from its text.
 func (f *Fate) Set(key, value string) error {
@@ -112,6 +163,12 @@ func (f *Fate) Set(key, value string) error {
 		f.ErrorCode = value
 	case "message":
 		f.Message = value
+	case "artifacts":
+		kinds, err := parseArtifacts(value)
+		if err != nil {
+			return err
+		}
+		f.Artifacts = kinds
 	case "retryable":
 		b, err := strconv.ParseBool(value)
 		if err != nil {
@@ -153,6 +210,8 @@ type FateRule struct {
 	Pending    string `json:"pending,omitempty"`
 	Claimed    string `json:"claimed,omitempty"`
 	InProgress string `json:"inprogress,omitempty"`
+	// Artifacts is what Fate.Set reads under "artifacts": "PLAN+PULL_REQUEST".
+	Artifacts string `json:"artifacts,omitempty"`
 	// Times limits the rule to the next N matching runs; 0 is unlimited.
 	Times int `json:"times,omitempty"`
 	// Used counts the runs the rule decided.
@@ -163,7 +222,7 @@ type FateRule struct {
 
 func (r *FateRule) applyTo(f *Fate) error {
 	pairs := [][2]string{{"state", string(r.State)}, {"error_code", r.ErrorCode}, {"message", r.Message},
-		{"step", r.Step}, {"queued", r.Queued}, {"pending", r.Pending}, {"claimed", r.Claimed}, {"inprogress", r.InProgress}}
+		{"artifacts", r.Artifacts}, {"step", r.Step}, {"queued", r.Queued}, {"pending", r.Pending}, {"claimed", r.Claimed}, {"inprogress", r.InProgress}}
 	for _, p := range pairs {
 		if p[1] != "" {
 			if err := f.Set(p[0], p[1]); err != nil {
@@ -186,7 +245,11 @@ func (ms *Session) AddFate(r FateRule) (FateRule, error) {
 	if r.Times < 0 {
 		return r, fmt.Errorf("times must be 0 or more")
 	}
-	if err := r.applyTo(&Fate{Final: Succeeded}); err != nil {
+	f := Fate{Final: Succeeded}
+	if err := r.applyTo(&f); err != nil {
+		return r, err
+	}
+	if err := f.Check(); err != nil {
 		return r, err
 	}
 	r.pattern, r.Used = re, 0

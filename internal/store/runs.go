@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -15,10 +16,12 @@ import (
 var (
 	ErrRunNotFound   = errors.New("run not found")
 	ErrOtherTeam     = errors.New("run belongs to another team")
-	ErrStoreFull     = errors.New("the mock session holds the maximum number of runs")
+	ErrStoreFull     = errors.New("the team has created the most runs this mock session allows")
 	ErrTerminal      = errors.New("run is already finished")
 	ErrPending       = errors.New("run is being handed to a worker")
+	ErrBlocked       = errors.New("run is waiting for a person")
 	ErrNotCancelable = errors.New("run cannot be cancelled")
+	ErrNoParent      = errors.New("parent run not found")
 	ErrBackwards     = errors.New("a run's state only moves forward")
 	ErrUnknownState  = errors.New("not a run state")
 )
@@ -34,6 +37,25 @@ type AgentConfig struct {
 	MCPServers         map[string]MCPServer `json:"mcp_servers,omitempty"`
 	ComputerUseEnabled *bool                `json:"computer_use_enabled,omitempty"`
 	WorkerHost         string               `json:"worker_host,omitempty"`
+	IdleTimeoutMinutes *int                 `json:"idle_timeout_minutes,omitempty"`
+	Harness            *Harness             `json:"harness,omitempty"`
+	HarnessAuthSecrets *HarnessAuthSecrets  `json:"harness_auth_secrets,omitempty"`
+}
+
+// SelfHosted reports whether the config sends the run to a self-hosted
+// worker: a worker_host other than the service's own ("warp").
+func (c *AgentConfig) SelfHosted() bool {
+	return c != nil && c.WorkerHost != "" && c.WorkerHost != "warp"
+}
+
+// Harness is the program that drives the agent.
+type Harness struct {
+	Type string `json:"type,omitempty"` // oz or claude
+}
+
+// HarnessAuthSecrets names the secrets a third-party harness logs in with.
+type HarnessAuthSecrets struct {
+	ClaudeAuthSecretName string `json:"claude_auth_secret_name,omitempty"`
 }
 
 // MCPServer is an MCPServerConfig: exactly one of WarpID, Command or URL.
@@ -80,8 +102,15 @@ type Run struct {
 
 	ConversationID string    `json:"conversation_id,omitempty"`
 	Schedule       *Schedule `json:"schedule,omitempty"`
-	ArtifactTypes  []string  `json:"artifact_types,omitempty"`
-	NotCancellable bool      `json:"not_cancellable,omitempty"`
+	// ArtifactTypes are the kinds of artifact the run shows once it has
+	// SUCCEEDED, one each, in this order (PLAN, PULL_REQUEST, SCREENSHOT,
+	// FILE).
+	ArtifactTypes []string `json:"artifact_types,omitempty"`
+	TriggerURL    string   `json:"trigger_url,omitempty"`
+	// ParentRunID is the run that started this one (orchestration).
+	ParentRunID      string `json:"parent_run_id,omitempty"`
+	AgentIdentityUID string `json:"agent_identity_uid,omitempty"`
+	Interactive      bool   `json:"interactive,omitempty"`
 
 	// AgentSession is the agent session the run shows as session_id once
 	// claimed, derived from its id (agentSessionNamespace) when stored.
@@ -93,6 +122,9 @@ type Run struct {
 	FateMsg     *StatusMessage `json:"fate_message,omitempty"`
 	ForcedMsg   *StatusMessage `json:"forced_message,omitempty"`
 	ForcedState State          `json:"forced_state,omitempty"`
+	// Logged is how many transitions of the timeline's history the event
+	// log has recorded (events.go).
+	Logged int `json:"logged,omitempty"`
 }
 
 // Creator is who started a run: a fixtures principal, shared with the keys
@@ -155,6 +187,38 @@ func (r *Run) view(now time.Time) View {
 	return v
 }
 
+// Cancellable reports whether the API can cancel the run at all: not a run
+// started on someone's own machine (LOCAL), by a GitHub Action, or sent to
+// a self-hosted worker, which the service does not drive itself.
+func (r *Run) Cancellable() bool {
+	return r.Source != "LOCAL" && r.Source != "GITHUB_ACTION" && !r.Config.SelfHosted()
+}
+
+func (r *Run) notCancellableWhy() string {
+	if r.Config.SelfHosted() {
+		return "it runs on the self-hosted worker " + r.Config.WorkerHost
+	}
+	return "it was started from " + r.Source
+}
+
+// ExecutionLocation is where the run executes: LOCAL for a run started on
+// someone's own machine, REMOTE for every run on a worker.
+func (r *Run) ExecutionLocation() string {
+	if r.Source == "LOCAL" {
+		return "LOCAL"
+	}
+	return "REMOTE"
+}
+
+// ArtifactUID is the id of the run's i-th artifact, derived from the run's
+// id so it needs no storing: the id GET /agent/artifacts/{artifactUid}
+// finds it by.
+func (r *Run) ArtifactUID(i int) uuid.UUID {
+	return uuid.NewSHA1(artifactNamespace, []byte(r.ID+"/"+strconv.Itoa(i)))
+}
+
+var artifactNamespace = uuid.MustParse("0b6f3e3a-5d52-4c1e-9a3d-2f8e7c6b5a49")
+
 // ShowsSkill reports whether the run shows agent_skill: it was started from
 // a skill.
 func (r *Run) ShowsSkill() bool { return r.FromSkill && r.Config != nil }
@@ -164,9 +228,13 @@ func (ms *Session) insertLocked(r *Run) {
 	r.Seq = ms.nextSeq
 	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
 	ms.runs = append(ms.runs, r)
+	ms.watched = append(ms.watched, r)
 	ms.byID[r.ID] = r
 	if r.Config != nil && r.Config.Name != "" {
 		ms.byName[r.Config.Name] = append(ms.byName[r.Config.Name], r)
+	}
+	if !ms.st.fixtureIDs[r.ID] {
+		ms.createdBy[r.Team]++
 	}
 }
 
@@ -175,15 +243,17 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	r := &Run{
 		ID: f.ID, Title: f.Title, Prompt: f.Prompt, Source: f.Source,
 		Creator: Creator{creator}, Team: creator.Team, TeamScope: f.Team,
-		CreatedAt:      now.Add(-time.Duration(f.CreatedAgo)),
-		ArtifactTypes:  f.ArtifactTypes,
-		NotCancellable: f.NotCancellable,
+		CreatedAt:     now.Add(-time.Duration(f.CreatedAgo)),
+		ArtifactTypes: f.ArtifactTypes,
+		TriggerURL:    f.TriggerURL,
+		ParentRunID:   f.ParentRunID,
 	}
 	if len(f.Config) > 0 {
 		var c AgentConfig
 		// New has checked that every fixture config decodes.
 		_ = json.Unmarshal(f.Config, &c)
 		r.Config = &c
+		r.FromSkill = c.SkillSpec != "" // shows agent_skill, as a run started from a skill does
 	}
 	if f.ScheduleID != "" {
 		r.Schedule = &Schedule{ID: f.ScheduleID, Name: f.ScheduleName, Cron: f.CronSchedule}
@@ -216,29 +286,40 @@ func boolPtr(b bool) *bool { return &b }
 
 // NewRun is what a create asks for, already validated and resolved.
 type NewRun struct {
-	Title, Prompt  string
-	Config         *AgentConfig
-	FromSkill      bool
-	TeamScope      bool
-	ConversationID string
-	Fate           Fate
+	Title, Prompt    string
+	Config           *AgentConfig
+	FromSkill        bool
+	TeamScope        bool
+	ConversationID   string
+	ParentRunID      string // checked by Create: a run the caller may see
+	AgentIdentityUID string
+	Interactive      bool
+	Fate             Fate
 }
 
 // Create stores a new run for p and returns it as it is now.
 func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs) >= max {
+	if max := ms.st.opts.MaxRuns; max > 0 && ms.createdBy[p.Team] >= max {
 		return View{}, ErrStoreFull
 	}
+	if n.ParentRunID != "" {
+		if _, err := ms.visibleLocked(p, n.ParentRunID); err != nil {
+			return View{}, fmt.Errorf("%w: %v", ErrNoParent, err)
+		}
+	}
 	now := ms.clock.Now()
+	ms.catchUpLocked(now) // scheduled runs due before this one come first
 	r := &Run{
 		ID:    uuid.NewString(),
 		Title: n.Title, Prompt: n.Prompt, Source: "API",
 		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
 		ConversationID: n.ConversationID,
-		Timeline:       Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
+		ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
+		ArtifactTypes: n.Fate.Artifacts,
+		Timeline:      Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {
 		r.FateMsg = n.Fate.StatusMessage()
@@ -272,8 +353,11 @@ func (ms *Session) Get(p *fixtures.Principal, id string) (View, error) {
 	return r.view(ms.clock.Now()), nil
 }
 
-// Cancel follows the real service: active runs are cancelled, finished ones
-// are ErrTerminal, and a run being handed to a worker is ErrPending (retry).
+// Cancel follows the real service: active runs are cancelled (scheduled
+// ones too); finished ones are ErrTerminal and one waiting for a person
+// ErrBlocked; a run being handed to a worker is ErrPending (retry); and a
+// run the platform does not drive itself (see Cancellable) is
+// ErrNotCancelable.
 func (ms *Session) Cancel(p *fixtures.Principal, id string) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
@@ -285,12 +369,14 @@ func (ms *Session) Cancel(p *fixtures.Principal, id string) error {
 	switch s := r.Timeline.At(now).State; {
 	case s.Terminal():
 		return fmt.Errorf("%w: it is %s", ErrTerminal, s)
+	case s == Blocked:
+		return ErrBlocked
 	case s == Pending:
 		return ErrPending
-	case r.NotCancellable:
-		return ErrNotCancelable
+	case !r.Cancellable():
+		return fmt.Errorf("%w: %s", ErrNotCancelable, r.notCancellableWhy())
 	}
-	r.Timeline.reanchor(now, Cancelled)
+	ms.reanchorLocked(r, now, Cancelled, "", "")
 	r.ForcedState = Cancelled
 	r.ForcedMsg = &StatusMessage{Message: "Cancelled by " + p.DisplayName + "."}
 	ms.changed()
@@ -319,7 +405,7 @@ func (ms *Session) Force(id string, state State, msg *StatusMessage) (View, erro
 		return r.view(now), nil // already there; keep its message
 	}
 	if cur != state {
-		r.Timeline.reanchor(now, state)
+		ms.reanchorLocked(r, now, state, "", "")
 	}
 	if msg == nil && (state == Failed || state == Errored) {
 		msg = Fate{Final: state}.StatusMessage()
@@ -331,6 +417,7 @@ func (ms *Session) Force(id string, state State, msg *StatusMessage) (View, erro
 
 // Run returns a run whatever its team, for the control API.
 func (ms *Session) Run(id string) (View, error) {
+	ms.catchUp()
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	r, ok := ms.byID[id]
@@ -370,6 +457,16 @@ func (ms *Session) Truncate(n int) {
 	}
 	clear(ms.runs[n:])
 	ms.runs = ms.runs[:n]
+	events := ms.events[:0]
+	for _, e := range ms.events {
+		if _, ok := ms.byID[e.RunID]; ok {
+			events = append(events, e)
+		}
+	}
+	for i := range events {
+		events[i].Seq = int64(i) + 1
+	}
+	ms.events = events
 	ms.changed()
 }
 
@@ -386,6 +483,7 @@ func (ms *Session) Adopt(r *Run) {
 // Runs returns every run as it is now, in creation order, whatever its team.
 // For tests and benchmarks; the API lists through List.
 func (ms *Session) Runs() []View {
+	ms.catchUp()
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	now := ms.clock.Now()
@@ -395,3 +493,6 @@ func (ms *Session) Runs() []View {
 	}
 	return out
 }
+
+// ArtifactTypes are the kinds of artifact a run can show.
+var ArtifactTypes = map[string]bool{"PLAN": true, "PULL_REQUEST": true, "SCREENSHOT": true, "FILE": true}

@@ -18,15 +18,21 @@ type ListQuery struct {
 	// After, when set, starts the page after this position.
 	After *Position
 	// Filters; empty ones match every run.
-	States                                    map[State]bool
-	Name, ModelID, Creator, Source            string
-	EnvironmentID, ScheduleID, SkillSpec      string
-	ArtifactType                              string
+	States                               map[State]bool
+	Name, ModelID, Creator, Source       string
+	EnvironmentID, ScheduleID, SkillSpec string
+	ArtifactType, ExecutionLocation      string
+	// AncestorID keeps the runs descended from this run (children,
+	// grandchildren, ...); List checks that the caller may see it.
+	AncestorID                                string
 	CreatedAfter, CreatedBefore, UpdatedAfter time.Time
 	Terms                                     []string // lower case; all must appear in title, prompt or skill
-	// Order: SortBy is created_at (the default, ""), updated_at, title or agent.
+	// Order: SortBy is updated_at (the default, ""), created_at, title or
+	// agent.
 	SortBy string
 	Desc   bool
+
+	descendants map[*Run]bool // of AncestorID, filled in by List
 }
 
 // Position is a place in one listing's order: after the run with Seq (and
@@ -42,17 +48,22 @@ type Position struct {
 // ErrStalePosition is a position from before the mock session's last reset.
 var ErrStalePosition = errors.New("the mock session was reset after this position was issued")
 
+// ErrNoAncestor is an ancestor run that does not exist or that the caller
+// may not see.
+var ErrNoAncestor = errors.New("ancestor run not found")
+
 // Page is one page of runs; Next is set when more follow.
 type Page struct {
 	Runs []View
 	Next *Position
 }
 
-// List answers one page. In creation order, the default, it walks the runs
-// (or the name index) from the position and stops once the page is full, so
-// a page costs what it holds rather than what the store holds; runs created
-// meanwhile sort before the first page and never shift later ones. Other
-// orders depend on derived values and sort every match.
+// List answers one page. In creation order it walks the runs (or the name
+// index) from the position and stops once the page is full, so a page costs
+// what it holds rather than what the store holds; runs created meanwhile
+// sort before the first page and never shift later ones. Other orders (the
+// default, updated_at, among them) depend on derived values: they look at
+// every match and keep the best limit+1 after the position.
 func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
@@ -60,12 +71,18 @@ func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 		return Page{}, ErrStalePosition
 	}
 	now := ms.clock.Now()
+	if q.AncestorID != "" {
+		if _, err := ms.visibleLocked(p, q.AncestorID); err != nil {
+			return Page{}, ErrNoAncestor
+		}
+		q.descendants = ms.descendantsLocked(q.AncestorID)
+	}
 	candidates := ms.runs
 	if q.Name != "" {
 		candidates = ms.byName[q.Name]
 	}
 	var page []*Run
-	if q.SortBy == "" || q.SortBy == "created_at" {
+	if q.SortBy == "created_at" {
 		page = q.walkCreated(p, candidates, now)
 	} else {
 		page = q.sortAll(p, candidates, now)
@@ -74,7 +91,10 @@ func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 	for i, r := range page {
 		if i == q.Limit {
 			last := page[i-1]
-			out.Next = &Position{Generation: ms.generation, Key: q.sortKey(last, now), Seq: last.Seq}
+			out.Next = &Position{Generation: ms.generation, Seq: last.Seq}
+			if q.SortBy != "created_at" {
+				out.Next.Key = q.sortKey(last, now).String()
+			}
 			break
 		}
 		out.Runs = append(out.Runs, r.view(now))
@@ -97,6 +117,8 @@ func (q *ListQuery) matches(r *Run, snap Snapshot) bool {
 		q.EnvironmentID != "" && cfg.EnvironmentID != q.EnvironmentID,
 		q.SkillSpec != "" && cfg.SkillSpec != q.SkillSpec,
 		q.ScheduleID != "" && (r.Schedule == nil || r.Schedule.ID != q.ScheduleID),
+		q.ExecutionLocation != "" && r.ExecutionLocation() != q.ExecutionLocation,
+		q.descendants != nil && !q.descendants[r],
 		!q.CreatedAfter.IsZero() && !r.CreatedAt.After(q.CreatedAfter),
 		!q.CreatedBefore.IsZero() && !r.CreatedAt.Before(q.CreatedBefore),
 		!q.UpdatedAfter.IsZero() && !snap.UpdatedAt.After(q.UpdatedAfter):
@@ -144,61 +166,141 @@ func (q *ListQuery) walkCreated(p *fixtures.Principal, runs []*Run, now time.Tim
 	return out
 }
 
-func (q *ListQuery) sortKey(r *Run, now time.Time) string {
+// sortKey is a run's place in an order other than creation time: a number
+// (updated_at, in milliseconds) or a text, compared in that order.
+type sortKey struct {
+	num  int64
+	text string
+}
+
+func (q *ListQuery) sortKey(r *Run, now time.Time) sortKey {
 	switch q.SortBy {
-	case "updated_at":
-		return timeKey(r.Timeline.At(now).UpdatedAt)
 	case "title":
-		return strings.ToLower(r.Title)
+		return sortKey{text: strings.ToLower(r.Title)}
 	case "agent":
-		if r.Config != nil {
-			return r.Config.Name
+		// By skill; runs without one after every skill, whichever the
+		// direction: num is 0 for a skill and 1 or -1 without (after in
+		// ascending and in descending order alike).
+		if r.Config != nil && r.Config.SkillSpec != "" {
+			return sortKey{text: strings.ToLower(SkillName(r.Config.SkillSpec))}
 		}
-		return ""
+		if q.Desc {
+			return sortKey{num: -1}
+		}
+		return sortKey{num: 1}
 	}
-	return ""
+	return sortKey{num: r.Timeline.At(now).UpdatedAt.UnixMilli()}
 }
 
-// timeKey is a key that sorts as t does, to the millisecond the API shows:
-// fixed-width digits of the milliseconds, the sign bit flipped so earlier
-// than 1970 sorts first too.
-func timeKey(t time.Time) string {
-	u := uint64(t.UnixMilli()) ^ 1<<63
-	b := strconv.AppendUint(make([]byte, 0, 20), u, 10)
-	return strings.Repeat("0", 20-len(b)) + string(b)
+// String is the key as a Position carries it.
+func (k sortKey) String() string { return strconv.FormatInt(k.num, 10) + ":" + k.text }
+
+func parseSortKey(s string) sortKey {
+	n, text, _ := strings.Cut(s, ":")
+	num, _ := strconv.ParseInt(n, 10, 64)
+	return sortKey{num: num, text: text}
 }
 
-// sortAll collects every match, sorts by the key and then by Seq, and keeps
-// up to limit+1 after the position.
+// keyed is a match with its place in the order.
+type keyed struct {
+	key sortKey
+	r   *Run
+}
+
+// before reports whether a comes before b in the page order; equal keys
+// fall back to Seq, so the order is total.
+func (q *ListQuery) before(a, b keyed) bool {
+	switch {
+	case a.key.num != b.key.num:
+		return a.key.num < b.key.num != q.Desc
+	case a.key.text != b.key.text:
+		return a.key.text < b.key.text != q.Desc
+	case a.r.Seq != b.r.Seq:
+		return a.r.Seq < b.r.Seq != q.Desc
+	}
+	return false
+}
+
+// sortAll looks at every match and keeps, in order, the first limit+1
+// after the position. A bounded heap keeps the cost at n·log(limit) rather
+// than sorting every match.
 func (q *ListQuery) sortAll(p *fixtures.Principal, runs []*Run, now time.Time) []*Run {
-	type keyed struct {
-		key string
-		r   *Run
-	}
-	var all []keyed
-	for _, r := range runs {
-		if r.Team == p.Team && q.matches(r, r.Timeline.At(now)) {
-			all = append(all, keyed{q.sortKey(r, now), r})
-		}
-	}
-	// less is the page order; equal keys fall back to Seq, so it is total.
-	less := func(ak string, as int64, bk string, bs int64) bool {
-		switch {
-		case ak != bk:
-			return ak < bk != q.Desc
-		case as != bs:
-			return as < bs != q.Desc
-		}
-		return false
-	}
-	sort.Slice(all, func(i, j int) bool { return less(all[i].key, all[i].r.Seq, all[j].key, all[j].r.Seq) })
-	start := 0
+	var after *keyed
 	if c := q.After; c != nil {
-		start = sort.Search(len(all), func(i int) bool { return less(c.Key, c.Seq, all[i].key, all[i].r.Seq) })
+		after = &keyed{key: parseSortKey(c.Key), r: &Run{Seq: c.Seq}}
 	}
-	out := make([]*Run, 0, q.Limit+1)
-	for i := start; i < len(all) && len(out) <= q.Limit; i++ {
-		out = append(out, all[i].r)
+	keep := q.Limit + 1
+	// best is a heap whose root is the last of the kept runs, the first to
+	// give way to a better one.
+	best := make([]keyed, 0, min(keep, 64))
+	worse := func(i, j int) bool { return q.before(best[j], best[i]) }
+	for _, r := range runs {
+		if r.Team != p.Team || !q.matches(r, r.Timeline.At(now)) {
+			continue
+		}
+		k := keyed{q.sortKey(r, now), r}
+		if after != nil && !q.before(*after, k) {
+			continue
+		}
+		if len(best) < keep {
+			best = append(best, k)
+			heapUp(best, len(best)-1, worse)
+		} else if q.before(k, best[0]) {
+			best[0] = k
+			heapDown(best, 0, worse)
+		}
+	}
+	sort.Slice(best, func(i, j int) bool { return q.before(best[i], best[j]) })
+	out := make([]*Run, len(best))
+	for i, k := range best {
+		out[i] = k.r
+	}
+	return out
+}
+
+func heapUp(h []keyed, i int, less func(i, j int) bool) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !less(i, parent) {
+			return
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+func heapDown(h []keyed, i int, less func(i, j int) bool) {
+	for {
+		l, m := 2*i+1, i
+		if l < len(h) && less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < len(h) && less(r, m) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// descendantsLocked is every run whose chain of parents reaches id.
+func (ms *Session) descendantsLocked(id string) map[*Run]bool {
+	out := map[*Run]bool{}
+	known := map[string]bool{id: true} // ids known to descend from id, or id itself
+	for _, r := range ms.runs {
+		var chain []*Run
+		for cur := r; cur != nil && cur.ParentRunID != "" && len(chain) <= len(ms.runs); cur = ms.byID[cur.ParentRunID] {
+			chain = append(chain, cur)
+			if known[cur.ParentRunID] {
+				for _, c := range chain {
+					out[c], known[c.ID] = true, true
+				}
+				break
+			}
+		}
 	}
 	return out
 }

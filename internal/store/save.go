@@ -44,6 +44,10 @@ type savedSession struct {
 	Generation int64      `json:"generation"`
 	NextSeq    int64      `json:"next_seq"`
 	Runs       []*Run     `json:"runs"` // in Seq order
+	// Schedules are in creation order; NextScheduleSeq numbers the next.
+	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
+	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
+	Events          []Event           `json:"events,omitempty"`
 }
 
 type savedClock struct {
@@ -73,6 +77,7 @@ func (s *Store) Save(w io.Writer) error {
 	}{Format: saveFormat, Version: saveVersion, SavedAt: s.wall(), Sessions: make([]json.RawMessage, 0, len(names))}
 	for _, name := range names {
 		ms := all[name]
+		ms.catchUp() // a save holds the runs due by its instant
 		ms.mu.RLock()
 		b, err := json.Marshal(ms.saveLocked(name))
 		ms.mu.RUnlock()
@@ -91,6 +96,10 @@ func (ms *Session) saveLocked(name string) savedSession {
 		Generation: ms.generation,
 		NextSeq:    ms.nextSeq,
 		Runs:       ms.runs,
+		Schedules:  ms.schedulesInOrderLocked(),
+
+		NextScheduleSeq: ms.nextScheduleSeq,
+		Events:          ms.events,
 	}
 }
 
@@ -177,6 +186,11 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 		r.Creator.Principal = s.restoreCreator(r.Creator.Principal, creators)
 		r.packStrings()
 	}
+	for i, e := range ss.Events {
+		if e.Seq != int64(i)+1 || !e.Type.Valid() || !seen[e.RunID] {
+			return nil, fmt.Errorf("event %d: want sequence %d, a known event type and one of the session's runs", i, i+1)
+		}
+	}
 	if ss.NextSeq < lastSeq {
 		return nil, fmt.Errorf("next_seq %d is below the last run's seq %d", ss.NextSeq, lastSeq)
 	}
@@ -184,7 +198,8 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.clock = newClock(ss.Clock.Mode, now, s.wall)
-	ms.runs, ms.byID, ms.byName = nil, map[string]*Run{}, map[string][]*Run{}
+	ms.runs, ms.byID, ms.byName, ms.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
+	ms.events, ms.watched = ss.Events, nil
 	ms.generation = ss.Generation
 	for _, r := range ss.Runs {
 		// insertLocked numbers runs itself and keeps every index; set the
@@ -193,6 +208,26 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 		ms.insertLocked(r)
 	}
 	ms.nextSeq = ss.NextSeq
+	// Schedules come back with their next tick: ticks that fell while the
+	// mock was down (a real clock moves on across a restart) are started
+	// on the next use, like those of any clock move.
+	for i, sc := range ss.Schedules {
+		if sc == nil {
+			return nil, fmt.Errorf("schedule %d is null", i)
+		}
+		if err := sc.check(); err != nil {
+			return nil, fmt.Errorf("schedule %d (%q): %v", i, sc.ID, err)
+		}
+		if _, dup := ms.schedules[sc.ID]; dup {
+			return nil, fmt.Errorf("schedule %q appears twice", sc.ID)
+		}
+		sc.Owner.Principal = s.restoreCreator(sc.Owner.Principal, creators)
+		sc.UpdatedBy.Principal = s.restoreCreator(sc.UpdatedBy.Principal, creators)
+		ms.schedules[sc.ID] = sc
+		ms.nextScheduleSeq = max(ms.nextScheduleSeq, sc.Seq)
+	}
+	ms.nextScheduleSeq = max(ms.nextScheduleSeq, ss.NextScheduleSeq)
+	ms.refreshDueLocked()
 	return ms, nil
 }
 
@@ -218,7 +253,7 @@ func (r *Run) check() error {
 		}
 	}
 	for _, t := range r.ArtifactTypes {
-		if t != "PLAN" && t != "PULL_REQUEST" {
+		if !ArtifactTypes[t] {
 			return fmt.Errorf("artifact type %q", t)
 		}
 		if len(r.ID) < 8 { // artifacts are named after the id's first 8 characters

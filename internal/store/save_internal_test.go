@@ -17,9 +17,12 @@ func TestSaveKnowsEveryField(t *testing.T) {
 		known []string
 	}{
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
-			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "NotCancellable", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState"}},
+			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed"}},
-		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "nextSeq"}},
+		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "nextSeq", "createdBy",
+			"schedules", "nextScheduleSeq", "dueAt", "events", "watched"}},
+		{(*ScheduleRecord)(nil), []string{"ID", "Seq", "Name", "Cron", "Prompt", "Enabled", "Config", "FromSkill", "Owner", "UpdatedBy",
+			"Team", "TeamScope", "CreatedAt", "UpdatedAt", "LastRan", "NextTick", "LastSpawnError", "sched"}},
 	} {
 		typ := reflect.TypeOf(tc.v).Elem()
 		var fields []string

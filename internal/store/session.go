@@ -28,6 +28,20 @@ type Session struct {
 	byName     map[string][]*Run // by agent_config.name, in creation order
 	generation int64             // bumped by reset, so positions from before are refused
 	nextSeq    int64
+	// The schedules resource (schedules.go).
+	schedules       map[string]*ScheduleRecord
+	nextScheduleSeq int64
+	// dueAt is the earliest next tick of an enabled schedule (unix
+	// nanoseconds; MaxInt64: none), so catchUp costs one load when none is due.
+	dueAt atomic.Int64
+	// The events resource (events.go): the log, and the runs whose next
+	// events it has still to record.
+	events  []Event
+	watched []*Run
+	// createdBy counts, by team, the runs this mock session created (not
+	// the fixtures' runs), which Options.MaxRuns caps. An index: rebuilt
+	// by insertLocked, never saved.
+	createdBy map[string]int
 }
 
 func (s *Store) newSession() *Session {
@@ -47,7 +61,8 @@ func (ms *Session) changed() { ms.st.changed() }
 // Attachment is what another layer keeps with this mock session (Options.Attach).
 func (ms *Session) Attachment() Attachment { return ms.attachment }
 
-// Reset puts the fixtures back and the clock at its start, and forgets the
+// Reset puts the fixtures back and the clock at its start (the given start
+// instant, or else the wall time now), and forgets the
 // fate rules and whatever is attached.
 func (ms *Session) Reset() {
 	ms.fates.Clear()
@@ -62,18 +77,30 @@ func (ms *Session) Reset() {
 
 func (ms *Session) resetLocked() {
 	o := ms.st.opts
-	ms.clock = newClock(o.ClockMode, o.ClockStart, ms.st.wall)
+	// A clock with no given start starts at the wall time (truncated like
+	// every instant the clock shows); fixture times are relative to it.
+	start := o.ClockStart
+	if start.IsZero() {
+		start = ms.st.wall().Truncate(time.Millisecond)
+	}
+	ms.clock = newClock(o.ClockMode, start, ms.st.wall)
 	ms.runs = nil
 	ms.byID = map[string]*Run{}
 	ms.byName = map[string][]*Run{}
+	ms.createdBy = map[string]int{}
 	ms.generation++
 	ms.nextSeq = 0
+	ms.schedules = map[string]*ScheduleRecord{}
+	ms.nextScheduleSeq = 0
+	ms.refreshDueLocked()
+	ms.events, ms.watched = nil, nil
 	now := ms.clock.Now()
 	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
 	for _, f := range seeds {
 		ms.insertLocked(ms.st.fixtureRun(f, now))
 	}
+	ms.recordEventsLocked(now) // the fixtures' past, recorded in the order it happened
 }
 
 // theClock is the clock; the pointer changes only on reset, under mu.
@@ -103,6 +130,7 @@ func (ms *Session) Advance(d time.Duration) (time.Time, error) {
 	t, err := ms.theClock().Advance(d)
 	if err == nil {
 		ms.changed()
+		ms.catchUp()
 	}
 	return t, err
 }
@@ -112,6 +140,7 @@ func (ms *Session) SetNow(t time.Time) (time.Time, error) {
 	t, err := ms.theClock().Set(t)
 	if err == nil {
 		ms.changed()
+		ms.catchUp()
 	}
 	return t, err
 }
@@ -121,5 +150,6 @@ func (ms *Session) SetNow(t time.Time) (time.Time, error) {
 func (ms *Session) SetClockMode(m ClockMode) time.Time {
 	t := ms.theClock().SetMode(m)
 	ms.changed()
+	ms.catchUp()
 	return t
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,14 +17,19 @@ import (
 type Options struct {
 	// Fixtures every mock session starts from (and goes back to on reset).
 	Fixtures *fixtures.Set
-	// ClockMode and ClockStart are every new mock session's clock.
+	// ClockMode and ClockStart are every new mock session's clock. A zero
+	// ClockStart means the wall time when the mock session opens or is
+	// reset, so a mock left up for days still starts new work at now.
 	ClockMode  ClockMode
 	ClockStart time.Time
 	// Wall is the source of real time; nil means time.Now.
 	Wall func() time.Time
 	// Steps is how long a new run stays in each state before its end.
 	Steps Steps
-	// MaxRuns caps the runs of one mock session; 0 means no cap.
+	// MaxRuns caps the runs each team may create in one mock session; the
+	// fixtures' runs do not count, and a reset makes room again. Per team,
+	// so one team filling a shared mock session locks no other team out.
+	// 0 means no cap.
 	MaxRuns int
 	// MaxSessions caps the isolated mock sessions; the default one is extra.
 	MaxSessions int
@@ -40,9 +46,11 @@ type Attachment interface{ Reset() }
 type Store struct {
 	opts  Options
 	byUID map[string]*fixtures.Principal
-	dflt  *fixtures.Principal
-	fates []fixtures.FateRule // checked once, at start
-	wall  func() time.Time
+	// fixtureIDs are the fixtures' run ids, which MaxRuns does not count.
+	fixtureIDs map[string]bool
+	dflt       *fixtures.Principal
+	fates      []fixtures.FateRule // checked once, at start
+	wall       func() time.Time
 	// changes counts changes to any mock session, so a saver knows when to write.
 	changes atomic.Uint64
 
@@ -68,21 +76,20 @@ func New(opts Options) (*Store, error) {
 		start := time.Now()
 		s.wall = func() time.Time { return start.Add(time.Since(start)) }
 	}
-	if s.opts.ClockStart.IsZero() {
-		s.opts.ClockStart = s.wall()
-	}
 	s.opts.ClockStart = s.opts.ClockStart.Truncate(time.Millisecond)
 	set := opts.Fixtures
 	for _, f := range set.Runs {
 		if len(f.Config) > 0 {
-			if err := json.Unmarshal(f.Config, new(AgentConfig)); err != nil {
+			dec := json.NewDecoder(bytes.NewReader(f.Config))
+			dec.DisallowUnknownFields() // a misspelt field would be lost
+			if err := dec.Decode(new(AgentConfig)); err != nil {
 				return nil, fmt.Errorf("fixtures: runs.json: run %s: agent_config: %w", f.ID, err)
 			}
 		}
 	}
 	for i, rule := range set.Fates {
 		f := Fate{Final: Succeeded}
-		if err := f.applyFixture(rule.Fate); err != nil {
+		if err := errors.Join(f.applyFixture(rule.Fate), f.Check()); err != nil {
 			return nil, fmt.Errorf("fixtures: fates.json: rule %d (prompt_pattern %q): %w", i, rule.Pattern, err)
 		}
 		s.fates = append(s.fates, rule)
@@ -90,6 +97,10 @@ func New(opts Options) (*Store, error) {
 	for i := range set.Principals {
 		p := &set.Principals[i]
 		s.byUID[p.UID] = p
+	}
+	s.fixtureIDs = make(map[string]bool, len(set.Runs))
+	for _, f := range set.Runs {
+		s.fixtureIDs[f.ID] = true
 	}
 	s.dflt = &set.DefaultPrincipal
 	s.byUID[s.dflt.UID] = s.dflt
@@ -117,6 +128,14 @@ func (s *Store) changed() { s.changes.Add(1) }
 // the one unused for longest makes room: test jobs that never close their
 // mock sessions must not lock a long-running mock up.
 func (s *Store) Open(name string) (*Session, error) {
+	ms, err := s.open(name)
+	if err == nil {
+		ms.catchUp() // the ticks due by now become runs before anyone looks
+	}
+	return ms, err
+}
+
+func (s *Store) open(name string) (*Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ms, ok := s.sessions[name]

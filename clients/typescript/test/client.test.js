@@ -242,7 +242,7 @@ describe('errors', () => {
       assert.ok(err.headers instanceof Headers);
       assert.match(err.headers.get('content-type'), /^application\/problem\+json/);
       assert.equal(err.error.status, 400);
-      assert.equal(err.error.type, 'urn:agentruns:problem:invalid_request');
+      assert.equal(err.error.type, 'https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/invalid_request');
       assert.match(err.error.detail, /prompt/);
       assert.match(err.message, /^400 /);
       return true;
@@ -255,7 +255,7 @@ describe('errors', () => {
       assert.ok(err instanceof AuthenticationError, `got ${err?.constructor?.name}: ${err?.message}`);
       assert.equal(err.status, 401);
       assert.match(err.headers.get('content-type'), /^application\/problem\+json/);
-      assert.equal(err.error.type, 'urn:agentruns:problem:authentication_required');
+      assert.equal(err.error.type, 'https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/authentication_required');
       return true;
     });
 
@@ -279,7 +279,7 @@ describe('errors', () => {
       assert.ok(err instanceof NotFoundError, `got ${err?.constructor?.name}: ${err?.message}`);
       assert.equal(err.status, 404);
       assert.match(err.headers.get('content-type'), /^application\/problem\+json/);
-      assert.equal(err.error.type, 'urn:agentruns:problem:resource_not_found');
+      assert.equal(err.error.type, 'https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/resource_not_found');
       return true;
     });
   });
@@ -290,7 +290,7 @@ describe('errors', () => {
     await assert.rejects(carol.agent.runs.retrieve(run_id), (err) => {
       assert.ok(err instanceof PermissionDeniedError, `got ${err?.constructor?.name}: ${err?.message}`);
       assert.equal(err.status, 403);
-      assert.equal(err.error.type, 'urn:agentruns:problem:not_authorized');
+      assert.equal(err.error.type, 'https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/not_authorized');
       return true;
     });
     await assert.rejects(carol.agent.runs.cancel(run_id), PermissionDeniedError);

@@ -1,5 +1,6 @@
-# The README's curl example ("Testing your client"); retries.test.js runs this
+# The curl example of docs/testing-your-client.md; retries.test.js runs this
 # very file against a fresh mock, with MOCK and S set, and checks its output.
+# internal/buildfiles checks that the page quotes it line for line.
 MOCK=${MOCK:-http://127.0.0.1:4010}   # go run ./cmd/agentruns-mock
 S=${S:-my-ci-job}                      # an isolated session: its own runs, clock, rules and journal
 

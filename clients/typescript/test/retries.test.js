@@ -1,5 +1,5 @@
 // The official TypeScript client's retries, error types and timeout against
-// faults the agentruns mock injects on demand (README: "Faults on demand").
+// faults the agentruns mock injects on demand (docs/control-api.md: "Faults on demand").
 // Nothing in the client is patched: the faults come from fault rules added
 // through the control API, or from the X-Mock-Fault header sent per request.
 //
@@ -67,7 +67,7 @@ async function pollAttempts(session, done, timeoutMs) {
 }
 
 describe('retries against injected faults', { concurrency: true }, () => {
-  // README "Testing your client" quotes this test, from here to "README end".
+  // docs/testing-your-client.md quotes this test, from here to "README end".
   test('two injected 429s on a create: the client retries and the third attempt succeeds', async () => {
     const session = `retries-${randomUUID()}`; // an isolated session: its own runs, fault rules and journal
     const mockControl = (method, route, body) =>

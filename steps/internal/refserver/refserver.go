@@ -1,5 +1,5 @@
 // Package refserver is a second, independent server of the Cloud Agent Runs
-// API's five run operations, written only from the service's published
+// API's five run operations and its event poll, written only from the service's published
 // OpenAPI document and sharing no code with the bundled mock. The contract
 // suite's tests run against it to prove that the suite never fails a server
 // that follows the published document but behaves differently from the mock
@@ -47,6 +47,10 @@ type Server struct {
 	runs    map[string]*run
 	all     []*run // every run, in creation order
 	created int    // runs created through the API so far
+	// The event log (events.go).
+	events    []event
+	numbered  map[eventKey]bool
+	nextEvent int64
 }
 
 // New makes a server holding a handful of older runs from other sources.
@@ -109,6 +113,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.cancel(w, r, parts[2])
+	case len(parts) == 2 && parts[0] == "agent" && parts[1] == "events":
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.pollEvents(w, r)
 	default:
 		notFound(w, r, "no such operation")
 	}

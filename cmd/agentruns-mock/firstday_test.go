@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/syncbuf"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fixtureDir is a folder holding the embedded fixtures with runs.json
+// edited by edit.
+func fixtureDir(t *testing.T, edit func(runs string) string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"principals.json", "runs.json", "fates.json"} {
+		b, err := fs.ReadFile(fixtures.Embedded(), name)
+		require.NoError(t, err)
+		if name == "runs.json" {
+			b = []byte(edit(string(b)))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
+	}
+	return dir
+}
+
+// startErr runs the mock with args and returns why it refused to start.
+func startErr(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncbuf.Buffer
+	err := run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), &stderr, func(string) {
+		t.Error("the mock started listening")
+		cancel()
+	})
+	require.Error(t, err)
+	return err.Error()
+}
+
+// Edited fixtures are checked at start as the API's answers are: against
+// the OpenAPI document's schemas, with unknown fields refused, the file and
+// the run named.
+func TestEditedFixturesAreCheckedAtStart(t *testing.T) {
+	const alice = `"run_id": "f29d0da9-953f-48f1-a09f-76b5a170b338"`
+	for _, tc := range []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"a state the API does not have", `"state": "SUCCEEDED"`, `"state": "DONE"`, []string{"runs.json", "f29d0da9-953f-48f1-a09f-76b5a170b338", "body.state"}},
+		{"a misspelt run field", alice, alice + `, "modle_id": "gpt-5"`, []string{"runs.json", "run 1", "f29d0da9-953f-48f1-a09f-76b5a170b338", `unknown field "modle_id"`}},
+		{"a misspelt agent_config field", `"model_id": "auto",`, `"modle_id": "auto",`, []string{"runs.json", "f29d0da9-953f-48f1-a09f-76b5a170b338", "agent_config", `unknown field "modle_id"`}},
+		{"a bad duration", `"created_ago": "10020m"`, `"created_ago": "a week"`, []string{"runs.json", "f29d0da9-953f-48f1-a09f-76b5a170b338", `"a week"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixtureDir(t, func(runs string) string {
+				require.Contains(t, runs, tc.from)
+				return strings.Replace(runs, tc.from, tc.to, 1)
+			})
+			msg := startErr(t, "--fixtures", dir)
+			for _, w := range append(tc.want, dir) {
+				assert.Contains(t, msg, w)
+			}
+		})
+	}
+	// Unchanged, they load.
+	m := startRun(t, "--fixtures", fixtureDir(t, func(s string) string { return s }))
+	m.must(200, "GET", "/agent/runs/f29d0da9-953f-48f1-a09f-76b5a170b338", "wk-mock-alice", "")
+}
+
+func TestAMissingFixturesFolderIsNamed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "no-such-folder")
+	msg := startErr(t, "--fixtures", dir)
+	assert.Contains(t, msg, "--fixtures "+dir+": no such folder")
+}
+
+// --max-runs cannot be negative.
+func TestNegativeMaxRunsIsRefused(t *testing.T) {
+	assert.Contains(t, startErr(t, "--max-runs", "-1"), "--max-runs")
+}
+
+// --help prints the flags and exits 0.
+func TestHelpExitsZero(t *testing.T) {
+	out, err := self("--help").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "-max-runs")
+	assert.NotContains(t, string(out), "agentruns-mock: flag: help requested")
+	var exit *exec.ExitError
+	assert.NotErrorAs(t, err, &exit)
+}
+
+// "listening" is news, not a warning, and --quiet does not hide it.
+func TestListeningIsLoggedAtInfo(t *testing.T) {
+	for _, args := range [][]string{nil, {"--quiet"}} {
+		m := startRun(t, args...)
+		line := ""
+		for _, l := range strings.Split(m.stderr.String(), "\n") {
+			if strings.Contains(l, "listening") {
+				line = l
+			}
+		}
+		assert.Contains(t, line, "level=INFO", "%v: %s", args, m.stderr)
+	}
+}

@@ -1,0 +1,21 @@
+Feature: The agent catalogue
+  GET /agent lists the agents (skills) a caller can run: each name with one
+  variant per SKILL.md, whose id (owner/repo:path) is what a run's skill
+  takes. It creates nothing, so every scenario here is read-only.
+
+  Scenario: The catalogue is ordered by name and every variant says where it lives
+    When I list the agents
+    Then the response status is 200
+    And the agents are ordered by name and every variant says where it lives
+
+  Scenario: The catalogue can be ordered by last run and read again from the repositories
+    When I list the agents with "sort_by=last_run&refresh=true&include_malformed_skills=true"
+    Then the response status is 200
+
+  Scenario: An unknown sort order is a 400
+    When I list the agents with "sort_by=size"
+    Then the response is a problem with status 400 and code "invalid_request"
+
+  Scenario: The catalogue needs a key
+    When I send "GET /agent" with no Authorization header
+    Then the response is a problem with status 401 and code "authentication_required"

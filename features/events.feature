@@ -1,0 +1,118 @@
+Feature: Run events
+  A run's lifecycle can be followed without fetching the run over and over:
+  GET /agent/events returns the events of the runs it names, oldest first,
+  each with a sequence number that only grows. A poller passes the last
+  sequence it saw as "since" to get only what came after. The events are
+  run_in_progress, run_blocked, and one for each way a run ends:
+  run_succeeded, run_failed, run_errored and run_cancelled. Clients skip
+  event types they do not know, and so does the suite.
+
+  An event is recorded when the state it reports begins, never before, and
+  once recorded it does not change: the same poll gives the same events.
+
+  The program running an agent reports events with POST
+  /agent/events/{runId}: that is how the service learns of each change, so
+  a reported event moves the run into the state it reports. The service
+  keeps these two operations for its own agents, so the scenarios that
+  report events are tagged @mock-only: a real service may refuse a user's
+  key there.
+
+  @creates-runs @slow
+  Scenario: A finished run's events end with the event of its final state
+    When I create a run with the prompt "Tidy the README"
+    And I watch the run until it reaches a terminal state
+    And I poll the run's events
+    Then the events are about the run, in increasing sequence order
+    And the last event reports the run's state
+    And every event occurred between the run's creation and its last update
+
+  @creates-runs @slow
+  Scenario: Events do not change from poll to poll, and "since" skips what was seen
+    When I create a run with the prompt "Sort the imports"
+    And I watch the run until it reaches a terminal state
+    And I poll the run's events
+    And 2 poll intervals pass
+    And I poll the run's events again
+    Then the events are the same as at the first poll
+    When I poll the run's events since the last one
+    Then no events came back
+
+  @creates-runs @mock-control
+  Scenario: A run's events follow it as it moves, each stamped with the moment its state began
+    Given the mock will end my next run in "SUCCEEDED", spending 2 seconds in each state
+    When I create a run with the prompt "Update the changelog"
+    And I poll the run's events
+    Then no events came back
+    When I wait until the run is "INPROGRESS" or later
+    And I poll the run's events
+    Then the run's events are run_in_progress
+    And the "run_in_progress" event occurred at the run's "started_at"
+    When I watch the run until it reaches a terminal state
+    And I poll the run's events
+    Then the run's events are run_in_progress and run_succeeded
+    And the "run_succeeded" event occurred at the run's "updated_at"
+
+  @creates-runs @mock-control
+  Scenario Outline: A run that ends in <state> has the event <event>
+    Given the mock will end my next run in "<state>" with error code "<code>"
+    When I create a run with the prompt "Deploy the preview environment"
+    And I watch the run until it reaches a terminal state
+    And I poll the run's events
+    Then the run's events are run_in_progress and <event>
+    And the last event reports the run's state
+
+    Examples:
+      | state  | code                     | event       |
+      | FAILED | insufficient_credits     | run_failed  |
+      | ERROR  | internal_error           | run_errored |
+
+  @creates-runs
+  Scenario: A cancelled run's last event is run_cancelled
+    When I create a run with the prompt "Rename the config package"
+    And I cancel the run, retrying while the server answers a retryable 409
+    And I fetch the run
+    And I poll the run's events
+    Then the events are about the run, in increasing sequence order
+    And the last event reports the run's state
+
+  @creates-runs @mock-only
+  Scenario: A reported event moves the run forward and is polled with what the reporter sent
+    Given the mock will end my next run in "SUCCEEDED", spending 60 seconds in each state
+    When I create a run with the prompt "Run the migrations"
+    And I report the event "run_in_progress" for the run with the execution id "exec-41"
+    Then the response status is 200
+    And the response has a non-empty "sequence"
+    When I fetch the run
+    Then the run is in state "INPROGRESS"
+    When I poll the run's events
+    Then the run's events are run_in_progress
+    And the last event carries the execution id "exec-41"
+    When I report the event "run_blocked" for the run
+    And I report the event "run_in_progress" for the run
+    And I report the event "run_succeeded" for the run
+    And I fetch the run
+    Then the run is in state "SUCCEEDED"
+    When I poll the run's events
+    Then the run's events are run_in_progress, run_blocked, run_in_progress and run_succeeded
+
+  @creates-runs @mock-only
+  Scenario Outline: An event that would move a finished run is refused: <event>
+    Given the mock will end my next run in "SUCCEEDED", spending 60 seconds in each state
+    When I create a run with the prompt "Run the migrations"
+    And I report the event "run_succeeded" for the run
+    And I report the event "<event>" for the run
+    Then the response is a problem with status 400 and code "invalid_request"
+    When I fetch the run
+    Then the run is in state "SUCCEEDED"
+
+    Examples:
+      | event           |
+      | run_in_progress |
+      | run_failed      |
+      | run_cancelled   |
+
+  # The document's bearer security covers every operation: this holds on
+  # any server, and creates nothing.
+  Scenario: Reporting needs a key
+    When I send "POST /agent/events/{unknown}" with no Authorization header
+    Then the response is a problem with status 401 and code "authentication_required"

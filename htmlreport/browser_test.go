@@ -1,0 +1,109 @@
+package htmlreport_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/internal/browsertest"
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/steps"
+)
+
+func TestMain(m *testing.M) { browsertest.Main(m) }
+
+// brokenServer is the mock without its control API (so the @mock-control
+// scenarios are skipped), answering every 404 with a plain JSON body that
+// carries markup: the suite fails those scenarios and quotes the body.
+func brokenServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	mock, err := mockserver.New(mockserver.Options{DisableControl: true, Step: 200 * time.Millisecond})
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		mock.ServeHTTP(rec, r)
+		if rec.Code == http.StatusNotFound {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message": "` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}`))
+			return
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The report of a run with failures and skips, opened from disk in a real
+// browser: the counts, a failed step's message, a skip's reason, the status
+// filter, a link to one scenario, and markup from the server shown as text.
+func TestReportInABrowser(t *testing.T) {
+	srv := brokenServer(t)
+	path := filepath.Join(t.TempDir(), "report.html")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	res, err := steps.Run(context.Background(), steps.Config{
+		BaseURL: srv.URL, APIKey: "wk-mock-alice", Tags: "~@slow",
+		Format: "html", Output: f, NoColors: true,
+		PollInterval: 20 * time.Millisecond, Spacing: 5 * time.Millisecond, Timeout: 20 * time.Second,
+	})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	passed, failed, skipped := res.Count()
+	require.NotZero(t, passed)
+	require.NotZero(t, failed)
+	require.NotZero(t, skipped)
+
+	ctx := browsertest.Tab(t)
+	browsertest.Do(t, ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible(`#counts`))
+	counts := [3]string{
+		browsertest.Text(t, ctx, `[data-count=passed]`),
+		browsertest.Text(t, ctx, `[data-count=failed]`),
+		browsertest.Text(t, ctx, `[data-count=skipped]`),
+	}
+	assert.Equal(t, [3]string{itoa(passed), itoa(failed), itoa(skipped)}, counts)
+	failedMessage := browsertest.Text(t, ctx, `#get-run--an-unknown-run-is-not-found .step-message`)
+	assert.Contains(t, failedMessage, "problem document")
+	assert.Contains(t, failedMessage, "<script>window.pwned = 1</script>", "the server's markup is shown as text")
+	assert.False(t, browsertest.Eval[bool](t, ctx, `window.pwned !== undefined`), "markup from the server ran in the page")
+	skipReason := browsertest.Text(t, ctx, `#state-progression--a-successful-run-passes-through-every-state-in-order .reason-skipped`)
+	assert.Contains(t, skipReason, "needs the mock control API (@mock-control)")
+	browsertest.Screenshot(t, ctx, "report")
+
+	// Only the failures: every scenario still shown has a failed run, and
+	// the passed ones are gone.
+	browsertest.Do(t, ctx,
+		chromedp.Click(`.chip[data-status=passed]`),
+		chromedp.Click(`.chip[data-status=skipped]`),
+		chromedp.Click(`.chip[data-status=notrun]`),
+	)
+	visible := browsertest.Eval[[]string](t, ctx, `Array.from(document.querySelectorAll('.scenario')).filter(s => !s.hidden).map(s => s.dataset.statuses)`)
+	require.NotEmpty(t, visible)
+	for _, st := range visible {
+		assert.Contains(t, st, "failed")
+	}
+	assert.True(t, browsertest.Eval[bool](t, ctx, `!document.getElementById('get-run--an-unknown-run-is-not-found').hidden`))
+	assert.True(t, browsertest.Eval[bool](t, ctx, `Array.from(document.querySelectorAll('.scenario[data-statuses="passed"]')).every(s => s.hidden)`))
+	assert.Equal(t, itoa(len(visible))+" of ", browsertest.Text(t, ctx, `#shown`)[:len(itoa(len(visible)))+4])
+	browsertest.Screenshot(t, ctx, "report-failures-only")
+
+	// A link to a scenario the filter hides shows it again.
+	browsertest.Do(t, ctx, chromedp.Navigate("file://"+path+"#state-progression--a-successful-run-passes-through-every-state-in-order"))
+	assert.True(t, browsertest.Eval[bool](t, ctx, `!document.getElementById('state-progression--a-successful-run-passes-through-every-state-in-order').hidden`))
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

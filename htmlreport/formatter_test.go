@@ -1,0 +1,204 @@
+package htmlreport_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/cucumber/godog"
+	"github.com/cucumber/godog/formatters"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/htmlreport"
+)
+
+// hostile is what a server might send back inside an error: markup that
+// would run if the page did not escape it.
+const hostile = `</pre><script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">`
+
+var testFeatures = fstest.MapFS{
+	"billing.feature": {Data: []byte(`@billing
+Feature: Billing
+  Runs cost credits.
+
+  Second paragraph of the description.
+
+  Scenario: A run is charged
+    Given a run with:
+      | prompt | Fix the build |
+    When it ends
+    Then the bill says "1 credit"
+
+  @mock-control
+  Scenario: Credits run out
+    Given a run
+    Then it fails
+
+  @mock-control
+  Scenario Outline: A forced <state> run is billed nothing
+    Given a run in <state>
+    Then it fails
+
+    Examples:
+      | state  |
+      | FAILED |
+      | ERROR  |
+
+  Scenario Outline: A <state> run is billed <amount>
+    Given a run in <state>
+    Then the bill says "<amount>"
+    And the server answers:
+      """json
+      {"state": "<state>"}
+      """
+
+    Examples:
+      | state     | amount   |
+      | SUCCEEDED | 1 credit |
+      | FAILED    | broken   |
+`)},
+	"unselected.feature": {Data: []byte(`Feature: Left out
+  @never
+  Scenario: Not selected
+    Given a run
+`)},
+}
+
+func initSteps(sc *godog.ScenarioContext) {
+	sc.Before(func(ctx context.Context, s *godog.Scenario) (context.Context, error) {
+		for _, t := range s.Tags {
+			if t.Name == "@mock-control" {
+				return ctx, godog.ErrSkip
+			}
+		}
+		return ctx, nil
+	})
+	sc.Step(`^a run(?: in (\w+))?$`, func() error { return nil })
+	sc.Step(`^a run with:$`, func(*godog.Table) error { return nil })
+	sc.Step(`^it ends$`, func() error { return nil })
+	sc.Step(`^it fails$`, func() error { return nil })
+	sc.Step(`^the server answers:$`, func(*godog.DocString) error { return nil })
+	sc.Step(`^the bill says "([^"]*)"$`, func(want string) error {
+		if want == "broken" {
+			return errors.New("expected 1 credit, got " + hostile)
+		}
+		return nil
+	})
+}
+
+// runReport runs testFeatures through godog with the HTML formatter and
+// returns the page.
+func runReport(t *testing.T) string {
+	t.Helper()
+	name := "html-" + t.Name()
+	godog.Format(name, "the HTML page under test", func(_ string, w io.Writer) formatters.Formatter {
+		return htmlreport.New(w, func() htmlreport.RunInfo {
+			return htmlreport.RunInfo{
+				Server:   "http://127.0.0.1:9/api/v1?<b>bold</b>",
+				Mode:     "polling the server",
+				Tags:     "~@never",
+				Seed:     42,
+				Features: testFeatures,
+				SkipReason: func(string) string {
+					return "needs the mock control API (@mock-control), which the server does not offer"
+				},
+			}
+		})
+	})
+	var out bytes.Buffer
+	status := godog.TestSuite{
+		Name:                "test",
+		ScenarioInitializer: initSteps,
+		Options: &godog.Options{
+			Format: name, Output: &out, NoColors: true, Strict: true,
+			FS: testFeatures, Paths: []string{"."}, Tags: "~@never", Concurrency: 2,
+		},
+	}.Run()
+	require.Equal(t, 1, status, "one row of the outline fails")
+	return out.String()
+}
+
+// The page shows each scenario's outcome, the failure's message where it
+// happened, the skip's reason, and what the tags left out.
+func TestReportShowsOutcomesAndReasons(t *testing.T) {
+	page := runReport(t)
+	require.True(t, strings.HasPrefix(page, "<!doctype html>"), page[:min(len(page), 200)])
+
+	has(t, page, `<b data-count="passed">2</b> passed`)
+	has(t, page, `<b data-count="failed">1</b> failed`)
+	has(t, page, `<b data-count="skipped">3</b> skipped`)
+	has(t, page, `<b data-count="notrun">1</b> not selected`)
+
+	// Anchors a CI job can link to, stable across runs.
+	for _, id := range []string{"billing", "billing--a-run-is-charged", "billing--credits-run-out",
+		"billing--a-state-run-is-billed-amount", "billing--a-state-run-is-billed-amount--failed-broken", "unselected--not-selected"} {
+		has(t, page, `id="`+id+`"`)
+	}
+	has(t, page, "needs the mock control API (@mock-control), which the server does not offer")
+	has(t, page, "expected 1 credit, got ")
+	has(t, page, `Failed</b> at “<span class="failed-step">the bill says &#34;broken&#34;</span>”`)
+	// The spec's parts: descriptions, tables, doc strings, examples.
+	has(t, page, "Second paragraph of the description.")
+	has(t, page, "<td>Fix the build</td>")
+	has(t, page, `data-media-type="json"`)
+	has(t, page, "{&#34;state&#34;: &#34;FAILED&#34;}", "a row's steps as run, placeholders filled in")
+	has(t, page, "Not selected by this run's tags.")
+	has(t, page, `data-tags="@billing @mock-control"`)
+	// An outline skipped for one reason says it once, not on every row.
+	has(t, page, "<b>Skipped</b>, every example: ")
+	assert.Equal(t, 2, strings.Count(page, "which the server does not offer"), "one plain scenario, one outline")
+}
+
+// Everything a server sent back is text on the page, never markup.
+func TestReportEscapesWhatTheServerSent(t *testing.T) {
+	page := runReport(t)
+	hasNot(t, page, "<script>window.pwned")
+	hasNot(t, page, "<img src=x")
+	hasNot(t, page, "<b>bold</b>")
+	has(t, page, "&lt;/pre&gt;&lt;script&gt;window.pwned = 1&lt;/script&gt;&lt;img src=x onerror=&#34;window.pwned = 2&#34;&gt;")
+	assert.Equal(t, 1, strings.Count(page, "<script>"), "only the page's own script")
+}
+
+// The spec page is the same features with no outcomes at all.
+func TestSpecPageHasNoOutcomes(t *testing.T) {
+	spec, err := htmlreport.Parse(testFeatures)
+	require.NoError(t, err)
+	require.Len(t, spec, 2)
+	assert.Equal(t, "Billing", spec[0].Name)
+	var out bytes.Buffer
+	require.NoError(t, htmlreport.WriteSpec(&out, "Billing: behaviour", spec))
+	page := out.String()
+	has(t, page, "<title>Billing: behaviour</title>")
+	has(t, page, `id="billing--a-run-is-charged"`)
+	has(t, page, "<td>Fix the build</td>")
+	has(t, page, "no server was called")
+	hasNot(t, page, `class="badge st-passed"`)
+	hasNot(t, page, `data-status="passed"`)
+	hasNot(t, page, `class="status-filter"`)
+}
+
+func TestParseNamesABrokenFile(t *testing.T) {
+	_, err := htmlreport.Parse(fstest.MapFS{"bad.feature": {Data: []byte("Feature: x\n  Scenario: y\n    Given z\n  Oops\n")}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.feature")
+}
+
+// has and hasNot check the page without printing all of it on failure.
+func has(t *testing.T, page, want string, msg ...any) {
+	t.Helper()
+	if !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q %v", want, msg)
+	}
+}
+
+func hasNot(t *testing.T, page, unwanted string, msg ...any) {
+	t.Helper()
+	if i := strings.Index(page, unwanted); i >= 0 {
+		t.Errorf("the page holds %q: …%s… %v", unwanted, page[max(0, i-80):min(len(page), i+len(unwanted)+80)], msg)
+	}
+}

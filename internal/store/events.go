@@ -1,0 +1,287 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+)
+
+// The events resource: a mock session's event log, the lifecycle events of
+// its runs in the order they were recorded, each numbered by a sequence
+// that only grows.
+//
+// Nothing runs in the background. A run's states follow from its timeline
+// and the clock, and so do its events: whenever the log is read, and before
+// anything changes a run's timeline, the log catches up with the clock
+// (recordEventsLocked), recording every state change that has happened since the
+// last catch-up, oldest first. An event is therefore never recorded before
+// the state it reports has begun, its occurred_at is the moment that state
+// began, and once recorded its sequence and occurred_at never change: they
+// are kept in the state file with the log, and a run's timeline is kept
+// with how much of it the log has already seen (Run.Logged).
+
+// EventType is a run event's event_type.
+type EventType string
+
+// The lifecycle events, one per state a run can be reported in.
+const (
+	EventInProgress EventType = "run_in_progress"
+	EventSucceeded  EventType = "run_succeeded"
+	EventFailed     EventType = "run_failed"
+	EventErrored    EventType = "run_errored"
+	EventBlocked    EventType = "run_blocked"
+	EventCancelled  EventType = "run_cancelled"
+)
+
+// eventStates maps each event to the state it reports, and back.
+var eventStates = map[EventType]State{
+	EventInProgress: InProgress, EventSucceeded: Succeeded, EventFailed: Failed,
+	EventErrored: Errored, EventBlocked: Blocked, EventCancelled: Cancelled,
+}
+
+var stateEvents = func() map[State]EventType {
+	m := map[State]EventType{}
+	for e, s := range eventStates {
+		m[s] = e
+	}
+	return m
+}()
+
+// Valid reports whether e is an event type of the API.
+func (e EventType) Valid() bool { _, ok := eventStates[e]; return ok }
+
+// Event is one entry of the event log, the same in memory and in the save.
+type Event struct {
+	Seq         int64     `json:"sequence"`
+	Type        EventType `json:"event_type"`
+	RunID       string    `json:"run_id"`
+	RefID       string    `json:"ref_id,omitempty"`
+	ExecutionID string    `json:"execution_id,omitempty"`
+	OccurredAt  time.Time `json:"occurred_at"`
+}
+
+// Sentinel errors of the events resource.
+var (
+	ErrUnknownEvent = errors.New("not an event type")
+	// ErrEventBackwards refuses an event that would move a run back, or
+	// change a finished run.
+	ErrEventBackwards = errors.New("the event would move the run backwards")
+)
+
+// transition is a moment a run entered a state.
+type transition struct {
+	State State
+	At    time.Time
+}
+
+// history lists the timeline's transitions up to now, in order: first, if
+// the run had started before the anchor, its start (a fixture run that is
+// already past INPROGRESS); then the anchor; then each step after it. The
+// list only grows as now moves on, so an index into it (Run.Logged) stays
+// valid until the timeline is re-anchored.
+func (tl *Timeline) history(now time.Time) []transition {
+	var h []transition
+	if tl.prelude() {
+		h = append(h, transition{InProgress, tl.StartedAt})
+	}
+	if tl.Anchor.After(now) {
+		return h
+	}
+	h = append(h, transition{tl.AnchorState, tl.Anchor})
+	idx := -1
+	for i, p := range progression {
+		if p == tl.AnchorState {
+			idx = i
+		}
+	}
+	at := tl.Anchor
+	for idx >= 0 {
+		at = at.Add(tl.Steps[idx])
+		if now.Before(at) {
+			break
+		}
+		next := tl.Final
+		if idx+1 < len(progression) {
+			next = progression[idx+1]
+			idx++
+		} else {
+			idx = -1
+		}
+		h = append(h, transition{next, at})
+	}
+	return h
+}
+
+// prelude reports whether the history starts with the run's start, which
+// came before the anchor and is not a step of the timeline.
+func (tl *Timeline) prelude() bool {
+	return !tl.StartedAt.IsZero() && tl.StartedAt.Before(tl.Anchor) && tl.AnchorState != InProgress
+}
+
+// recordEventsLocked records every event that has happened by now and is not in
+// the log yet, oldest first; events of the same instant in the order their
+// runs were created. Runs that have ended and whose end is recorded leave
+// the watch list, so a catch-up costs the runs still going.
+func (ms *Session) recordEventsLocked(now time.Time) {
+	type pending struct {
+		ev  Event
+		seq int64 // the run's, to order events of one instant
+	}
+	var fresh []pending
+	keep := ms.watched[:0]
+	for _, r := range ms.watched {
+		if ms.byID[r.ID] != r {
+			continue // dropped by Truncate
+		}
+		h := r.Timeline.history(now)
+		for _, t := range h[min(r.Logged, len(h)):] {
+			if e, ok := stateEvents[t.State]; ok {
+				fresh = append(fresh, pending{Event{Type: e, RunID: r.ID, OccurredAt: t.At}, r.Seq})
+			}
+		}
+		if len(h) > r.Logged {
+			r.Logged = len(h)
+		}
+		if n := len(h); n == 0 || !h[n-1].State.Terminal() {
+			keep = append(keep, r)
+		}
+	}
+	clear(ms.watched[len(keep):])
+	ms.watched = keep
+	if len(fresh) == 0 {
+		return
+	}
+	sort.SliceStable(fresh, func(i, j int) bool {
+		a, b := fresh[i], fresh[j]
+		if !a.ev.OccurredAt.Equal(b.ev.OccurredAt) {
+			return a.ev.OccurredAt.Before(b.ev.OccurredAt)
+		}
+		return a.seq < b.seq
+	})
+	for _, p := range fresh {
+		ms.appendEventLocked(p.ev)
+	}
+	ms.changed()
+}
+
+func (ms *Session) appendEventLocked(e Event) int64 {
+	e.Seq = int64(len(ms.events)) + 1
+	ms.events = append(ms.events, e)
+	return e.Seq
+}
+
+// reanchorLocked puts a run into state at now, recording the event that
+// reports it (with the reporter's ids, if any). The log first catches up,
+// so every earlier state of every run keeps its place before this one.
+// It returns the event's sequence, 0 if the state has no event.
+func (ms *Session) reanchorLocked(r *Run, now time.Time, state State, executionID, refID string) int64 {
+	ms.recordEventsLocked(now)
+	r.Timeline.reanchor(now, state)
+	r.Logged = 0
+	if r.Timeline.prelude() {
+		r.Logged = 1 // the start was recorded under the old timeline
+	}
+	// r is watched: it has not ended, or it could not be re-anchored.
+	e, ok := stateEvents[state]
+	if !ok {
+		return 0
+	}
+	r.Logged++ // the anchor: recorded here, with the reporter's ids
+	return ms.appendEventLocked(Event{Type: e, RunID: r.ID, OccurredAt: now, ExecutionID: executionID, RefID: refID})
+}
+
+// EventQuery is a poll of the event log.
+type EventQuery struct {
+	RunIDs []string
+	Since  int64 // only events with a greater sequence
+	Limit  int
+}
+
+// Events answers a poll: the events of the given runs after Since, oldest
+// first, at most Limit. Every run must exist and be visible to p's team.
+func (ms *Session) Events(p *fixtures.Principal, q EventQuery) ([]Event, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	want := make(map[string]bool, len(q.RunIDs))
+	for _, id := range q.RunIDs {
+		if _, err := ms.visibleLocked(p, id); err != nil {
+			return nil, fmt.Errorf("run %s: %w", id, err)
+		}
+		want[id] = true
+	}
+	ms.recordEventsLocked(ms.clock.Now())
+	var out []Event
+	if q.Since < 0 {
+		q.Since = 0
+	}
+	for i := q.Since; i < int64(len(ms.events)) && len(out) < q.Limit; i++ {
+		if e := ms.events[i]; want[e.RunID] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// ReportedEvent is an event a run's reporter sends.
+type ReportedEvent struct {
+	Type        EventType
+	ExecutionID string
+	RefID       string
+}
+
+// Report records an event of a run and moves the run into the state it
+// reports. Only forward: an event that would move the run back, or change
+// a finished run, is ErrEventBackwards. Reporting the state the run is
+// already in changes nothing and answers the sequence of the event that
+// recorded it, so a reporter may safely send an event again.
+func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (int64, error) {
+	state, ok := eventStates[ev.Type]
+	if !ok {
+		return 0, fmt.Errorf("%w: %q", ErrUnknownEvent, ev.Type)
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	r, err := ms.visibleLocked(p, id)
+	if err != nil {
+		return 0, err
+	}
+	now := ms.clock.Now()
+	ms.recordEventsLocked(now)
+	cur := r.Timeline.At(now).State
+	if cur == state {
+		for i := len(ms.events) - 1; i >= 0; i-- {
+			if e := ms.events[i]; e.RunID == id {
+				if e.Type == ev.Type {
+					return e.Seq, nil
+				}
+				break
+			}
+		}
+	}
+	// BLOCKED and INPROGRESS share a rank: a run goes from one to the other
+	// and back while a person answers it.
+	if cur.Terminal() || rank[state] < rank[cur] {
+		return 0, fmt.Errorf("%w: the run is %s; %s would report %s", ErrEventBackwards, cur, ev.Type, state)
+	}
+	seq := ms.reanchorLocked(r, now, state, ev.ExecutionID, ev.RefID)
+	switch state {
+	case Failed, Errored:
+		r.ForcedState, r.ForcedMsg = state, Fate{Final: state}.StatusMessage()
+	case Cancelled:
+		r.ForcedState, r.ForcedMsg = state, &StatusMessage{Message: "Cancelled by the agent's reporter."}
+	}
+	ms.changed()
+	return seq, nil
+}
+
+// EventLog returns the whole event log as it is now, whatever the teams, for
+// tests.
+func (ms *Session) EventLog() []Event {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.recordEventsLocked(ms.clock.Now())
+	return append([]Event(nil), ms.events...)
+}

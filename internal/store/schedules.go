@@ -1,0 +1,452 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/google/uuid"
+	"github.com/robfig/cron/v3"
+)
+
+// The schedules resource: scheduled agents, each a cron expression that
+// starts a run at every tick. No goroutine or timer runs per schedule: the
+// ticks due by the mock session's now are turned into runs whenever the
+// mock session is next used (catchUp: any request, a clock move, a save),
+// in tick order, as if a scheduler had started each run on time.
+
+// Sentinel errors of the schedules resource.
+var (
+	ErrScheduleNotFound = errors.New("schedule not found")
+	ErrScheduleOther    = errors.New("schedule belongs to another team")
+	ErrBadCron          = errors.New("not a 5-field cron expression")
+)
+
+// MaxTicksPerCatchUp bounds the runs one schedule starts in one catch-up
+// (a clock moved by a month on a schedule that fires every minute). The
+// newest ticks are kept: the oldest beyond the bound are skipped, and the
+// schedule's last_spawn_error says which.
+const MaxTicksPerCatchUp = 1000
+
+// ScheduleRecord is one stored schedule, the same record in memory and in
+// the save.
+type ScheduleRecord struct {
+	ID        string       `json:"id"`
+	Seq       int64        `json:"seq"` // creation order: ties between equal ticks
+	Name      string       `json:"name"`
+	Cron      string       `json:"cron_schedule"`
+	Prompt    string       `json:"prompt"`
+	Enabled   bool         `json:"enabled"`
+	Config    *AgentConfig `json:"config,omitempty"`
+	FromSkill bool         `json:"from_skill,omitempty"`
+	Owner     Creator      `json:"owner"`
+	UpdatedBy Creator      `json:"updated_by"`
+	Team      string       `json:"team"` // the team that may see the schedule
+	TeamScope bool         `json:"team_scope,omitempty"`
+	CreatedAt time.Time    `json:"created_at"`
+	UpdatedAt time.Time    `json:"updated_at"`
+	// LastRan is the latest tick that started a run; zero before the first.
+	LastRan time.Time `json:"last_ran,omitempty"`
+	// NextTick is the first tick not yet turned into a run; zero while paused.
+	NextTick       time.Time `json:"next_tick,omitempty"`
+	LastSpawnError string    `json:"last_spawn_error,omitempty"`
+
+	sched cron.Schedule // parsed from Cron when stored or loaded
+}
+
+// ScheduleSpec is what a create or an update asks for, already validated
+// (but for the cron expression, which the store parses) and resolved.
+type ScheduleSpec struct {
+	Name, Cron, Prompt string
+	Enabled            bool
+	Config             *AgentConfig
+	FromSkill          bool
+	TeamScope          bool
+}
+
+// cronParser reads the standard 5 fields (minute, hour, day of month,
+// month, day of week) and nothing else: no seconds, no @descriptors.
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
+
+// ParseCron reads a 5-field cron expression, in UTC. A time-zone prefix
+// (TZ=, CRON_TZ=) is refused: the API's crons are UTC.
+func ParseCron(expr string) (cron.Schedule, error) {
+	if f := strings.Fields(expr); len(f) != 5 {
+		return nil, fmt.Errorf("%w: %q has %d fields; want minute hour day-of-month month day-of-week", ErrBadCron, expr, len(f))
+	}
+	if strings.Contains(expr, "TZ=") {
+		return nil, fmt.Errorf("%w: %q: crons are read in UTC, a time zone cannot be given", ErrBadCron, expr)
+	}
+	s, err := cronParser.Parse(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrBadCron, expr, err)
+	}
+	return s, nil
+}
+
+// next is the first tick strictly after t, in UTC; zero when there is none
+// (a date that never comes, such as 30 February).
+func (sc *ScheduleRecord) next(t time.Time) time.Time {
+	n := sc.sched.Next(t.UTC())
+	if n.IsZero() {
+		return n
+	}
+	return n.UTC()
+}
+
+// CreateSchedule stores a new schedule owned by p.
+func (ms *Session) CreateSchedule(p *fixtures.Principal, spec ScheduleSpec) (ScheduleRecord, error) {
+	sched, err := ParseCron(spec.Cron)
+	if err != nil {
+		return ScheduleRecord{}, err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	now := ms.clock.Now()
+	ms.catchUpLocked(now)
+	ms.nextScheduleSeq++
+	sc := &ScheduleRecord{
+		ID: "sch_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16], Seq: ms.nextScheduleSeq,
+		Owner: Creator{p}, UpdatedBy: Creator{p}, Team: p.Team, TeamScope: spec.TeamScope,
+		CreatedAt: now, sched: sched,
+	}
+	sc.apply(spec, now)
+	ms.schedules[sc.ID] = sc
+	ms.refreshDueLocked()
+	ms.changed()
+	return *sc, nil
+}
+
+// apply sets what a create or an update chooses, and the next tick.
+func (sc *ScheduleRecord) apply(spec ScheduleSpec, now time.Time) {
+	sc.Name, sc.Cron, sc.Prompt, sc.Enabled = spec.Name, spec.Cron, spec.Prompt, spec.Enabled
+	sc.Config, sc.FromSkill = spec.Config, spec.FromSkill
+	sc.UpdatedAt = now
+	sc.NextTick = time.Time{}
+	if sc.Enabled {
+		sc.NextTick = sc.next(now)
+	}
+}
+
+// visibleScheduleLocked finds a schedule p's team may see.
+func (ms *Session) visibleScheduleLocked(p *fixtures.Principal, id string) (*ScheduleRecord, error) {
+	sc, ok := ms.schedules[id]
+	if !ok {
+		return nil, ErrScheduleNotFound
+	}
+	if p != nil && sc.Team != p.Team {
+		return nil, ErrScheduleOther
+	}
+	return sc, nil
+}
+
+// GetSchedule returns a schedule p's team may see; a nil p is the control
+// API, which sees every team's.
+func (ms *Session) GetSchedule(p *fixtures.Principal, id string) (ScheduleRecord, error) {
+	ms.catchUp()
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	sc, err := ms.visibleScheduleLocked(p, id)
+	if err != nil {
+		return ScheduleRecord{}, err
+	}
+	return *sc, nil
+}
+
+// ListSchedules returns the schedules p's team may see, by name (then id).
+func (ms *Session) ListSchedules(p *fixtures.Principal) []ScheduleRecord {
+	ms.catchUp()
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	out := []ScheduleRecord{}
+	for _, sc := range ms.schedules {
+		if sc.Team == p.Team {
+			out = append(out, *sc)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// UpdateSchedule replaces a schedule's settings; its owner, scope and
+// history stay. A changed cron or enabled flag counts from now.
+func (ms *Session) UpdateSchedule(p *fixtures.Principal, id string, spec ScheduleSpec) (ScheduleRecord, error) {
+	sched, err := ParseCron(spec.Cron)
+	if err != nil {
+		return ScheduleRecord{}, err
+	}
+	return ms.changeSchedule(p, id, func(sc *ScheduleRecord, now time.Time) {
+		spec.TeamScope = sc.TeamScope
+		sc.sched = sched
+		sc.apply(spec, now)
+	})
+}
+
+// SetScheduleEnabled pauses (false) or resumes (true) a schedule. A resumed
+// schedule starts runs from its next tick on: ticks missed while it was
+// paused are not made up.
+func (ms *Session) SetScheduleEnabled(p *fixtures.Principal, id string, enabled bool) (ScheduleRecord, error) {
+	return ms.changeSchedule(p, id, func(sc *ScheduleRecord, now time.Time) {
+		if sc.Enabled == enabled {
+			return
+		}
+		spec := ScheduleSpec{Name: sc.Name, Cron: sc.Cron, Prompt: sc.Prompt, Enabled: enabled, Config: sc.Config, FromSkill: sc.FromSkill}
+		sc.apply(spec, now)
+	})
+}
+
+func (ms *Session) changeSchedule(p *fixtures.Principal, id string, change func(sc *ScheduleRecord, now time.Time)) (ScheduleRecord, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	now := ms.clock.Now()
+	ms.catchUpLocked(now)
+	sc, err := ms.visibleScheduleLocked(p, id)
+	if err != nil {
+		return ScheduleRecord{}, err
+	}
+	change(sc, now)
+	sc.UpdatedBy = Creator{p}
+	ms.refreshDueLocked()
+	ms.changed()
+	return *sc, nil
+}
+
+// DeleteSchedule forgets a schedule; the runs it started stay.
+func (ms *Session) DeleteSchedule(p *fixtures.Principal, id string) error {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.catchUpLocked(ms.clock.Now())
+	if _, err := ms.visibleScheduleLocked(p, id); err != nil {
+		return err
+	}
+	delete(ms.schedules, id)
+	ms.refreshDueLocked()
+	ms.changed()
+	return nil
+}
+
+// FireSchedule starts one run of a schedule now, whatever its team and
+// whether or not it is paused, for tests that do not want to reason about
+// cron. It does not move the schedule's next tick.
+func (ms *Session) FireSchedule(id string) (View, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	now := ms.clock.Now()
+	ms.catchUpLocked(now)
+	sc, ok := ms.schedules[id]
+	if !ok {
+		return View{}, ErrScheduleNotFound
+	}
+	r, err := ms.spawnLocked(sc, now)
+	if err != nil {
+		return View{}, err
+	}
+	ms.changed()
+	return r.view(now), nil
+}
+
+// ScheduleRuns returns the runs a schedule started, oldest first, whatever
+// their team. A schedule that was deleted still has its runs.
+func (ms *Session) ScheduleRuns(id string) ([]View, error) {
+	ms.catchUp()
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	now := ms.clock.Now()
+	out := []View{}
+	for _, r := range ms.runs {
+		if r.Schedule != nil && r.Schedule.ID == id {
+			out = append(out, r.view(now))
+		}
+	}
+	if _, ok := ms.schedules[id]; !ok && len(out) == 0 {
+		return nil, ErrScheduleNotFound
+	}
+	return out, nil
+}
+
+// spawnLocked stores the run a schedule starts at tick: the schedule's
+// prompt, configuration and scope, its owner as creator, source
+// SCHEDULED_AGENT, created at the tick; the fate rules decide its end.
+func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error) {
+	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs) >= max {
+		sc.LastSpawnError = fmt.Sprintf("the run due at %s was not started: %v", tick.Format(time.RFC3339), ErrStoreFull)
+		return nil, ErrStoreFull
+	}
+	var cfg *AgentConfig
+	if sc.Config != nil {
+		c := *sc.Config
+		cfg = &c
+	}
+	title := TitleFrom(sc.Prompt)
+	if strings.TrimSpace(sc.Prompt) == "" && cfg != nil {
+		title = "Run skill " + cfg.Name
+	}
+	fate := ms.FateFor(sc.Prompt)
+	r := &Run{
+		ID:    uuid.NewString(),
+		Title: title, Prompt: sc.Prompt, Source: "SCHEDULED_AGENT",
+		Creator: sc.Owner, Team: sc.Team, TeamScope: sc.TeamScope,
+		CreatedAt: tick, Config: cfg, FromSkill: sc.FromSkill,
+		Schedule: &Schedule{ID: sc.ID, Name: sc.Name, Cron: sc.Cron},
+		Timeline: Timeline{Anchor: tick, AnchorState: Queued, Steps: fate.Steps, Final: fate.Final},
+	}
+	if fate.Final != Succeeded {
+		r.FateMsg = fate.StatusMessage()
+	}
+	r.packStrings()
+	ms.insertLocked(r)
+	if tick.After(sc.LastRan) {
+		sc.LastRan = tick
+	}
+	return r, nil
+}
+
+// catchUp turns the ticks due by now into runs. It costs one atomic load
+// when nothing is due, so every use of the mock session can afford it.
+func (ms *Session) catchUp() {
+	due := ms.dueAt.Load()
+	if due == math.MaxInt64 || ms.Now().UnixNano() < due {
+		return
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.catchUpLocked(ms.clock.Now())
+}
+
+type dueTick struct {
+	at time.Time
+	sc *ScheduleRecord
+}
+
+// catchUpLocked starts, in tick order (ties in the schedules' creation
+// order), a run for every tick of an enabled schedule up to now.
+func (ms *Session) catchUpLocked(now time.Time) {
+	if ms.dueAt.Load() > now.UnixNano() {
+		return
+	}
+	var due []dueTick
+	for _, sc := range ms.schedules {
+		if !sc.Enabled || sc.NextTick.IsZero() || sc.NextTick.After(now) {
+			continue
+		}
+		ticks, skipped := sc.ticksUpTo(now)
+		sc.LastSpawnError = ""
+		if skipped != "" {
+			sc.LastSpawnError = skipped
+		}
+		for _, t := range ticks {
+			due = append(due, dueTick{t, sc})
+		}
+		sc.NextTick = sc.next(now)
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].at.Equal(due[j].at) {
+			return due[i].at.Before(due[j].at)
+		}
+		return due[i].sc.Seq < due[j].sc.Seq
+	})
+	for _, d := range due {
+		_, _ = ms.spawnLocked(d.sc, d.at) // a refusal is kept in last_spawn_error
+	}
+	ms.refreshDueLocked()
+	if len(due) > 0 {
+		ms.changed()
+	}
+}
+
+// ticksUpTo lists the schedule's ticks from NextTick up to now, at most
+// MaxTicksPerCatchUp of them, the newest. When older ones had to be
+// skipped, skipped says which.
+func (sc *ScheduleRecord) ticksUpTo(now time.Time) (ticks []time.Time, skipped string) {
+	// count counts the ticks from start up to now, stopping past the bound.
+	count := func(start time.Time) (n int) {
+		for t := start; !t.IsZero() && !t.After(now) && n <= MaxTicksPerCatchUp; t = sc.next(t) {
+			n++
+		}
+		return n
+	}
+	start := sc.NextTick
+	if count(start) > MaxTicksPerCatchUp {
+		// Too many. Rather than walk them all (a month of a schedule that
+		// fires every minute), find the shortest window ending now, from an
+		// hour and doubling, that holds more than the bound, and walk that.
+		for span := time.Hour; now.Add(-span).After(start); span *= 2 {
+			if first := sc.next(now.Add(-span).Add(-time.Nanosecond)); count(first) > MaxTicksPerCatchUp {
+				start = first
+				break
+			}
+		}
+	}
+	ring := make([]time.Time, 0, MaxTicksPerCatchUp)
+	n := 0
+	for t := start; !t.IsZero() && !t.After(now); t = sc.next(t) {
+		if len(ring) < MaxTicksPerCatchUp {
+			ring = append(ring, t)
+		} else {
+			ring[n%MaxTicksPerCatchUp] = t
+		}
+		n++
+	}
+	if n <= MaxTicksPerCatchUp && start.Equal(sc.NextTick) {
+		return ring, ""
+	}
+	k := n % MaxTicksPerCatchUp
+	ring = append(ring[k:len(ring):len(ring)], ring[:k]...)
+	return ring, fmt.Sprintf("the clock moved past more than %d ticks at once: the ticks from %s to before %s were skipped (one clock move starts at most %d runs per schedule)",
+		MaxTicksPerCatchUp, sc.NextTick.Format(time.RFC3339), ring[0].Format(time.RFC3339), MaxTicksPerCatchUp)
+}
+
+// refreshDueLocked records the earliest next tick of the enabled schedules,
+// which catchUp compares now with.
+func (ms *Session) refreshDueLocked() {
+	due := int64(math.MaxInt64)
+	for _, sc := range ms.schedules {
+		if sc.Enabled && !sc.NextTick.IsZero() && sc.NextTick.UnixNano() < due {
+			due = sc.NextTick.UnixNano()
+		}
+	}
+	ms.dueAt.Store(due)
+}
+
+// check refuses a saved schedule that would misbehave later, and parses
+// its cron expression.
+func (sc *ScheduleRecord) check() error {
+	switch {
+	case sc.ID == "":
+		return errors.New("no id")
+	case sc.Owner.Principal == nil || sc.Owner.UID == "" || sc.Team == "":
+		return errors.New("no owner or team")
+	case sc.CreatedAt.IsZero():
+		return errors.New("no creation time")
+	case sc.Enabled && sc.NextTick.IsZero():
+		return errors.New("enabled without a next tick")
+	}
+	sched, err := ParseCron(sc.Cron)
+	if err != nil {
+		return err
+	}
+	sc.sched = sched
+	if sc.UpdatedBy.Principal == nil {
+		sc.UpdatedBy = sc.Owner
+	}
+	return nil
+}
+
+// schedulesInOrderLocked lists the schedules in creation order, for the save.
+func (ms *Session) schedulesInOrderLocked() []*ScheduleRecord {
+	out := make([]*ScheduleRecord, 0, len(ms.schedules))
+	for _, sc := range ms.schedules {
+		out = append(out, sc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}

@@ -1,0 +1,30 @@
+package mockserver
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/agentruns/agentruns/mockserver/dashboard"
+)
+
+// ObserverHeader marks an API request made to look, not to test: the
+// dashboard's. Such a request is answered as any other, but it is left out
+// of the request journal and no fault rule matches it, so watching a session
+// never changes what its clients see.
+const ObserverHeader = "X-Mock-Observer"
+
+var dashboardHandler = http.StripPrefix("/__mock/ui", dashboard.Handler())
+
+// dashboard serves the page at /__mock/ui/, static files that need no token
+// and open no mock session: the page's data come from the control API,
+// which asks for the token. Like the control API, it is off under
+// --no-control (serve checks that first).
+func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, path string) {
+	if path == "/__mock/ui" {
+		http.Redirect(w, r, strings.TrimSuffix(r.URL.Path, "/")+"/", http.StatusMovedPermanently)
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path, r2.URL.RawPath = path, ""
+	dashboardHandler.ServeHTTP(w, r2)
+}

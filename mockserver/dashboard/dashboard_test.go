@@ -1,0 +1,142 @@
+package dashboard_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/internal/browsertest"
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/mockserver/dashboard"
+)
+
+func TestMain(m *testing.M) { browsertest.Main(m) }
+
+// call sends one request to the mock in a session and decodes the answer.
+func call(t *testing.T, base, session, method, path string, body any, out any, headers ...string) int {
+	t.Helper()
+	var buf bytes.Buffer
+	if body != nil {
+		require.NoError(t, json.NewEncoder(&buf).Encode(body))
+	}
+	req, err := http.NewRequest(method, base+path, &buf)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer wk-mock-alice")
+	req.Header.Set(mockserver.SessionHeader, session)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	if out != nil && resp.StatusCode < 300 {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+	}
+	return resp.StatusCode
+}
+
+// The page follows a run through its states as the page's own buttons move
+// the session's clock, and shows the fault rule and the journal the run's
+// creation left, all as a client of the mock's HTTP routes.
+func TestDashboardFollowsARunInABrowser(t *testing.T) {
+	mock, err := mockserver.New(mockserver.Options{})
+	require.NoError(t, err)
+	srv := httptest.NewServer(mock)
+	t.Cleanup(srv.Close)
+	const session = "dashboard-test"
+
+	// The first create gets a 429 from a rule; the retry goes through.
+	require.Equal(t, 200, call(t, srv.URL, session, "POST", "/__mock/faults",
+		map[string]any{"method": "POST", "path": "/agent/run*", "status": 429, "retry_after": "1s", "times": 1}, nil))
+
+	ctx := browsertest.Tab(t)
+	browsertest.Do(t, ctx, chromedp.Navigate(srv.URL+"/__mock/ui/#session="+session))
+	browsertest.WaitFor(t, ctx, `document.getElementById('clock-mode').textContent === 'real'`)
+	browsertest.Do(t, ctx, chromedp.Click(`#freeze`))
+	browsertest.WaitFor(t, ctx, `document.getElementById('clock-mode').textContent === 'virtual'`)
+
+	hostile := `Ship the preview build <img src=x onerror="window.pwned = 1">`
+	prompt := map[string]any{"prompt": hostile, "title": "Ship the preview build", "config": map[string]any{"name": "previews"}}
+	require.Equal(t, 429, call(t, srv.URL, session, "POST", "/agent/run", prompt, nil))
+	var created struct {
+		RunID string `json:"run_id"`
+	}
+	require.Equal(t, 200, call(t, srv.URL, session, "POST", "/agent/run", prompt, &created, "X-Stainless-Retry-Count", "1"))
+	row := `document.querySelector('tr[data-run="` + created.RunID + `"]')`
+
+	browsertest.WaitFor(t, ctx, row+`?.dataset.state === 'QUEUED'`)
+	browsertest.Do(t, ctx, chromedp.Click(`tr[data-run="`+created.RunID+`"]`))
+	browsertest.WaitFor(t, ctx, `document.getElementById('run-id').textContent === '`+created.RunID+`'`)
+
+	// Each press of Advance (2s, the mock's step) moves the run one state on.
+	for _, next := range []string{"PENDING", "CLAIMED", "INPROGRESS"} {
+		browsertest.Do(t, ctx, chromedp.Click(`#advance`))
+		browsertest.WaitFor(t, ctx, row+`.dataset.state === '`+next+`'`)
+		browsertest.WaitFor(t, ctx, `document.querySelector('#run-detail .pill').textContent === '`+next+`'`)
+	}
+
+	// The timeline has a time for every state the run went through.
+	// (Read in one go: the page redraws the panel every second.)
+	when := browsertest.Eval[[]string](t, ctx, `Array.from(document.querySelectorAll('.tl')).map(li => li.dataset.state + ' ' + li.querySelector('.tl-when').textContent)`)
+	require.Len(t, when, 5)
+	for i, st := range []string{"QUEUED", "PENDING", "CLAIMED", "INPROGRESS"} {
+		assert.Regexp(t, `^`+st+` \d\d:\d\d:\d\d\.\d{3}$`, when[i])
+	}
+	assert.Equal(t, "SUCCEEDED / FAILED / ERROR not yet", when[4])
+
+	// The rule's counters, and the journal holding the client's two
+	// attempts but none of the page's own reads.
+	faults := browsertest.Eval[string](t, ctx, `document.querySelector('#faults tbody').textContent`)
+	assert.Contains(t, faults, "/agent/run*")
+	assert.Equal(t, []string{"2", "1"}, browsertest.Eval[[]string](t, ctx,
+		`Array.from(document.querySelectorAll('#faults tbody tr:first-child td.num')).map(td => td.textContent)`))
+	journal := browsertest.Eval[[]string](t, ctx,
+		`Array.from(document.querySelectorAll('#journal tbody tr')).map(tr => tr.children[1].textContent + ' ' + tr.children[3].textContent)`)
+	assert.Equal(t, []string{"POST 200", "POST 429"}, journal)
+
+	// A client's read shows up in the journal, and sees what the page shows.
+	var run mockserver.RunItem
+	require.Equal(t, 200, call(t, srv.URL, session, "GET", "/agent/runs/"+created.RunID, nil, &run))
+	assert.Equal(t, mockserver.State("INPROGRESS"), run.State, "the page shows what a client sees")
+	browsertest.WaitFor(t, ctx, `document.querySelectorAll('#journal tbody tr').length === 3`)
+	assert.Equal(t, "GET", browsertest.Eval[string](t, ctx, `document.querySelector('#journal tbody tr:first-child td:nth-child(2)').textContent`))
+
+	assert.Equal(t, "Ship the preview build", browsertest.Eval[string](t, ctx, `document.querySelector('#run-detail .run-title').textContent`))
+	assert.Equal(t, hostile, browsertest.Eval[string](t, ctx, `document.querySelector('#run-detail .prompt').textContent`), "the prompt is shown as text")
+	assert.False(t, browsertest.Eval[bool](t, ctx, `window.pwned !== undefined`), "markup from the API ran in the page")
+
+	browsertest.Do(t, ctx, chromedp.Click(`#resume`))
+	browsertest.WaitFor(t, ctx, `document.getElementById('clock-mode').textContent === 'real'`)
+	browsertest.Screenshot(t, ctx, "dashboard")
+}
+
+// The handler serves the files with a policy that allows nothing but its own
+// script, style and calls back to the mock.
+func TestHandlerServesThePage(t *testing.T) {
+	h := dashboard.Handler()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), `<link rel="stylesheet" href="style.css">`)
+	csp := rec.Header().Get("Content-Security-Policy")
+	assert.Contains(t, csp, "default-src 'none'")
+	assert.NotContains(t, csp, "unsafe-inline")
+	assert.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
+	for _, f := range []string{"/app.js", "/style.css"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", f, nil))
+		assert.Equal(t, http.StatusOK, rec.Code, f)
+		assert.False(t, strings.Contains(rec.Body.String(), "http://") || strings.Contains(rec.Body.String(), "https://"), "%s loads nothing from elsewhere", f)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/", nil))
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+}

@@ -1,0 +1,383 @@
+// The mock's dashboard. It reads everything through the mock's control API
+// (/__mock/...) and the API (/agent/...), as any client would, once a second.
+// Its API reads carry X-Mock-Observer, so they stay out of the request
+// journal and no fault rule hits them. Everything the server sent is put on
+// the page as text (textContent), never as markup.
+(function () {
+  "use strict";
+
+  // Paths relative to this page, so it works at /__mock/ui/ and under the
+  // API's version prefix alike.
+  var CONTROL = new URL("../", location.href);
+  var API = new URL("../../agent/", location.href);
+  var PROGRESSION = ["QUEUED", "PENDING", "CLAIMED", "INPROGRESS"];
+  var TERMINAL = { SUCCEEDED: 1, FAILED: 1, ERROR: 1, CANCELLED: 1 };
+  var POLL_MS = 1000;
+
+  var state = {
+    session: sessionStorage.getItem("agentruns.session") || "",
+    key: localStorage.getItem("agentruns.key") || "wk-mock-alice",
+    token: sessionStorage.getItem("agentruns.token") || "",
+    selected: null,
+    runs: [],
+    clock: null,
+    seen: {}, // run id -> {state -> ISO time it began, as far as seen}
+    lastState: {}, // run id -> last state seen, to flash a row that moved
+    busy: false,
+  };
+  // A token in the address's fragment (#token=...) never reaches a server log.
+  var frag = new URLSearchParams(location.hash.slice(1));
+  if (frag.get("token")) {
+    state.token = frag.get("token");
+    sessionStorage.setItem("agentruns.token", state.token);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  if (frag.get("session") !== null) state.session = frag.get("session");
+
+  var $ = function (id) { return document.getElementById(id); };
+
+  function el(tag, props, children) {
+    var e = document.createElement(tag);
+    if (props) Object.keys(props).forEach(function (k) {
+      if (k === "text") e.textContent = props[k];
+      else if (k === "class") e.className = props[k];
+      else if (k === "title") e.title = props[k];
+      else e.setAttribute(k, props[k]);
+    });
+    (children || []).forEach(function (c) { if (c != null) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    return e;
+  }
+
+  function fill(tbody, rows, empty, cols) {
+    tbody.replaceChildren.apply(tbody, rows.length ? rows : [el("tr", { class: "empty" }, [el("td", { colspan: String(cols), text: empty })])]);
+  }
+
+  // ---- talking to the mock
+
+  function controlHeaders(extra) {
+    var h = Object.assign({}, extra || {});
+    if (state.session) h["X-Mock-Session"] = state.session;
+    if (state.token) h["Authorization"] = "Bearer " + state.token;
+    return h;
+  }
+
+  function control(method, path, body) {
+    var opts = { method: method, headers: controlHeaders(body ? { "Content-Type": "application/json" } : null) };
+    if (body) opts.body = JSON.stringify(body);
+    return fetch(new URL(path, CONTROL), opts).then(answer);
+  }
+
+  function api(path) {
+    var h = { Authorization: "Bearer " + state.key, "X-Mock-Observer": "dashboard" };
+    if (state.session) h["X-Mock-Session"] = state.session;
+    return fetch(new URL(path, API), { headers: h }).then(answer);
+  }
+
+  function answer(res) {
+    return res.text().then(function (text) {
+      var body = null;
+      try { body = text ? JSON.parse(text) : null; } catch (e) { body = null; }
+      if (!res.ok) {
+        var err = new Error((body && (body.detail || body.error || body.title)) || res.status + " " + res.statusText);
+        err.status = res.status;
+        err.control = res.url.indexOf(CONTROL.href) === 0;
+        throw err;
+      }
+      return body;
+    });
+  }
+
+  // ---- time
+
+  function fmtTime(iso) {
+    if (!iso) return "";
+    var d = new Date(iso);
+    if (isNaN(d)) return iso;
+    return d.toISOString().slice(11, 23);
+  }
+
+  // ago tells how long before the session's clock (or, for the journal,
+  // which records wall time, before now) an instant was.
+  function ago(iso, wall) {
+    if (!iso || (!state.clock && !wall)) return "";
+    var now = wall ? Date.now() : new Date(state.clock.now);
+    var s = (now - new Date(iso)) / 1000;
+    if (s < 0) return "in " + span(-s);
+    return span(s) + " ago";
+  }
+
+  function span(s) {
+    if (s < 1) return Math.round(s * 1000) + " ms";
+    if (s < 90) return (Math.round(s * 10) / 10) + " s";
+    if (s < 5400) return Math.round(s / 60) + " min";
+    if (s < 172800) return Math.round(s / 3600) + " h";
+    return Math.round(s / 86400) + " d";
+  }
+
+  function timeCell(iso, wall) {
+    return el("td", { class: "time", title: iso || "" }, [fmtTime(iso), el("span", { class: "ago", text: ago(iso, wall) })]);
+  }
+
+  // ---- panels
+
+  function pill(s) { return el("span", { class: "pill pill-" + String(s || "").toLowerCase(), text: s || "?" }); }
+
+  function renderClock(c) {
+    state.clock = c;
+    var mode = $("clock-mode");
+    mode.textContent = c.mode === "virtual" ? "virtual" : "real";
+    mode.className = "mode mode-" + c.mode;
+    $("clock-now").textContent = c.now.replace("T", " ").replace("Z", " UTC");
+    $("clock-now").setAttribute("datetime", c.now);
+    $("freeze").disabled = c.mode === "virtual";
+    $("resume").disabled = c.mode !== "virtual";
+  }
+
+  function renderSessions(list) {
+    var sel = $("session");
+    var names = list.map(function (s) { return s.name; });
+    if (names.indexOf(state.session) < 0) names.push(state.session);
+    var opts = names.map(function (n) {
+      var info = list.filter(function (s) { return s.name === n; })[0];
+      var label = (n === "" ? "default" : n) + (info ? " · " + info.runs + " runs" : "");
+      var o = el("option", { value: n, text: label });
+      if (n === state.session) o.selected = true;
+      return o;
+    });
+    sel.replaceChildren.apply(sel, opts);
+  }
+
+  // remember notes when a run was seen in each state: created_at is when it
+  // was queued, started_at when it went in progress, updated_at when it
+  // entered the state it is in.
+  function remember(run) {
+    var seen = state.seen[run.run_id] || (state.seen[run.run_id] = {});
+    if (run.created_at && !seen.QUEUED) seen.QUEUED = run.created_at;
+    if (run.started_at && !seen.INPROGRESS) seen.INPROGRESS = run.started_at;
+    if (run.state && run.updated_at && !seen[run.state]) seen[run.state] = run.updated_at;
+  }
+
+  function renderRuns(page) {
+    var runs = (page && page.runs) || [];
+    state.runs = runs;
+    $("runs-count").textContent = runs.length ? "(" + runs.length + (page.page_info && page.page_info.has_next_page ? "+" : "") + ")" : "";
+    $("runs-note").textContent = "as " + state.key + " sees them";
+    var rows = runs.map(function (r) {
+      remember(r);
+      var moved = state.lastState[r.run_id] && state.lastState[r.run_id] !== r.state;
+      state.lastState[r.run_id] = r.state;
+      var creator = r.creator ? (r.creator.display_name || r.creator.uid || "") : "";
+      var tr = el("tr", { class: "run-row" + (r.run_id === state.selected ? " selected" : "") + (moved ? " moved" : ""), "data-run": r.run_id, "data-state": r.state }, [
+        el("td", null, [pill(r.state)]),
+        el("td", { class: "title", title: r.prompt || "" , text: r.title || r.prompt || "" }),
+        el("td", { class: "nowrap", text: creator }),
+        el("td", { class: "mono", text: (r.agent_config && r.agent_config.name) || "" }),
+        timeCell(r.created_at),
+        timeCell(r.updated_at),
+      ]);
+      tr.addEventListener("click", function () { select(r.run_id); });
+      return tr;
+    });
+    fill($("runs").tBodies[0], rows, "No runs in this session that " + state.key + " can see.", 6);
+  }
+
+  function select(id) {
+    state.selected = id;
+    Array.prototype.forEach.call(document.querySelectorAll(".run-row"), function (tr) {
+      tr.classList.toggle("selected", tr.dataset.run === id);
+    });
+    refresh();
+  }
+
+  function renderRun(run) {
+    var box = $("run-detail");
+    $("run-id").textContent = run ? run.run_id : "";
+    if (!run) {
+      box.replaceChildren(el("p", { class: "muted", text: "Select a run to follow it through its states." }));
+      return;
+    }
+    remember(run);
+    var seen = state.seen[run.run_id] || {};
+    var final = TERMINAL[run.state] ? run.state : null;
+    var steps = PROGRESSION.slice();
+    if (run.state === "BLOCKED") steps.push("BLOCKED");
+    steps.push(final || "SUCCEEDED / FAILED / ERROR");
+    var reached = steps.indexOf(run.state);
+    if (reached < 0 && final) reached = steps.length - 1;
+    var timeline = el("ol", { class: "timeline" }, steps.map(function (s, i) {
+      var at = seen[s];
+      var cls = i < reached ? "done" : i === reached ? "current" : "future";
+      if (final && s === final) cls = "current final-" + s.toLowerCase();
+      // A state passed between two refreshes has no time; a cancelled run
+      // may have skipped the states after the one it was cancelled in.
+      var when = at ? fmtTime(at) : i > reached ? "not yet" : final === "CANCELLED" ? "—" : "between two looks";
+      return el("li", { class: "tl " + cls, "data-state": s }, [
+        el("span", { class: "tl-dot" }),
+        el("span", { class: "tl-state", text: s }),
+        el("span", { class: "tl-when", title: at || "", text: when }),
+        at ? el("span", { class: "ago", text: ago(at) }) : null,
+      ]);
+    }));
+    var dl = el("dl", { class: "facts" });
+    function fact(k, v, cls) { if (v) dl.append(el("dt", { text: k }), el("dd", { class: cls || "", text: v })); }
+    fact("Title", run.title);
+    fact("Prompt", run.prompt, "prompt");
+    fact("Creator", run.creator ? (run.creator.display_name || "") + " (" + run.creator.type + " " + run.creator.uid + ")" : "");
+    fact("Config", run.agent_config && run.agent_config.name, "mono");
+    fact("Model", run.agent_config && run.agent_config.model_id, "mono");
+    fact("Source", run.source);
+    fact("Session", run.session_link, "mono");
+    var msg = null;
+    if (run.status_message) {
+      var sm = run.status_message;
+      msg = el("div", { class: "status-message" + (final === "SUCCEEDED" ? "" : " bad") }, [
+        el("b", { text: "Status message" }),
+        el("p", { text: sm.message || "" }),
+        sm.error_code ? el("code", { text: sm.error_code }) : null,
+        sm.retryable !== undefined ? el("span", { class: "muted", text: sm.retryable ? " retryable" : " not retryable" }) : null,
+      ]);
+    }
+    var parts = [el("div", { class: "run-head" }, [pill(run.state), el("span", { class: "run-title", text: run.title || "" })]), timeline, msg, dl];
+    box.replaceChildren.apply(box, parts.filter(Boolean));
+  }
+
+  function faultText(f) {
+    var parts = [];
+    if (f.status) parts.push(String(f.status));
+    if (f.error_code) parts.push(f.error_code);
+    if (f.retry_after) parts.push("Retry-After " + f.retry_after);
+    if (f.delay) parts.push("delay " + f.delay);
+    if (f.drop) parts.push("drop");
+    if (f.probability) parts.push("p=" + f.probability);
+    if (f.header) parts.push(f.header + ": " + (f.value || "*"));
+    return parts.join(", ");
+  }
+
+  function renderFaults(list) {
+    fill($("faults").tBodies[0], (list || []).map(function (f) {
+      return el("tr", null, [
+        el("td", { class: "mono", text: f.id }), el("td", { text: f.method || "any" }), el("td", { class: "mono", text: f.path || "*" }),
+        el("td", { text: faultText(f) }), el("td", { text: f.times ? String(f.times) : "every" }),
+        el("td", { class: "num", text: String(f.matched || 0) }), el("td", { class: "num", text: String(f.injected || 0) }),
+      ]);
+    }), "No fault rules: every request is answered normally.", 7);
+  }
+
+  function renderFates(list) {
+    fill($("fates").tBodies[0], (list || []).map(function (f) {
+      var timing = ["step", "queued", "pending", "claimed", "inprogress"].filter(function (k) { return f[k]; })
+        .map(function (k) { return k + " " + f[k]; }).join(", ");
+      return el("tr", null, [
+        el("td", { class: "mono", text: f.id }), el("td", { class: "mono", text: f.prompt_pattern || "any prompt" }),
+        el("td", null, [pill(f.state || "SUCCEEDED"), f.error_code ? el("code", { text: " " + f.error_code }) : null]),
+        el("td", { text: timing }), el("td", { text: f.times ? String(f.times) : "every" }),
+        el("td", { class: "num", text: String(f.used || 0) }),
+      ]);
+    }), "No fate rules: runs end as the fixtures and X-Mock-Fate say.", 6);
+  }
+
+  function renderJournal(list) {
+    list = (list || []).slice().reverse();
+    $("journal-count").textContent = list.length ? "latest " + Math.min(list.length, 200) + " of " + list.length : "";
+    fill($("journal").tBodies[0], list.slice(0, 200).map(function (a) {
+      return el("tr", { class: a.status >= 400 ? "bad" : "" }, [
+        timeCell(a.at, true), el("td", { text: a.method }), el("td", { class: "mono", text: a.path }),
+        el("td", { class: "num status-" + String(a.status).charAt(0), text: String(a.status) }),
+        el("td", { class: "num", text: a.retry_count != null ? String(a.retry_count) : "" }),
+        el("td", null, [a.injected ? el("span", { class: "pill pill-injected", text: "injected" }) : null]),
+      ]);
+    }), "No requests yet in this session.", 6);
+  }
+
+  // PANELS is what one refresh reads and where it goes. Schedules (with
+  // their next tick) and the event log join here once the mock serves them.
+  var PANELS = [
+    { read: function () { return control("GET", "sessions"); }, show: renderSessions },
+    { read: function () { return api("runs?limit=100"); }, show: renderRuns },
+    { read: function () { return control("GET", "faults"); }, show: renderFaults },
+    { read: function () { return control("GET", "fates"); }, show: renderFates },
+    { read: function () { return control("GET", "requests"); }, show: renderJournal },
+  ];
+
+  function showError(err) {
+    var box = $("error");
+    if (!err) { box.hidden = true; return; }
+    box.hidden = false;
+    box.textContent = err.message;
+  }
+
+  function refresh() {
+    // The clock first: the other panels show times relative to it.
+    return control("GET", "clock").then(function (c) {
+      renderClock(c);
+      var reads = PANELS.map(function (p) { return p.read().then(p.show); });
+      var sel = state.selected;
+      if (sel) {
+        reads.push(api("runs/" + encodeURIComponent(sel)).then(renderRun, function (e) {
+          if (e.status === 404 || e.status === 403) { state.selected = null; renderRun(null); return; }
+          throw e;
+        }));
+      } else {
+        renderRun(null);
+      }
+      return Promise.all(reads);
+    }).then(function () {
+      showError(null);
+      $("live").className = "live ok";
+    }, function (err) {
+      $("live").className = "live down";
+      if (err.status === 401 && err.control) { askToken(); return; }
+      showError(err);
+    });
+  }
+
+  function askToken() {
+    var d = $("token-dialog");
+    if (!d.open) d.showModal();
+  }
+
+  $("token-form").addEventListener("submit", function () {
+    state.token = $("token").value.trim();
+    sessionStorage.setItem("agentruns.token", state.token);
+    refresh();
+  });
+
+  // ---- controls
+
+  function act(p) {
+    return p.then(refresh, function (err) { showError(err); });
+  }
+
+  $("freeze").addEventListener("click", function () { act(control("PUT", "clock", { mode: "virtual" })); });
+  $("resume").addEventListener("click", function () { act(control("PUT", "clock", { mode: "real" })); });
+  $("advance").addEventListener("click", function () {
+    act(control("POST", "clock/advance", { by: $("advance-by").value.trim() || "2s" }));
+  });
+  $("advance-by").addEventListener("keydown", function (e) { if (e.key === "Enter") $("advance").click(); });
+
+  $("session").addEventListener("change", function () {
+    state.session = $("session").value;
+    sessionStorage.setItem("agentruns.session", state.session);
+    state.selected = null;
+    state.seen = {};
+    state.lastState = {};
+    refresh();
+  });
+  var keyInput = $("key");
+  keyInput.value = state.key;
+  keyInput.addEventListener("change", function () {
+    state.key = keyInput.value.trim() || "wk-mock-alice";
+    localStorage.setItem("agentruns.key", state.key);
+    state.selected = null;
+    refresh();
+  });
+
+  // One refresh at a time; a slow mock is not asked twice at once.
+  function tick() {
+    if (document.hidden || state.busy) return;
+    state.busy = true;
+    refresh().then(function () { state.busy = false; }, function () { state.busy = false; });
+  }
+  setInterval(tick, POLL_MS);
+  tick();
+})();

@@ -1,0 +1,153 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strconv"
+
+	"github.com/agentruns/agentruns/internal/store"
+)
+
+// The events resource over HTTP: polling the event log and reporting an
+// event. What an event is, and how the log follows the runs' timelines, is
+// internal/store's events.go.
+
+// Limits of an event poll, as the document has them.
+const (
+	defaultEventLimit = 100
+	maxEventLimit     = 500
+	// maxEventRuns caps run_ids, so one poll cannot ask for a whole session.
+	maxEventRuns = 500
+)
+
+// RunEvent is one event as the API shows it.
+type RunEvent struct {
+	EventType   string  `json:"event_type"`
+	RunID       string  `json:"run_id"`
+	RefID       *string `json:"ref_id"`
+	ExecutionID *string `json:"execution_id"`
+	OccurredAt  string  `json:"occurred_at"`
+	Sequence    int64   `json:"sequence"`
+}
+
+func eventJSON(e store.Event) RunEvent {
+	out := RunEvent{EventType: string(e.Type), RunID: e.RunID, OccurredAt: formatTime(e.OccurredAt), Sequence: e.Seq}
+	if e.RefID != "" {
+		out.RefID = &e.RefID
+	}
+	if e.ExecutionID != "" {
+		out.ExecutionID = &e.ExecutionID
+	}
+	return out
+}
+
+// pollEvents is GET /agent/events.
+func (s *Server) pollEvents(c *call) (any, *apiError) {
+	q, aerr := parseEventQuery(c.r.URL.Query())
+	if aerr != nil {
+		return nil, aerr
+	}
+	events, err := c.session.Events(c.principal, q)
+	if err != nil {
+		return nil, eventsAPIError(err)
+	}
+	out := make([]RunEvent, 0, len(events))
+	for _, e := range events {
+		out = append(out, eventJSON(e))
+	}
+	return out, nil
+}
+
+func parseEventQuery(v url.Values) (store.EventQuery, *apiError) {
+	q := store.EventQuery{Limit: defaultEventLimit, RunIDs: v["run_ids"]}
+	if len(q.RunIDs) == 0 {
+		return q, queryError("run_ids", "name at least one run (repeat the parameter for each)")
+	}
+	if len(q.RunIDs) > maxEventRuns {
+		return q, queryError("run_ids", "at most %d runs per poll, not %d", maxEventRuns, len(q.RunIDs))
+	}
+	for _, id := range q.RunIDs {
+		if !isRunID(id) {
+			return q, queryError("run_ids", "%q is not a valid run id", truncate(id, 80))
+		}
+	}
+	since, err := single(v, "since")
+	if err != nil {
+		return q, err.(*apiError)
+	}
+	if since != "" {
+		n, err := strconv.ParseInt(since, 10, 64)
+		if err != nil || n < 0 {
+			return q, queryError("since", "must be a sequence number, 0 or more, not %q", truncate(since, 40))
+		}
+		q.Since = n
+	}
+	limit, err := single(v, "limit")
+	if err != nil {
+		return q, err.(*apiError)
+	}
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 || n > maxEventLimit {
+			return q, queryError("limit", "must be an integer from 1 to %d, not %q", maxEventLimit, truncate(limit, 40))
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+// reportEventRequest is the body of POST /agent/events/{runId}.
+type reportEventRequest struct {
+	EventType   string `json:"event_type"`
+	ExecutionID string `json:"execution_id"`
+	RefID       string `json:"ref_id"`
+}
+
+// ReportEventResponse answers a reported event with its place in the log.
+type ReportEventResponse struct {
+	Sequence int64 `json:"sequence"`
+}
+
+// reportEvent is POST /agent/events/{runId}.
+func (s *Server) reportEvent(c *call) (any, *apiError) {
+	var req reportEventRequest
+	if err := json.Unmarshal(c.body, &req); err != nil {
+		return nil, decodeError(err)
+	}
+	seq, err := c.session.Report(c.principal, c.id, store.ReportedEvent{
+		Type: store.EventType(req.EventType), ExecutionID: req.ExecutionID, RefID: req.RefID,
+	})
+	if err != nil {
+		return nil, eventsAPIError(err)
+	}
+	return ReportEventResponse{Sequence: seq}, nil
+}
+
+// eventsAPIError maps the events resource's store errors onto problems.
+func eventsAPIError(err error) *apiError {
+	switch {
+	case errors.Is(err, store.ErrUnknownEvent):
+		return errorf(codeInvalidRequest, "event_type: %v", err)
+	case errors.Is(err, store.ErrEventBackwards):
+		// The document gives these operations no 409 or 422; a report that
+		// cannot apply is the reporter's bad request, and not retryable.
+		return errorf(codeInvalidRequest, "event_type: %v", err)
+	case errors.Is(err, store.ErrRunNotFound):
+		return errorf(codeNotFound, "%v", err)
+	case errors.Is(err, store.ErrOtherTeam):
+		return errorf(codeNotAuthorized, "%v", err)
+	}
+	return asAPIError(err)
+}
+
+// Events returns the mock session's whole event log as it is now, every
+// run's of every team, oldest first: what pollers would see, for tests.
+func (c *Session) Events() []RunEvent {
+	log := c.ms.EventLog()
+	out := make([]RunEvent, len(log))
+	for i, e := range log {
+		out[i] = eventJSON(e)
+	}
+	return out
+}

@@ -1,0 +1,280 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/store"
+)
+
+// The schedules resource over HTTP: create, list, get, replace, delete,
+// pause and resume. What a schedule is, and how its ticks become runs, is
+// internal/store's schedules.go.
+
+// scheduleRequest is a CreateScheduledAgentRequest or an
+// UpdateScheduledAgentRequest (which has no team).
+type scheduleRequest struct {
+	Name         *string      `json:"name"`
+	CronSchedule *string      `json:"cron_schedule"`
+	Prompt       *string      `json:"prompt"`
+	Enabled      *bool        `json:"enabled"`
+	AgentConfig  *AgentConfig `json:"agent_config"`
+	Team         *bool        `json:"team"`
+}
+
+// ScheduledAgentItem is the JSON shape of a schedule, as the API returns it.
+type ScheduledAgentItem struct {
+	ID             string                  `json:"id"`
+	Name           string                  `json:"name"`
+	CronSchedule   string                  `json:"cron_schedule"`
+	Enabled        bool                    `json:"enabled"`
+	Prompt         string                  `json:"prompt"`
+	LastSpawnError *string                 `json:"last_spawn_error"`
+	AgentConfig    *AgentConfig            `json:"agent_config,omitempty"`
+	Environment    *CloudEnvironmentConfig `json:"environment,omitempty"`
+	CreatedAt      string                  `json:"created_at"`
+	UpdatedAt      string                  `json:"updated_at"`
+	CreatedBy      *creatorInfo            `json:"created_by,omitempty"`
+	UpdatedBy      *creatorInfo            `json:"updated_by,omitempty"`
+	History        ScheduleHistory         `json:"history"`
+	Scope          *runScope               `json:"scope,omitempty"`
+}
+
+// ScheduleHistory says when a schedule last started a run and when it next will.
+type ScheduleHistory struct {
+	LastRan *string `json:"last_ran"`
+	NextRun *string `json:"next_run"`
+}
+
+// CloudEnvironmentConfig is an environment as a schedule shows it.
+type CloudEnvironmentConfig struct {
+	Name        string       `json:"name,omitempty"`
+	Description *string      `json:"description,omitempty"`
+	DockerImage string       `json:"docker_image,omitempty"`
+	GitHubRepos []githubRepo `json:"github_repos,omitempty"`
+}
+
+type githubRepo struct {
+	Owner string `json:"owner"`
+	Repo  string `json:"repo"`
+}
+
+// ListScheduledAgentsResponse answers GET /agent/schedules.
+type ListScheduledAgentsResponse struct {
+	Schedules []ScheduledAgentItem `json:"schedules"`
+}
+
+// DeleteScheduledAgentResponse answers a delete.
+type DeleteScheduledAgentResponse struct {
+	Success bool `json:"success"`
+}
+
+func (s *Server) scheduleItem(sc store.ScheduleRecord) ScheduledAgentItem {
+	it := ScheduledAgentItem{
+		ID: sc.ID, Name: sc.Name, CronSchedule: sc.Cron, Enabled: sc.Enabled, Prompt: sc.Prompt,
+		AgentConfig: sc.Config,
+		CreatedAt:   formatTime(sc.CreatedAt), UpdatedAt: formatTime(sc.UpdatedAt),
+		CreatedBy: creatorOf(sc.Owner.Principal), UpdatedBy: creatorOf(sc.UpdatedBy.Principal),
+	}
+	if sc.LastSpawnError != "" {
+		it.LastSpawnError = &sc.LastSpawnError
+	}
+	if !sc.LastRan.IsZero() {
+		t := formatTime(sc.LastRan)
+		it.History.LastRan = &t
+	}
+	if sc.Enabled && !sc.NextTick.IsZero() {
+		t := formatTime(sc.NextTick)
+		it.History.NextRun = &t
+	}
+	if sc.TeamScope {
+		it.Scope = &runScope{Type: "Team", UID: sc.Team}
+	} else {
+		it.Scope = &runScope{Type: "User", UID: sc.Owner.UID}
+	}
+	if sc.Config != nil && sc.Config.EnvironmentID != "" {
+		if e, ok := s.store.Environment(sc.Team, sc.Config.EnvironmentID); ok {
+			it.Environment = environmentConfig(e)
+		}
+	}
+	return it
+}
+
+func environmentConfig(e fixtures.Environment) *CloudEnvironmentConfig {
+	c := &CloudEnvironmentConfig{Name: e.Name, DockerImage: e.DockerImage}
+	if e.Description != "" {
+		c.Description = &e.Description
+	}
+	for _, r := range e.Repos {
+		owner, name, _ := strings.Cut(r, "/")
+		c.GitHubRepos = append(c.GitHubRepos, githubRepo{Owner: owner, Repo: name})
+	}
+	return c
+}
+
+func creatorOf(p *fixtures.Principal) *creatorInfo {
+	if p == nil {
+		return nil
+	}
+	return &creatorInfo{Type: p.Type, UID: p.UID, DisplayName: p.DisplayName, Email: p.Email, PhotoURL: p.PhotoURL}
+}
+
+// scheduleSpec checks a create or update body beyond its schema and
+// resolves it: a name, a cron expression that parses, a prompt or a skill.
+func (s *Server) scheduleSpec(c *call, update bool) (store.ScheduleSpec, *apiError) {
+	var req scheduleRequest
+	if err := json.Unmarshal(c.body, &req); err != nil {
+		return store.ScheduleSpec{}, decodeError(err)
+	}
+	var spec store.ScheduleSpec
+	switch {
+	case req.Name == nil || strings.TrimSpace(*req.Name) == "":
+		return spec, errorf(codeInvalidRequest, "name: a schedule needs a name")
+	case req.CronSchedule == nil:
+		return spec, errorf(codeInvalidRequest, "cron_schedule: a schedule needs a cron expression")
+	case update && req.Enabled == nil:
+		return spec, errorf(codeInvalidRequest, "enabled: a replaced schedule says whether it is enabled")
+	}
+	if _, err := store.ParseCron(*req.CronSchedule); err != nil {
+		return spec, errorf(codeInvalidRequest, "cron_schedule: %v", strings.TrimPrefix(err.Error(), store.ErrBadCron.Error()+": "))
+	}
+	spec.Name, spec.Cron, spec.Enabled = strings.TrimSpace(*req.Name), strings.Join(strings.Fields(*req.CronSchedule), " "), true
+	if req.Enabled != nil {
+		spec.Enabled = *req.Enabled
+	}
+	if req.Prompt != nil {
+		spec.Prompt = *req.Prompt
+	}
+	cfg := AgentConfig{}
+	if req.AgentConfig != nil {
+		cfg = *req.AgentConfig
+	}
+	if strings.TrimSpace(spec.Prompt) == "" && cfg.SkillSpec == "" {
+		return spec, errorf(codeInvalidRequest, "prompt: a prompt or agent_config.skill_spec is required")
+	}
+	if cfg.SkillSpec != "" {
+		if !skillSpecPattern.MatchString(cfg.SkillSpec) {
+			return spec, errorf(codeInvalidRequest, "agent_config.skill_spec: %q is not <owner>/<repo>:<skill_name> or <owner>/<repo>:<path>/SKILL.md", cfg.SkillSpec)
+		}
+		spec.FromSkill = true
+		s.applySkill(c.principal.Team, &cfg)
+	}
+	if cfg.ModelID == "" {
+		cfg.ModelID = s.fixtures.DefaultModelID
+	}
+	spec.Config = &cfg
+	// A caller on exactly one team (every principal of the mock) gets a
+	// team-owned schedule unless it asks for its own.
+	spec.TeamScope = true
+	if req.Team != nil {
+		spec.TeamScope = *req.Team
+	}
+	return spec, nil
+}
+
+// applySkill fills in what the catalogue knows of the skill cfg names:
+// its name (unless the caller chose one) and base prompt (likewise).
+// A skill the catalogue does not know keeps the name its spec gives.
+func (s *Server) applySkill(team string, cfg *AgentConfig) {
+	sk, ok := s.store.ResolveSkill(team, cfg.SkillSpec)
+	if !ok {
+		if cfg.Name == "" {
+			cfg.Name = store.SkillName(cfg.SkillSpec)
+		}
+		return
+	}
+	if cfg.Name == "" || cfg.Name == store.SkillName(cfg.SkillSpec) {
+		cfg.Name = sk.Name
+	}
+	if cfg.BasePrompt == "" {
+		cfg.BasePrompt = sk.BasePrompt
+	}
+}
+
+// createSchedule is POST /agent/schedules; it answers 201.
+func (s *Server) createSchedule(c *call) (any, *apiError) {
+	spec, aerr := s.scheduleSpec(c, false)
+	if aerr != nil {
+		return nil, aerr
+	}
+	sc, err := c.session.CreateSchedule(c.principal, spec)
+	if err != nil {
+		return nil, scheduleError(err)
+	}
+	return created{s.scheduleItem(sc)}, nil
+}
+
+// listSchedules is GET /agent/schedules, by name.
+func (s *Server) listSchedules(c *call) (any, *apiError) {
+	list := c.session.ListSchedules(c.principal)
+	out := ListScheduledAgentsResponse{Schedules: make([]ScheduledAgentItem, 0, len(list))}
+	for _, sc := range list {
+		out.Schedules = append(out.Schedules, s.scheduleItem(sc))
+	}
+	return out, nil
+}
+
+// getSchedule is GET /agent/schedules/{scheduleId}.
+func (s *Server) getSchedule(c *call) (any, *apiError) {
+	sc, err := c.session.GetSchedule(c.principal, c.id)
+	if err != nil {
+		return nil, scheduleError(err)
+	}
+	return s.scheduleItem(sc), nil
+}
+
+// updateSchedule is PUT /agent/schedules/{scheduleId}.
+func (s *Server) updateSchedule(c *call) (any, *apiError) {
+	if _, err := c.session.GetSchedule(c.principal, c.id); err != nil {
+		return nil, scheduleError(err) // 404 or 403 before any complaint about the body
+	}
+	spec, aerr := s.scheduleSpec(c, true)
+	if aerr != nil {
+		return nil, aerr
+	}
+	sc, err := c.session.UpdateSchedule(c.principal, c.id, spec)
+	if err != nil {
+		return nil, scheduleError(err)
+	}
+	return s.scheduleItem(sc), nil
+}
+
+// deleteSchedule is DELETE /agent/schedules/{scheduleId}.
+func (s *Server) deleteSchedule(c *call) (any, *apiError) {
+	if err := c.session.DeleteSchedule(c.principal, c.id); err != nil {
+		return nil, scheduleError(err)
+	}
+	return DeleteScheduledAgentResponse{Success: true}, nil
+}
+
+// pauseSchedule is POST /agent/schedules/{scheduleId}/pause.
+func (s *Server) pauseSchedule(c *call) (any, *apiError) { return s.setEnabled(c, false) }
+
+// resumeSchedule is POST /agent/schedules/{scheduleId}/resume.
+func (s *Server) resumeSchedule(c *call) (any, *apiError) { return s.setEnabled(c, true) }
+
+func (s *Server) setEnabled(c *call, enabled bool) (any, *apiError) {
+	sc, err := c.session.SetScheduleEnabled(c.principal, c.id, enabled)
+	if err != nil {
+		return nil, scheduleError(err)
+	}
+	return s.scheduleItem(sc), nil
+}
+
+// scheduleError maps the schedules resource's store errors onto the API's.
+func scheduleError(err error) *apiError {
+	switch {
+	case errors.Is(err, store.ErrScheduleNotFound):
+		return errorf(codeNotFound, "no schedule with this id")
+	case errors.Is(err, store.ErrScheduleOther):
+		return errorf(codeNotAuthorized, "the schedule belongs to another team")
+	case errors.Is(err, store.ErrBadCron):
+		return errorf(codeInvalidRequest, "cron_schedule: %v", err)
+	case errors.Is(err, store.ErrStoreFull):
+		return &apiError{code: codeUnavailable, detail: "the mock holds its maximum number of runs; reset it or raise --max-runs", retryAfter: 30 * time.Second}
+	}
+	return errorf(codeInternal, "%v", err)
+}

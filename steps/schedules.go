@@ -1,0 +1,296 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cucumber/godog"
+)
+
+// Steps of features/schedules.feature and features/agents.feature.
+// Schedules a scenario creates are named "<label> <nickname>", so that a
+// listing on a server full of other schedules can be narrowed to them, and
+// are deleted when the scenario ends.
+
+func (su *Suite) scheduleSteps(sc *godog.ScenarioContext, s *scenario) {
+	sc.Step(`^I create a schedule "([^"]*)" with the cron "([^"]*)"$`, s.createSchedule)
+	sc.Step(`^I create a paused schedule "([^"]*)" with the cron "([^"]*)"$`, s.createPausedSchedule)
+	sc.Step(`^I create a schedule with the body (.*)$`, s.createScheduleRaw)
+	sc.Step(`^I fetch schedule "([^"]*)"$`, s.fetchSchedule)
+	sc.Step(`^I fetch a schedule that does not exist$`, s.fetchUnknownSchedule)
+	sc.Step(`^I replace schedule "([^"]*)" with the cron "([^"]*)" and the prompt "([^"]*)"$`, s.replaceSchedule)
+	sc.Step(`^I (pause|resume|delete) schedule "([^"]*)"$`, s.actOnSchedule)
+	sc.Step(`^another team fetches schedule "([^"]*)"$`, s.otherTeamFetchesSchedule)
+	sc.Step(`^another team's schedule listing does not show "([^"]*)"$`, s.otherTeamDoesNotList)
+	sc.Step(`^the schedules I created are listed in the order (.+)$`, s.schedulesListedInOrder)
+	sc.Step(`^the response is schedule "([^"]*)"$`, s.responseIsSchedule)
+	sc.Step(`^the problem's detail names "([^"]*)"$`, s.problemNames)
+	sc.Step(`^(\d+) days? pass(?:es)? on the mock's clock$`, s.daysPass)
+	sc.Step(`^I list the runs of schedule "([^"]*)"$`, s.listScheduleRuns)
+	sc.Step(`^every listed run was started by schedule "([^"]*)", each at its own tick$`, s.listedRunsFromSchedule)
+	sc.Step(`^I list the agents$`, s.listAgents)
+	sc.Step(`^I list the agents with "([^"]*)"$`, s.listAgentsWith)
+	sc.Step(`^the agents are ordered by name and every variant says where it lives$`, s.agentsWellFormed)
+}
+
+func (s *scenario) scheduleName(nick string) string { return s.label + " " + nick }
+
+func (s *scenario) createSchedule(ctx context.Context, nick, cron string) error {
+	return s.postSchedule(ctx, nick, map[string]any{"name": s.scheduleName(nick), "cron_schedule": cron,
+		"prompt": "Contract suite schedule " + nick + ": look for flaky tests"})
+}
+
+func (s *scenario) createPausedSchedule(ctx context.Context, nick, cron string) error {
+	return s.postSchedule(ctx, nick, map[string]any{"name": s.scheduleName(nick), "cron_schedule": cron, "enabled": false,
+		"prompt": "Contract suite schedule " + nick + ": look for flaky tests"})
+}
+
+func (s *scenario) postSchedule(ctx context.Context, nick string, body map[string]any) error {
+	data, _ := json.Marshal(body)
+	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/schedules", body: data}); err != nil {
+		return err
+	}
+	if err := s.last.expectStatus(http.StatusCreated); err != nil {
+		return err
+	}
+	var made struct {
+		ID string `json:"id"`
+	}
+	if err := s.last.json(&made); err != nil {
+		return err
+	}
+	if made.ID == "" {
+		return fmt.Errorf("%s: the created schedule has no id\n%s", s.last.op, s.last.excerpt())
+	}
+	if s.schedules == nil {
+		s.schedules = map[string]string{}
+	}
+	s.schedules[nick] = made.ID
+	return nil
+}
+
+func (s *scenario) createScheduleRaw(ctx context.Context, body string) error {
+	err := s.send(ctx, call{method: http.MethodPost, path: "/agent/schedules", body: []byte(s.expand(body))})
+	if s.last != nil && s.last.status == http.StatusCreated { // a server that took it: clean up
+		var made struct {
+			ID string `json:"id"`
+		}
+		if s.last.json(&made) == nil && made.ID != "" {
+			if s.schedules == nil {
+				s.schedules = map[string]string{}
+			}
+			s.schedules["raw-"+made.ID] = made.ID
+		}
+	}
+	return err
+}
+
+func (s *scenario) scheduleID(nick string) (string, error) {
+	id, ok := s.schedules[nick]
+	if !ok {
+		return "", fmt.Errorf("no schedule %q was created in this scenario", nick)
+	}
+	return id, nil
+}
+
+func (s *scenario) fetchSchedule(ctx context.Context, nick string) error {
+	id, err := s.scheduleID(nick)
+	if err != nil {
+		return err
+	}
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/schedules/" + url.PathEscape(id)})
+}
+
+func (s *scenario) fetchUnknownSchedule(ctx context.Context) error {
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/schedules/" + s.unknownID})
+}
+
+func (s *scenario) replaceSchedule(ctx context.Context, nick, cron, prompt string) error {
+	id, err := s.scheduleID(nick)
+	if err != nil {
+		return err
+	}
+	data, _ := json.Marshal(map[string]any{"name": s.scheduleName(nick), "cron_schedule": cron, "enabled": true, "prompt": prompt})
+	return s.send(ctx, call{method: http.MethodPut, path: "/agent/schedules/" + url.PathEscape(id), body: data})
+}
+
+func (s *scenario) actOnSchedule(ctx context.Context, action, nick string) error {
+	id, err := s.scheduleID(nick)
+	if err != nil {
+		return err
+	}
+	c := call{method: http.MethodPost, path: "/agent/schedules/" + url.PathEscape(id) + "/" + action}
+	if action == "delete" {
+		c = call{method: http.MethodDelete, path: "/agent/schedules/" + url.PathEscape(id)}
+	}
+	return s.send(ctx, c)
+}
+
+// otherTeam is a key of the mock's fixtures on another team than the
+// suite's default key; only scenarios tagged @mock-only use it.
+const otherTeam = "Bearer wk-mock-carol"
+
+func (s *scenario) otherTeamFetchesSchedule(ctx context.Context, nick string) error {
+	id, err := s.scheduleID(nick)
+	if err != nil {
+		return err
+	}
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/schedules/" + url.PathEscape(id), auth: auth{header: otherTeam}})
+}
+
+func (s *scenario) otherTeamDoesNotList(ctx context.Context, nick string) error {
+	id, err := s.scheduleID(nick)
+	if err != nil {
+		return err
+	}
+	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/schedules", auth: auth{header: otherTeam}}); err != nil {
+		return err
+	}
+	for _, sc := range s.listedSchedules() {
+		if sc["id"] == id {
+			return fmt.Errorf("another team's listing shows schedule %s (%s)", nick, id)
+		}
+	}
+	return nil
+}
+
+func (s *scenario) listedSchedules() []map[string]any {
+	var doc struct {
+		Schedules []map[string]any `json:"schedules"`
+	}
+	_ = s.last.json(&doc)
+	return doc.Schedules
+}
+
+func (s *scenario) schedulesListedInOrder(ctx context.Context, names string) error {
+	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/schedules"}); err != nil {
+		return err
+	}
+	if err := s.last.expectStatus(http.StatusOK); err != nil {
+		return err
+	}
+	var got []string
+	for _, sc := range s.listedSchedules() {
+		if name := str(sc["name"]); strings.HasPrefix(name, s.label+" ") {
+			got = append(got, strings.TrimPrefix(name, s.label+" "))
+		}
+	}
+	want := parseNames(names)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		return fmt.Errorf("expected the schedules %s in that order (by name), got %s", strings.Join(want, ", "), strings.Join(got, ", "))
+	}
+	return nil
+}
+
+func (s *scenario) responseIsSchedule(nick string) error {
+	id, err := s.scheduleID(nick)
+	if err != nil {
+		return err
+	}
+	sub := s.last.subject()
+	if err := sub.fieldIs("id", id); err != nil {
+		return err
+	}
+	return sub.fieldIs("name", s.scheduleName(nick))
+}
+
+func (s *scenario) problemNames(field string) error {
+	sub := s.last.subject()
+	if sub.err != nil {
+		return sub.err
+	}
+	if d := str(sub.doc["detail"]) + " " + str(sub.doc["error"]); !strings.Contains(d, field) {
+		return fmt.Errorf("expected the problem to name %q, got %q", field, d)
+	}
+	return nil
+}
+
+func (s *scenario) daysPass(ctx context.Context, days int) error {
+	return s.api.advanceClock(ctx, time.Duration(days)*24*time.Hour)
+}
+
+func (s *scenario) listScheduleRuns(ctx context.Context, nick string) error {
+	id, err := s.scheduleID(nick)
+	if err != nil {
+		return err
+	}
+	return s.listRuns(ctx, "schedule_id="+id+"&limit=100")
+}
+
+func (s *scenario) listedRunsFromSchedule(nick string) error {
+	id, err := s.scheduleID(nick)
+	if err != nil {
+		return err
+	}
+	if s.listing == nil || s.listing.err != nil {
+		return fmt.Errorf("no listing to check")
+	}
+	ticks := map[string]bool{}
+	for _, r := range s.listing.runs {
+		sched, _ := r["schedule"].(map[string]any)
+		switch {
+		case r["source"] != "SCHEDULED_AGENT":
+			return fmt.Errorf("run %s has source %s, want SCHEDULED_AGENT", str(r["run_id"]), str(r["source"]))
+		case sched == nil || sched["schedule_id"] != id:
+			return fmt.Errorf("run %s shows schedule %s, want %s", str(r["run_id"]), str(r["schedule"]), id)
+		case ticks[str(r["created_at"])]:
+			return fmt.Errorf("two runs were started at the same tick %s", str(r["created_at"]))
+		}
+		ticks[str(r["created_at"])] = true
+	}
+	return nil
+}
+
+func (s *scenario) listAgents(ctx context.Context) error { return s.listAgentsWith(ctx, "") }
+
+func (s *scenario) listAgentsWith(ctx context.Context, q string) error {
+	query, err := url.ParseQuery(q)
+	if err != nil {
+		return err
+	}
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent", query: query})
+}
+
+func (s *scenario) agentsWellFormed() error {
+	if err := s.last.expectStatus(http.StatusOK); err != nil {
+		return err
+	}
+	var doc struct {
+		Agents []struct {
+			Name     string `json:"name"`
+			Variants []struct {
+				ID     string            `json:"id"`
+				Source map[string]string `json:"source"`
+			} `json:"variants"`
+		} `json:"agents"`
+	}
+	if err := s.last.json(&doc); err != nil {
+		return err
+	}
+	for i, a := range doc.Agents {
+		if i > 0 && doc.Agents[i-1].Name > a.Name {
+			return fmt.Errorf("agents are not ordered by name: %q before %q", doc.Agents[i-1].Name, a.Name)
+		}
+		for _, v := range a.Variants {
+			if want := v.Source["owner"] + "/" + v.Source["name"] + ":" + v.Source["skill_path"]; v.ID != want {
+				return fmt.Errorf("agent %q: variant id %q, but its source says %q", a.Name, v.ID, want)
+			}
+		}
+	}
+	return nil
+}
+
+// deleteSchedules deletes, best effort, the schedules the scenario created
+// on a real server.
+func (s *scenario) deleteSchedules(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, id := range s.schedules {
+		_, _ = s.api.do(ctx, call{method: http.MethodDelete, path: "/agent/schedules/" + url.PathEscape(id)})
+	}
+}
