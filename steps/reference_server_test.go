@@ -27,6 +27,7 @@ import (
 // The reference server knows one caller only, so the suite runs against it
 // without a second key and skips the scenarios of two teams.
 func oneCaller(c *steps.Config) { c.OtherAPIKey = "" }
+
 // runFeaturesOnly leaves out the features of operations the reference
 // server does not serve (it has the five run operations only).
 func runFeaturesOnly(c *steps.Config) {
