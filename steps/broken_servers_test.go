@@ -192,7 +192,7 @@ var brokenServers = []brokenServer{
 			})
 		},
 		mustFail: map[string]string{
-			"Filtering by model_id returns only the matching runs": "beta",
+			"Filtering by model_id returns only the matching runs": `has agent_config.model_id "gpt-5", but the listing asked for model_id=claude-4-sonnet`,
 		},
 		mustPass: []string{
 			"Filtering by name returns only the matching runs",
@@ -447,6 +447,90 @@ var brokenServers = []brokenServer{
 		},
 		mustPass: []string{"A reported event moves the run forward and is polled with what the reporter sent"},
 	},
+	{
+		name:     "another team's runs listed",
+		features: []string{"tenancy.feature", "list_runs.feature"},
+		wrap:     listsOtherTeamsRuns,
+		mustFail: map[string]string{
+			"Another team's run is never listed, by name":               "created with another team's key",
+			"Another team's run is never listed, by name, oldest first": "created with another team's key",
+		},
+		mustPass: []string{"Another team's run cannot be fetched", "Walking every page with the cursor yields each run exactly once"},
+	},
+	{
+		name:     "another team's run readable and cancellable",
+		features: []string{"tenancy.feature"},
+		wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rec := httptest.NewRecorder()
+				next.ServeHTTP(rec, r)
+				if rec.Code == http.StatusForbidden {
+					rec = asOtherTeam(next, r)
+				}
+				for k, vs := range rec.Header() {
+					w.Header()[k] = vs
+				}
+				w.WriteHeader(rec.Code)
+				_, _ = w.Write(rec.Body.Bytes())
+			})
+		},
+		mustFail: map[string]string{
+			"Another team's run cannot be fetched":   "expected status 403, got 200",
+			"Another team's run cannot be cancelled": "expected status 403, got 200",
+		},
+		mustPass: []string{"Another team's run is never listed, by name"},
+	},
+}
+
+// otherTeam is a fixture key of another team than the key's.
+func otherTeam(authorization string) string {
+	switch strings.TrimPrefix(authorization, "Bearer ") {
+	case "wk-mock-carol", "wk-mock-nightly":
+		return "wk-mock-alice"
+	}
+	return "wk-mock-carol"
+}
+
+// asOtherTeam answers r as the mock answers it for a caller of another team.
+func asOtherTeam(next http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("Authorization", "Bearer "+otherTeam(r.Header.Get("Authorization")))
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r2)
+	return rec
+}
+
+// listsOtherTeamsRuns puts at the top of every first page of runs the runs
+// the same listing shows another team: a server that forgot the team in its
+// list query, while still refusing another team's run asked for by id.
+func listsOtherTeamsRuns(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/agent/runs" || r.Header.Get("Authorization") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q := r.URL.Query()
+		theirs := httptest.NewRecorder()
+		if q.Get("cursor") == "" { // their cursors are not ours: add theirs to first pages
+			theirs = asOtherTeam(next, r)
+		}
+		rewrite(func(_ *http.Request, a *answer) {
+			var doc, their map[string]any
+			if a.status != http.StatusOK || json.Unmarshal(a.body, &doc) != nil || json.Unmarshal(theirs.Body.Bytes(), &their) != nil {
+				return
+			}
+			runs, _ := doc["runs"].([]any)
+			more, _ := their["runs"].([]any)
+			// Theirs come first (the runs are newest), and the page keeps
+			// its size.
+			all := append(more, runs...)
+			if n, err := strconv.Atoi(q.Get("limit")); err == nil && n < len(all) {
+				all = all[:n]
+			}
+			doc["runs"] = all
+			a.body, _ = json.Marshal(doc)
+		})(next).ServeHTTP(w, r)
+	})
 }
 
 // editEvents applies f to the events of every successful poll.

@@ -87,13 +87,16 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
 	sc.Step(`^I walk every page of "([^"]*)"$`, s.walkPages)
 	sc.Step(`^the listing holds exactly (.+)$`, s.listingHoldsExactly)
+	sc.Step(`^the listing holds ([a-z-]+), and of ([a-z-]+(?: and [a-z-]+)*) only runs that moved since ([a-z-]+) was created$`, s.listingHoldsAndMaybe)
 	sc.Step(`^the listing holds at most (\d+) runs?$`, s.listingHoldsAtMost)
 	sc.Step(`^the listing holds (\d+) runs?$`, s.listingHoldsCount)
 	sc.Step(`^the listing holds the runs I created, (newest|oldest) first$`, s.listingHoldsCreatedInOrder)
 	sc.Step(`^the listed runs are ordered by "([^"]*)", (newest|oldest) first$`, s.listingOrderedBy)
 	sc.Step(`^the listing has a list of runs and page information saying whether more follow$`, s.listingHasRunsAndPageInfo)
 	sc.Step(`^the listing says there is a next page$`, s.listingHasNextPage)
+	sc.Step(`^the listing says there is no next page$`, s.listingHasNoNextPage)
 	sc.Step(`^the walk took (\d+) pages?$`, s.walkTookPages)
+	sc.Step(`^every page of the walk held (\d+) runs?$`, s.walkPagesHeld)
 	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
 
 	// Progression.

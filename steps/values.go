@@ -159,6 +159,8 @@ var placeholder = regexp.MustCompile(`\{([^{}"]+)\}`)
 //	{unknown}              a run id no server has
 //	{creator of alpha}     the creator uid of run alpha
 //	{between alpha and beta}  an instant between the creation of alpha and beta
+//	{created_at of alpha}  alpha's created_at, exactly as the server wrote it
+//	{an hour after the creation of alpha}  that instant
 func (s *scenario) resolve(ctx context.Context, text string) (string, error) {
 	var firstErr error
 	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
@@ -215,6 +217,21 @@ func (s *scenario) placeholderValue(ctx context.Context, key string) (string, er
 			return "", fmt.Errorf("the run reports no creator.uid; got creator %s", show(mustLookup(doc, "creator")))
 		}
 		return uid, nil
+	case strings.HasPrefix(key, "created_at of "):
+		doc, err := s.detailsOf(ctx, strings.TrimPrefix(key, "created_at of "))
+		if err != nil {
+			return "", err
+		}
+		if _, err := timestamp(doc, "created_at"); err != nil {
+			return "", err
+		}
+		return str(doc["created_at"]), nil
+	case strings.HasPrefix(key, "an hour after the creation of "):
+		t, err := s.createdAt(ctx, strings.TrimPrefix(key, "an hour after the creation of "))
+		if err != nil {
+			return "", err
+		}
+		return t.Add(time.Hour).UTC().Format(time.RFC3339Nano), nil
 	case strings.HasPrefix(key, "between "):
 		a, b, ok := strings.Cut(strings.TrimPrefix(key, "between "), " and ")
 		if !ok {
