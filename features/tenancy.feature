@@ -40,3 +40,12 @@ Feature: Runs belong to their team
       | by name and source            | name={label}&source=API&sort_by=created_at&limit=1                    |
       | by name and creation time     | name={label}&created_after=2000-01-01T00:00:00Z&sort_by=created_at&limit=1 |
       | by name and every state       | name={label}&state=QUEUED&state=PENDING&state=CLAIMED&state=INPROGRESS&state=BLOCKED&state=SUCCEEDED&state=FAILED&state=ERROR&state=CANCELLED&sort_by=created_at&limit=1 |
+
+  # Without a name to filter by, the walk may meet many runs of the caller's
+  # own team on a busy server; it only looks out for the other team's run.
+  @creates-runs
+  Scenario: Another team's run is never listed among all the runs created since mine
+    Given I created 2 runs
+    And another team has created a run
+    When I walk every page of "created_after={created_at of run 1}&sort_by=created_at&sort_order=asc&limit=3"
+    Then the walk never saw the other team's run

@@ -343,7 +343,8 @@ var mutationModes = []struct {
 	opts mockserver.Options
 }{
 	{"control", mockserver.Options{}},
-	{"polling", mockserver.Options{Step: 40 * time.Millisecond, DisableControl: true}},
+	// Runs wait in PENDING long enough for a poll to find them there.
+	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 300 * time.Millisecond, DisableControl: true}},
 }
 
 // TestMutants runs the suite against every mutant in both modes and fails

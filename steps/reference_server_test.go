@@ -24,9 +24,10 @@ import (
 // Every scenario that can run without the mock's control API must pass
 // against it, polling as against any real server, and in --read-only.
 
-// The reference server knows one caller only, so the suite runs against it
-// without a second key and skips the scenarios of two teams.
-func oneCaller(c *steps.Config) { c.OtherAPIKey = "" }
+// The reference server knows one caller only and fails runs of its own
+// accord, so the suite runs against it without a second key and without a
+// failing prompt, and skips the scenarios that need them.
+func oneCaller(c *steps.Config) { c.OtherAPIKey, c.FailingPrompt = "", "" }
 
 // runFeaturesOnly leaves out the features of operations the reference
 // server does not serve (it has the five run operations only).
@@ -56,6 +57,10 @@ func assertOnlyMockScenariosSkipped(t *testing.T, res steps.Result) {
 	for _, s := range res.Skipped() {
 		if hasAnyTag(s.Tags, "@two-callers") {
 			assert.Contains(t, s.Message, "--other-api-key", s.Name)
+			continue
+		}
+		if hasAnyTag(s.Tags, "@failing-prompt") {
+			assert.Contains(t, s.Message, "--failing-prompt", s.Name)
 			continue
 		}
 		assert.True(t, hasAnyTag(s.Tags, "@mock-control", "@mock-only"), "scenario %q was skipped but needs no mock: %s", s.Name, s.Message)

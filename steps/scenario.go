@@ -56,6 +56,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
 	sc.Step(`^I create a run with the prompt "([^"]*)" and:$`, s.createRunWithPromptAnd)
 	sc.Step(`^I create a run with:$`, s.createRunWith)
+	sc.Step(`^I create a run with the failing prompt$`, s.createRunWithFailingPrompt)
 	sc.Step(`^I create a run through "POST (/agent/runs?)" with the prompt "([^"]*)" and:$`, s.createRunThrough)
 	sc.Step(`^I created (\d+) runs?$`, s.createdRuns)
 	sc.Step(`^I created these runs:$`, s.createdTheseRuns)
@@ -82,6 +83,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^the run's agent configuration holds everything I sent$`, s.runConfigHoldsSent)
 	sc.Step(`^the run is in state "([A-Z]+)"$`, s.runIsInState)
 	sc.Step(`^the run has a status message with error code "([^"]*)"$`, s.runHasStatusCode)
+	sc.Step(`^the run ended in FAILED or ERROR, with a status message carrying a message and an error code$`, s.endedFailedWithStatus)
 
 	// Listing.
 	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
@@ -115,6 +117,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^I send a single cancel request for the run$`, s.cancelRunOnce)
 	sc.Step(`^the cancel was accepted with the run's id, or refused with 400 because the run had ended or was BLOCKED$`, s.cancelAcceptedOrTooLate)
 	sc.Step(`^the run is in state "CANCELLED" if the cancel was accepted$`, s.cancelledIfAccepted)
+	sc.Step(`^a run still PENDING refused the cancel with a retryable 409, and one that had moved on took it as any other$`, s.pendingCancelJudged)
 	sc.Step(`^I cancel a run that does not exist$`, s.cancelUnknownRun)
 	sc.Step(`^a moment later I cancelled run "([^"]*)", unless it had already ended$`, s.cancelledRunLater)
 
@@ -161,6 +164,11 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	if hasTag(sc, "@two-callers") && s.suite.cfg.OtherAPIKey == "" {
 		s.skipReason = "needs a key of another team (@two-callers): pass --other-api-key (Config.OtherAPIKey)"
+		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+		return ctx, godog.ErrSkip
+	}
+	if hasTag(sc, "@failing-prompt") && s.suite.cfg.FailingPrompt == "" {
+		s.skipReason = "needs a prompt the server ends in FAILED or ERROR (@failing-prompt): pass --failing-prompt (Config.FailingPrompt)"
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
 		return ctx, godog.ErrSkip
 	}
