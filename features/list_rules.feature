@@ -115,6 +115,16 @@ Feature: Listing runs, to the letter
     When I list runs with "name={label}&updated_after={created_at of beta}"
     Then the listing holds gamma, and of alpha and beta only runs that moved since beta was created
 
+  # A finished run is never updated again, so its updated_at is an instant
+  # at which it stays, however long the listing takes to come.
+  @creates-runs @slow
+  Scenario: updated_after leaves out a finished run last updated at its instant
+    When I create a run with the prompt "Sort the imports" and:
+      | config.name | {label} |
+    And I watch the run until it reaches a terminal state
+    And I list runs with "name={label}&updated_after={updated_at of the run}"
+    Then the listing holds exactly no runs
+
   # Each run but "match" differs from it in one thing only, so that a filter
   # the server drops, or joins with OR, lets one of them through.
   @creates-runs

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -479,6 +480,75 @@ var brokenServers = []brokenServer{
 			"Another team's run cannot be cancelled": "expected status 403, got 200",
 		},
 		mustPass: []string{"Another team's run is never listed, by name"},
+	},
+	{
+		name:     "time bounds that include their instant",
+		features: []string{"list_rules.feature"},
+		wrap:     shiftTime("created_after", -time.Millisecond)(),
+		mustFail: map[string]string{
+			"The time filters are strict: created_after leaves out a run created at its instant": "which is not strictly after created_after=",
+		},
+		mustPass: []string{"The time filters are strict: created_before leaves out a run created at its instant"},
+	},
+	{
+		name:     "has_next_page on a full last page",
+		features: []string{"list_rules.feature"},
+		wrap:     fullLastPageHasNext(),
+		mustFail: map[string]string{
+			"A single page that is exactly full says there is no next page": "expected has_next_page false on the last page (2 runs, no more match)",
+			"A last page that is exactly full says there is no next page":   "expected 2 pages, got 3 (of 2, 2, 0 runs)",
+		},
+		mustPass: []string{"Pages of 4 hold each run once, in creation order"},
+	},
+	{
+		name:     "a default page of 50 runs",
+		features: []string{"list_rules.feature"},
+		wrap: onListQuery(func(q url.Values) {
+			if !q.Has("limit") {
+				q.Set("limit", "50")
+			}
+		})(),
+		mustFail: map[string]string{
+			"Without a limit, a page holds 20 runs": "expected 20 runs, got 21",
+		},
+		mustPass: []string{"A limit of 500, the largest, is accepted"},
+	},
+	{
+		name:     "filters joined by OR",
+		features: []string{"list_rules.feature"},
+		wrap: func(next http.Handler) http.Handler {
+			// Each filter alone, then the union of the pages: what a server
+			// that ORs its filters lists.
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				if r.Method != http.MethodGet || r.URL.Path != "/agent/runs" || len(q) < 2 {
+					next.ServeHTTP(w, r)
+					return
+				}
+				union, seen := []any{}, map[any]bool{}
+				for name := range q {
+					one := url.Values{name: q[name]}
+					r2 := r.Clone(r.Context())
+					r2.URL.RawQuery = one.Encode()
+					rec := httptest.NewRecorder()
+					next.ServeHTTP(rec, r2)
+					var page struct{ Runs []map[string]any }
+					_ = json.Unmarshal(rec.Body.Bytes(), &page)
+					for _, run := range page.Runs {
+						if !seen[run["run_id"]] {
+							seen[run["run_id"]] = true
+							union = append(union, run)
+						}
+					}
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(map[string]any{"runs": union, "page_info": map[string]any{"has_next_page": false}})
+			})
+		},
+		mustFail: map[string]string{
+			"Filters combine with AND: every filter at once": "but the listing asked for",
+			"Filters combine with AND: name and model_id":    "but the listing asked for model_id=gpt-5",
+		},
 	},
 }
 

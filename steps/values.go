@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -161,6 +162,8 @@ var placeholder = regexp.MustCompile(`\{([^{}"]+)\}`)
 //	{between alpha and beta}  an instant between the creation of alpha and beta
 //	{created_at of alpha}  alpha's created_at, exactly as the server wrote it
 //	{an hour after the creation of alpha}  that instant
+//	{updated_at of the run}  the run's updated_at as last fetched, exactly as
+//	                       the server wrote it
 func (s *scenario) resolve(ctx context.Context, text string) (string, error) {
 	var firstErr error
 	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
@@ -226,6 +229,14 @@ func (s *scenario) placeholderValue(ctx context.Context, key string) (string, er
 			return "", err
 		}
 		return str(doc["created_at"]), nil
+	case key == "updated_at of the run":
+		if s.current == nil || s.current.details == nil {
+			return "", errors.New("the run has not been fetched yet")
+		}
+		if _, err := timestamp(s.current.details, "updated_at"); err != nil {
+			return "", err
+		}
+		return str(s.current.details["updated_at"]), nil
 	case strings.HasPrefix(key, "an hour after the creation of "):
 		t, err := s.createdAt(ctx, strings.TrimPrefix(key, "an hour after the creation of "))
 		if err != nil {
