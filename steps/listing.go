@@ -175,6 +175,8 @@ func (s *scenario) listingHasRunsAndPageInfo() error { return s.page().hasRunsAn
 
 func (s *scenario) listingHasNextPage() error { return s.page().hasNextPage() }
 
+func (s *scenario) listedRunsSayWhy() error { return s.page().eachSaysWhy() }
+
 func (s *scenario) listingHasNoNextPage() error { return s.page().hasNoNextPage() }
 
 func (s *scenario) walkTookPages(n int) error { return s.walk().tookPages(n) }
@@ -320,6 +322,23 @@ func (l *listing) hasNextPage() error {
 	}
 	if !l.hasNext || l.nextCursor == "" {
 		return fmt.Errorf("%s: expected page_info to say has_next_page with a next_cursor, got has_next_page=%t next_cursor=%q", l.op, l.hasNext, l.nextCursor)
+	}
+	return nil
+}
+
+// eachSaysWhy checks every listed run carries a status message with a
+// message and an error code.
+func (l *listing) eachSaysWhy() error {
+	if l.err != nil {
+		return l.err
+	}
+	var errs []error
+	for _, run := range l.runs {
+		doc := subject{what: "run " + str(run["run_id"]) + " (" + str(run["state"]) + ")", doc: run}
+		errs = append(errs, doc.nonEmpty("status_message.message"), doc.nonEmpty("status_message.error_code"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: %w", l.op, err)
 	}
 	return nil
 }

@@ -97,6 +97,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^the listing has a list of runs and page information saying whether more follow$`, s.listingHasRunsAndPageInfo)
 	sc.Step(`^the listing says there is a next page$`, s.listingHasNextPage)
 	sc.Step(`^the listing says there is no next page$`, s.listingHasNoNextPage)
+	sc.Step(`^every listed run carries a status message with a message and an error code$`, s.listedRunsSayWhy)
 	sc.Step(`^the walk took (\d+) pages?$`, s.walkTookPages)
 	sc.Step(`^every page of the walk held (\d+) runs?$`, s.walkPagesHeld)
 	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
