@@ -211,8 +211,9 @@ var mutationModes = []struct {
 	opts mockserver.Options
 }{
 	{"control", mockserver.Options{}},
-	// Runs wait in PENDING long enough for a poll to find them there.
-	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 300 * time.Millisecond, DisableControl: true}},
+	// Runs wait in PENDING long enough for a poll to find them there, even
+	// on a busy machine.
+	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 600 * time.Millisecond, DisableControl: true}},
 }
 
 // TestMutants runs the suite against every mutant in both modes and fails
