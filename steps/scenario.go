@@ -51,6 +51,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Before(s.before)
 	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
+	s.registerCatalogue(sc) // catalogue.go: environments, models, agents, messages
 
 	// Creating runs.
 	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)

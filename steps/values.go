@@ -9,14 +9,24 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// lookup follows a dotted path ("agent_config.model_id") into a JSON object.
+// lookup follows a dotted path ("agent_config.model_id") into a JSON object;
+// a number steps into an array ("message_ids.0").
 func lookup(doc map[string]any, path string) (any, bool) {
 	var cur any = doc
 	for _, key := range strings.Split(path, ".") {
+		if arr, isArr := cur.([]any); isArr {
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(arr) {
+				return nil, false
+			}
+			cur = arr[i]
+			continue
+		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false

@@ -28,6 +28,16 @@ type Session struct {
 	byName     map[string][]*Run // by agent_config.name, in creation order
 	generation int64             // bumped by reset, so positions from before are refused
 	nextSeq    int64
+	// catalogueAt is the instant the fixtures' catalogue times count back
+	// from (environments.go).
+	catalogueAt time.Time
+	// The agent identities resource (identities.go).
+	agents     []*Identity
+	agentByUID map[string]*Identity
+	agentByKey map[string]*Identity // by the digest of an API key
+	// The messages resource (messages.go).
+	messages    []*Message // in the order sent
+	messageByID map[string]*Message
 	// The schedules resource (schedules.go).
 	schedules       map[string]*ScheduleRecord
 	nextScheduleSeq int64
@@ -95,6 +105,9 @@ func (ms *Session) resetLocked() {
 	ms.refreshDueLocked()
 	ms.events, ms.watched = nil, nil
 	now := ms.clock.Now()
+	ms.catalogueAt = now
+	ms.seedAgentsLocked(now)
+	ms.messages, ms.messageByID = nil, map[string]*Message{}
 	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
 	for _, f := range seeds {
