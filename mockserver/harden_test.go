@@ -312,3 +312,77 @@ func TestCursorsAreBoundToTheirSession(t *testing.T) {
 	c.in("cursor-d").list("") // two sessions open at most: cursor-a is closed
 	refused(a, cur, "reset or closed")
 }
+
+// 8. One page of runs costs a bounded number of bytes whatever limit is
+// asked for: a page over the budget ends early with has_next_page and a
+// cursor, and walking on still yields every run once.
+func TestAPageOfRunsHasAByteBudget(t *testing.T) {
+	c := newMock(t, mockserver.Options{}).in("big-pages")
+	big := strings.Repeat("a long prompt ", 700<<10/14) // about 700 KB
+	created := map[string]bool{}
+	for range 5 {
+		created[c.create(map[string]any{"prompt": big, "config": map[string]any{"name": "big"}}).RunID] = true
+	}
+	seen := map[string]int{}
+	cursor, pages := "", 0
+	for {
+		q := "name=big&sort_by=created_at&limit=500"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		r := c.do("GET", "/agent/runs?"+q, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		assert.LessOrEqual(t, len(r.body), 2<<20+800<<10, "the page's bytes stay within the budget plus one run")
+		var page mockserver.ListRunsResponse
+		r.json(t, &page)
+		require.NotEmpty(t, page.Runs, "a page always holds at least one run")
+		for _, run := range page.Runs {
+			seen[run.RunID]++
+		}
+		pages++
+		if !page.PageInfo.HasNextPage {
+			break
+		}
+		cursor = page.PageInfo.NextCursor
+	}
+	assert.Greater(t, pages, 1, "the 3.5 MB of runs did not fit one page")
+	assert.Len(t, seen, len(created))
+	for id := range created {
+		assert.Equal(t, 1, seen[id], "run %s listed once", id)
+	}
+}
+
+// 15. A walk in creation order sees every run exactly once while the runs
+// progress and the clock moves between pages (the promise
+// docs/reliability.md makes; orders by updated_at make none).
+func TestACreationOrderWalkSeesEachRunOnceWhileRunsProgress(t *testing.T) {
+	c := newMock(t, mockserver.Options{}).in("moving-walk")
+	want := map[string]bool{}
+	for i := range 30 {
+		want[c.create(map[string]any{"prompt": "walk " + strconv.Itoa(i), "config": map[string]any{"name": "walk"}}).RunID] = true
+		c.advance(time.Second)
+	}
+	for _, order := range []string{"desc", "asc"} {
+		seen, cursor := map[string]int{}, ""
+		for {
+			q := "name=walk&sort_by=created_at&sort_order=" + order + "&limit=4"
+			if cursor != "" {
+				q += "&cursor=" + cursor
+			}
+			page := c.list(q)
+			for _, r := range page.Runs {
+				seen[r.RunID]++
+			}
+			// Runs move on and new ones arrive between pages.
+			c.advance(7 * time.Second)
+			c.create(map[string]any{"prompt": "late", "config": map[string]any{"name": "walk"}})
+			if !page.PageInfo.HasNextPage {
+				break
+			}
+			cursor = page.PageInfo.NextCursor
+		}
+		for id := range want {
+			assert.Equal(t, 1, seen[id], "%s: run %s", order, id)
+		}
+	}
+}

@@ -238,6 +238,11 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 		return nil, asAPIError(err)
 	}
 	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
+	if kept := out.fitPage(s.maxPageBytes); kept < len(page.Runs) {
+		// Over the byte budget: the page ends early, and the cursor goes on
+		// from the last run sent.
+		page.Next = &page.Positions[kept-1]
+	}
 	if page.Next != nil {
 		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, sg), sg)}
 	}

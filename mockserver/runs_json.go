@@ -347,15 +347,46 @@ type runPage struct {
 	runs     []store.View
 	linkBase string
 	info     PageInfo
+	// encoded, when set, is runs already written (fitPage), comma-separated.
+	encoded []byte
 }
 
-func (p runPage) appendJSON(b []byte) []byte {
-	b = append(b, `{"runs":[`...)
+// maxPageBytes is the budget of one page of runs. A page whose runs would
+// take more ends early, with has_next_page and a cursor to the rest, so one
+// answer costs the mock at most this plus one run (a single run is always
+// sent, however large), whatever limit was asked for.
+const maxPageBytes = 2 << 20
+
+// fitPage writes the page's runs until the byte budget is spent and says
+// how many it kept.
+func (p *runPage) fitPage(budget int) int {
+	b := make([]byte, 0, 4096)
 	for i := range p.runs {
+		start := len(b)
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = runJSON{p.runs[i], p.linkBase}.appendJSON(b)
+		if len(b) > budget && i > 0 {
+			p.encoded, p.runs = b[:start], p.runs[:i]
+			return i
+		}
+	}
+	p.encoded = b
+	return len(p.runs)
+}
+
+func (p runPage) appendJSON(b []byte) []byte {
+	b = append(b, `{"runs":[`...)
+	if p.encoded != nil {
+		b = append(b, p.encoded...)
+	} else {
+		for i := range p.runs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = runJSON{p.runs[i], p.linkBase}.appendJSON(b)
+		}
 	}
 	b = append(b, `],"page_info":{"has_next_page":`...)
 	b = strconv.AppendBool(b, p.info.HasNextPage)

@@ -46,6 +46,9 @@ type Options struct {
 	DisableControl bool
 	// MaxBodyBytes caps request bodies; 0 means 1 MiB.
 	MaxBodyBytes int64
+	// MaxPageBytes is the byte budget of one page of runs (a page over it
+	// ends early, with a cursor to the rest); 0 means 2 MiB.
+	MaxPageBytes int
 	// BodyTimeout is how long a request body may take to arrive once the
 	// mock reads it; 0 means 10s.
 	BodyTimeout time.Duration
@@ -77,6 +80,7 @@ type Server struct {
 	disableControl  bool
 	maxBodyBytes    int64
 	bodyTimeout     time.Duration
+	maxPageBytes    int
 	maxRuns         int
 	sessionLinkBase string // without a trailing slash
 	cursorSecret    []byte
@@ -132,6 +136,9 @@ func New(opts Options) (*Server, error) {
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
 		maxBodyBytes: opts.MaxBodyBytes, maxRuns: opts.MaxRuns, sessionLinkBase: opts.SessionLinkBase,
 		cursorSecret: make([]byte, 32),
+	}
+	if s.maxPageBytes = opts.MaxPageBytes; s.maxPageBytes <= 0 {
+		s.maxPageBytes = maxPageBytes
 	}
 	if s.bodyTimeout = opts.BodyTimeout; s.bodyTimeout == 0 {
 		s.bodyTimeout = 10 * time.Second

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -397,6 +398,13 @@ func (w *walk) tookPages(n int) error {
 func (w *walk) sawEachOnce() error {
 	if w.err != nil {
 		return w.err
+	}
+	// Only creation time never changes: in an order by a key that moves
+	// while runs progress (updated_at, the default, or state-derived keys),
+	// a server keeps the document's promises and may still show a run on
+	// two pages or on none. The claim is made where it holds only.
+	if v, err := url.ParseQuery(w.pages[0].query); err != nil || v.Get("sort_by") != "created_at" {
+		return fmt.Errorf("a walk sees each run exactly once only in creation order (sort_by=created_at), not over %q", w.pages[0].query)
 	}
 	var all []map[string]any
 	for _, p := range w.pages {

@@ -52,10 +52,14 @@ var ErrStalePosition = errors.New("the mock session was reset after this positio
 // may not see.
 var ErrNoAncestor = errors.New("ancestor run not found")
 
-// Page is one page of runs; Next is set when more follow.
+// Page is one page of runs; Next is set when more follow. Positions[i] is
+// the position just after Runs[i], so a caller that sends fewer runs than
+// the page holds (a page over its byte budget) can still say where the
+// next page starts.
 type Page struct {
-	Runs []View
-	Next *Position
+	Runs      []View
+	Next      *Position
+	Positions []Position
 }
 
 // List answers one page. In creation order it walks the runs (or the name
@@ -87,17 +91,19 @@ func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 	} else {
 		page = q.sortAll(p, candidates, now)
 	}
-	out := Page{Runs: make([]View, 0, min(len(page), q.Limit))}
+	n := min(len(page), q.Limit)
+	out := Page{Runs: make([]View, 0, n), Positions: make([]Position, 0, n)}
 	for i, r := range page {
 		if i == q.Limit {
-			last := page[i-1]
-			out.Next = &Position{Generation: ms.generation, Seq: last.Seq}
-			if q.SortBy != "created_at" {
-				out.Next.Key = q.sortKey(last, now).String()
-			}
+			out.Next = &out.Positions[i-1]
 			break
 		}
 		out.Runs = append(out.Runs, r.view(now))
+		pos := Position{Generation: ms.generation, Seq: r.Seq}
+		if q.SortBy != "created_at" {
+			pos.Key = q.sortKey(r, now).String()
+		}
+		out.Positions = append(out.Positions, pos)
 	}
 	return out, nil
 }

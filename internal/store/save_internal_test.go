@@ -19,7 +19,7 @@ func TestSaveKnowsEveryField(t *testing.T) {
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
 			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed"}},
-		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "nextSeq", "createdBy",
+		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "cursorKey", "nextSeq", "createdBy",
 			"schedules", "nextScheduleSeq", "dueAt", "events", "watched",
 			"catalogueAt", "agents", "agentByUID", "agentByKey", "messages", "messageByID",
 			"artifactByUID"}},
