@@ -386,3 +386,15 @@ func TestACreationOrderWalkSeesEachRunOnceWhileRunsProgress(t *testing.T) {
 		}
 	}
 }
+
+// 13. The control token and API keys are checked alike (RFC 7235): the
+// scheme is required and its case does not matter.
+func TestControlTokenSchemeIsRequiredAndCaseInsensitive(t *testing.T) {
+	c := newMock(t, mockserver.Options{ControlToken: "ctl"})
+	for auth, want := range map[string]int{"Bearer ctl": 200, "bearer ctl": 200, "BEARER ctl": 200, "ctl": 401, "Basic ctl": 401} {
+		assert.Equal(t, want, c.do("GET", "/__mock/info", nil, "Authorization", auth).status, "control %q", auth)
+	}
+	for auth, want := range map[string]int{"bearer wk-mock-alice": 200, "wk-mock-alice": 401} {
+		assert.Equal(t, want, c.do("GET", "/agent/runs", nil, "Authorization", auth).status, "API %q", auth)
+	}
+}
