@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/store"
 )
 
 // The one bearer check, used by the API and the control API alike.
@@ -54,6 +55,16 @@ func (s *Server) authenticate(r *http.Request) (*fixtures.Principal, *apiError) 
 	}
 	if p := s.lookupKey(token); p != nil {
 		return p, nil
+	}
+	if strings.HasPrefix(token, store.AgentKeyPrefix) {
+		// An agent's key lives in the mock session it was issued in, and
+		// dies with its agent: refused even where unknown keys are let in.
+		if ms := s.store.Existing(r.Header.Get(SessionHeader)); ms != nil {
+			if p := ms.AgentByKey(token); p != nil {
+				return p, nil
+			}
+		}
+		return nil, errorf(codeAuthRequired, "the agent API key was revoked with its agent, or never issued in this mock session")
 	}
 	if s.strictAuth {
 		return nil, errorf(codeAuthRequired, "the API key is not known to this server")

@@ -157,7 +157,7 @@ func TestCreateKeepsAndShowsTheNewRequestFields(t *testing.T) {
 		"prompt":             "Fix it",
 		"parent_run_id":      parent,
 		"interactive":        true,
-		"agent_identity_uid": "ident-release-bot",
+		"agent_identity_uid": "agent-acme-release",
 		"attachments":        []map[string]any{{"file_name": "trace.log", "mime_type": "text/plain", "data": "aGVsbG8="}},
 		"images":             []map[string]any{{"mime_type": "image/png", "data": "iVBORw0KGgo="}},
 		"config": map[string]any{"idle_timeout_minutes": 30, "harness": map[string]any{"type": "claude"},
@@ -199,10 +199,10 @@ func TestTeamOwnedUnlessAskedAndIdentitiesOnlyThere(t *testing.T) {
 	assert.Equal(t, "User", run.Scope.Type)
 	assert.Equal(t, "user-alice", run.Scope.UID)
 
-	c.create(map[string]any{"prompt": "x", "agent_identity_uid": "ident-1"})
-	c.create(map[string]any{"prompt": "x", "agent_identity_uid": "ident-1", "team": true})
+	c.create(map[string]any{"prompt": "x", "agent_identity_uid": "agent-acme-release"})
+	c.create(map[string]any{"prompt": "x", "agent_identity_uid": "agent-acme-release", "team": true})
 	for _, body := range []map[string]any{
-		{"prompt": "x", "agent_identity_uid": "ident-1", "team": false},
+		{"prompt": "x", "agent_identity_uid": "agent-acme-release", "team": false},
 		{"prompt": "x", "agent_identity_uid": ""},
 	} {
 		r := c.do("POST", "/agent/runs", body)

@@ -18,17 +18,6 @@ import (
 // not route yet. The list must only shrink: an operation that starts being
 // served fails the test until it is taken off.
 var notServedYet = map[string]bool{
-	"GET /agent/environments":                    true,
-	"GET /agent/models":                          true,
-	"POST /agent/messages":                       true,
-	"GET /agent/messages/{runId}":                true,
-	"POST /agent/messages/{messageId}/read":      true,
-	"POST /agent/messages/{messageId}/delivered": true,
-	"GET /agent/identities":                      true,
-	"POST /agent/identities":                     true,
-	"PUT /agent/identities/{uid}":                true,
-	"DELETE /agent/identities/{uid}":             true,
-	"GET /agent/artifacts/{artifactUid}":         true,
 	"GET /agent/runs/{runId}/conversation":       true,
 	"GET /agent/conversations/{conversation_id}": true,
 	"GET /agent/runs/{runId}/transcript":         true,

@@ -330,7 +330,12 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, ms *store.Sessio
 }
 
 // takesNoBody reports whether a POST path is an action without a body
-// (cancel a run, pause or resume a schedule).
+// (cancel a run, pause or resume a schedule, read or acknowledge a message).
 func takesNoBody(path string) bool {
-	return strings.HasSuffix(path, "/cancel") || strings.HasSuffix(path, "/pause") || strings.HasSuffix(path, "/resume")
+	for _, suffix := range []string{"/cancel", "/pause", "/resume", "/read", "/delivered"} {
+		if strings.HasSuffix(path, suffix) {
+			return true
+		}
+	}
+	return false
 }

@@ -134,6 +134,9 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 		w.Header().Set("Content-Type", v.contentType)
 		_, _ = w.Write(v.body)
 		return
+	case withStatus: // answers.go
+		writeWithStatus(w, r, v)
+		return
 	}
 	status := http.StatusOK
 	if c, ok := v.(created); ok {

@@ -79,6 +79,27 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/agent/events", area: api, handle: s.pollEvents},
 		{method: "POST", pattern: "/agent/events/{runId}", area: api, handle: s.reportEvent},
 
+		// the catalogue (catalogue_handlers.go)
+		{method: "GET", pattern: "/agent/environments", area: api, handle: s.listEnvironments},
+		{method: "GET", pattern: "/agent/models", area: api, handle: s.listModels},
+
+		// agent identities (identities_handlers.go)
+		{method: "GET", pattern: "/agent/identities", area: api, handle: s.listAgentIdentities},
+		{method: "POST", pattern: "/agent/identities", area: api, handle: s.createAgent},
+		{method: "PUT", pattern: "/agent/identities/{uid}", area: api, handle: s.updateAgent},
+		{method: "DELETE", pattern: "/agent/identities/{uid}", area: api, handle: s.deleteAgent},
+
+		// artifacts (artifacts_handlers.go); downloads need no credentials:
+		// their URLs are signed
+		{method: "GET", pattern: "/agent/artifacts/{artifactUid}", area: api, handle: s.getArtifact},
+		{method: "GET", pattern: downloadPrefix + "{artifactUid}", area: public, handle: s.downloadArtifact},
+
+		// run-to-run messages (messages_handlers.go)
+		{method: "POST", pattern: "/agent/messages", area: api, handle: s.sendMessage},
+		{method: "GET", pattern: "/agent/messages/{runId}", area: api, handle: s.listMessages},
+		{method: "POST", pattern: "/agent/messages/{messageId}/read", area: api, handle: s.readMessage},
+		{method: "POST", pattern: "/agent/messages/{messageId}/delivered", area: api, handle: s.markDelivered},
+
 		// the control API (control.go)
 		{method: "GET", pattern: "/__mock/info", area: control, handle: s.info},
 		{method: "POST", pattern: "/__mock/reset", area: control, handle: s.reset},
@@ -96,6 +117,7 @@ func (s *Server) routingTable() []route {
 		{method: "DELETE", pattern: "/__mock/fates", area: control, handle: clearFates},
 		{method: "GET", pattern: "/__mock/requests", area: control, handle: listRequests},
 		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
+		{method: "POST", pattern: "/__mock/identities/{uid}/keys", area: control, handle: issueAgentKey},
 		{method: "GET", pattern: "/__mock/sessions", area: control, handle: s.listSessions},
 		{method: "GET", pattern: "/__mock/schedules/{scheduleId}/runs", area: control, handle: s.scheduleRuns},
 		{method: "POST", pattern: "/__mock/schedules/{scheduleId}/fire", area: control, handle: s.fireSchedule},

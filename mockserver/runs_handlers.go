@@ -57,6 +57,13 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
+	if aerr := s.checkEnvironment(c, n.Config.EnvironmentID); aerr != nil {
+		return nil, aerr
+	}
+	creator, aerr := s.actingAs(c) // identities_handlers.go
+	if aerr != nil {
+		return nil, aerr
+	}
 	if n.FromSkill { // the catalogue's name and base prompt for a skill it knows
 		s.applySkill(c.principal.Team, n.Config)
 	}
@@ -71,7 +78,7 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	if err := n.Fate.Check(); err != nil {
 		return nil, errorf(codeInvalidRequest, "the run's fate (fate rules and header %s): %v", FateHeader, err)
 	}
-	v, err := c.session.Create(c.principal, n)
+	v, err := c.session.Create(creator, n)
 	if errors.Is(err, store.ErrNoParent) {
 		return nil, errorf(codeInvalidRequest, "parent_run_id: no run %q that you may see", n.ParentRunID)
 	}

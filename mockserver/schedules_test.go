@@ -53,7 +53,7 @@ func TestSchedulesCreateListGetReplaceDelete(t *testing.T) {
 	assert.Nil(t, made.LastSpawnError)
 	assert.Equal(t, "env-web-app", made.AgentConfig.EnvironmentID)
 	require.NotNil(t, made.Environment, "the environment is resolved")
-	assert.Equal(t, "web-app (Node 20)", made.Environment.Name)
+	assert.Equal(t, "Web app (Node 20)", made.Environment.Name)
 	assert.Equal(t, "user-alice", made.CreatedBy.UID)
 	assert.Equal(t, "user-alice", made.UpdatedBy.UID)
 	assert.Equal(t, &struct{ Type, UID string }{"Team", "team-acme"}, &struct{ Type, UID string }{made.Scope.Type, made.Scope.UID}, "a caller on one team gets a team schedule")
@@ -381,22 +381,23 @@ func TestTheAgentCatalogue(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{"dependency-bumps", "release-notes", "triage", "ui-sweep"}, names(got), "acme's environments' skills, by name")
+	assert.Equal(t, []string{"dependency-bumps", "release-notes", "store-screenshots", "triage", "ui-sweep"}, names(got), "the skills of acme's environments and of the one globex shares with it, by name")
 	rn := got.Agents[1]
 	require.Len(t, rn.Variants, 2, "two SKILL.md files named release-notes")
 	assert.Equal(t, "acme/agent-skills:skills/release-notes/SKILL.md", rn.Variants[0].ID)
 	assert.Equal(t, "acme/api:.claude/skills/release-notes/SKILL.md", rn.Variants[1].ID)
 	assert.Equal(t, mockserver.AgentListSource{Owner: "acme", Name: "api", SkillPath: ".claude/skills/release-notes/SKILL.md"}, rn.Variants[1].Source)
 	assert.NotEmpty(t, rn.Variants[1].BasePrompt)
-	assert.Equal(t, []mockserver.AgentListEnvironment{{UID: "env-backend", Name: "backend (Go 1.26)"}}, rn.Variants[1].Environments)
+	assert.Equal(t, []mockserver.AgentListEnvironment{{UID: "env-backend", Name: "Backend (Go 1.26)"}}, rn.Variants[1].Environments)
 
 	c.do("GET", "/agent?repo=acme/api", nil).json(t, &got)
 	assert.Equal(t, []string{"release-notes", "triage"}, names(got))
 	c.do("GET", "/agent?include_malformed_skills=true&refresh=true", nil).json(t, &got)
-	assert.Equal(t, []string{"broken", "dependency-bumps", "release-notes", "triage", "ui-sweep"}, names(got))
+	assert.Equal(t, []string{"broken", "dependency-bumps", "release-notes", "store-screenshots", "triage", "ui-sweep"}, names(got))
 	assert.Contains(t, got.Agents[0].Variants[0].Error, "front matter")
 	c.as("wk-mock-carol").do("GET", "/agent", nil).json(t, &got)
-	assert.Equal(t, []string{"store-screenshots"}, names(got), "another team's environments offer other skills")
+	assert.Equal(t, []string{"dependency-bumps", "release-notes", "store-screenshots", "triage", "ui-sweep"}, names(got),
+		"globex's own environment and the two acme shares with it")
 
 	// last_run_timestamp comes from the runs that used the skill; a create
 	// with a skill takes its name and base prompt from the catalogue.

@@ -32,11 +32,12 @@ type Agent struct {
 	Variants []AgentVariant
 }
 
-// teamEnvironments are the catalogue's environments of a team.
+// teamEnvironments are the environments a team may use: its own and those
+// other teams share with it (environments.json).
 func (s *Store) teamEnvironments(team string) []fixtures.Environment {
 	var out []fixtures.Environment
-	for _, e := range s.opts.Fixtures.Catalogue.Environments {
-		if e.Team == team {
+	for _, e := range s.opts.Fixtures.Environments {
+		if e.VisibleTo(team) {
 			out = append(out, e)
 		}
 	}

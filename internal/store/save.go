@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
+	"github.com/google/uuid"
 )
 
 // Saving: Save writes every mock session's runs and clock as one JSON
@@ -44,6 +45,10 @@ type savedSession struct {
 	Generation int64      `json:"generation"`
 	NextSeq    int64      `json:"next_seq"`
 	Runs       []*Run     `json:"runs"` // in Seq order
+	// Added with the catalogue; absent in older files.
+	CatalogueAt time.Time   `json:"catalogue_at,omitzero"`
+	Agents      []*Identity `json:"agents,omitempty"`
+	Messages    []*Message  `json:"messages,omitempty"`
 	// Schedules are in creation order; NextScheduleSeq numbers the next.
 	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
 	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
@@ -100,6 +105,9 @@ func (ms *Session) saveLocked(name string) savedSession {
 
 		NextScheduleSeq: ms.nextScheduleSeq,
 		Events:          ms.events,
+		CatalogueAt:     ms.catalogueAt,
+		Agents:          ms.agents,
+		Messages:        ms.messages,
 	}
 }
 
@@ -199,6 +207,7 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	defer ms.mu.Unlock()
 	ms.clock = newClock(ss.Clock.Mode, now, s.wall)
 	ms.runs, ms.byID, ms.byName, ms.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
+	ms.artifactByUID = map[uuid.UUID]artifactRef{}
 	ms.events, ms.watched = ss.Events, nil
 	ms.generation = ss.Generation
 	for _, r := range ss.Runs {
@@ -228,6 +237,9 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	}
 	ms.nextScheduleSeq = max(ms.nextScheduleSeq, ss.NextScheduleSeq)
 	ms.refreshDueLocked()
+	if err := ms.restoreCatalogueLocked(ss); err != nil {
+		return nil, err
+	}
 	return ms, nil
 }
 
@@ -275,4 +287,32 @@ func (s *Store) restoreCreator(saved *fixtures.Principal, creators map[string]*f
 	}
 	creators[saved.UID] = saved
 	return saved
+}
+
+// restoreCatalogueLocked puts back the agents and messages. A file written
+// before they were saved keeps the fixtures' agents, counted from the
+// saved clock.
+func (ms *Session) restoreCatalogueLocked(ss savedSession) error {
+	ms.catalogueAt = ss.CatalogueAt
+	if ms.catalogueAt.IsZero() {
+		ms.catalogueAt = ss.Clock.Now
+		ms.seedAgentsLocked(ms.catalogueAt)
+	} else {
+		ms.agents, ms.agentByUID, ms.agentByKey = nil, map[string]*Identity{}, map[string]*Identity{}
+		for i, a := range ss.Agents {
+			if a == nil || a.UID == "" || a.Team == "" || ms.agentByUID[a.UID] != nil {
+				return fmt.Errorf("agent %d is null, without uid or team, or repeated", i)
+			}
+			ms.insertAgentLocked(a)
+		}
+	}
+	ms.messages, ms.messageByID = nil, map[string]*Message{}
+	for i, m := range ss.Messages {
+		if m == nil || m.ID == "" || m.Team == "" || ms.messageByID[m.ID] != nil {
+			return fmt.Errorf("message %d is null, without id or team, or repeated", i)
+		}
+		ms.messages = append(ms.messages, m)
+		ms.messageByID[m.ID] = m
+	}
+	return nil
 }

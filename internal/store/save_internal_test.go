@@ -20,9 +20,13 @@ func TestSaveKnowsEveryField(t *testing.T) {
 			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed"}},
 		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock", "runs", "byID", "byName", "generation", "nextSeq", "createdBy",
-			"schedules", "nextScheduleSeq", "dueAt", "events", "watched"}},
+			"schedules", "nextScheduleSeq", "dueAt", "events", "watched",
+			"catalogueAt", "agents", "agentByUID", "agentByKey", "messages", "messageByID",
+			"artifactByUID"}},
 		{(*ScheduleRecord)(nil), []string{"ID", "Seq", "Name", "Cron", "Prompt", "Enabled", "Config", "FromSkill", "Owner", "UpdatedBy",
 			"Team", "TeamScope", "CreatedAt", "UpdatedAt", "LastRan", "NextTick", "LastSpawnError", "sched"}},
+		{(*Identity)(nil), []string{"UID", "Team", "Name", "Default", "CreatedAt", "KeyHashes", "principal"}},
+		{(*Message)(nil), []string{"ID", "Team", "SenderRunID", "RecipientID", "Subject", "Body", "SentAt", "DeliveredAt", "ReadAt"}},
 	} {
 		typ := reflect.TypeOf(tc.v).Elem()
 		var fields []string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/ruleset"
+	"github.com/google/uuid"
 )
 
 // Session is one mock session: an isolated world with its own runs, clock
@@ -28,6 +29,16 @@ type Session struct {
 	byName     map[string][]*Run // by agent_config.name, in creation order
 	generation int64             // bumped by reset, so positions from before are refused
 	nextSeq    int64
+	// catalogueAt is the instant the fixtures' catalogue times count back
+	// from (environments.go).
+	catalogueAt time.Time
+	// The agent identities resource (identities.go).
+	agents     []*Identity
+	agentByUID map[string]*Identity
+	agentByKey map[string]*Identity // by the digest of an API key
+	// The messages resource (messages.go).
+	messages    []*Message // in the order sent
+	messageByID map[string]*Message
 	// The schedules resource (schedules.go).
 	schedules       map[string]*ScheduleRecord
 	nextScheduleSeq int64
@@ -42,6 +53,9 @@ type Session struct {
 	// the fixtures' runs), which Options.MaxRuns caps. An index: rebuilt
 	// by insertLocked, never saved.
 	createdBy map[string]int
+	// artifactByUID finds a run's artifact by its uid (artifacts.go). An
+	// index: rebuilt by insertLocked, never saved.
+	artifactByUID map[uuid.UUID]artifactRef
 }
 
 func (s *Store) newSession() *Session {
@@ -88,6 +102,7 @@ func (ms *Session) resetLocked() {
 	ms.byID = map[string]*Run{}
 	ms.byName = map[string][]*Run{}
 	ms.createdBy = map[string]int{}
+	ms.artifactByUID = map[uuid.UUID]artifactRef{}
 	ms.generation++
 	ms.nextSeq = 0
 	ms.schedules = map[string]*ScheduleRecord{}
@@ -95,6 +110,9 @@ func (ms *Session) resetLocked() {
 	ms.refreshDueLocked()
 	ms.events, ms.watched = nil, nil
 	now := ms.clock.Now()
+	ms.catalogueAt = now
+	ms.seedAgentsLocked(now)
+	ms.messages, ms.messageByID = nil, map[string]*Message{}
 	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
 	for _, f := range seeds {

@@ -56,7 +56,7 @@ describe('agent.schedules', () => {
     assert.equal(made.prompt, params.prompt);
     assert.equal(made.created_by?.uid, 'user-alice');
     assert.equal(made.scope?.type, 'Team');
-    assert.equal(made.environment?.name, 'web-app (Node 20)');
+    assert.equal(made.environment?.name, 'Web app (Node 20)');
     assert.equal(made.history?.last_ran, null);
     assert.ok(made.history?.next_run, 'an enabled schedule has a next run');
     assert.deepEqual(await client.agent.schedules.retrieve(made.id), made);

@@ -1,0 +1,60 @@
+Feature: Environments and models
+  A run executes in a cloud environment and thinks with a language model.
+  GET /agent/environments lists the environments the caller's team can use,
+  each with what its latest run says about it; GET /agent/models lists the
+  models a run can name and the one it gets when it names none.
+
+  Scenario: The models listing names a default that is one of its models
+    When I send "GET /agent/models"
+    Then the response status is 200
+    And the default model is one of the listed models
+
+  @creates-runs
+  Scenario: A run that names no model gets the default model
+    When I create a run with the prompt "Summarise the open issues"
+    And I fetch the run
+    Then the run's model is the default model
+
+  Scenario: Environments are listed most recently updated first by default
+    When I send "GET /agent/environments"
+    Then the response status is 200
+    And the listed environments are ordered by last update
+
+  Scenario: Environments can be listed by name
+    When I send "GET /agent/environments?sort_by=name"
+    Then the response status is 200
+    And the listed environments are ordered by name
+
+  Scenario: An unknown sort order is refused
+    When I send "GET /agent/environments?sort_by=size"
+    Then the response is a problem with status 400 and code "invalid_request"
+
+  Scenario Outline: The catalogue needs credentials: <path>
+    When I send "GET <path>" with no Authorization header
+    Then the response is a problem with status 401 and code "authentication_required"
+
+    Examples:
+      | path                |
+      | /agent/environments |
+      | /agent/models       |
+
+  @creates-runs @mock-control
+  Scenario: An environment follows its newest run as it moves
+    When I create a run in the first listed environment
+    Then that environment shows the run as its last task, in state "QUEUED"
+    When the mock puts the run into "INPROGRESS"
+    Then that environment shows the run as its last task, in state "INPROGRESS"
+    And that environment's last run started when the run did
+    And that environment says its setup did not fail
+
+  @creates-runs @mock-control
+  Scenario: An environment whose newest run failed in setup says so
+    When I create a run in the first listed environment
+    And the mock puts the run into "FAILED" with error code "environment_setup_failed"
+    Then that environment shows the run as its last task, in state "FAILED"
+    And that environment says its setup failed
+
+  @mock-only
+  Scenario: A run cannot use an environment another team has not shared
+    When I create a run in an environment my team cannot see
+    Then the response is a problem with status 403 and code "not_authorized"

@@ -1,0 +1,281 @@
+package store
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/google/uuid"
+)
+
+// The agent identities resource: each team's agents, the default one that
+// cannot be deleted, the plan's limit on how many may be used, and the API
+// keys the mock hands out for them (the service issues those elsewhere; the
+// mock's control API does here). Deleting an agent revokes its keys in the
+// same step, so the very next request with one of them is refused.
+
+// Sentinel errors of the identities resource.
+var (
+	ErrAgentNotFound    = errors.New("no agent with this uid")
+	ErrAgentOtherTeam   = errors.New("the agent belongs to another team")
+	ErrAgentIsDefault   = errors.New("the team's default agent cannot be deleted")
+	ErrPlanLimit        = errors.New("the team's plan allows no more agents")
+	ErrAgentUnavailable = errors.New("the agent is beyond the team's plan limit")
+	ErrNotAPerson       = errors.New("only people manage agents")
+)
+
+// AgentKeyPrefix starts every API key the mock issues for an agent, so the
+// mock can tell a revoked agent key from a key it has never seen.
+const AgentKeyPrefix = "wk-agent-"
+
+// Identity is one agent identity, the same record in memory and in the save.
+// Its keys are kept as SHA-256 digests: the save holds no usable credential.
+type Identity struct {
+	UID       string    `json:"uid"`
+	Team      string    `json:"team"`
+	Name      string    `json:"name"`
+	Default   bool      `json:"default,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	KeyHashes []string  `json:"key_hashes,omitempty"`
+	// principal is who the agent acts as on runs; rebuilt from the fields
+	// above when they change, never changed in place (views share it).
+	principal *fixtures.Principal
+}
+
+// AgentView is an agent as the API shows it.
+type AgentView struct {
+	UID, Name string
+	Available bool
+	CreatedAt time.Time
+}
+
+func (a *Identity) build() {
+	a.principal = &fixtures.Principal{Type: "service_account", UID: a.UID, DisplayName: a.Name, Team: a.Team}
+}
+
+func keyHash(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:])
+}
+
+func (ms *Session) seedAgentsLocked(now time.Time) {
+	ms.agents = nil
+	ms.agentByUID = map[string]*Identity{}
+	ms.agentByKey = map[string]*Identity{}
+	for _, f := range ms.st.opts.Fixtures.Agents {
+		a := &Identity{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo))}
+		ms.insertAgentLocked(a)
+	}
+	slices.SortStableFunc(ms.agents, func(a, b *Identity) int { return a.CreatedAt.Compare(b.CreatedAt) })
+}
+
+func (ms *Session) insertAgentLocked(a *Identity) {
+	a.build()
+	ms.agents = append(ms.agents, a)
+	ms.agentByUID[a.UID] = a
+	for _, h := range a.KeyHashes {
+		ms.agentByKey[h] = a
+	}
+}
+
+// teamAgentsLocked is the team's agents in the order the plan counts them:
+// the default agent first, then by creation.
+func (ms *Session) teamAgentsLocked(team string) []*Identity {
+	var out []*Identity
+	for _, a := range ms.agents {
+		if a.Team == team {
+			out = append(out, a)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Identity) int {
+		switch {
+		case a.Default == b.Default:
+			return 0
+		case a.Default:
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+func (ms *Session) agentViewsLocked(team string) []AgentView {
+	limit := ms.st.opts.Fixtures.PlanLimit(team)
+	agents := ms.teamAgentsLocked(team)
+	out := make([]AgentView, len(agents))
+	for i, a := range agents {
+		out[i] = AgentView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt}
+	}
+	return out
+}
+
+func (ms *Session) agentViewLocked(a *Identity) AgentView {
+	for _, v := range ms.agentViewsLocked(a.Team) {
+		if v.UID == a.UID {
+			return v
+		}
+	}
+	return AgentView{}
+}
+
+func mayManageAgents(p *fixtures.Principal) error {
+	if p.Type != "user" {
+		return ErrNotAPerson
+	}
+	return nil
+}
+
+// Agents lists p's team's agents.
+func (ms *Session) Identities(p *fixtures.Principal) ([]AgentView, error) {
+	if err := mayManageAgents(p); err != nil {
+		return nil, err
+	}
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	return ms.agentViewsLocked(p.Team), nil
+}
+
+// CreateAgent adds an agent named name to p's team, within the plan's limit.
+func (ms *Session) CreateAgent(p *fixtures.Principal, name string) (AgentView, error) {
+	if err := mayManageAgents(p); err != nil {
+		return AgentView{}, err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamAgentsLocked(p.Team)) >= limit {
+		return AgentView{}, fmt.Errorf("%w (%d)", ErrPlanLimit, limit)
+	}
+	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: ms.clock.Now()}
+	ms.insertAgentLocked(a)
+	ms.changed()
+	return ms.agentViewLocked(a), nil
+}
+
+func (ms *Session) teamAgentLocked(p *fixtures.Principal, uid string) (*Identity, error) {
+	a, ok := ms.agentByUID[uid]
+	switch {
+	case !ok:
+		return nil, ErrAgentNotFound
+	case a.Team != p.Team:
+		return nil, ErrAgentOtherTeam
+	}
+	return a, nil
+}
+
+// RenameAgent changes the name of one of p's team's agents.
+func (ms *Session) RenameAgent(p *fixtures.Principal, uid, name string) (AgentView, error) {
+	if err := mayManageAgents(p); err != nil {
+		return AgentView{}, err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	a, err := ms.teamAgentLocked(p, uid)
+	if err != nil {
+		return AgentView{}, err
+	}
+	if a.Name != name {
+		a.Name = name
+		a.build()
+		ms.changed()
+	}
+	return ms.agentViewLocked(a), nil
+}
+
+// DeleteAgent deletes one of p's team's agents and revokes its keys.
+func (ms *Session) DeleteAgent(p *fixtures.Principal, uid string) error {
+	if err := mayManageAgents(p); err != nil {
+		return err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	a, err := ms.teamAgentLocked(p, uid)
+	if err != nil {
+		return err
+	}
+	if a.Default {
+		return ErrAgentIsDefault
+	}
+	for _, h := range a.KeyHashes {
+		delete(ms.agentByKey, h)
+	}
+	delete(ms.agentByUID, uid)
+	ms.agents = slices.DeleteFunc(ms.agents, func(x *Identity) bool { return x == a })
+	ms.changed()
+	return nil
+}
+
+// ActAs is the principal a team-owned run of p's acts as when it names the
+// agent uid: the agent, if it is p's team's and within the plan's limit.
+func (ms *Session) ActAs(p *fixtures.Principal, uid string) (*fixtures.Principal, error) {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	a, err := ms.teamAgentLocked(p, uid)
+	if err != nil {
+		return nil, err
+	}
+	if !ms.agentViewLocked(a).Available {
+		return nil, ErrAgentUnavailable
+	}
+	return a.principal, nil
+}
+
+// IssueAgentKey makes a new API key for the agent uid, whatever its team,
+// for the control API. The key itself is returned once and never kept.
+func (ms *Session) IssueAgentKey(uid string) (string, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	a, ok := ms.agentByUID[uid]
+	if !ok {
+		return "", ErrAgentNotFound
+	}
+	key := AgentKeyPrefix + rand.Text()
+	h := keyHash(key)
+	a.KeyHashes = append(a.KeyHashes, h)
+	ms.agentByKey[h] = a
+	ms.changed()
+	return key, nil
+}
+
+// AgentByKey is the principal an agent API key acts as; nil when the key
+// was never issued in this mock session or its agent has been deleted.
+func (ms *Session) AgentByKey(key string) *fixtures.Principal {
+	if !strings.HasPrefix(key, AgentKeyPrefix) {
+		return nil
+	}
+	h := keyHash(key) // a digest looked up, so timing tells nothing of the key
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	if a, ok := ms.agentByKey[h]; ok {
+		return a.principal
+	}
+	return nil
+}
+
+// Existing is the mock session name if it is open, without opening it:
+// an agent key is looked up before the caller is known, and must not open
+// a mock session for a stranger.
+func (s *Store) Existing(name string) *Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[name]
+}
+
+// Agent returns one of p's team's agents.
+func (ms *Session) Identity(p *fixtures.Principal, uid string) (AgentView, error) {
+	if err := mayManageAgents(p); err != nil {
+		return AgentView{}, err
+	}
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	a, err := ms.teamAgentLocked(p, uid)
+	if err != nil {
+		return AgentView{}, err
+	}
+	return ms.agentViewLocked(a), nil
+}

@@ -1,0 +1,178 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/store"
+)
+
+// Agent identities over HTTP: list, create, rename and delete a team's
+// agents (internal/store/identities.go), a run that acts as one, and the
+// control API's way to get an agent an API key. The published document
+// returns no key on create (keys are issued elsewhere in the service), so
+// the mock issues them from POST /__mock/identities/{uid}/keys.
+
+// AgentResponse is an agent as the API shows it.
+type AgentResponse struct {
+	UID       string `json:"uid"`
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	CreatedAt string `json:"created_at"`
+}
+
+// ListAgentIdentitiesResponse answers GET /agent/identities.
+type ListAgentIdentitiesResponse struct {
+	Agents []AgentResponse `json:"agents"`
+}
+
+func agentJSON(v store.AgentView) AgentResponse {
+	return AgentResponse{UID: v.UID, Name: v.Name, Available: v.Available, CreatedAt: formatTime(v.CreatedAt)}
+}
+
+// listAgentIdentities is GET /agent/identities.
+func (s *Server) listAgentIdentities(c *call) (any, *apiError) {
+	views, err := c.session.Identities(c.principal)
+	if err != nil {
+		return nil, agentError(err)
+	}
+	out := ListAgentIdentitiesResponse{Agents: make([]AgentResponse, 0, len(views))}
+	for _, v := range views {
+		out.Agents = append(out.Agents, agentJSON(v))
+	}
+	return out, nil
+}
+
+// agentName reads the name of a create or update body; required says
+// whether it must be there.
+func agentName(body []byte, required bool) (name string, given bool, aerr *apiError) {
+	var req struct {
+		Name *string `json:"name"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return "", false, decodeError(err)
+	}
+	if req.Name == nil {
+		if required {
+			return "", false, errorf(codeInvalidRequest, "name: required")
+		}
+		return "", false, nil
+	}
+	name = strings.TrimSpace(*req.Name)
+	if name == "" {
+		return "", true, errorf(codeInvalidRequest, "name: must not be empty")
+	}
+	if len(name) > 200 {
+		// The document gives no limit; the mock keeps names to a line.
+		return "", true, errorf(codeInvalidRequest, "name: at most 200 bytes")
+	}
+	return name, true, nil
+}
+
+// createAgent is POST /agent/identities; it answers 201.
+func (s *Server) createAgent(c *call) (any, *apiError) {
+	name, _, aerr := agentName(c.body, true)
+	if aerr != nil {
+		return nil, aerr
+	}
+	v, err := c.session.CreateAgent(c.principal, name)
+	if err != nil {
+		return nil, agentError(err)
+	}
+	return withStatus{http.StatusCreated, agentJSON(v)}, nil
+}
+
+// updateAgent is PUT /agent/identities/{uid}.
+func (s *Server) updateAgent(c *call) (any, *apiError) {
+	name, given, aerr := agentName(c.body, false)
+	if aerr != nil {
+		return nil, aerr
+	}
+	var v store.AgentView
+	var err error
+	if given {
+		v, err = c.session.RenameAgent(c.principal, c.id, name)
+	} else {
+		v, err = c.session.Identity(c.principal, c.id)
+	}
+	if err != nil {
+		return nil, agentError(err)
+	}
+	return agentJSON(v), nil
+}
+
+// deleteAgent is DELETE /agent/identities/{uid}; it answers 204.
+func (s *Server) deleteAgent(c *call) (any, *apiError) {
+	if err := c.session.DeleteAgent(c.principal, c.id); err != nil {
+		return nil, agentError(err)
+	}
+	return withStatus{status: http.StatusNoContent}, nil
+}
+
+// agentError maps the identities resource's store errors onto the API's.
+func agentError(err error) *apiError {
+	switch {
+	case errors.Is(err, store.ErrNotAPerson):
+		return errorf(codeNotAuthorized, "only people manage agents; this key belongs to a service account or an agent")
+	case errors.Is(err, store.ErrPlanLimit):
+		return errorf(codeNotAuthorized, "%v: delete an agent or upgrade the plan", err)
+	case errors.Is(err, store.ErrAgentNotFound):
+		return errorf(codeNotFound, "no agent with this uid")
+	case errors.Is(err, store.ErrAgentOtherTeam):
+		return errorf(codeNotAuthorized, "the agent belongs to another team")
+	case errors.Is(err, store.ErrAgentIsDefault):
+		return errorf(codeInvalidRequest, "the team's default agent cannot be deleted")
+	}
+	return errorf(codeInternal, "%v", err)
+}
+
+// actingAs is who a new run is created by: the caller, or the agent its
+// agent_identity_uid names. Only team-owned runs may name one; the agent
+// must be the caller's team's and within the plan's limit.
+func (s *Server) actingAs(c *call) (*fixtures.Principal, *apiError) {
+	var req struct {
+		AgentIdentityUID *string `json:"agent_identity_uid"`
+		Team             *bool   `json:"team"`
+	}
+	_ = json.Unmarshal(c.body, &req) // createRun has already decoded the body
+	if req.AgentIdentityUID == nil {
+		return c.principal, nil
+	}
+	uid := *req.AgentIdentityUID
+	if req.Team != nil && !*req.Team {
+		return nil, errorf(codeInvalidRequest, "agent_identity_uid: only a team-owned run can act as an agent; leave out team or set it to true")
+	}
+	p, err := c.session.ActAs(c.principal, uid)
+	switch {
+	case errors.Is(err, store.ErrAgentNotFound):
+		return nil, errorf(codeInvalidRequest, "agent_identity_uid: no agent %q in your team; GET /agent/identities lists them", uid)
+	case errors.Is(err, store.ErrAgentOtherTeam):
+		return nil, errorf(codeNotAuthorized, "agent_identity_uid: the agent %q belongs to another team", uid)
+	case errors.Is(err, store.ErrAgentUnavailable):
+		return nil, errorf(codeNotAuthorized, "agent_identity_uid: the agent %q is beyond the team's plan limit (available: false)", uid)
+	case err != nil:
+		return nil, errorf(codeInternal, "%v", err)
+	}
+	return p, nil
+}
+
+// AgentKey is the control API's answer to POST /__mock/identities/{uid}/keys.
+type AgentKey struct {
+	APIKey string `json:"api_key"`
+}
+
+// issueAgentKey is POST /__mock/identities/{uid}/keys: a new API key that
+// acts as the agent, until the agent is deleted.
+func issueAgentKey(c *call) (any, *apiError) {
+	key, err := c.session.IssueAgentKey(c.id)
+	if errors.Is(err, store.ErrAgentNotFound) {
+		return nil, errorf(codeNotFound, "no agent %q in this mock session", c.id)
+	}
+	if err != nil {
+		return nil, errorf(codeInternal, "%v", err)
+	}
+	return withStatus{http.StatusCreated, AgentKey{APIKey: key}}, nil
+}

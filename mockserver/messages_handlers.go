@@ -1,0 +1,164 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentruns/agentruns/internal/store"
+)
+
+// Run-to-run messages over HTTP (internal/store/messages.go): send, a
+// run's inbox, read one, mark one delivered.
+
+type sendMessageRequest struct {
+	To          []string `json:"to"`
+	Subject     *string  `json:"subject"`
+	Body        *string  `json:"body"`
+	SenderRunID *string  `json:"sender_run_id"`
+}
+
+// SendMessageResponse answers POST /agent/messages.
+type SendMessageResponse struct {
+	MessageIDs []string `json:"message_ids"`
+}
+
+// MessageHeader is an inbox entry; MessageContent adds the body.
+type MessageHeader struct {
+	MessageID   string  `json:"message_id"`
+	SenderRunID string  `json:"sender_run_id"`
+	Subject     string  `json:"subject"`
+	SentAt      string  `json:"sent_at"`
+	DeliveredAt *string `json:"delivered_at"`
+	ReadAt      *string `json:"read_at"`
+}
+
+// MessageContent is a message as POST /agent/messages/{id}/read answers it.
+type MessageContent struct {
+	MessageID   string  `json:"message_id"`
+	SenderRunID string  `json:"sender_run_id"`
+	Subject     string  `json:"subject"`
+	Body        string  `json:"body"`
+	SentAt      string  `json:"sent_at"`
+	DeliveredAt *string `json:"delivered_at"`
+	ReadAt      *string `json:"read_at"`
+}
+
+func optTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := formatTime(t)
+	return &s
+}
+
+func messageHeader(m store.Message) MessageHeader {
+	return MessageHeader{MessageID: m.ID, SenderRunID: m.SenderRunID, Subject: m.Subject, SentAt: formatTime(m.SentAt),
+		DeliveredAt: optTime(m.DeliveredAt), ReadAt: optTime(m.ReadAt)}
+}
+
+// sendMessage is POST /agent/messages.
+func (s *Server) sendMessage(c *call) (any, *apiError) {
+	var req sendMessageRequest
+	if err := json.Unmarshal(c.body, &req); err != nil {
+		return nil, decodeError(err)
+	}
+	// The document marks all four required; validate has checked that.
+	switch {
+	case len(req.To) == 0:
+		return nil, errorf(codeInvalidRequest, "to: name at least one recipient run")
+	case len(req.To) > 100:
+		return nil, errorf(codeInvalidRequest, "to: at most 100 recipients") // the mock's own bound
+	case req.SenderRunID == nil || req.Subject == nil || req.Body == nil:
+		return nil, errorf(codeInvalidRequest, "to, subject, body and sender_run_id are required")
+	}
+	seen := map[string]bool{}
+	for i, id := range req.To {
+		if !isRunID(id) {
+			return nil, errorf(codeInvalidRequest, "to[%d]: %q is not a run id", i, truncate(id, 80))
+		}
+		if seen[id] {
+			return nil, errorf(codeInvalidRequest, "to[%d]: %q is named twice", i, id)
+		}
+		seen[id] = true
+	}
+	ids, err := c.session.SendMessage(c.principal, store.NewMessage{SenderRunID: *req.SenderRunID, To: req.To, Subject: *req.Subject, Body: *req.Body})
+	if err != nil {
+		return nil, messageError(err)
+	}
+	return SendMessageResponse{MessageIDs: ids}, nil
+}
+
+// listMessages is GET /agent/messages/{runId}: the run's inbox, oldest first.
+func (s *Server) listMessages(c *call) (any, *apiError) {
+	q := c.r.URL.Query()
+	iq := store.InboxQuery{Limit: 50}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return nil, queryError("limit", "must be a whole number from 1 to 100")
+		}
+		iq.Limit = n
+	}
+	if v := q.Get("unread"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, queryError("unread", "must be true or false")
+		}
+		iq.UnreadOnly = b
+	}
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return nil, queryError("since", "must be an RFC 3339 date-time")
+		}
+		iq.Since = t
+	}
+	msgs, err := c.session.Inbox(c.principal, c.id, iq)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	out := make([]MessageHeader, len(msgs))
+	for i, m := range msgs {
+		out[i] = messageHeader(m)
+	}
+	return out, nil
+}
+
+// readMessage is POST /agent/messages/{messageId}/read.
+func (s *Server) readMessage(c *call) (any, *apiError) {
+	m, err := c.session.ReadMessage(c.principal, c.id)
+	if err != nil {
+		return nil, messageError(err)
+	}
+	return MessageContent{MessageID: m.ID, SenderRunID: m.SenderRunID, Subject: m.Subject, Body: m.Body, SentAt: formatTime(m.SentAt),
+		DeliveredAt: optTime(m.DeliveredAt), ReadAt: optTime(m.ReadAt)}, nil
+}
+
+// markDelivered is POST /agent/messages/{messageId}/delivered; it answers 204.
+func (s *Server) markDelivered(c *call) (any, *apiError) {
+	if err := c.session.MarkDelivered(c.principal, c.id); err != nil {
+		return nil, messageError(err)
+	}
+	return withStatus{status: http.StatusNoContent}, nil
+}
+
+// messageError maps the messages resource's store errors onto the API's.
+func messageError(err error) *apiError {
+	var re *store.RunError
+	switch {
+	case errors.Is(err, store.ErrMessageNotFound):
+		return errorf(codeNotFound, "no message with this id")
+	case errors.Is(err, store.ErrMessageOtherTeam):
+		return errorf(codeNotAuthorized, "the message was sent to another team's run")
+	case errors.As(err, &re) && errors.Is(err, store.ErrRecipientFinished):
+		return errorf(codeNotSupported, "%s: the run %s has finished and takes no more messages (%v)", re.Field, re.RunID, re.Err)
+	case errors.As(err, &re) && errors.Is(err, store.ErrRunNotFound):
+		return errorf(codeNotFound, "%s: no run %q", re.Field, re.RunID)
+	case errors.As(err, &re) && errors.Is(err, store.ErrOtherTeam):
+		return errorf(codeNotAuthorized, "%s: the run %q belongs to another team", re.Field, re.RunID)
+	}
+	return errorf(codeInternal, "%v", err)
+}
