@@ -62,6 +62,15 @@ func (c *guardedConn) SetDeadline(t time.Time) error {
 	return c.Conn.SetDeadline(t)
 }
 
+// CloseWrite lets net/http half-close after a refusal, so the client reads
+// the answer before the connection goes (as it does on a bare TCP conn).
+func (c *guardedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
 // ReadDeadline is the deadline the server set for reading (zero: none).
 func (c *guardedConn) ReadDeadline() time.Time {
 	c.mu.Lock()
