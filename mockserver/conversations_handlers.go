@@ -27,26 +27,27 @@ const transcriptLinkTTL = 10 * time.Minute
 // /agent, as the service hands out links to its file storage.
 const transcriptsPath = "/downloads/transcripts/"
 
-// conversationResponse is a ConversationResponse.
-type conversationResponse struct {
+// Conversation is a ConversationResponse: a conversation as the API shows it.
+type Conversation struct {
 	ConversationID string             `json:"conversation_id"`
-	Steps          []conversationStep `json:"steps"`
+	Steps          []ConversationStep `json:"steps"`
 }
 
-// conversationStep is a ConversationStep: one run's exchange.
-type conversationStep struct {
+// ConversationStep is one run's part of a conversation.
+type ConversationStep struct {
 	ID          string                `json:"id"`
 	Description string                `json:"description,omitempty"`
 	Summary     string                `json:"summary,omitempty"`
 	StartedAt   string                `json:"started_at,omitempty"`
 	CompletedAt string                `json:"completed_at,omitempty"`
-	Messages    []conversationMessage `json:"messages"`
-	Steps       []conversationStep    `json:"steps"`
+	Messages    []ConversationMessage `json:"messages"`
+	Steps       []ConversationStep    `json:"steps"`
 }
 
-// conversationMessage is a ConversationMessage, and also a message of the
-// raw transcript, which has the same parts.
-type conversationMessage struct {
+// ConversationMessage is one message of a conversation, and also a message
+// of the raw transcript, which has the same parts. Content holds blocks of
+// the types text, action, action_result and event, each with its fields.
+type ConversationMessage struct {
 	MessageIDs []string         `json:"message_ids,omitempty"`
 	ID         string           `json:"id,omitempty"` // the raw transcript's
 	RequestID  string           `json:"request_id,omitempty"`
@@ -71,17 +72,17 @@ func blockJSON(b store.Block, messageID string) map[string]any {
 	return m
 }
 
-func messageJSON(x store.Exchange, m store.TranscriptMessage) conversationMessage {
-	out := conversationMessage{RequestID: x.RunID, Role: m.Role, Timestamp: formatTime(m.At)}
+func messageJSON(x store.Exchange, m store.TranscriptMessage) ConversationMessage {
+	out := ConversationMessage{RequestID: x.RunID, Role: m.Role, Timestamp: formatTime(m.At)}
 	for _, b := range m.Blocks {
 		out.Content = append(out.Content, blockJSON(b, m.ID))
 	}
 	return out
 }
 
-func exchangeJSON(x store.Exchange) conversationStep {
-	st := conversationStep{ID: "step-" + x.RunID, Description: x.Prompt, Summary: x.Summary,
-		Messages: []conversationMessage{}, Steps: []conversationStep{}}
+func exchangeJSON(x store.Exchange) ConversationStep {
+	st := ConversationStep{ID: "step-" + x.RunID, Description: x.Prompt, Summary: x.Summary,
+		Messages: []ConversationMessage{}, Steps: []ConversationStep{}}
 	var first, last time.Time
 	for i, m := range x.Messages {
 		cm := messageJSON(x, m)
@@ -104,7 +105,7 @@ func conversationJSON(cv store.ConversationView) (any, *apiError) {
 	if cv.Harness != "" {
 		return nil, errorf(codeNotSupported, "this conversation includes a run on the %s harness, whose conversations are in that harness's own format, which the normalised form does not cover; its raw transcript can still be downloaded (GET /agent/runs/{runId}/transcript)", cv.Harness)
 	}
-	out := conversationResponse{ConversationID: cv.ID, Steps: []conversationStep{}}
+	out := Conversation{ConversationID: cv.ID, Steps: []ConversationStep{}}
 	for _, x := range cv.Exchanges {
 		out.Steps = append(out.Steps, exchangeJSON(x))
 	}
@@ -234,8 +235,8 @@ func (s *Server) downloadTranscript(c *call) (any, *apiError) {
 	doc := struct {
 		ConversationID string                `json:"conversation_id"`
 		RunID          string                `json:"run_id"`
-		Messages       []conversationMessage `json:"messages"`
-	}{conv, x.RunID, []conversationMessage{}}
+		Messages       []ConversationMessage `json:"messages"`
+	}{conv, x.RunID, []ConversationMessage{}}
 	for _, m := range x.Messages {
 		cm := messageJSON(x, m)
 		cm.ID = m.ID

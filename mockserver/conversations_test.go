@@ -405,3 +405,19 @@ func TestConversationsSurviveARestart(t *testing.T) {
 	require.NoError(t, json.Unmarshal(c2.do("GET", paths[0], nil).body, &cv))
 	assert.Len(t, cv.Steps, 2)
 }
+
+// The Go API gives the same conversation as the HTTP API.
+func TestTheGoAPIGivesARunsConversation(t *testing.T) {
+	s := newServer(t, mockserver.Options{Step: 10 * time.Second})
+	c := serve(t, s)
+	id := c.create(map[string]any{"prompt": "Fix the build"}).RunID
+	_, err := s.Session("").Conversation(id)
+	require.Error(t, err, "no conversation before a worker claims the run")
+	c.advance(time.Hour)
+	got, err := s.Session("").Conversation(id)
+	require.NoError(t, err)
+	var want mockserver.Conversation
+	c.do("GET", "/agent/runs/"+id+"/conversation", nil).json(t, &want)
+	assert.Equal(t, want, got)
+	assert.Equal(t, "Fix the build", got.Steps[0].Description)
+}

@@ -195,6 +195,18 @@ func (ms *Session) RunConversation(p *fixtures.Principal, runID string) (Convers
 	return ms.conversationViewLocked(conv, runs, now), nil
 }
 
+// ConversationOfRun is the conversation of a run whatever its team, for
+// the Go API.
+func (ms *Session) ConversationOfRun(runID string) (ConversationView, error) {
+	ms.mu.RLock()
+	r, ok := ms.byID[runID]
+	ms.mu.RUnlock()
+	if !ok {
+		return ConversationView{}, ErrRunNotFound
+	}
+	return ms.RunConversation(&fixtures.Principal{Team: r.Team}, runID)
+}
+
 // Conversation is a conversation p's team may see, by its id.
 func (ms *Session) Conversation(p *fixtures.Principal, id string) (ConversationView, error) {
 	ms.mu.Lock()
