@@ -2,7 +2,7 @@
 # `make contract`) and `make test`; `.ci/run` calls `make test`.
 GO ?= go
 
-.PHONY: mock contract test test-go test-ts lint bench fuzz fuzz-smoke
+.PHONY: mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants
 
 mock:
 	$(GO) run ./cmd/agentruns-mock
@@ -10,7 +10,7 @@ mock:
 contract:
 	$(GO) run ./cmd/agentruns-contract
 
-test: lint test-go test-ts fuzz-smoke
+test: lint test-go mutants test-ts fuzz-smoke
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -19,6 +19,13 @@ lint:
 
 test-go:
 	$(GO) test -race ./...
+
+# The suite against plausible server mistakes (steps/mutants_test.go): prints
+# what killed each mutant and the kill rate in control and polling mode, and
+# fails if one survives. It runs without -race (see the file), so test-go,
+# which has -race, leaves it out.
+mutants:
+	$(GO) test ./steps/ -run '^TestMutants$$' -count=1 -v
 
 test-ts:
 	cd clients/typescript && npm install --no-audit --no-fund --silent && npm test

@@ -29,6 +29,13 @@ Feature: Get a run
     Then the run's "session_id" is a UUID
     And the run's "session_link" is an absolute URL
 
+  # Whatever runs the caller already has: each one that failed says why.
+  # (Every run the suite sees is held to this, in every feature; this
+  # scenario makes sure the failed ones are looked at.)
+  Scenario: Runs that failed say why, with an error code
+    When I list runs with "state=FAILED&state=ERROR&limit=100"
+    Then every listed run carries a status message with a message and an error code
+
   Scenario: An unknown run is not found
     When I fetch a run that does not exist
     Then the response is a problem with status 404 and code "resource_not_found"

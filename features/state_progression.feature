@@ -74,6 +74,27 @@ Feature: Run state progression
     When I send a single cancel request for the run
     Then the response is a problem with status 400 and code "invalid_request"
 
+  # Polling a real server, the suite cannot choose how a run ends; the
+  # operator can name a prompt the server under test fails, with
+  # --failing-prompt (the bundled mock fails any prompt holding
+  # "[mock:fail]"). Without one the scenario is skipped.
+  @slow @failing-prompt
+  Scenario: A run that fails says why, with an error code
+    When I create a run with the failing prompt
+    And I watch the run until it reaches a terminal state
+    Then the run ended in FAILED or ERROR, with a status message carrying a message and an error code
+
+  # The same rule, by polling: the run is cancelled as soon as a look finds
+  # it PENDING or later. A server that keeps runs PENDING for longer than a
+  # poll interval is caught refusing with anything but a retryable 409; on a
+  # faster one the cancel meets a run that has moved on, and is judged as
+  # any cancel.
+  Scenario: A run seen being handed to a worker is not cancelled yet
+    When I create a run with the prompt "Pin the linter version"
+    And I wait until the run is "PENDING" or later
+    And I send a single cancel request for the run
+    Then a run still PENDING refused the cancel with a retryable 409, and one that had moved on took it as any other
+
   @mock-control
   Scenario: A run being handed to a worker cannot be cancelled yet
     When I create a run with the prompt "Bump the base image"

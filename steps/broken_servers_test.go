@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -192,7 +193,7 @@ var brokenServers = []brokenServer{
 			})
 		},
 		mustFail: map[string]string{
-			"Filtering by model_id returns only the matching runs": "beta",
+			"Filtering by model_id returns only the matching runs": `has agent_config.model_id "gpt-5", but the listing asked for model_id=claude-4-sonnet`,
 		},
 		mustPass: []string{
 			"Filtering by name returns only the matching runs",
@@ -447,6 +448,159 @@ var brokenServers = []brokenServer{
 		},
 		mustPass: []string{"A reported event moves the run forward and is polled with what the reporter sent"},
 	},
+	{
+		name:     "another team's runs listed",
+		features: []string{"tenancy.feature", "list_runs.feature"},
+		wrap:     listsOtherTeamsRuns,
+		mustFail: map[string]string{
+			"Another team's run is never listed, by name":               "created with another team's key",
+			"Another team's run is never listed, by name, oldest first": "created with another team's key",
+		},
+		mustPass: []string{"Another team's run cannot be fetched", "Walking every page with the cursor yields each run exactly once"},
+	},
+	{
+		name:     "another team's run readable and cancellable",
+		features: []string{"tenancy.feature"},
+		wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rec := httptest.NewRecorder()
+				next.ServeHTTP(rec, r)
+				if rec.Code == http.StatusForbidden {
+					rec = asOtherTeam(next, r)
+				}
+				for k, vs := range rec.Header() {
+					w.Header()[k] = vs
+				}
+				w.WriteHeader(rec.Code)
+				_, _ = w.Write(rec.Body.Bytes())
+			})
+		},
+		mustFail: map[string]string{
+			"Another team's run cannot be fetched":   "expected status 403, got 200",
+			"Another team's run cannot be cancelled": "expected status 403, got 200",
+		},
+		mustPass: []string{"Another team's run is never listed, by name"},
+	},
+	{
+		name:     "time bounds that include their instant",
+		features: []string{"list_rules.feature"},
+		wrap:     shiftTime("created_after", -time.Millisecond)(),
+		mustFail: map[string]string{
+			"The time filters are strict: created_after leaves out a run created at its instant": "which is not strictly after created_after=",
+		},
+		mustPass: []string{"The time filters are strict: created_before leaves out a run created at its instant"},
+	},
+	{
+		name:     "has_next_page on a full last page",
+		features: []string{"list_rules.feature"},
+		wrap:     fullLastPageHasNext(),
+		mustFail: map[string]string{
+			"A single page that is exactly full says there is no next page": "expected has_next_page false on the last page (2 runs, no more match)",
+			"A last page that is exactly full says there is no next page":   "expected 2 pages, got 3 (of 2, 2, 0 runs)",
+		},
+		mustPass: []string{"Pages of 4 hold each run once, in creation order"},
+	},
+	{
+		name:     "a default page of 50 runs",
+		features: []string{"list_rules.feature"},
+		wrap: onListQuery(func(q url.Values) {
+			if !q.Has("limit") {
+				q.Set("limit", "50")
+			}
+		})(),
+		mustFail: map[string]string{
+			"Without a limit, a page holds 20 runs": "expected 20 runs, got 21",
+		},
+		mustPass: []string{"A limit of 500, the largest, is accepted"},
+	},
+	{
+		name:     "filters joined by OR",
+		features: []string{"list_rules.feature"},
+		wrap: func(next http.Handler) http.Handler {
+			// Each filter alone, then the union of the pages: what a server
+			// that ORs its filters lists.
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				if r.Method != http.MethodGet || r.URL.Path != "/agent/runs" || len(q) < 2 {
+					next.ServeHTTP(w, r)
+					return
+				}
+				union, seen := []any{}, map[any]bool{}
+				for name := range q {
+					one := url.Values{name: q[name]}
+					r2 := r.Clone(r.Context())
+					r2.URL.RawQuery = one.Encode()
+					rec := httptest.NewRecorder()
+					next.ServeHTTP(rec, r2)
+					var page struct{ Runs []map[string]any }
+					_ = json.Unmarshal(rec.Body.Bytes(), &page)
+					for _, run := range page.Runs {
+						if !seen[run["run_id"]] {
+							seen[run["run_id"]] = true
+							union = append(union, run)
+						}
+					}
+				}
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(map[string]any{"runs": union, "page_info": map[string]any{"has_next_page": false}})
+			})
+		},
+		mustFail: map[string]string{
+			"Filters combine with AND: every filter at once": "but the listing asked for",
+			"Filters combine with AND: name and model_id":    "but the listing asked for model_id=gpt-5",
+		},
+	},
+}
+
+// otherTeam is a fixture key of another team than the key's.
+func otherTeam(authorization string) string {
+	switch strings.TrimPrefix(authorization, "Bearer ") {
+	case "wk-mock-carol", "wk-mock-nightly":
+		return "wk-mock-alice"
+	}
+	return "wk-mock-carol"
+}
+
+// asOtherTeam answers r as the mock answers it for a caller of another team.
+func asOtherTeam(next http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("Authorization", "Bearer "+otherTeam(r.Header.Get("Authorization")))
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r2)
+	return rec
+}
+
+// listsOtherTeamsRuns puts at the top of every first page of runs the runs
+// the same listing shows another team: a server that forgot the team in its
+// list query, while still refusing another team's run asked for by id.
+func listsOtherTeamsRuns(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/agent/runs" || r.Header.Get("Authorization") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q := r.URL.Query()
+		theirs := httptest.NewRecorder()
+		if q.Get("cursor") == "" { // their cursors are not ours: add theirs to first pages
+			theirs = asOtherTeam(next, r)
+		}
+		rewrite(func(_ *http.Request, a *answer) {
+			var doc, their map[string]any
+			if a.status != http.StatusOK || json.Unmarshal(a.body, &doc) != nil || json.Unmarshal(theirs.Body.Bytes(), &their) != nil {
+				return
+			}
+			runs, _ := doc["runs"].([]any)
+			more, _ := their["runs"].([]any)
+			// Theirs come first (the runs are newest), and the page keeps
+			// its size.
+			all := append(more, runs...)
+			if n, err := strconv.Atoi(q.Get("limit")); err == nil && n < len(all) {
+				all = all[:n]
+			}
+			doc["runs"] = all
+			a.body, _ = json.Marshal(doc)
+		})(next).ServeHTTP(w, r)
+	})
 }
 
 // editEvents applies f to the events of every successful poll.

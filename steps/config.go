@@ -39,6 +39,15 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <APIKey>" on every API call.
 	APIKey string
+	// OtherAPIKey is a key of another team, for the scenarios tagged
+	// @two-callers (another team's runs are never shown nor cancellable);
+	// they are skipped, saying so, when it is empty.
+	OtherAPIKey string
+	// FailingPrompt is a prompt the server under test ends in FAILED or
+	// ERROR, for the scenarios tagged @failing-prompt (a failed run, seen by
+	// polling, carries a status message); they are skipped, saying so, when
+	// it is empty. The bundled mock fails any prompt holding "[mock:fail]".
+	FailingPrompt string
 	// HTTPClient makes every request; http.DefaultClient when nil.
 	HTTPClient *http.Client
 

@@ -121,6 +121,16 @@ func (s *scenario) listPage(ctx context.Context, q, cursor string) *listing {
 	}
 	if limit, _ := strconv.Atoi(query.Get("limit")); limit > 0 && len(l.runs) > limit {
 		l.err = fmt.Errorf("%s: expected at most limit=%d runs, got %d", l.op, limit, len(l.runs))
+		return l
+	}
+	var mismatched []error
+	for _, run := range l.runs {
+		if err := matchesFilters(query, run); err != nil {
+			mismatched = append(mismatched, err)
+		}
+	}
+	if len(mismatched) > 0 {
+		l.err = fmt.Errorf("%s: expected only runs matching every filter, got:\n  %w", l.op, errors.Join(mismatched...))
 	}
 	return l
 }
@@ -145,6 +155,10 @@ func (s *scenario) walk() *walk {
 
 func (s *scenario) listingHoldsExactly(names string) error { return s.page().holdsExactly(names) }
 
+func (s *scenario) listingHoldsAndMaybe(must, may, _ string) error {
+	return s.page().holdsAndMaybe(must, may)
+}
+
 func (s *scenario) listingHoldsAtMost(n int) error { return s.page().holdsAtMost(n) }
 
 func (s *scenario) listingHoldsCount(n int) error { return s.page().holdsCount(n) }
@@ -161,7 +175,13 @@ func (s *scenario) listingHasRunsAndPageInfo() error { return s.page().hasRunsAn
 
 func (s *scenario) listingHasNextPage() error { return s.page().hasNextPage() }
 
+func (s *scenario) listedRunsSayWhy() error { return s.page().eachSaysWhy() }
+
+func (s *scenario) listingHasNoNextPage() error { return s.page().hasNoNextPage() }
+
 func (s *scenario) walkTookPages(n int) error { return s.walk().tookPages(n) }
+
+func (s *scenario) walkPagesHeld(n int) error { return s.walk().pagesHeld(n) }
 
 func (s *scenario) walkSawEachOnce() error { return s.walk().sawEachOnce() }
 
@@ -178,6 +198,36 @@ func (l *listing) holdsExactly(names string) error {
 		return err
 	}
 	return l.mine.sameRuns(l.op, want, l.runs)
+}
+
+// holdsAndMaybe checks the page holds the runs named by must, perhaps some
+// of those named by may (whether they belong is up to the filters, which
+// every page is checked against), once each, and nothing else.
+func (l *listing) holdsAndMaybe(must, may string) error {
+	if l.err != nil {
+		return l.err
+	}
+	want, err := l.mine.pick(must)
+	if err != nil {
+		return err
+	}
+	maybe, err := l.mine.pick(may)
+	if err != nil {
+		return err
+	}
+	ok := map[string]bool{}
+	for _, r := range maybe {
+		ok[r.id] = true
+	}
+	var got []map[string]any
+	for _, run := range l.runs {
+		if id := str(run["run_id"]); ok[id] {
+			delete(ok, id) // a second listing of it is judged as unwanted
+			continue
+		}
+		got = append(got, run)
+	}
+	return l.mine.sameRuns(l.op, want, got)
 }
 
 func (l *listing) holdsAtMost(n int) error {
@@ -276,7 +326,57 @@ func (l *listing) hasNextPage() error {
 	return nil
 }
 
+// eachSaysWhy checks every listed run carries a status message with a
+// message and an error code.
+func (l *listing) eachSaysWhy() error {
+	if l.err != nil {
+		return l.err
+	}
+	var errs []error
+	for _, run := range l.runs {
+		doc := subject{what: "run " + str(run["run_id"]) + " (" + str(run["state"]) + ")", doc: run}
+		errs = append(errs, doc.nonEmpty("status_message.message"), doc.nonEmpty("status_message.error_code"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: %w", l.op, err)
+	}
+	return nil
+}
+
+// hasNoNextPage checks the page says it is the last: has_next_page false,
+// even when it is exactly full.
+func (l *listing) hasNoNextPage() error {
+	if l.err != nil {
+		return l.err
+	}
+	if l.shape != "" {
+		return fmt.Errorf("%s: expected page_info with has_next_page, got %s", l.op, l.shape)
+	}
+	if l.hasNext {
+		return fmt.Errorf("%s: expected has_next_page false on the last page (%d runs, no more match), got true with next_cursor %q", l.op, len(l.runs), l.nextCursor)
+	}
+	return nil
+}
+
 // Assertions on a walk.
+
+// pagesHeld checks every page of the walk held n runs: the walk's runs
+// filled its pages exactly, and no page was added after the last full one.
+func (w *walk) pagesHeld(n int) error {
+	if w.err != nil {
+		return w.err
+	}
+	for i, p := range w.pages {
+		if len(p.runs) != n {
+			more := ""
+			if i == len(w.pages)-1 && len(p.runs) == 0 && i > 0 {
+				more = fmt.Sprintf(": page %d (%s) said there was a next page although it held the last runs", i, w.pages[i-1].op)
+			}
+			return fmt.Errorf("page %d of %d (%s): expected %d runs, got %d%s", i+1, len(w.pages), p.op, n, len(p.runs), more)
+		}
+	}
+	return nil
+}
 
 func (w *walk) tookPages(n int) error {
 	if w.err != nil {

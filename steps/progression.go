@@ -173,6 +173,12 @@ func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
 				s.cancelled = cancelTooLate
 				return nil
 			}
+			if rank[st] < rank["CLAIMED"] {
+				// States only move forward: the run was QUEUED or PENDING
+				// when the server refused.
+				return fmt.Errorf("%s: expected the cancel to be accepted, or refused with a retryable 409 while the run is being handed to a worker, got 400 while run %s is %s\n%s",
+					answer.op, s.mine.nameOf(r), st, answer.excerpt())
+			}
 			if attempt == attempts {
 				return fmt.Errorf("%s: expected the cancel to be accepted, or refused with 400 only because the run had ended or was BLOCKED, got 400 while run %s is %s (%d cancels sent, each refused)\n%s",
 					answer.op, s.mine.nameOf(r), st, attempts, answer.excerpt())
@@ -185,6 +191,37 @@ func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
 		return fmt.Errorf("%s: expected the cancel to be accepted (200) or, if the run had ended or was BLOCKED, refused (400), got %d\n%s",
 			answer.op, answer.status, answer.excerpt())
 	}
+}
+
+// pendingCancelJudged judges a single cancel sent right after the run was
+// seen PENDING (or later), by polling: a run still being handed to a worker
+// must answer a retryable 409; one that moved on meanwhile is judged as any
+// cancel. A run never seen PENDING (a fast server) leaves nothing to judge
+// here but the answer's own shape.
+func (s *scenario) pendingCancelJudged(ctx context.Context) error {
+	r := s.current
+	if r == nil || len(r.looks) == 0 {
+		return errNoRun
+	}
+	answer := s.last
+	before := str(r.looks[len(r.looks)-1]["state"])
+	switch answer.status {
+	case http.StatusConflict:
+		if before != "PENDING" {
+			return fmt.Errorf("%s: a run last seen %s answered 409; only a run being handed to a worker (PENDING) may\n%s", answer.op, before, answer.excerpt())
+		}
+		if err := answer.isProblem(http.StatusConflict, "conflict"); err != nil {
+			return err
+		}
+		return s.problemIsRetryable()
+	case http.StatusOK:
+		if err := answer.isJSONString(r.id); err != nil {
+			return err
+		}
+		s.cancelled = cancelAccepted
+		return nil
+	}
+	return s.judgeCancel(ctx, r)
 }
 
 func (s *scenario) cancelUnknownRun(ctx context.Context) error {

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -106,6 +107,12 @@ func (m *roster) describe(run map[string]any) string {
 
 func (s *scenario) createRunWithPrompt(ctx context.Context, prompt string) error {
 	return s.create(ctx, "/agent/run", "", map[string]any{"prompt": prompt})
+}
+
+// createRunWithFailingPrompt creates a run with the prompt that the
+// operator says the server fails (Config.FailingPrompt).
+func (s *scenario) createRunWithFailingPrompt(ctx context.Context) error {
+	return s.create(ctx, "/agent/run", "", map[string]any{"prompt": s.suite.cfg.FailingPrompt, "config": map[string]any{"name": s.label}})
 }
 
 func (s *scenario) createRunWithPromptAnd(ctx context.Context, prompt string, t *godog.Table) error {
@@ -354,6 +361,19 @@ func (s *scenario) runConfigHoldsSent() error {
 func (s *scenario) runIsInState(state string) error { return s.details().fieldIs("state", state) }
 
 func (s *scenario) runHasStatusCode(code string) error { return s.details().hasStatusCode(code) }
+
+// endedFailedWithStatus checks how the run ended: FAILED or ERROR, with a
+// status message that says what went wrong and names its error code.
+func (s *scenario) endedFailedWithStatus() error {
+	if s.ended == nil {
+		return errors.New("the run was not watched to its end")
+	}
+	end := subject{what: "run " + s.currentID(), doc: s.ended}
+	if st := str(s.ended["state"]); st != "FAILED" && st != "ERROR" {
+		return fmt.Errorf("run %s, created with the failing prompt %q, ended in %s: expected FAILED or ERROR (is --failing-prompt one the server fails?)", s.currentID(), s.suite.cfg.FailingPrompt, st)
+	}
+	return errors.Join(end.nonEmpty("status_message.message"), end.nonEmpty("status_message.error_code"))
+}
 
 func (s *scenario) unchangedSinceEnded() error {
 	return s.details().unchangedSince(s.ended, "in a terminal state")

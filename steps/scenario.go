@@ -30,6 +30,7 @@ type scenario struct {
 	mine      roster      // the runs this scenario created
 	current   *trackedRun // "the run": the one created last
 	ended     map[string]any
+	theirs    *trackedRun // a run another team created (@two-callers)
 	listing   *listing
 	walked    *walk
 	events    eventPolls        // every poll of GET /agent/events (run_events.go)
@@ -58,6 +59,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
 	sc.Step(`^I create a run with the prompt "([^"]*)" and:$`, s.createRunWithPromptAnd)
 	sc.Step(`^I create a run with:$`, s.createRunWith)
+	sc.Step(`^I create a run with the failing prompt$`, s.createRunWithFailingPrompt)
 	sc.Step(`^I create a run through "POST (/agent/runs?)" with the prompt "([^"]*)" and:$`, s.createRunThrough)
 	sc.Step(`^I created (\d+) runs?$`, s.createdRuns)
 	sc.Step(`^I created these runs:$`, s.createdTheseRuns)
@@ -84,18 +86,23 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^the run's agent configuration holds everything I sent$`, s.runConfigHoldsSent)
 	sc.Step(`^the run is in state "([A-Z]+)"$`, s.runIsInState)
 	sc.Step(`^the run has a status message with error code "([^"]*)"$`, s.runHasStatusCode)
+	sc.Step(`^the run ended in FAILED or ERROR, with a status message carrying a message and an error code$`, s.endedFailedWithStatus)
 
 	// Listing.
 	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
 	sc.Step(`^I walk every page of "([^"]*)"$`, s.walkPages)
 	sc.Step(`^the listing holds exactly (.+)$`, s.listingHoldsExactly)
+	sc.Step(`^the listing holds ([a-z-]+), and of ([a-z-]+(?: and [a-z-]+)*) only runs that moved since ([a-z-]+) was created$`, s.listingHoldsAndMaybe)
 	sc.Step(`^the listing holds at most (\d+) runs?$`, s.listingHoldsAtMost)
 	sc.Step(`^the listing holds (\d+) runs?$`, s.listingHoldsCount)
 	sc.Step(`^the listing holds the runs I created, (newest|oldest) first$`, s.listingHoldsCreatedInOrder)
 	sc.Step(`^the listed runs are ordered by "([^"]*)", (newest|oldest) first$`, s.listingOrderedBy)
 	sc.Step(`^the listing has a list of runs and page information saying whether more follow$`, s.listingHasRunsAndPageInfo)
 	sc.Step(`^the listing says there is a next page$`, s.listingHasNextPage)
+	sc.Step(`^the listing says there is no next page$`, s.listingHasNoNextPage)
+	sc.Step(`^every listed run carries a status message with a message and an error code$`, s.listedRunsSayWhy)
 	sc.Step(`^the walk took (\d+) pages?$`, s.walkTookPages)
+	sc.Step(`^every page of the walk held (\d+) runs?$`, s.walkPagesHeld)
 	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
 
 	// Progression.
@@ -114,8 +121,15 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Step(`^I send a single cancel request for the run$`, s.cancelRunOnce)
 	sc.Step(`^the cancel was accepted with the run's id, or refused with 400 because the run had ended or was BLOCKED$`, s.cancelAcceptedOrTooLate)
 	sc.Step(`^the run is in state "CANCELLED" if the cancel was accepted$`, s.cancelledIfAccepted)
+	sc.Step(`^a run still PENDING refused the cancel with a retryable 409, and one that had moved on took it as any other$`, s.pendingCancelJudged)
 	sc.Step(`^I cancel a run that does not exist$`, s.cancelUnknownRun)
 	sc.Step(`^a moment later I cancelled run "([^"]*)", unless it had already ended$`, s.cancelledRunLater)
+
+	// Two callers of different teams.
+	sc.Step(`^another team has created a run$`, s.anotherTeamCreatedARun)
+	sc.Step(`^I fetch the other team's run$`, s.fetchTheirRun)
+	sc.Step(`^I cancel the other team's run$`, s.cancelTheirRun)
+	sc.Step(`^the walk never saw the other team's run$`, s.walkNeverSawTheirRun)
 
 	// The mock's control API.
 	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)", spending (\d+) seconds? in each state$`, s.mockWillEndNextRunPaced)
@@ -152,6 +166,16 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 // before isolates the scenario in its own mock session, or skips it when it
 // needs a control API the server does not have.
 func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+	if hasTag(sc, "@two-callers") && s.suite.cfg.OtherAPIKey == "" {
+		s.skipReason = "needs a key of another team (@two-callers): pass --other-api-key (Config.OtherAPIKey)"
+		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+		return ctx, godog.ErrSkip
+	}
+	if hasTag(sc, "@failing-prompt") && s.suite.cfg.FailingPrompt == "" {
+		s.skipReason = "needs a prompt the server ends in FAILED or ERROR (@failing-prompt): pass --failing-prompt (Config.FailingPrompt)"
+		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+		return ctx, godog.ErrSkip
+	}
 	if s.api.control == nil {
 		switch {
 		case hasTag(sc, "@mock-control"):
@@ -239,6 +263,9 @@ func (s *scenario) cancelLeftovers(ctx context.Context) {
 			continue
 		}
 		_, _ = s.api.do(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(r.id) + "/cancel"})
+	}
+	if s.theirs != nil {
+		_, _ = s.other().do(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.theirs.id) + "/cancel"})
 	}
 }
 

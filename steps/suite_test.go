@@ -42,16 +42,19 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 	require.NoError(t, err)
 	var out bytes.Buffer
 	cfg := steps.Config{
-		BaseURL:      baseURL,
-		APIKey:       "wk-mock-alice",
-		Validator:    v,
-		Format:       "progress",
-		Output:       &out,
-		NoColors:     true,
-		Concurrency:  8,
-		Timeout:      10 * time.Minute,
-		PollInterval: 20 * time.Millisecond,
-		Spacing:      20 * time.Millisecond,
+		BaseURL:     baseURL,
+		APIKey:      "wk-mock-alice",
+		OtherAPIKey: "wk-mock-carol", // of another team than alice's (fixtures/principals.json)
+		// The mock fails a prompt holding this marker (fixtures/fates.json).
+		FailingPrompt: "Contract suite run that fails: [mock:fail]",
+		Validator:     v,
+		Format:        "progress",
+		Output:        &out,
+		NoColors:      true,
+		Concurrency:   8,
+		Timeout:       10 * time.Minute,
+		PollInterval:  20 * time.Millisecond,
+		Spacing:       20 * time.Millisecond,
 	}
 	if tune != nil {
 		tune(&cfg)

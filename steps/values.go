@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -169,6 +170,10 @@ var placeholder = regexp.MustCompile(`\{([^{}"]+)\}`)
 //	{unknown}              a run id no server has
 //	{creator of alpha}     the creator uid of run alpha
 //	{between alpha and beta}  an instant between the creation of alpha and beta
+//	{created_at of alpha}  alpha's created_at, exactly as the server wrote it
+//	{an hour after the creation of alpha}  that instant
+//	{updated_at of the run}  the run's updated_at as last fetched, exactly as
+//	                       the server wrote it
 func (s *scenario) resolve(ctx context.Context, text string) (string, error) {
 	var firstErr error
 	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
@@ -225,6 +230,29 @@ func (s *scenario) placeholderValue(ctx context.Context, key string) (string, er
 			return "", fmt.Errorf("the run reports no creator.uid; got creator %s", show(mustLookup(doc, "creator")))
 		}
 		return uid, nil
+	case strings.HasPrefix(key, "created_at of "):
+		doc, err := s.detailsOf(ctx, strings.TrimPrefix(key, "created_at of "))
+		if err != nil {
+			return "", err
+		}
+		if _, err := timestamp(doc, "created_at"); err != nil {
+			return "", err
+		}
+		return str(doc["created_at"]), nil
+	case key == "updated_at of the run":
+		if s.current == nil || s.current.details == nil {
+			return "", errors.New("the run has not been fetched yet")
+		}
+		if _, err := timestamp(s.current.details, "updated_at"); err != nil {
+			return "", err
+		}
+		return str(s.current.details["updated_at"]), nil
+	case strings.HasPrefix(key, "an hour after the creation of "):
+		t, err := s.createdAt(ctx, strings.TrimPrefix(key, "an hour after the creation of "))
+		if err != nil {
+			return "", err
+		}
+		return t.Add(time.Hour).UTC().Format(time.RFC3339Nano), nil
 	case strings.HasPrefix(key, "between "):
 		a, b, ok := strings.Cut(strings.TrimPrefix(key, "between "), " and ")
 		if !ok {

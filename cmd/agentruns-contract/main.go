@@ -98,6 +98,8 @@ func main() {
 type options struct {
 	baseURL     string
 	apiKey      string
+	otherAPIKey string
+	failPrompt  string
 	tags        string
 	readOnly    bool
 	allowWrites bool
@@ -131,6 +133,8 @@ Flags:
 	// prints a key.
 	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the API under test, e.g. https://app.warp.dev/api/v1 (default $OZ_API_BASE_URL, read-only; neither: the bundled mock)")
 	fs.StringVar(&o.apiKey, "api-key", "", "API `key` sent as a bearer token (default $WARP_API_KEY)")
+	fs.StringVar(&o.otherAPIKey, "other-api-key", "", "API `key` of another team, for the scenarios checking that one team never sees another's runs (@two-callers, skipped without it)")
+	fs.StringVar(&o.failPrompt, "failing-prompt", "", "a `prompt` the server under test ends in FAILED or ERROR, for the scenarios checking a failed run's status message by polling (@failing-prompt, skipped without it)")
 	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "leave out the scenarios that create runs (@creates-runs)")
 	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
@@ -199,18 +203,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg := steps.Config{
-		BaseURL:     o.baseURL,
-		APIKey:      o.apiKey,
-		Tags:        o.tags,
-		ReadOnly:    o.readOnly,
-		Timeout:     o.timeout,
-		Output:      stdout,
-		NoColors:    !isTerminal(stdout),
-		Concurrency: o.concurrency,
-		Seed:        o.seed,
-		NoControl:   o.noControl,
-		Log:         io.Discard, // the summary says why scenarios were skipped
-		HTTPClient:  &http.Client{Timeout: 60 * time.Second},
+		BaseURL:       o.baseURL,
+		APIKey:        o.apiKey,
+		OtherAPIKey:   o.otherAPIKey,
+		FailingPrompt: o.failPrompt,
+		Tags:          o.tags,
+		ReadOnly:      o.readOnly,
+		Timeout:       o.timeout,
+		Output:        stdout,
+		NoColors:      !isTerminal(stdout),
+		Concurrency:   o.concurrency,
+		Seed:          o.seed,
+		NoControl:     o.noControl,
+		Log:           io.Discard, // the summary says why scenarios were skipped
+		HTTPClient:    &http.Client{Timeout: 60 * time.Second},
 	}
 	if o.output != "" {
 		f, err := os.Create(o.output)
@@ -269,6 +275,12 @@ func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop fu
 		keyFrom = o.apiKeyFrom
 		if cfg.APIKey == "" {
 			cfg.APIKey, keyFrom = "wk-mock-alice", "a fixture key of the mock"
+			if cfg.OtherAPIKey == "" {
+				cfg.OtherAPIKey = "wk-mock-carol" // of another team than alice's (fixtures/principals.json)
+			}
+		}
+		if cfg.FailingPrompt == "" {
+			cfg.FailingPrompt = bundledMockFailingPrompt
 		}
 		return fmt.Sprintf("the bundled mock at %s (started in this process: no --base-url, no $OZ_API_BASE_URL)", url), keyFrom, stop, nil
 	case cfg.APIKey == "":
@@ -281,6 +293,10 @@ func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop fu
 	}
 	return target, o.apiKeyFrom, func() {}, nil
 }
+
+// bundledMockFailingPrompt is a prompt the bundled mock ends in FAILED
+// (fixtures/fates.json).
+const bundledMockFailingPrompt = "Contract suite run that fails: [mock:fail]"
 
 // summarise tells people what ran, what failed and what was skipped.
 func summarise(w io.Writer, res steps.Result, cfg steps.Config) {

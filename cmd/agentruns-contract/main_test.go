@@ -61,6 +61,29 @@ func TestRunVerifiesTheBundledMock(t *testing.T) {
 	assert.Contains(t, out, "scenarios (")
 }
 
+// Against the bundled mock the tenancy scenarios run with two fixture keys
+// of different teams; against a server named with --base-url and no second
+// key they are skipped, saying which flag they need.
+func TestTwoCallersOnTheBundledMockAndSkippedWithoutASecondKey(t *testing.T) {
+	out, errOut, err := runCmd(t, "--tags", "@two-callers", "--format", "progress", "--concurrency", "8")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	total, passed, _, _ := summaryCounts(t, errOut)
+	assert.Greater(t, total, 2)
+	assert.Equal(t, total, passed, errOut)
+
+	srv := newMock(t, mockserver.Options{}, nil)
+	out, errOut, err = runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--tags", "@two-callers", "--format", "progress")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	total, _, _, skipped := summaryCounts(t, errOut)
+	assert.Equal(t, total, skipped, errOut)
+	assert.Contains(t, errOut, "needs a key of another team (@two-callers): pass --other-api-key")
+
+	out, errOut, err = runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-nightly", "--tags", "@two-callers", "--format", "progress")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	total, passed, _, _ = summaryCounts(t, errOut)
+	assert.Equal(t, total, passed, errOut)
+}
+
 // summaryCounts reads "N scenarios: p passed, f failed, s skipped" from the
 // summary on stderr.
 func summaryCounts(t *testing.T, errOut string) (total, passed, failed, skipped int) {

@@ -1,0 +1,266 @@
+//go:build !race
+
+// The mutation test runs without the race detector: it exercises the suite,
+// not concurrent code of its own, and the detector would make it several
+// times slower. `make test` runs it as `make mutants`.
+
+package steps_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/steps"
+)
+
+// The mutation test measures the suite against mistakes a server team could
+// plausibly ship: each mutant is the mock with one small thing wrong, made by
+// an http.Handler around it (the mock itself is untouched). The whole suite
+// runs against every mutant twice: driving the mock's control API, and
+// polling it as a real server, and every mutant must be killed (some
+// scenario fails) in both modes. `make mutants` shows the kill rates;
+// `go test ./steps/ -run TestMutants -v -args -mutants-full` runs the whole
+// suite against each mutant rather than the features of its area.
+//
+// Unlike the broken servers of broken_servers_test.go, which pin down which
+// scenario catches which breakage and with what message, this test only
+// asks whether anything catches it, so that a new mutant costs one line.
+
+// mutant is one broken variant of the mock. wrap is called afresh for each
+// run of the suite, so that a mutant that remembers what it answered starts
+// with a clean memory.
+type mutant struct {
+	name string
+	wrap func() func(http.Handler) http.Handler
+	// area is the feature files the mutant is run against, to keep the
+	// test quick; -mutants-full runs the whole suite against each.
+	area []string
+}
+
+// The areas of the suite that mutants are run against.
+var (
+	listingArea = []string{"list_runs.feature", "list_rules.feature", "tenancy.feature"}
+	answersArea = []string{"errors.feature", "get_run.feature", "create_run.feature", "state_progression.feature", "tenancy.feature"}
+	runsArea    = []string{"get_run.feature", "create_run.feature", "state_progression.feature", "events.feature"}
+)
+
+var fullSuite = flag.Bool("mutants-full", false, "run the whole suite against each mutant, not only the features of its area")
+
+var mutants = slices.Concat(inArea(listingArea, []breakage{
+	// Listing: filters.
+	{"the model_id filter is ignored", dropParam("model_id")},
+	{"the creator filter is ignored", dropParam("creator")},
+	{"the environment_id filter is ignored", dropParam("environment_id")},
+	{"the state filter is ignored", dropParam("state")},
+	{"the source filter is ignored", dropParam("source")},
+	{"created_before is ignored", dropParam("created_before")},
+	{"updated_after is ignored", dropParam("updated_after")},
+	{"only the first filter given is applied", onListQuery(func(q url.Values) {
+		kept := false
+		for _, name := range []string{"name", "model_id", "environment_id", "skill_spec", "creator", "source", "created_after", "created_before", "updated_after", "state"} {
+			if q.Has(name) && kept {
+				q.Del(name)
+			}
+			kept = kept || q.Has(name)
+		}
+	})},
+	{"created_after is inclusive", shiftTime("created_after", -time.Millisecond)},
+	{"created_before is inclusive", shiftTime("created_before", time.Millisecond)},
+	{"updated_after is inclusive", shiftTime("updated_after", -time.Millisecond)},
+
+	// Listing: pages.
+	{"the default limit is 50", onListQuery(func(q url.Values) {
+		if !q.Has("limit") {
+			q.Set("limit", "50")
+		}
+	})},
+	{"the largest limit is 100", onListQuery(func(q url.Values) {
+		if n, _ := strconv.Atoi(q.Get("limit")); n > 100 {
+			q.Set("limit", "0") // the mock refuses it as it would refuse 501
+		}
+	})},
+	{"a page holds one run more than the limit", onListQuery(func(q url.Values) {
+		if n, err := strconv.Atoi(q.Get("limit")); err == nil && n < 500 {
+			q.Set("limit", strconv.Itoa(n+1))
+		}
+	})},
+	{"the next page skips its first run", onPage(func(r *http.Request, runs []any, _ map[string]any) []any {
+		if r.URL.Query().Get("cursor") != "" && len(runs) > 0 {
+			return runs[1:]
+		}
+		return runs
+	})},
+	{"has_next_page is true on an exactly full last page", fullLastPageHasNext},
+	{"has_next_page is always false", onPage(func(_ *http.Request, runs []any, info map[string]any) []any {
+		info["has_next_page"] = false
+		delete(info, "next_cursor")
+		return runs
+	})},
+	{"sort_order is ignored", dropParam("sort_order")},
+	{"the default order is by creation", onListQuery(func(q url.Values) {
+		if !q.Has("sort_by") {
+			q.Set("sort_by", "created_at")
+		}
+	})},
+
+	// Tenancy.
+	{"another team's runs are listed", stateless(listsOtherTeamsRuns)},
+	{"another team's run can be read", stateless(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			if rec.Code == http.StatusForbidden && isGetRun(r) {
+				rec = asOtherTeam(next, r)
+			}
+			copyAnswer(w, rec)
+		})
+	})},
+	{"another team's run is 404 rather than 403", stateless(rewrite(func(r *http.Request, a *answer) {
+		if a.status == http.StatusForbidden && strings.HasPrefix(r.URL.Path, "/agent/runs/") {
+			problem(a, http.StatusNotFound, "resource_not_found", "Resource not found")
+		}
+	}))},
+}), inArea(answersArea, []breakage{
+	// Status codes.
+	{"an unknown run is 400 rather than 404", stateless(rewrite(func(r *http.Request, a *answer) {
+		if a.status == http.StatusNotFound && strings.HasPrefix(r.URL.Path, "/agent/runs/") {
+			problem(a, http.StatusBadRequest, "invalid_request", "Invalid request")
+		}
+	}))},
+	{"a PENDING run's cancel is 400 rather than a retryable 409", stateless(rewrite(func(r *http.Request, a *answer) {
+		if a.status == http.StatusConflict && isCancel(r) {
+			problem(a, http.StatusBadRequest, "invalid_request", "Invalid request")
+		}
+	}))},
+	{"a finished run's cancel is accepted", stateless(rewrite(func(r *http.Request, a *answer) {
+		if a.status == http.StatusBadRequest && isCancel(r) {
+			a.status = http.StatusOK
+			a.header.Set("Content-Type", "application/json")
+			a.body, _ = json.Marshal(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/agent/runs/"), "/cancel"))
+		}
+	}))},
+	{"a create answers 201", stateless(rewrite(func(r *http.Request, a *answer) {
+		if r.Method == http.MethodPost && (r.URL.Path == "/agent/run" || r.URL.Path == "/agent/runs") && a.status == http.StatusOK {
+			a.status = http.StatusCreated
+		}
+	}))},
+}), inArea(runsArea, []breakage{
+	// Runs as they move.
+	{"CLAIMED is skipped: shown as INPROGRESS", onRuns(func(_ *http.Request, run map[string]any) {
+		if run["state"] == "CLAIMED" {
+			run["state"] = "INPROGRESS"
+		}
+	})},
+	{"a FAILED run has no status_message", onRuns(func(_ *http.Request, run map[string]any) {
+		if run["state"] == "FAILED" {
+			delete(run, "status_message")
+		}
+	})},
+	{"an ERROR run's status_message has no error_code", onRuns(func(_ *http.Request, run map[string]any) {
+		if m, ok := run["status_message"].(map[string]any); ok && run["state"] == "ERROR" {
+			delete(m, "error_code")
+		}
+	})},
+	{"updated_at never moves", onRuns(func(_ *http.Request, run map[string]any) {
+		run["updated_at"] = run["created_at"]
+	})},
+	{"started_at is set from creation", onRuns(func(_ *http.Request, run map[string]any) {
+		run["started_at"] = run["created_at"]
+	})},
+	{"a cancelled run turns SUCCEEDED later", sinceState("CANCELLED", func(run map[string]any) {
+		run["state"] = "SUCCEEDED"
+	})},
+	{"a finished run turns FAILED later", sinceState("SUCCEEDED", func(run map[string]any) {
+		run["state"] = "FAILED"
+		run["status_message"] = map[string]any{"message": "The run failed after all.", "error_code": "internal_error"}
+	})},
+	{"every other look is a stale read of the look before last", staleReads},
+}))
+
+// breakage is a mutant before it is given its area.
+type breakage struct {
+	name string
+	wrap func() func(http.Handler) http.Handler
+}
+
+func inArea(area []string, bs []breakage) []mutant {
+	ms := make([]mutant, len(bs))
+	for i, b := range bs {
+		ms[i] = mutant{name: b.name, wrap: b.wrap, area: area}
+	}
+	return ms
+}
+
+// mutationModes are the two ways the suite meets a server.
+var mutationModes = []struct {
+	name string
+	opts mockserver.Options
+}{
+	{"control", mockserver.Options{}},
+	// Runs wait in PENDING long enough for a poll to find them there, even
+	// on a busy machine.
+	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 600 * time.Millisecond, DisableControl: true}},
+}
+
+// TestMutants runs the suite against every mutant in both modes and fails
+// when one survives. The unbroken mock must pass first, in each mode, or
+// kills would prove nothing.
+func TestMutants(t *testing.T) {
+	for _, mode := range mutationModes {
+		t.Run(mode.name, func(t *testing.T) {
+			res, out := runSuite(t, newMock(t, mode.opts, nil).URL, nil)
+			require.True(t, res.Passed(), "the suite fails against the unbroken mock in %s mode:\n%s", mode.name, out)
+
+			var mu sync.Mutex
+			survivors := []string{}
+			killedBy := map[string]string{}
+			t.Run("mutants", func(t *testing.T) {
+				for _, m := range mutants {
+					t.Run(m.name, func(t *testing.T) {
+						t.Parallel()
+						res, _ := runSuite(t, newMock(t, mode.opts, m.wrap()).URL, func(c *steps.Config) {
+							if !*fullSuite {
+								c.Features = someFeatures(t, m.area...)
+							}
+						})
+						mu.Lock()
+						defer mu.Unlock()
+						if res.Passed() {
+							survivors = append(survivors, m.name)
+							return
+						}
+						var names []string
+						for _, f := range res.Failed() {
+							names = append(names, f.Name)
+						}
+						killedBy[m.name] = fmt.Sprintf("%d scenarios, e.g. %q", len(names), names[0])
+					})
+				}
+			})
+			sort.Strings(survivors)
+			for _, m := range mutants {
+				if by, ok := killedBy[m.name]; ok {
+					t.Logf("killed   %-58s by %s", m.name, by)
+				}
+			}
+			t.Logf("%s mode: %d of %d mutants killed", mode.name, len(killedBy), len(killedBy)+len(survivors))
+			for _, name := range survivors {
+				t.Errorf("mutant survived in %s mode: %s", mode.name, name)
+			}
+		})
+	}
+}

@@ -1,0 +1,88 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Two callers: the scenario's own key, and a key of another team
+// (Config.OtherAPIKey). A run belongs to its team: another team's caller
+// gets 403 on it, and never sees it in a listing.
+
+// other is a client of the same server and mock session as the scenario's,
+// with the other team's key.
+func (s *scenario) other() *apiClient {
+	c := *s.api
+	c.key = s.suite.cfg.OtherAPIKey
+	c.runs = nil // their runs are another caller's view; ours are checked as we see them
+	return &c
+}
+
+// anotherTeamCreatedARun creates a run with the other team's key, named
+// {label} like this scenario's own runs, so that a listing filtered by the
+// label would show it if the server let it through.
+func (s *scenario) anotherTeamCreatedARun(ctx context.Context) error {
+	body, err := json.Marshal(map[string]any{
+		"prompt": "Contract suite run of another team: say hello",
+		"config": map[string]any{"name": s.label},
+	})
+	if err != nil {
+		return err
+	}
+	resp, err := s.other().do(ctx, call{method: http.MethodPost, path: "/agent/run", body: body})
+	if err != nil {
+		return fmt.Errorf("creating a run with the other team's key: %w", err)
+	}
+	if err := resp.ok("creating a run with the other team's key"); err != nil {
+		return err
+	}
+	obj, err := resp.object()
+	if err != nil {
+		return err
+	}
+	if id := str(obj["run_id"]); id != "" {
+		s.theirs = &trackedRun{nick: "the other team's run", id: id}
+		return nil
+	}
+	return fmt.Errorf("%s: expected a run_id in the answer\n%s", resp.op, resp.excerpt())
+}
+
+func (s *scenario) fetchTheirRun(ctx context.Context) error {
+	if s.theirs == nil {
+		return errNoTheirs
+	}
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.theirs.id)})
+}
+
+func (s *scenario) cancelTheirRun(ctx context.Context) error {
+	if s.theirs == nil {
+		return errNoTheirs
+	}
+	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.theirs.id) + "/cancel"})
+}
+
+// walkNeverSawTheirRun checks every page of the last walk.
+func (s *scenario) walkNeverSawTheirRun() error {
+	if s.theirs == nil {
+		return errNoTheirs
+	}
+	if s.walked == nil {
+		return errors.New("no walk through the pages was made")
+	}
+	if s.walked.err != nil {
+		return s.walked.err
+	}
+	for i, page := range s.walked.pages {
+		for _, run := range page.runs {
+			if str(run["run_id"]) == s.theirs.id {
+				return fmt.Errorf("page %d (%s): expected only the caller's team's runs, got run %s, created with another team's key", i+1, page.op, s.theirs.id)
+			}
+		}
+	}
+	return nil
+}
+
+var errNoTheirs = errors.New("no run of another team yet: use \"another team has created a run\" first")
