@@ -89,6 +89,11 @@ func (s *Server) routingTable() []route {
 		{method: "PUT", pattern: "/agent/identities/{uid}", area: api, handle: s.updateAgent},
 		{method: "DELETE", pattern: "/agent/identities/{uid}", area: api, handle: s.deleteAgent},
 
+		// artifacts (artifacts_handlers.go); downloads need no credentials:
+		// their URLs are signed
+		{method: "GET", pattern: "/agent/artifacts/{artifactUid}", area: api, handle: s.getArtifact},
+		{method: "GET", pattern: downloadPrefix + "{artifactUid}", area: public, handle: s.downloadArtifact},
+
 		// run-to-run messages (messages_handlers.go)
 		{method: "POST", pattern: "/agent/messages", area: api, handle: s.sendMessage},
 		{method: "GET", pattern: "/agent/messages/{runId}", area: api, handle: s.listMessages},

@@ -262,12 +262,12 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		ko.strOmit("full_path", r.Config.SkillSpec)
 		o.b = ko.close()
 	}
-	if snap.State == Succeeded && len(r.ArtifactTypes) > 0 {
+	if v.ShowsArtifacts() {
 		// Each kind's data, with its keys in the sorted order encoding/json
 		// writes maps in.
 		o.key("artifacts")
 		o.b = append(o.b, '[')
-		short := r.ID[:8]
+		short := r.Short()
 		for i, kind := range r.ArtifactTypes {
 			if i > 0 {
 				o.b = append(o.b, ',')
@@ -279,22 +279,27 @@ func (v runJSON) appendJSON(b []byte) []byte {
 			do := openObject(ao.b)
 			var uid [36]byte
 			hexUUID(&uid, r.ArtifactUID(i))
+			// What GET /agent/artifacts/{artifactUid} answers shares these
+			// values (artifacts_handlers.go).
 			switch kind {
-			case "PLAN":
+			case store.ArtifactPlan:
 				do.prefixed("artifact_uid", "", string(uid[:]))
-				do.prefixed("document_uid", "doc-", short)
-				do.prefixed("title", "Plan: ", r.Title)
-			case "PULL_REQUEST":
-				do.prefixed("branch", "agent/", short)
-				do.prefixed("url", "https://git.example.com/pulls/", short)
-			case "SCREENSHOT":
+				do.prefixed("document_uid", store.PlanDocumentPrefix, short)
+				do.prefixed("notebook_uid", store.PlanNotebookPrefix, short)
+				do.prefixed("title", store.PlanTitlePrefix, r.Title)
+			case store.ArtifactPullRequest:
+				do.prefixed("branch", store.PullRequestBranch, short)
+				do.prefixed("url", store.PullRequestURL, short)
+			case store.ArtifactScreenshot:
 				do.prefixed("artifact_uid", "", string(uid[:]))
-				do.str("mime_type", "image/png")
+				do.str("description", store.ScreenshotDesc)
+				do.str("mime_type", store.ScreenshotMIMEType)
 			default: // FILE
 				do.prefixed("artifact_uid", "", string(uid[:]))
-				do.str("filename", "summary.md")
-				do.str("filepath", "outputs/summary.md")
-				do.str("mime_type", "text/markdown")
+				do.str("description", store.FileArtifactDesc)
+				do.str("filename", store.FileArtifactName)
+				do.str("filepath", store.FileArtifactPath)
+				do.str("mime_type", store.FileArtifactMIMEType)
 				do.key("size_bytes")
 				do.b = strconv.AppendInt(do.b, fileSize(r), 10)
 			}
@@ -323,8 +328,9 @@ func usage(snap store.Snapshot) (RequestUsage, bool) {
 	return RequestUsage{InferenceCost: float64(secs*25) / 10000, ComputeCost: float64(secs*4) / 10000}, true
 }
 
-// fileSize is the size a run's FILE artifact reports.
-func fileSize(r *store.Run) int64 { return int64(1024 + 16*len(r.Title)) }
+// fileSize is the size a run's FILE artifact reports: that of the bytes
+// its download serves.
+func fileSize(r *store.Run) int64 { return int64(len(store.FileContent(r))) }
 
 // appendFloat writes a float64 as encoding/json does: the shortest form
 // that reads back the same, in exponent form only below 1e-6 or from 1e21

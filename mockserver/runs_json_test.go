@@ -161,14 +161,14 @@ func wantItem(v store.View, linkBase string) RunItem {
 			uid := r.ArtifactUID(i).String()
 			switch kind {
 			case "PLAN":
-				a.Data = map[string]any{"artifact_uid": uid, "document_uid": "doc-" + r.ID[:8], "title": "Plan: " + r.Title}
+				a.Data = map[string]any{"artifact_uid": uid, "document_uid": "doc-" + r.ID[:8], "notebook_uid": "nb-" + r.ID[:8], "title": "Plan: " + r.Title}
 			case "PULL_REQUEST":
 				a.Data = map[string]any{"branch": "agent/" + r.ID[:8], "url": "https://git.example.com/pulls/" + r.ID[:8]}
 			case "SCREENSHOT":
-				a.Data = map[string]any{"artifact_uid": uid, "mime_type": "image/png"}
+				a.Data = map[string]any{"artifact_uid": uid, "mime_type": "image/png", "description": store.ScreenshotDesc}
 			case "FILE":
 				a.Data = map[string]any{"artifact_uid": uid, "filename": "summary.md", "filepath": "outputs/summary.md",
-					"mime_type": "text/markdown", "size_bytes": 1024 + 16*len(r.Title)}
+					"mime_type": "text/markdown", "size_bytes": len(store.FileContent(r)), "description": store.FileArtifactDesc}
 			}
 			it.Artifacts = append(it.Artifacts, a)
 		}

@@ -53,9 +53,10 @@ type mutant struct {
 
 // The areas of the suite that mutants are run against.
 var (
-	listingArea = []string{"list_runs.feature", "list_rules.feature", "tenancy.feature"}
-	answersArea = []string{"errors.feature", "get_run.feature", "create_run.feature", "state_progression.feature", "tenancy.feature"}
-	runsArea    = []string{"get_run.feature", "create_run.feature", "state_progression.feature", "events.feature"}
+	listingArea   = []string{"list_runs.feature", "list_rules.feature", "tenancy.feature"}
+	answersArea   = []string{"errors.feature", "get_run.feature", "create_run.feature", "state_progression.feature", "tenancy.feature"}
+	runsArea      = []string{"get_run.feature", "create_run.feature", "state_progression.feature", "events.feature"}
+	artifactsArea = []string{"artifacts.feature"}
 )
 
 var fullSuite = flag.Bool("mutants-full", false, "run the whole suite against each mutant, not only the features of its area")
@@ -189,6 +190,23 @@ var mutants = slices.Concat(inArea(listingArea, []breakage{
 		run["status_message"] = map[string]any{"message": "The run failed after all.", "error_code": "internal_error"}
 	})},
 	{"every other look is a stale read of the look before last", staleReads},
+}), inArea(artifactsArea, []breakage{
+	// Artifacts and their downloads.
+	{"a plan comes without its content", stateless(editObject("GET", isArtifactPath, func(_ *http.Request, doc map[string]any) {
+		if data, ok := doc["data"].(map[string]any); ok && doc["artifact_type"] == "PLAN" {
+			data["content"] = ""
+		}
+	}))},
+	{"a file's size is not that of its run's artifact", stateless(editObject("GET", isArtifactPath, func(_ *http.Request, doc map[string]any) {
+		if data, ok := doc["data"].(map[string]any); ok && doc["artifact_type"] == "FILE" {
+			data["size_bytes"] = 1
+		}
+	}))},
+	{"a screenshot downloads as octet-stream", stateless(rewrite(func(r *http.Request, a *answer) {
+		if strings.HasPrefix(r.URL.Path, "/downloads/") && a.header.Get("Content-Type") == "image/png" {
+			a.header.Set("Content-Type", "application/octet-stream")
+		}
+	}))},
 }))
 
 // breakage is a mutant before it is given its area.

@@ -37,6 +37,7 @@ type scenario struct {
 	convs     []conversationDoc // every conversation fetched (conversations.go)
 	cache     map[string]string // resolved placeholders
 	schedules map[string]string // nickname -> id of the schedules this scenario created
+	fetched   []fetchedArtifact // the artifacts last fetched (artifacts.go)
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -53,6 +54,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
 	s.registerCatalogue(sc)     // catalogue.go: environments, models, agents, messages
+	s.registerArtifacts(sc)     // artifacts.go
 	s.registerConversations(sc) // conversations.go: conversations, transcripts, session redirects
 
 	// Creating runs.

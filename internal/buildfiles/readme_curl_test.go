@@ -63,7 +63,7 @@ func expand(line string, vars map[string]string) string {
 	return shellVar.ReplaceAllStringFunc(line, func(v string) string { return vars[v[1:]] })
 }
 
-// parseCurl reads the few curl options README uses: -s, -X, -H and -d,
+// parseCurl reads the few curl options README and docs use: -s, -o, -X, -H and -d,
 // with single- or double-quoted words.
 func parseCurl(t *testing.T, line string) *http.Request {
 	t.Helper()
@@ -73,6 +73,8 @@ func parseCurl(t *testing.T, line string) *http.Request {
 	for i := 1; i < len(words); i++ {
 		switch w := words[i]; w {
 		case "-s":
+		case "-o": // where curl would save the body; the test reads it
+			i++
 		case "-X", "-H", "-d":
 			require.Less(t, i+1, len(words), "%s needs a value: %s", w, line)
 			i++

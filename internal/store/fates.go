@@ -118,9 +118,8 @@ var stepIndex = map[string]int{"queued": 0, "pending": 1, "claimed": 2, "inprogr
 // rules name them.
 const FateKeys = "state, error_code, message, retryable, step, queued, pending, claimed, inprogress, artifacts"
 
-// ArtifactKinds are the artifact types a fate may give a run.
-// SCREENSHOT and FILE join them once a run's JSON carries their data.
-var ArtifactKinds = []string{"PLAN", "PULL_REQUEST"}
+// ArtifactKinds are the artifact types a fate may give a run: all four.
+var ArtifactKinds = []string{ArtifactPlan, ArtifactPullRequest, ArtifactScreenshot, ArtifactFile}
 
 // parseArtifacts reads "PLAN+PULL_REQUEST" (or with spaces, or "none"):
 // the header syntax keeps "," and ";" for separating keys.
@@ -210,7 +209,7 @@ type FateRule struct {
 	Pending    string `json:"pending,omitempty"`
 	Claimed    string `json:"claimed,omitempty"`
 	InProgress string `json:"inprogress,omitempty"`
-	// Artifacts is what Fate.Set reads under "artifacts": "PLAN+PULL_REQUEST".
+	// Artifacts is what Fate.Set reads under "artifacts": "PLAN+SCREENSHOT".
 	Artifacts string `json:"artifacts,omitempty"`
 	// Times limits the rule to the next N matching runs; 0 is unlimited.
 	Times int `json:"times,omitempty"`

@@ -236,6 +236,7 @@ func (ms *Session) insertLocked(r *Run) {
 	if !ms.st.fixtureIDs[r.ID] {
 		ms.createdBy[r.Team]++
 	}
+	ms.indexArtifactsLocked(r)
 }
 
 func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
+	"github.com/google/uuid"
 )
 
 // Saving: Save writes every mock session's runs and clock as one JSON
@@ -206,6 +207,7 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	defer ms.mu.Unlock()
 	ms.clock = newClock(ss.Clock.Mode, now, s.wall)
 	ms.runs, ms.byID, ms.byName, ms.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
+	ms.artifactByUID = map[uuid.UUID]artifactRef{}
 	ms.events, ms.watched = ss.Events, nil
 	ms.generation = ss.Generation
 	for _, r := range ss.Runs {

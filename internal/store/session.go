@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/ruleset"
+	"github.com/google/uuid"
 )
 
 // Session is one mock session: an isolated world with its own runs, clock
@@ -52,6 +53,9 @@ type Session struct {
 	// the fixtures' runs), which Options.MaxRuns caps. An index: rebuilt
 	// by insertLocked, never saved.
 	createdBy map[string]int
+	// artifactByUID finds a run's artifact by its uid (artifacts.go). An
+	// index: rebuilt by insertLocked, never saved.
+	artifactByUID map[uuid.UUID]artifactRef
 }
 
 func (s *Store) newSession() *Session {
@@ -98,6 +102,7 @@ func (ms *Session) resetLocked() {
 	ms.byID = map[string]*Run{}
 	ms.byName = map[string][]*Run{}
 	ms.createdBy = map[string]int{}
+	ms.artifactByUID = map[uuid.UUID]artifactRef{}
 	ms.generation++
 	ms.nextSeq = 0
 	ms.schedules = map[string]*ScheduleRecord{}

@@ -1,0 +1,158 @@
+package mockserver
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/agentruns/agentruns/internal/store"
+	"github.com/google/uuid"
+)
+
+// Artifacts over HTTP (internal/store/artifacts.go): GET
+// /agent/artifacts/{artifactUid}, and the mock's own download address that
+// the time-limited download_url of a screenshot or a file points to.
+//
+// A download URL is signed, as a storage service's are: it carries the
+// mock session, the artifact and the instant it expires, and an HMAC of the
+// three under a key of this server. So whoever has the URL can download
+// without credentials until it expires on the mock session's clock (a
+// virtual clock too); a changed URL, or one from before a restart, is
+// refused, and GET /agent/artifacts/{artifactUid} hands out a new one.
+
+// DownloadTTL is how long a download URL stays valid on the mock
+// session's clock.
+const DownloadTTL = time.Hour
+
+// downloadPrefix is where the mock serves artifacts' bytes.
+const downloadPrefix = "/downloads/artifacts/"
+
+// ArtifactResponse is what GET /agent/artifacts/{artifactUid} answers:
+// a PlanArtifactResponse, ScreenshotArtifactResponse or FileArtifactResponse.
+type ArtifactResponse struct {
+	ArtifactUID  string       `json:"artifact_uid"`
+	ArtifactType string       `json:"artifact_type"`
+	CreatedAt    string       `json:"created_at"`
+	Data         ArtifactData `json:"data"`
+}
+
+// ArtifactData holds the fields of all three kinds' data; each kind fills
+// in its own.
+type ArtifactData struct {
+	// A plan's.
+	DocumentUID string `json:"document_uid,omitempty"`
+	NotebookUID string `json:"notebook_uid,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Content     string `json:"content,omitempty"`
+	// A screenshot's and a file's.
+	DownloadURL string `json:"download_url,omitempty"`
+	ExpiresAt   string `json:"expires_at,omitempty"`
+	// A file's.
+	Filepath  string `json:"filepath,omitempty"`
+	Filename  string `json:"filename,omitempty"`
+	SizeBytes *int64 `json:"size_bytes,omitempty"`
+
+	ContentType string `json:"content_type"`
+	Description string `json:"description,omitempty"`
+}
+
+// getArtifact is GET /agent/artifacts/{artifactUid}.
+func (s *Server) getArtifact(c *call) (any, *apiError) {
+	uid, err := uuid.Parse(c.id)
+	if err != nil {
+		return nil, errorf(codeInvalidRequest, "artifactUid: %q is not a UUID, as the artifact_uid of a run's artifacts is", truncate(c.id, 80))
+	}
+	a, err := c.session.Artifact(c.principal, uid)
+	switch {
+	case errors.Is(err, store.ErrArtifactNotFound):
+		return nil, errorf(codeNotFound, "no artifact with uid %s: it is not one a finished run shows", uid)
+	case errors.Is(err, store.ErrOtherTeam):
+		return nil, errorf(codeNotAuthorized, "the artifact belongs to a run of another team")
+	case errors.Is(err, store.ErrArtifactNotRetrievable):
+		return nil, errorf(codeNotFound, "artifact %s is a pull request, which cannot be retrieved here: its url in the run's artifacts is where it lives", uid)
+	case err != nil:
+		return nil, errorf(codeInternal, "%v", err)
+	}
+	r := a.Run.Run
+	out := ArtifactResponse{ArtifactUID: uid.String(), ArtifactType: a.Type, CreatedAt: formatTime(a.CreatedAt())}
+	switch a.Type {
+	case store.ArtifactPlan:
+		out.Data = ArtifactData{
+			DocumentUID: store.PlanDocumentPrefix + r.Short(), NotebookUID: store.PlanNotebookPrefix + r.Short(),
+			Title: store.PlanTitlePrefix + r.Title, Content: store.PlanContent(r), ContentType: store.PlanContentType,
+		}
+	case store.ArtifactScreenshot:
+		link, expires := s.downloadURL(c, uid)
+		out.Data = ArtifactData{DownloadURL: link, ExpiresAt: expires, ContentType: store.ScreenshotMIMEType, Description: store.ScreenshotDesc}
+	default: // FILE
+		link, expires := s.downloadURL(c, uid)
+		size := fileSize(r)
+		out.Data = ArtifactData{DownloadURL: link, ExpiresAt: expires, ContentType: store.FileArtifactMIMEType,
+			Filepath: store.FileArtifactPath, Filename: store.FileArtifactName, SizeBytes: &size, Description: store.FileArtifactDesc}
+	}
+	return out, nil
+}
+
+// downloadURL is a signed address of the artifact's bytes on this mock,
+// valid for DownloadTTL from the mock session's now, and its expiry as the
+// API writes times.
+func (s *Server) downloadURL(c *call, uid uuid.UUID) (link, expiresAt string) {
+	expires := c.session.Now().Add(DownloadTTL)
+	session := c.r.Header.Get(SessionHeader)
+	scheme := "http"
+	if c.r.TLS != nil {
+		scheme = "https"
+	}
+	q := url.Values{}
+	q.Set("session", session)
+	q.Set("expires", strconv.FormatInt(expires.UnixMilli(), 10))
+	q.Set("signature", s.downloadSignature(session, uid.String(), expires.UnixMilli()))
+	u := url.URL{Scheme: scheme, Host: c.r.Host, Path: downloadPrefix + uid.String(), RawQuery: q.Encode()}
+	return u.String(), formatTime(expires)
+}
+
+func (s *Server) downloadSignature(session, uid string, expiresMilli int64) string {
+	m := hmac.New(sha256.New, s.cursorSecret)
+	m.Write([]byte("artifact download\x00" + session + "\x00" + uid + "\x00" + strconv.FormatInt(expiresMilli, 10)))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// downloadArtifact is GET /downloads/artifacts/{artifactUid}: the bytes of
+// a screenshot (a PNG) or a file, for a download URL that is this mock's
+// and has not expired. It needs no credentials: the signature is the
+// permission.
+func (s *Server) downloadArtifact(c *call) (any, *apiError) {
+	q := c.r.URL.Query()
+	session, sig := q.Get("session"), q.Get("signature")
+	expiresMilli, err := strconv.ParseInt(q.Get("expires"), 10, 64)
+	uid, uerr := uuid.Parse(c.id)
+	if err != nil || uerr != nil || sig == "" ||
+		!hmac.Equal([]byte(sig), []byte(s.downloadSignature(session, uid.String(), expiresMilli))) {
+		return nil, errorf(codeNotAuthorized, "this download URL was not issued by this mock (or was changed, or issued before it restarted): GET /agent/artifacts/{artifactUid} gives a new one")
+	}
+	ms := s.store.Existing(session)
+	if ms == nil {
+		return nil, errorf(codeNotFound, "the mock session this download URL belongs to is closed")
+	}
+	expires, now := time.UnixMilli(expiresMilli).UTC(), ms.Now()
+	if !now.Before(expires) {
+		return nil, errorf(codeNotAuthorized, "this download URL expired at %s (the mock session's clock reads %s): GET /agent/artifacts/%s gives a new one",
+			formatTime(expires), formatTime(now), uid)
+	}
+	a, err := ms.Artifact(nil, uid)
+	if err != nil { // the mock session was reset since
+		return nil, errorf(codeNotFound, "artifact %s no longer exists in this mock session", uid)
+	}
+	switch a.Type {
+	case store.ArtifactScreenshot:
+		return rawBody{store.ScreenshotMIMEType, store.ScreenshotPNG(a.Run.Run)}, nil
+	case store.ArtifactFile:
+		return rawBody{store.FileArtifactMIMEType + "; charset=utf-8", []byte(store.FileContent(a.Run.Run))}, nil
+	}
+	return nil, errorf(codeNotFound, "artifact %s has nothing to download", uid) // only screenshots and files are signed
+
+}

@@ -1,0 +1,356 @@
+package steps
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	_ "image/png" // screenshots announced as image/png are decoded as such
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cucumber/godog"
+)
+
+// Steps of artifacts: what a finished run shows under "artifacts", what
+// GET /agent/artifacts/{artifactUid} answers for each, and the download URL
+// of a screenshot or a file.
+
+func (s *scenario) registerArtifacts(sc *godog.ScenarioContext) {
+	sc.Step(`^the mock will give my next run the artifacts ([A-Z_]+(?:(?:, | and )[A-Z_]+)*)$`, s.mockWillGiveArtifacts)
+	sc.Step(`^the run shows the artifacts ([A-Z_]+(?:(?:, | and )[A-Z_]+)*), in that order$`, s.runShowsArtifacts)
+	sc.Step(`^I fetch each artifact the run shows$`, s.fetchRunsArtifacts)
+	sc.Step(`^I fetch up to (\d+) artifacts of each kind that the runs I can see show$`, s.fetchListedArtifacts)
+	sc.Step(`^each fetched artifact is the one its run shows$`, s.fetchedMatchShown)
+	sc.Step(`^each fetched plan has its markdown content$`, s.plansHaveContent)
+	sc.Step(`^the fetched plan's content says "([^"]*)"$`, s.planSays)
+	sc.Step(`^each fetched screenshot and file downloads from its URL as announced$`, s.downloadsAsAnnounced)
+	sc.Step(`^I fetch the run's ([A-Z_]+) artifact$`, s.fetchRunsArtifactOfKind)
+	sc.Step(`^another team fetches the run's ([A-Z_]+) artifact$`, s.otherTeamFetchesArtifact)
+	sc.Step(`^its download URL (works|is refused with status (\d+))$`, s.downloadURLWorks)
+}
+
+// fetchedArtifact is one artifact as a run showed it and as GET
+// /agent/artifacts/{artifactUid} answered.
+type fetchedArtifact struct {
+	runID string
+	shown map[string]any // the item of the run's "artifacts"
+	got   map[string]any // the answer
+}
+
+func (f fetchedArtifact) String() string {
+	return fmt.Sprintf("the %s artifact %s of run %s", str(f.shown["artifact_type"]), str(mustLookup(f.shown, "data.artifact_uid")), f.runID)
+}
+
+// artifactKinds reads "PLAN, SCREENSHOT and FILE".
+func artifactKinds(list string) []string {
+	return strings.FieldsFunc(strings.ReplaceAll(list, " and ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+}
+
+func (s *scenario) mockWillGiveArtifacts(list string) error {
+	if s.api.control == nil {
+		return errNoControl
+	}
+	if s.fate == "" {
+		s.fate = "state=SUCCEEDED"
+	}
+	s.fate += "; artifacts=" + strings.Join(artifactKinds(list), "+")
+	return nil
+}
+
+// shownArtifacts are the items of a run's "artifacts".
+func shownArtifacts(run map[string]any) []map[string]any {
+	raw, _ := run["artifacts"].([]any)
+	out := make([]map[string]any, 0, len(raw))
+	for _, a := range raw {
+		if m, ok := a.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (s *scenario) runShowsArtifacts(list string) error {
+	sub := s.details()
+	if sub.err != nil {
+		return sub.err
+	}
+	var got []string
+	for _, a := range shownArtifacts(sub.doc) {
+		got = append(got, str(a["artifact_type"]))
+	}
+	if want := artifactKinds(list); strings.Join(got, ",") != strings.Join(want, ",") {
+		return fmt.Errorf("%s: expected the artifacts %v, got %v", sub.what, want, got)
+	}
+	return nil
+}
+
+// fetchArtifact gets the artifact a run shows, expecting it to be there.
+func (s *scenario) fetchArtifact(ctx context.Context, runID string, shown map[string]any) (fetchedArtifact, error) {
+	f := fetchedArtifact{runID: runID, shown: shown}
+	uid := str(mustLookup(shown, "data.artifact_uid"))
+	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/artifacts/" + pathEscape(uid)}); err != nil {
+		return f, err
+	}
+	if err := s.last.ok("fetching " + f.String()); err != nil {
+		return f, err
+	}
+	got, err := s.last.object()
+	f.got = got
+	return f, err
+}
+
+// fetchable reports whether the run's artifact can be fetched: it carries
+// an artifact_uid (a pull request has none; its url is all there is).
+func fetchable(a map[string]any) bool {
+	return str(a["artifact_type"]) != "PULL_REQUEST" && str(mustLookup(a, "data.artifact_uid")) != ""
+}
+
+func (s *scenario) fetchRunsArtifacts(ctx context.Context) error {
+	sub := s.details()
+	if sub.err != nil {
+		return sub.err
+	}
+	s.fetched = nil
+	for _, a := range shownArtifacts(sub.doc) {
+		if !fetchable(a) {
+			continue
+		}
+		f, err := s.fetchArtifact(ctx, s.current.id, a)
+		if err != nil {
+			return err
+		}
+		s.fetched = append(s.fetched, f)
+	}
+	if len(s.fetched) == 0 {
+		return fmt.Errorf("%s shows no artifact with an artifact_uid to fetch", sub.what)
+	}
+	return nil
+}
+
+// fetchListedArtifacts fetches artifacts of runs the caller can see,
+// whoever made them: up to n of each kind the runs listed with that
+// artifact_type show. A server whose runs show none has nothing to check.
+func (s *scenario) fetchListedArtifacts(ctx context.Context, n int) error {
+	s.fetched = nil
+	for _, kind := range []string{"PLAN", "SCREENSHOT", "FILE"} {
+		q := url.Values{"artifact_type": {kind}, "limit": {"20"}}
+		if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/runs", query: q}); err != nil {
+			return err
+		}
+		if err := s.last.ok("listing runs with " + kind + " artifacts"); err != nil {
+			return err
+		}
+		doc, err := s.last.object()
+		if err != nil {
+			return err
+		}
+		runs, _ := doc["runs"].([]any)
+		count := 0
+		for _, r := range runs {
+			run, _ := r.(map[string]any)
+			for _, a := range shownArtifacts(run) {
+				if count == n || str(a["artifact_type"]) != kind || !fetchable(a) {
+					continue
+				}
+				f, err := s.fetchArtifact(ctx, str(run["run_id"]), a)
+				if err != nil {
+					return err
+				}
+				s.fetched = append(s.fetched, f)
+				count++
+			}
+		}
+	}
+	if len(s.fetched) == 0 {
+		fmt.Fprintf(s.suite.cfg.Log, "no run of the caller shows a plan, screenshot or file artifact: nothing to fetch\n")
+	}
+	return nil
+}
+
+// fetchedMatchShown: an artifact's answer is the artifact the run shows:
+// its uid and type, and what identifies it (a plan's document, a file's
+// path and name, the media type, the size).
+func (s *scenario) fetchedMatchShown() error {
+	var errs []string
+	for _, f := range s.fetched {
+		want := func(field, shownField string) {
+			got, shown := mustLookup(f.got, field), mustLookup(f.shown, shownField)
+			if shown != nil && fmt.Sprint(got) != fmt.Sprint(shown) {
+				errs = append(errs, fmt.Sprintf("%s: the answer's %q is %s, the run shows %s %s", f, field, show(got), shownField, show(shown)))
+			}
+		}
+		want("artifact_uid", "data.artifact_uid")
+		want("artifact_type", "artifact_type")
+		switch str(f.shown["artifact_type"]) {
+		case "PLAN":
+			want("data.document_uid", "data.document_uid")
+		case "SCREENSHOT":
+			want("data.content_type", "data.mime_type")
+		case "FILE":
+			want("data.content_type", "data.mime_type")
+			want("data.filepath", "data.filepath")
+			want("data.filename", "data.filename")
+			want("data.size_bytes", "data.size_bytes")
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+func (s *scenario) fetchedOfKind(kind string) []fetchedArtifact {
+	var out []fetchedArtifact
+	for _, f := range s.fetched {
+		if str(f.got["artifact_type"]) == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (s *scenario) plansHaveContent() error {
+	for _, f := range s.fetchedOfKind("PLAN") {
+		if strings.TrimSpace(str(mustLookup(f.got, "data.content"))) == "" {
+			return fmt.Errorf("%s: expected the plan's markdown in data.content, got %s", f, show(mustLookup(f.got, "data.content")))
+		}
+		if ct := str(mustLookup(f.got, "data.content_type")); ct == "" {
+			return fmt.Errorf("%s: expected a data.content_type", f)
+		}
+	}
+	return nil
+}
+
+func (s *scenario) planSays(text string) error {
+	plans := s.fetchedOfKind("PLAN")
+	if len(plans) == 0 {
+		return fmt.Errorf("no plan was fetched")
+	}
+	for _, f := range plans {
+		if content := str(mustLookup(f.got, "data.content")); !strings.Contains(content, text) {
+			return fmt.Errorf("%s: expected the plan's content to say %q, got %q", f, text, content)
+		}
+	}
+	return nil
+}
+
+// download fetches a download URL as a browser would: without the API's
+// credentials (they are not the storage's to see).
+func (s *scenario) download(ctx context.Context, link string) (*response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
+	if err != nil {
+		return nil, fmt.Errorf("download URL %q: %w", link, err)
+	}
+	hr, err := s.api.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", link, err)
+	}
+	defer hr.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(hr.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: reading the body: %w", link, err)
+	}
+	return &response{op: "GET " + link, status: hr.StatusCode, header: hr.Header, body: body}, nil
+}
+
+// downloadsAsAnnounced: each screenshot and file downloads, before it
+// expires, as bytes of the media type the artifact announces and, for a
+// file that gives one, of its size.
+func (s *scenario) downloadsAsAnnounced(ctx context.Context) error {
+	for _, f := range s.fetched {
+		kind := str(f.got["artifact_type"])
+		if kind != "SCREENSHOT" && kind != "FILE" {
+			continue
+		}
+		expires, err := time.Parse(time.RFC3339, str(mustLookup(f.got, "data.expires_at")))
+		if err != nil {
+			return fmt.Errorf("%s: data.expires_at: %v", f, err)
+		}
+		if created, err := time.Parse(time.RFC3339, str(f.got["created_at"])); err == nil && !expires.After(created) {
+			return fmt.Errorf("%s: the download URL expires at %s, not after the artifact was created (%s)", f, expires, created)
+		}
+		got, err := s.download(ctx, str(mustLookup(f.got, "data.download_url")))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if got.status != http.StatusOK {
+			return fmt.Errorf("%s: the download answered %d, expected 200\n%s", f, got.status, got.excerpt())
+		}
+		want := str(mustLookup(f.got, "data.content_type"))
+		if mt, _, err := mime.ParseMediaType(got.header.Get("Content-Type")); err != nil || !strings.EqualFold(mt, want) {
+			return fmt.Errorf("%s: the download's Content-Type is %q, the artifact announces %q", f, got.header.Get("Content-Type"), want)
+		}
+		if size, ok := mustLookup(f.got, "data.size_bytes").(float64); ok && int64(size) != int64(len(got.body)) {
+			return fmt.Errorf("%s: size_bytes is %d, the download has %d bytes", f, int64(size), len(got.body))
+		}
+		if strings.HasPrefix(want, "image/") {
+			if _, format, err := image.DecodeConfig(bytes.NewReader(got.body)); err != nil || "image/"+format != want {
+				return fmt.Errorf("%s: the download is not a %s image (%v)", f, want, err)
+			}
+		}
+	}
+	return nil
+}
+
+// runsArtifact is the item of the run's "artifacts" of this kind.
+func (s *scenario) runsArtifact(kind string) (map[string]any, error) {
+	sub := s.details()
+	if sub.err != nil {
+		return nil, sub.err
+	}
+	for _, a := range shownArtifacts(sub.doc) {
+		if str(a["artifact_type"]) == kind {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("%s shows no %s artifact", sub.what, kind)
+}
+
+func (s *scenario) fetchRunsArtifactOfKind(ctx context.Context, kind string) error {
+	a, err := s.runsArtifact(kind)
+	if err != nil {
+		return err
+	}
+	f, err := s.fetchArtifact(ctx, s.current.id, a)
+	if err != nil {
+		return err
+	}
+	s.fetched = []fetchedArtifact{f}
+	return nil
+}
+
+func (s *scenario) otherTeamFetchesArtifact(ctx context.Context, kind string) error {
+	a, err := s.runsArtifact(kind)
+	if err != nil {
+		return err
+	}
+	uid := str(mustLookup(a, "data.artifact_uid"))
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/artifacts/" + pathEscape(uid), auth: auth{header: otherTeam}})
+}
+
+// downloadURLWorks downloads the last fetched artifact's URL.
+func (s *scenario) downloadURLWorks(ctx context.Context, outcome, status string) error {
+	if len(s.fetched) == 0 {
+		return fmt.Errorf("no artifact was fetched")
+	}
+	f := s.fetched[len(s.fetched)-1]
+	got, err := s.download(ctx, str(mustLookup(f.got, "data.download_url")))
+	if err != nil {
+		return err
+	}
+	if outcome == "works" {
+		if got.status != http.StatusOK {
+			return fmt.Errorf("%s: the download answered %d, expected 200\n%s", f, got.status, got.excerpt())
+		}
+		return nil
+	}
+	if want := status; fmt.Sprint(got.status) != want {
+		return fmt.Errorf("%s: the download answered %d, expected %s\n%s", f, got.status, want, got.excerpt())
+	}
+	return nil
+}
