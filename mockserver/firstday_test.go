@@ -3,6 +3,8 @@ package mockserver_test
 import (
 	"bytes"
 	"net/url"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +96,17 @@ func TestBlockedCanBeForced(t *testing.T) {
 	assert.Equal(t, mockserver.State("BLOCKED"), run.State)
 	require.NotNil(t, run.StatusMessage)
 	assert.Equal(t, "waiting for approval", run.StatusMessage.Message)
+
+	// And the control API's page says so, on the state route's line.
+	doc, err := os.ReadFile("../docs/control-api.md")
+	require.NoError(t, err)
+	line := ""
+	for _, l := range strings.Split(string(doc), "\n") {
+		if strings.Contains(l, "POST /__mock/runs/{runId}/state") {
+			line = l
+		}
+	}
+	assert.Contains(t, line, "`BLOCKED`", "docs/control-api.md: the state route's line names BLOCKED")
 }
 
 // A fault rule's path may be written with the /api/v1 prefix; it then

@@ -95,12 +95,14 @@ func summaryCounts(t *testing.T, errOut string) (total, passed, failed, skipped 
 }
 
 // Issue 15, point 1: the JUnit report of a run with skips and failures
-// validates against the schema CI consumers read, and a real consumer counts
-// what the summary says.
+// validates against the schema CI consumers read, a real consumer counts
+// what the summary says, and the report's own counters agree with its test
+// cases.
 func TestJUnitReportOfARunWithSkipsAndFailures(t *testing.T) {
-	// The mock, with errors typed text/plain instead of
-	// application/problem+json for unknown runs: that scenario fails.
-	srv := newMock(t, mockserver.Options{}, func(next http.Handler) http.Handler {
+	// The mock without its control API (as any real server), with errors
+	// typed text/plain instead of application/problem+json for unknown
+	// runs: the @mock-control scenarios skip and the unknown-run one fails.
+	srv := newMock(t, mockserver.Options{DisableControl: true}, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs/") {
 				w = &retyped{ResponseWriter: w}
@@ -109,10 +111,10 @@ func TestJUnitReportOfARunWithSkipsAndFailures(t *testing.T) {
 		})
 	})
 	path := filepath.Join(t.TempDir(), "contract.xml")
-	// --no-control: the @mock-control scenarios are skipped.
-	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--no-control",
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice",
 		"--tags", "@mock-control or not @creates-runs", "--format", "junit", "--output", path)
 	require.ErrorIs(t, err, errFailed, "%s\n%s", out, errOut)
+	assert.Contains(t, errOut, "polling the server")
 	total, passed, failed, skipped := summaryCounts(t, errOut)
 	require.Positive(t, skipped, errOut)
 	require.Positive(t, failed, errOut)
@@ -147,6 +149,53 @@ func TestJUnitReportOfARunWithSkipsAndFailures(t *testing.T) {
 	require.NoError(t, xml.Unmarshal(data, &doc))
 	assert.Greater(t, len(doc.Suites), 1, "one testsuite per feature")
 	assert.Equal(t, 1, strings.Count(string(data), `name="An unknown run is not found"`))
+	junitCountersAgree(t, data, total, failed, skipped)
+}
+
+// junitCountersAgree checks the tests, failures, errors and skipped
+// attributes that Jenkins and the GitHub reporters show: each testsuite's
+// match its test cases' outcome elements, the root's are their sum, and
+// both match the run's summary.
+func junitCountersAgree(t *testing.T, data []byte, total, failed, skipped int) {
+	t.Helper()
+	type counters struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Skipped  int `xml:"skipped,attr"`
+	}
+	var doc struct {
+		counters
+		Suites []struct {
+			Name string `xml:"name,attr"`
+			counters
+			Cases []struct {
+				Name    string     `xml:"name,attr"`
+				Failure []xml.Name `xml:"failure"`
+				Error   []xml.Name `xml:"error"`
+				Skipped []xml.Name `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(data, &doc))
+	var sum counters
+	for _, s := range doc.Suites {
+		var got counters
+		for _, c := range s.Cases {
+			got.Tests++
+			got.Failures += len(c.Failure)
+			got.Errors += len(c.Error)
+			got.Skipped += len(c.Skipped)
+			assert.LessOrEqual(t, len(c.Failure)+len(c.Error)+len(c.Skipped), 1, "%s: one outcome at most", c.Name)
+		}
+		assert.Equal(t, got, s.counters, "testsuite %q: its counters against its test cases", s.Name)
+		sum.Tests += got.Tests
+		sum.Failures += got.Failures
+		sum.Errors += got.Errors
+		sum.Skipped += got.Skipped
+	}
+	assert.Equal(t, sum, doc.counters, "the testsuites counters against the test cases")
+	assert.Equal(t, counters{Tests: total, Failures: failed, Skipped: skipped}, doc.counters, "the testsuites counters against the summary")
 }
 
 // retyped answers a 404 as text/plain.
