@@ -33,6 +33,8 @@ func view(t *testing.T, c *client) map[string]string {
 		require.False(t, list.PageInfo.HasNextPage, "one page holds the session")
 		for _, r := range list.Runs {
 			out[key+" "+r.RunID] = string(cc.do("GET", "/agent/runs/"+r.RunID, nil).body)
+			// Conversations derive from the runs and the event log.
+			out[key+" conversation "+r.RunID] = string(cc.do("GET", "/agent/runs/"+r.RunID+"/conversation", nil).body)
 		}
 		// The event log: sequences and occurred_at must survive a restart.
 		if len(list.Runs) > 0 {
@@ -58,15 +60,17 @@ func populate(t *testing.T, c *client) {
 	for _, sc := range []*client{c, c.in("job-a"), c.in("job-b")} {
 		sc.create(map[string]any{"prompt": "Fix the flaky login test\nIt fails one run in ten."})
 		sc.as("wk-mock-bob").create(map[string]any{"prompt": "team run", "team": true, "title": "Bob's team run",
-			"conversation_id": "conv-1", "config": map[string]any{"name": "nightly", "model_id": "gpt-5", "environment_id": "env-1",
+			"config": map[string]any{"name": "nightly", "model_id": "gpt-5", "environment_id": "env-1",
 				"base_prompt": "be brief", "computer_use_enabled": true, "worker_host": "w1",
 				"mcp_servers": map[string]any{"gh": map[string]any{"url": "https://mcp.example.com", "headers": map[string]string{"X-A": "b"}},
 					"local": map[string]any{"command": "npx", "args": []string{"-y", "srv"}, "env": map[string]string{"K": "v"}}}}})
 		sc.as("wk-mock-carol").create(map[string]any{"skill": "acme/skills:tools/review/SKILL.md"})
 		sc.as("wk-not-a-fixture-key").create(map[string]any{"prompt": "from someone unknown"})
 		sc.create(map[string]any{"prompt": "will fail"}, mockserver.FateHeader, "state=FAILED; error_code=insufficient_credits; message=Out of credits; step=3s; inprogress=40s")
-		sc.create(map[string]any{"prompt": "will error"}, mockserver.FateHeader, "state=ERROR; retryable=true; queued=1s; pending=2s; claimed=3s; inprogress=4s")
+		errored := sc.create(map[string]any{"prompt": "will error"}, mockserver.FateHeader, "state=ERROR; retryable=true; queued=1s; pending=2s; claimed=3s; inprogress=4s").RunID
 		sc.advance(5 * time.Second)
+		// A conversation begun by one run and continued by another's.
+		sc.as("wk-mock-bob").create(map[string]any{"prompt": "carry on", "conversation_id": sc.get(errored).ConversationID})
 		toCancel := sc.create(map[string]any{"prompt": "to cancel"}).RunID
 		forced := sc.create(map[string]any{"prompt": "to force"}).RunID
 		sc.advance(3 * time.Second)

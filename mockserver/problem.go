@@ -137,6 +137,9 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 	case withStatus: // answers.go
 		writeWithStatus(w, r, v)
 		return
+	case selfWriter: // a redirect or a download (conversations_handlers.go)
+		v.write(w)
+		return
 	}
 	status := http.StatusOK
 	if c, ok := v.(created); ok {
@@ -151,6 +154,9 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// selfWriter is an answer that writes itself: not JSON, or not a 200.
+type selfWriter interface{ write(w http.ResponseWriter) }
 
 // created is an answer sent with 201 Created.
 type created struct{ body any }

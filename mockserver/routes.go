@@ -100,6 +100,13 @@ func (s *Server) routingTable() []route {
 		{method: "POST", pattern: "/agent/messages/{messageId}/read", area: api, handle: s.readMessage},
 		{method: "POST", pattern: "/agent/messages/{messageId}/delivered", area: api, handle: s.markDelivered},
 
+		// conversations and transcripts (conversations_handlers.go)
+		{method: "GET", pattern: "/agent/runs/{runId}/conversation", area: api, handle: s.getRunConversation},
+		{method: "GET", pattern: "/agent/conversations/{conversation_id}", area: api, handle: s.getConversation},
+		{method: "GET", pattern: "/agent/runs/{runId}/transcript", area: api, handle: s.getRunTranscript},
+		{method: "GET", pattern: "/agent/sessions/{sessionUuid}/redirect", area: api, handle: s.getSessionRedirect},
+		{method: "GET", pattern: transcriptsPath + "{token}", area: public, handle: s.downloadTranscript},
+
 		// the control API (control.go)
 		{method: "GET", pattern: "/__mock/info", area: control, handle: s.info},
 		{method: "POST", pattern: "/__mock/reset", area: control, handle: s.reset},

@@ -82,6 +82,12 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	if errors.Is(err, store.ErrNoParent) {
 		return nil, errorf(codeInvalidRequest, "parent_run_id: no run %q that you may see", n.ParentRunID)
 	}
+	if errors.Is(err, store.ErrConversationNotFound) {
+		return nil, errorf(codeInvalidRequest, "conversation_id: no conversation %q has begun (a run's conversation begins when a worker claims it)", n.ConversationID)
+	}
+	if errors.Is(err, store.ErrConversationOtherTeam) {
+		return nil, errorf(codeNotAuthorized, "conversation_id: conversation %q belongs to another team", n.ConversationID)
+	}
 	if errors.Is(err, store.ErrStoreFull) {
 		// Waiting frees nothing, so the 429 says so rather than inviting
 		// retries that would fail the same way.
@@ -165,8 +171,11 @@ func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
 	// Every caller of the mock is on exactly one team, and the service
 	// makes a run of a user on a single team team-owned unless told not to.
 	n.TeamScope = req.Team == nil || *req.Team
-	if req.ConversationID != nil {
-		n.ConversationID = *req.ConversationID
+	if id := req.ConversationID; id != nil {
+		if *id == "" {
+			return n, errorf(codeInvalidRequest, "conversation_id: must not be empty; leave it out to start a new conversation")
+		}
+		n.ConversationID = *id
 	}
 	if k := len(req.Attachments) + len(req.Images); k > maxAttachments {
 		return n, errorf(codeInvalidRequest, "attachments: at most %d files per run, attachments and images together; got %d", maxAttachments, k)

@@ -229,7 +229,15 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		o.key("agent_config")
 		o.b = appendAgentConfig(o.b, r.Config)
 	}
-	o.strOmit("conversation_id", r.ConversationID)
+	switch { // a run shows its conversation once it has one (conversations.go)
+	case r.ConversationID != "":
+		o.str("conversation_id", r.ConversationID)
+	case snap.Claimed:
+		var id [36]byte
+		hexUUID(&id, r.BegunConversation())
+		o.key("conversation_id")
+		o.b = append(append(append(o.b, '"'), id[:]...), '"')
+	}
 	o.strOmit("parent_run_id", r.ParentRunID)
 	o.key("is_sandbox_running")
 	o.b = strconv.AppendBool(o.b, sandboxRunning(snap))

@@ -133,6 +133,9 @@ func wantItem(v store.View, linkBase string) RunItem {
 	if r.TeamScope {
 		it.Scope = &runScope{Type: "Team", UID: r.Team}
 	}
+	if r.ConversationID == "" && snap.Claimed { // the conversation it began
+		it.ConversationID = r.BegunConversation().String()
+	}
 	if !snap.StartedAt.IsZero() {
 		s := formatTime(snap.StartedAt)
 		it.StartedAt = &s

@@ -34,6 +34,7 @@ type scenario struct {
 	listing   *listing
 	walked    *walk
 	events    eventPolls        // every poll of GET /agent/events (run_events.go)
+	convs     []conversationDoc // every conversation fetched (conversations.go)
 	cache     map[string]string // resolved placeholders
 	schedules map[string]string // nickname -> id of the schedules this scenario created
 	fetched   []fetchedArtifact // the artifacts last fetched (artifacts.go)
@@ -52,8 +53,9 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Before(s.before)
 	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
-	s.registerCatalogue(sc) // catalogue.go: environments, models, agents, messages
-	s.registerArtifacts(sc) // artifacts.go
+	s.registerCatalogue(sc)     // catalogue.go: environments, models, agents, messages
+	s.registerArtifacts(sc)     // artifacts.go
+	s.registerConversations(sc) // conversations.go: conversations, transcripts, session redirects
 
 	// Creating runs.
 	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)

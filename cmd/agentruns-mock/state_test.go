@@ -45,14 +45,21 @@ func TestStateFileSurvivesARestart(t *testing.T) {
 	m := startProcess(t, args...)
 	for _, s := range []string{"", "job-7"} {
 		h := []string{mockserver.SessionHeader, s}
-		m.create("wk-mock-alice", `{"prompt":"Fix the flaky login test","config":{"name":"flaky","mcp_servers":{"gh":{"url":"https://mcp.example.com"}}}}`, h...)
-		m.create("wk-mock-bob", `{"prompt":"team run","team":true,"conversation_id":"c-1"}`, h...)
+		first := m.create("wk-mock-alice", `{"prompt":"Fix the flaky login test","config":{"name":"flaky","mcp_servers":{"gh":{"url":"https://mcp.example.com"}}}}`, h...)
+		m.create("wk-mock-bob", `{"prompt":"team run","team":true}`, h...)
 		m.create("wk-mock-carol", `{"skill":"acme/skills:triage"}`, h...)
 		m.create("wk-anyone", `{"prompt":"will fail"}`, append(h, mockserver.FateHeader, "state=FAILED; error_code=budget_exceeded; message=Over budget; step=1s")...)
 		m.must(200, "POST", "/__mock/clock/advance", "", `{"by":"2500ms"}`, h...)
 		cancelled := m.create("wk-mock-alice", `{"prompt":"to cancel"}`, h...)
 		m.must(200, "POST", "/agent/runs/"+cancelled+"/cancel", "wk-mock-alice", "", h...)
 		m.must(200, "POST", "/__mock/clock/advance", "", `{"by":"3s"}`, h...)
+		// The first run has been claimed: its conversation can be continued.
+		var run struct {
+			ConversationID string `json:"conversation_id"`
+		}
+		require.NoError(t, json.Unmarshal(m.must(200, "GET", "/agent/runs/"+first, "wk-mock-alice", "", h...), &run))
+		require.NotEmpty(t, run.ConversationID)
+		m.create("wk-mock-bob", `{"prompt":"carry on","team":true,"conversation_id":"`+run.ConversationID+`"}`, h...)
 	}
 	m.must(200, "POST", "/__mock/clock/advance", "", `{"by":"1h"}`, mockserver.SessionHeader, "job-7")
 	before := m.view("", "job-7")

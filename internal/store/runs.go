@@ -310,6 +310,11 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 			return View{}, fmt.Errorf("%w: %v", ErrNoParent, err)
 		}
 	}
+	if n.ConversationID != "" { // conversations.go
+		if err := ms.checkContinuedLocked(p, n.ConversationID, ms.clock.Now()); err != nil {
+			return View{}, err
+		}
+	}
 	now := ms.clock.Now()
 	ms.catchUpLocked(now) // scheduled runs due before this one come first
 	r := &Run{

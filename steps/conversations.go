@@ -1,0 +1,398 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/cucumber/godog"
+)
+
+// Steps about conversations, transcripts and agent session redirects.
+// Every conversation fetched is kept, so a step can compare it with the
+// one before.
+
+func (s *scenario) registerConversations(sc *godog.ScenarioContext) {
+	sc.Step(`^I fetch the run's conversation$`, s.fetchRunConversation)
+	sc.Step(`^I fetch the conversation by its id$`, s.fetchConversationByID)
+	sc.Step(`^the conversation begins with the prompt "([^"]*)"$`, s.conversationBeginsWith)
+	sc.Step(`^the conversation's messages are in time order, within the run's life$`, s.conversationInOrder)
+	sc.Step(`^the conversation is the one the run shows$`, s.conversationIsTheRuns)
+	sc.Step(`^it is the same conversation as before$`, s.sameConversation)
+	sc.Step(`^the conversation holds the prompts "([^"]*)" and "([^"]*)", in that order$`, s.conversationHoldsPrompts)
+	sc.Step(`^the conversation has no summary yet$`, s.conversationHasNoSummary)
+	sc.Step(`^the conversation still shows what it showed before, and more$`, s.conversationGrew)
+	sc.Step(`^the conversation ends with a summary$`, s.conversationEndsWithSummary)
+	sc.Step(`^the conversation ends with the event "([^"]*)" carrying the error code "([^"]*)"$`, s.conversationEndsWithEvent)
+	sc.Step(`^I ask for the run's transcript$`, s.askForTranscript)
+	sc.Step(`^the answer redirects to an absolute URL$`, s.answerRedirects)
+	sc.Step(`^that URL, fetched without my API key, gives the transcript$`, func(ctx context.Context) error { return s.downloadTranscript(ctx, "") })
+	sc.Step(`^that URL, fetched without my API key, gives a transcript holding "([^"]*)"$`, s.downloadTranscript)
+	sc.Step(`^the run's agent session, if it shows one, redirects to nothing or to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, false) })
+	sc.Step(`^the run's agent session redirects to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, true) })
+}
+
+// conversationDoc is a ConversationResponse as the suite reads it.
+type conversationDoc struct {
+	ID    string `json:"conversation_id"`
+	Steps []struct {
+		Summary  string `json:"summary"`
+		Messages []struct {
+			Role      string           `json:"role"`
+			Timestamp string           `json:"timestamp"`
+			Content   []map[string]any `json:"content"`
+		} `json:"messages"`
+	} `json:"steps"`
+}
+
+// flat is each message of the conversation, in order, as role and blocks.
+func (c conversationDoc) flat() []string {
+	var out []string
+	for _, st := range c.Steps {
+		for _, m := range st.Messages {
+			b, _ := json.Marshal(m.Content)
+			out = append(out, m.Role+" "+string(b))
+		}
+	}
+	return out
+}
+
+// conversations are the conversations fetched so far, the last one last.
+func (s *scenario) lastConversations(n int) ([]conversationDoc, error) {
+	if len(s.convs) < n {
+		return nil, fmt.Errorf("%d conversations fetched, this step needs %d", len(s.convs), n)
+	}
+	return s.convs[len(s.convs)-n:], nil
+}
+
+func (s *scenario) conversation() (conversationDoc, error) {
+	c, err := s.lastConversations(1)
+	if err != nil {
+		return conversationDoc{}, err
+	}
+	return c[0], nil
+}
+
+// fetchConversation gets a conversation and keeps it when the answer is 200.
+func (s *scenario) fetchConversation(ctx context.Context, path string) error {
+	if err := s.send(ctx, call{method: http.MethodGet, path: path}); err != nil {
+		return err
+	}
+	if s.last.status != http.StatusOK {
+		return nil // a later step says what it expected
+	}
+	var c conversationDoc
+	if err := json.Unmarshal(s.last.body, &c); err != nil {
+		return fmt.Errorf("%s: not a conversation: %v\n%s", s.last.op, err, s.last.excerpt())
+	}
+	s.convs = append(s.convs, c)
+	return nil
+}
+
+func (s *scenario) fetchRunConversation(ctx context.Context) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	return s.fetchConversation(ctx, "/agent/runs/"+pathEscape(s.current.id)+"/conversation")
+}
+
+func (s *scenario) fetchConversationByID(ctx context.Context) error {
+	c, err := s.conversation()
+	if err != nil {
+		return err
+	}
+	return s.fetchConversation(ctx, "/agent/conversations/"+pathEscape(c.ID))
+}
+
+// sentConversation is the conversation of the last answer, which must be a 200.
+func (s *scenario) sentConversation() (conversationDoc, error) {
+	if s.last == nil {
+		return conversationDoc{}, fmt.Errorf("no response yet")
+	}
+	if err := s.last.ok("fetching a conversation"); err != nil {
+		return conversationDoc{}, err
+	}
+	var c conversationDoc
+	if err := json.Unmarshal(s.last.body, &c); err != nil {
+		return conversationDoc{}, fmt.Errorf("%s: not a conversation: %v", s.last.op, err)
+	}
+	return c, nil
+}
+
+// userTexts are the texts of the conversation's user messages, in order.
+func userTexts(c conversationDoc) []string {
+	var out []string
+	for _, st := range c.Steps {
+		for _, m := range st.Messages {
+			if m.Role != "user" {
+				continue
+			}
+			for _, b := range m.Content {
+				if t, ok := b["text"].(string); ok && b["type"] == "text" {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (s *scenario) conversationBeginsWith(prompt string) error {
+	c, err := s.sentConversation()
+	if err != nil {
+		return err
+	}
+	if len(c.Steps) == 0 || len(c.Steps[0].Messages) == 0 {
+		return fmt.Errorf("the conversation has no messages, expected the prompt first\n%s", s.last.excerpt())
+	}
+	first := c.Steps[0].Messages[0]
+	texts := userTexts(conversationDoc{Steps: c.Steps[:1]})
+	if first.Role != "user" || len(texts) == 0 || !strings.Contains(texts[0], prompt) {
+		return fmt.Errorf("the conversation's first message is from %q, expected the user's prompt %q\n%s", first.Role, prompt, s.last.excerpt())
+	}
+	return nil
+}
+
+// conversationInOrder checks each step's messages are in time order and
+// stamped between the run's creation and its last update.
+func (s *scenario) conversationInOrder(ctx context.Context) error {
+	c, err := s.sentConversation()
+	if err != nil {
+		return err
+	}
+	doc, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	created, err1 := timestamp(doc, "created_at")
+	updated, err2 := timestamp(doc, "updated_at")
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("the run's created_at or updated_at is not a timestamp")
+	}
+	for i, st := range c.Steps {
+		var prev time.Time
+		for j, m := range st.Messages {
+			if m.Timestamp == "" {
+				continue // optional in the document
+			}
+			at, err := time.Parse(time.RFC3339Nano, m.Timestamp)
+			if err != nil {
+				return fmt.Errorf("step %d, message %d: timestamp %q is not RFC 3339", i, j, m.Timestamp)
+			}
+			if at.Before(prev) {
+				return fmt.Errorf("step %d, message %d at %s comes after a message at %s", i, j, m.Timestamp, prev.Format(time.RFC3339Nano))
+			}
+			if i == len(c.Steps)-1 && (at.Before(created) || at.After(updated)) {
+				return fmt.Errorf("step %d, message %d at %s is outside the run's life, from its created_at %s to its updated_at %s", i, j, m.Timestamp, created.Format(time.RFC3339Nano), updated.Format(time.RFC3339Nano))
+			}
+			prev = at
+		}
+	}
+	return nil
+}
+
+func (s *scenario) conversationIsTheRuns(ctx context.Context) error {
+	c, err := s.conversation()
+	if err != nil {
+		return err
+	}
+	doc, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	if id := str(doc["conversation_id"]); id != "" && id != c.ID {
+		return fmt.Errorf("the run shows conversation_id %q, but its conversation is %q", id, c.ID)
+	}
+	return nil
+}
+
+func (s *scenario) sameConversation() error {
+	c, err := s.lastConversations(2)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(c[0], c[1]) {
+		return fmt.Errorf("the same conversation came back different:\nfirst %v\nthen  %v", c[0].flat(), c[1].flat())
+	}
+	return nil
+}
+
+func (s *scenario) conversationHoldsPrompts(ctx context.Context, a, b string) error {
+	c, err := s.sentConversation()
+	if err != nil {
+		return err
+	}
+	s.convs = append(s.convs, c)
+	texts := userTexts(c)
+	ia, ib := -1, -1
+	for i, t := range texts {
+		if ia < 0 && strings.Contains(t, a) {
+			ia = i
+		}
+		if strings.Contains(t, b) {
+			ib = i
+		}
+	}
+	if ia < 0 || ib < 0 || ia > ib {
+		return fmt.Errorf("expected the prompts %q and %q, in that order, among the user's messages %q", a, b, texts)
+	}
+	return nil
+}
+
+func (s *scenario) conversationHasNoSummary() error {
+	c, err := s.sentConversation()
+	if err != nil {
+		return err
+	}
+	for _, st := range c.Steps {
+		if st.Summary != "" {
+			return fmt.Errorf("a summary before the run has ended: %q", st.Summary)
+		}
+	}
+	return nil
+}
+
+func (s *scenario) conversationGrew() error {
+	c, err := s.lastConversations(2)
+	if err != nil {
+		return err
+	}
+	before, now := c[0].flat(), c[1].flat()
+	if len(now) <= len(before) || !reflect.DeepEqual(before, now[:len(before)]) {
+		return fmt.Errorf("expected the conversation to keep its %d messages and add more:\nbefore %v\nnow    %v", len(before), before, now)
+	}
+	return nil
+}
+
+func (s *scenario) conversationEndsWithSummary() error {
+	c, err := s.sentConversation()
+	if err != nil {
+		return err
+	}
+	if len(c.Steps) == 0 || c.Steps[len(c.Steps)-1].Summary == "" {
+		return fmt.Errorf("expected the last step to have a summary\n%s", s.last.excerpt())
+	}
+	msgs := c.Steps[len(c.Steps)-1].Messages
+	if last := msgs[len(msgs)-1]; last.Role != "assistant" || last.Content[0]["type"] != "text" {
+		return fmt.Errorf("expected the assistant's summary last, got a %s message %v", last.Role, last.Content)
+	}
+	return nil
+}
+
+func (s *scenario) conversationEndsWithEvent(name, code string) error {
+	c, err := s.sentConversation()
+	if err != nil {
+		return err
+	}
+	flat := c.flat()
+	if len(c.Steps) == 0 || len(flat) == 0 {
+		return fmt.Errorf("the conversation is empty")
+	}
+	msgs := c.Steps[len(c.Steps)-1].Messages
+	b := msgs[len(msgs)-1].Content[0]
+	data, _ := b["data"].(map[string]any)
+	if b["type"] != "event" || b["name"] != name || data["error_code"] != code {
+		return fmt.Errorf("expected the conversation to end with the event %s carrying error_code %s, got %s", name, code, flat[len(flat)-1])
+	}
+	return nil
+}
+
+// askForTranscript asks for the transcript without following the redirect.
+func (s *scenario) askForTranscript(ctx context.Context) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	api := *s.api
+	hc := *api.http
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	api.http = &hc
+	resp, err := api.do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.current.id) + "/transcript"})
+	if resp != nil {
+		s.last = resp
+	}
+	return err
+}
+
+func (s *scenario) answerRedirects() error {
+	if s.last == nil {
+		return fmt.Errorf("no response yet")
+	}
+	if s.last.status != http.StatusFound {
+		return fmt.Errorf("%s: expected 302 to the transcript, got %d\n%s", s.last.op, s.last.status, s.last.excerpt())
+	}
+	u, err := url.Parse(s.last.header.Get("Location"))
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return fmt.Errorf("%s: expected an absolute URL in Location, got %q", s.last.op, s.last.header.Get("Location"))
+	}
+	return nil
+}
+
+// downloadTranscript fetches the Location of the last answer without the
+// API key, expecting a non-empty body (holding want, if given).
+func (s *scenario) downloadTranscript(ctx context.Context, want string) error {
+	if err := s.answerRedirects(); err != nil {
+		return err
+	}
+	loc := s.last.header.Get("Location")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.api.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("downloading the transcript from %s: %w", loc, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return fmt.Errorf("downloading the transcript: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK || len(body) == 0 {
+		return fmt.Errorf("downloading the transcript without the API key answered %d with %d bytes: %.300s", resp.StatusCode, len(body), body)
+	}
+	if want != "" && !strings.Contains(string(body), want) {
+		return fmt.Errorf("the transcript does not hold %q: %.300s", want, body)
+	}
+	return nil
+}
+
+// sessionRedirect asks where the run's agent session leads. Without must,
+// a run that shows no session passes, and so does an empty answer.
+func (s *scenario) sessionRedirect(ctx context.Context, must bool) error {
+	doc := s.current.details
+	if doc == nil {
+		return fmt.Errorf("the run's details have not been fetched")
+	}
+	session, conv := str(doc["session_id"]), str(doc["conversation_id"])
+	if session == "" {
+		if must {
+			return fmt.Errorf("the run shows no session_id")
+		}
+		return nil
+	}
+	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/sessions/" + pathEscape(session) + "/redirect"}); err != nil {
+		return err
+	}
+	if err := s.last.ok("asking for the session redirect"); err != nil {
+		return err
+	}
+	var red struct {
+		ConversationID *string `json:"conversation_id"`
+	}
+	if err := json.Unmarshal(s.last.body, &red); err != nil {
+		return fmt.Errorf("%s: %v", s.last.op, err)
+	}
+	switch {
+	case red.ConversationID == nil && must:
+		return fmt.Errorf("the finished run's session redirects nowhere; expected its conversation %q\n%s", conv, s.last.excerpt())
+	case red.ConversationID != nil && conv != "" && *red.ConversationID != conv:
+		return fmt.Errorf("the run's session redirects to conversation %q, but the run's conversation is %q", *red.ConversationID, conv)
+	}
+	return nil
+}
