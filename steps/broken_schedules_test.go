@@ -4,14 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
 )
 
 // Schedules broken on purpose: a scheduler that never fires, one that fires
@@ -160,32 +152,6 @@ func init() {
 			mustPass: []string{"The catalogue needs a key"},
 		},
 	)
-}
-
-func TestSuiteCatchesBrokenScheduleServers(t *testing.T) {
-	for _, bs := range brokenScheduleServers {
-		t.Run(bs.name, func(t *testing.T) {
-			srv := newMock(t, mockserver.Options{}, bs.wrap)
-			res, out := runSuite(t, srv.URL, func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) })
-			require.False(t, res.Passed(), "the suite passed against %s\n%s", bs.name, out)
-			var failed []string
-			for _, f := range res.Failed() {
-				failed = append(failed, f.Name)
-			}
-			t.Logf("%d of %d scenarios failed: %s", len(failed), len(res.Scenarios), strings.Join(failed, "; "))
-			for name, msg := range bs.mustFail {
-				got, ok := res.Find(name)
-				if assert.True(t, ok, "no scenario named %q", name) {
-					assert.Equal(t, "failed", string(got.Status), "scenario %q should fail", name)
-					assert.Contains(t, got.Message, msg, "scenario %q", name)
-				}
-			}
-			for _, name := range bs.mustPass {
-				got, ok := res.Find(name)
-				if assert.True(t, ok, "no scenario named %q", name) {
-					assert.Equal(t, "passed", string(got.Status), "scenario %q should pass: %s", name, got.Message)
-				}
-			}
-		})
-	}
+	// TestSuiteCatchesBrokenServers runs them with the others.
+	brokenServers = append(brokenServers, brokenScheduleServers...)
 }
