@@ -4,6 +4,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // Broken servers for the conversations feature: it must fail against each.
@@ -123,4 +129,45 @@ var conversationBrokenServers = []brokenServer{
 		},
 		mustPass: []string{"An unknown agent session needs no redirect"},
 	},
+}
+
+// A server that ends runs before any worker claims them is correct: such a
+// run has no conversation (404, which the document allows). The scenarios
+// that need a conversation are then skipped, saying why, never failed.
+func TestRunsEndedBeforeAClaimSkipTheConversationScenarios(t *testing.T) {
+	neverClaimed := rewrite(func(r *http.Request, a *answer) {
+		switch {
+		case a.status != http.StatusOK && a.status != http.StatusFound:
+		case r.Method == http.MethodGet && isConversation(r.URL.Path),
+			r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/transcript"):
+			a.status = http.StatusNotFound
+			a.header.Set("Content-Type", "application/problem+json")
+			a.body = []byte(`{"type":"https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/resource_not_found","title":"Resource not found","status":404,"detail":"the run has no conversation","error":"Resource not found (the run has no conversation)","retryable":false}`)
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs/"):
+			var run map[string]any
+			if json.Unmarshal(a.body, &run) == nil {
+				delete(run, "session_id")
+				delete(run, "session_link")
+				delete(run, "conversation_id")
+				a.body, _ = json.Marshal(run)
+			}
+		}
+	})
+	srv := newMock(t, mockserver.Options{}, neverClaimed)
+	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+		c.Features = someFeatures(t, "conversations.feature")
+		c.Tags = "not @mock-only"
+	})
+	assert.Empty(t, res.Failed(), "a correct server fails no scenario\n%s", out)
+	for _, name := range []string{
+		"A finished run's conversation begins with its prompt and stays the same",
+		"A run created with conversation_id continues that conversation",
+		"A finished run's transcript is a link that needs no API key",
+	} {
+		got, ok := res.Find(name)
+		if assert.True(t, ok, "no scenario named %q\n%s", name, out) {
+			assert.Equal(t, "skipped", string(got.Status), "scenario %q: %s", name, got.Message)
+			assert.Contains(t, got.Message, "before a worker claimed it", name)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 
 func (s *scenario) registerConversations(sc *godog.ScenarioContext) {
 	sc.Step(`^I fetch the run's conversation$`, s.fetchRunConversation)
+	sc.Step(`^a worker took the run on$`, s.workerTookRunOn)
 	sc.Step(`^I fetch the conversation by its id$`, s.fetchConversationByID)
 	sc.Step(`^the conversation begins with the prompt "([^"]*)"$`, s.conversationBeginsWith)
 	sc.Step(`^the conversation's messages are in time order, within the run's life$`, s.conversationInOrder)
@@ -92,6 +93,21 @@ func (s *scenario) fetchConversation(ctx context.Context, path string) error {
 		return fmt.Errorf("%s: not a conversation: %v\n%s", s.last.op, err, s.last.excerpt())
 	}
 	s.convs = append(s.convs, c)
+	return nil
+}
+
+// workerTookRunOn skips the rest of the scenario when the run ended before
+// any worker claimed it (it shows no agent session): a correct server may
+// end a run that way, and such a run has no conversation to check.
+func (s *scenario) workerTookRunOn() error {
+	if s.current == nil {
+		return errNoRun
+	}
+	if id, _ := s.current.details["session_id"].(string); id == "" {
+		s.skipReason = fmt.Sprintf("run %s ended %v before a worker claimed it, so it has no conversation", s.current.id, s.current.details["state"])
+		fmt.Fprintf(s.suite.cfg.Log, "skipped: %s\n", s.skipReason)
+		return godog.ErrSkip
+	}
 	return nil
 }
 

@@ -199,7 +199,7 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 	}
 	if st, ok := sc.FailedStep(); ok {
 		sc.Status, sc.Message = st.Status, st.Message
-	} else if allSkipped(sc.Steps) {
+	} else if r.skipReason != "" || allSkipped(sc.Steps) { // skipped before it began, or by a step that found it cannot apply
 		sc.Status, sc.Message = report.Skipped, r.skipReason
 		if sc.Message == "" {
 			sc.Message = "skipped"
