@@ -192,6 +192,34 @@ func TestJournalAndLogKeepABoundedPartOfEachRequest(t *testing.T) {
 	}
 }
 
+// A full journal costs what its entries list, not the requests they came
+// from: an entry keeps copies of the method and path, never substrings that
+// would pin a whole request line (up to the 64 KiB of headers) in memory.
+func TestAFullJournalHoldsOnlyWhatItLists(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	long := strings.Repeat("q", 60<<10)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	c.do("GET", "/agent/runs", nil) // the session and its journal exist
+	before := heap()
+	const requests = 500 // a journal's worth
+	for i := range requests {
+		// Each request line is its own 60 KB; the journal keeps its path.
+		c.do("GET", "/agent/runs?q="+strconv.Itoa(i)+long, nil)
+	}
+	grown := int64(heap()) - int64(before)
+	var attempts []mockserver.Attempt
+	c.do("GET", "/__mock/requests", nil).json(t, &attempts)
+	require.Len(t, attempts, requests)
+	// 500 entries of at most about 400 bytes each, with room for the
+	// runtime's own noise; pinned request lines would be 30 MB.
+	assert.Less(t, grown, int64(2<<20), "the heap grew by %d bytes for %d journal entries", grown, requests)
+}
+
 // 7. Fault and fate rules are capped per session, and so are a pattern's
 // size, its compiled size and the text it runs over.
 func TestRulesAndPatternsAreCapped(t *testing.T) {
