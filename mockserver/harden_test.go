@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -290,6 +291,28 @@ func TestQueriesThatDoNotParseAreRefused(t *testing.T) {
 	// Well-formed queries, repeated parameters and encoded ';' included, still work.
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs?state=QUEUED&state=SUCCEEDED&limit=2", nil).status)
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs?q=a%3Bb", nil).status)
+}
+
+// The query cap counts names, not repeats: an events poll may name the 500
+// runs the document allows, while a query of more than 100 names, or of
+// more parameters than any operation reads, is still refused.
+func TestTheQueryCapLetsAnEventsPollNameItsRuns(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	run := "f29d0da9-953f-48f1-a09f-76b5a170b338" // Alice's fixture run
+	runIDs := func(n int) string { return strings.TrimSuffix(strings.Repeat("run_ids="+run+"&", n), "&") }
+	r := c.do("GET", "/agent/events?"+runIDs(500)+"&since=0&limit=500", nil)
+	require.Equal(t, http.StatusOK, r.status, "%.300s", r.body)
+	r = c.do("GET", "/agent/events?"+runIDs(501), nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "%.300s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "run_ids")
+
+	var names strings.Builder
+	for i := range 101 {
+		fmt.Fprintf(&names, "p%d=1&", i)
+	}
+	r = c.do("GET", "/agent/runs?"+names.String()+"limit=1", nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "%.300s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "102 names")
 }
 
 // 14. A cursor is good in the mock session, and the incarnation of it,
