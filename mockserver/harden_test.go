@@ -449,3 +449,20 @@ func TestControlTokenSchemeIsRequiredAndCaseInsensitive(t *testing.T) {
 		assert.Equal(t, want, c.do("GET", "/agent/runs", nil, "Authorization", auth).status, "API %q", auth)
 	}
 }
+
+// The dashboard's refusals read as every other refusal of the mock: a file
+// it does not have is a 404 problem, a method it does not take a 405
+// problem with Allow.
+func TestDashboardRefusalsAreProblems(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	r := c.do("GET", "/__mock/ui/no-such-file.js", nil)
+	require.Equal(t, http.StatusNotFound, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "no-such-file.js")
+	for _, method := range []string{"POST", "DELETE", "OPTIONS"} {
+		r = c.do(method, "/__mock/ui/", nil)
+		require.Equal(t, http.StatusMethodNotAllowed, r.status, "%s: %s", method, r.body)
+		assert.Contains(t, r.problem(t).Detail, method)
+		assert.Equal(t, "GET, HEAD", r.header.Get("Allow"))
+	}
+	assert.Equal(t, http.StatusOK, c.do("GET", "/__mock/ui/app.js", nil).status, "the files it has are served as before")
+}
