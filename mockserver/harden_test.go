@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -465,4 +466,93 @@ func TestDashboardRefusalsAreProblems(t *testing.T) {
 		assert.Equal(t, "GET, HEAD", r.header.Get("Allow"))
 	}
 	assert.Equal(t, http.StatusOK, c.do("GET", "/__mock/ui/app.js", nil).status, "the files it has are served as before")
+}
+
+// trickle opens a connection and sends a create whose body stops after
+// sent bytes, a prompt of length bytes; it returns the connection (closed
+// with the test) and the rest of the body.
+func trickle(t *testing.T, base string, length, sent int) (net.Conn, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	body := `{"prompt":"` + strings.Repeat("t", length) + `"}`
+	_, err = io.WriteString(conn, "POST /agent/run HTTP/1.1\r\nHost: mock\r\nAuthorization: Bearer wk-mock-alice\r\n"+
+		"Content-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:sent])
+	require.NoError(t, err)
+	return conn, body[sent:]
+}
+
+// eventually retries probe until it is true, for up to five seconds; it
+// waits for a condition, never for a time.
+func eventually(probe func() bool) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+		if probe() {
+			return true
+		}
+	}
+	return false
+}
+
+// A body that is still arriving holds no in-flight slot: clients trickling
+// bodies, as many as the cap, lock nobody out, however long the body
+// timeout; once a body has arrived, its request takes a slot again and is
+// answered. The bodies being received are bounded by bytes instead.
+func TestTrickledBodiesHoldNoInFlightSlot(t *testing.T) {
+	s := newServer(t, mockserver.Options{BodyTimeout: time.Hour})
+	const places = 3
+	// Counts the creates past the limiter, so each trickle is known to be
+	// in before the next is sent: entering takes a place for a moment.
+	var entered atomic.Int32
+	c := serve(t, mockserver.LimitInFlight(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			entered.Add(1)
+		}
+		s.ServeHTTP(w, r)
+	}), places))
+	var conns []net.Conn
+	var rests []string
+	for i := range places + 1 {
+		conn, rest := trickle(t, c.base, 40, 10)
+		conns, rests = append(conns, conn), append(rests, rest)
+		require.True(t, eventually(func() bool { return entered.Load() == int32(i+1) }), "trickle %d entered", i)
+	}
+	served := eventually(func() bool { return c.do("GET", "/agent/runs?limit=1", nil).status == http.StatusOK })
+	require.True(t, served, "other callers are served while bodies trickle in")
+	assert.True(t, eventually(func() bool { return c.do("GET", "/__mock/info", nil).status == http.StatusOK }))
+	for i, conn := range conns {
+		_, err := io.WriteString(conn, rests[i])
+		require.NoError(t, err)
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "the finished body is answered: %s", body)
+	}
+}
+
+// The bytes of bodies being received are capped: past the budget a body
+// is refused with a retryable 429, and the budget is free again once the
+// body holding it goes.
+func TestBodiesBeingReceivedHaveAByteBudget(t *testing.T) {
+	s := newServer(t, mockserver.Options{BodyTimeout: time.Hour, BodyBudget: 100})
+	c := serve(t, s)
+	stalled, _ := trickle(t, c.base, 200, 90)
+	// The stalled body holds about 90 bytes once read; a create of 40
+	// bytes more is then over the budget.
+	refused := eventually(func() bool {
+		return c.do("POST", "/agent/run", `{"prompt":"over the body budget"}`).status == http.StatusTooManyRequests
+	})
+	require.True(t, refused, "a body over the budget is refused")
+	r := c.do("POST", "/agent/run", `{"prompt":"over the body budget"}`)
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	p := r.problem(t)
+	assert.True(t, p.Retryable)
+	assert.Contains(t, p.Detail, "100 bytes")
+	require.NoError(t, stalled.Close())
+	created := eventually(func() bool {
+		return c.do("POST", "/agent/run", `{"prompt":"within the body budget"}`).status == http.StatusOK
+	})
+	assert.True(t, created, "the budget is given back when the stalled body goes")
 }
