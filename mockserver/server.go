@@ -86,7 +86,6 @@ type Server struct {
 	bodyTimeout     time.Duration
 	bodies          *byteBudget
 	maxPageBytes    int
-	maxRuns         int
 	sessionLinkBase string // without a trailing slash
 	cursorSecret    []byte
 }
@@ -139,7 +138,7 @@ func New(opts Options) (*Server, error) {
 		store: st, fixtures: set, principals: map[string]*fixtures.Principal{}, validator: v,
 		acceptedGETs: verdictCache{max: acceptedGETsMax}, log: opts.Logger,
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
-		maxBodyBytes: opts.MaxBodyBytes, maxRuns: opts.MaxRuns, sessionLinkBase: opts.SessionLinkBase,
+		maxBodyBytes: opts.MaxBodyBytes, sessionLinkBase: opts.SessionLinkBase,
 		cursorSecret: make([]byte, 32),
 	}
 	if s.maxPageBytes = opts.MaxPageBytes; s.maxPageBytes <= 0 {
