@@ -556,3 +556,76 @@ func TestBodiesBeingReceivedHaveAByteBudget(t *testing.T) {
 	})
 	assert.True(t, created, "the budget is given back when the stalled body goes")
 }
+
+// schedule creates a schedule in c's session and returns it.
+func schedule(t *testing.T, c *client, cron string) mockserver.ScheduledAgentItem {
+	t.Helper()
+	r := c.do("POST", "/agent/schedules", map[string]any{"name": "nightly", "cron_schedule": cron, "prompt": "triage"})
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	var sc mockserver.ScheduledAgentItem
+	r.json(t, &sc)
+	return sc
+}
+
+// A cron with no tick ahead is refused with a 400 naming it, on create,
+// update and resume, changing nothing; and a state file the mock wrote
+// always loads, an enabled schedule whose ticks have run out included.
+func TestACronThatNeverFiresIsRefusedAndStateAlwaysLoads(t *testing.T) {
+	s := newServer(t, mockserver.Options{})
+	c := serve(t, s)
+	for _, cron := range []string{"0 0 30 2 *", "0 0 31 4 *", "0 0 31 11 *"} {
+		r := c.do("POST", "/agent/schedules", map[string]any{"name": "never", "cron_schedule": cron, "prompt": "p"})
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", cron, r.body)
+		assert.Contains(t, r.problem(t).Detail, cron)
+	}
+	sc := schedule(t, c, "0 3 * * *")
+	r := c.do("PUT", "/agent/schedules/"+sc.ID, map[string]any{"name": "never", "cron_schedule": "0 0 30 2 *", "prompt": "p", "enabled": true})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "0 0 30 2 *")
+	var got mockserver.ScheduledAgentItem
+	c.do("GET", "/agent/schedules/"+sc.ID, nil).json(t, &got)
+	assert.Equal(t, "0 3 * * *", got.CronSchedule, "a refused update changes nothing")
+	r = c.do("POST", "/agent/schedules", map[string]any{"name": "paused", "cron_schedule": "0 0 30 2 *", "prompt": "p", "enabled": false})
+	require.Equal(t, http.StatusCreated, r.status, "a paused schedule never fires anyway: %s", r.body)
+	var paused mockserver.ScheduledAgentItem
+	r.json(t, &paused)
+	r = c.do("POST", "/agent/schedules/"+paused.ID+"/resume", nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "0 0 30 2 *")
+
+	// The clock moves to the end of 9999: the schedule has no tick left,
+	// shows next_run null, and its state saves and loads.
+	r = c.do("PUT", "/__mock/clock", map[string]string{"now": "9999-12-31T23:59:59Z"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	c.do("GET", "/agent/schedules/"+sc.ID, nil).json(t, &got)
+	assert.Nil(t, got.History.NextRun)
+	s2 := newServer(t, mockserver.Options{})
+	require.NoError(t, s2.Load(bytes.NewReader(saved(t, s))), "a mock loads every file it saved")
+	c2 := serve(t, s2)
+	c2.do("GET", "/agent/schedules/"+sc.ID, nil).json(t, &got)
+	assert.True(t, got.Enabled)
+	assert.Nil(t, got.History.NextRun)
+	r = c2.do("POST", "/agent/schedules", map[string]any{"name": "too late", "cron_schedule": "* * * * *", "prompt": "p"})
+	require.Equal(t, http.StatusBadRequest, r.status, "no tick is left before the end of the clock: %s", r.body)
+}
+
+// Schedules fire after 2262-04-11, where nanoseconds since 1970 overflow,
+// and a clock moved across centuries does not hang the catch-up.
+func TestSchedulesFireAcrossTheCenturies(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	r := c.do("PUT", "/__mock/clock", map[string]string{"now": "2262-04-12T00:00:00Z"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	nightly := schedule(t, c, "0 3 * * *")
+	c.advance(24 * time.Hour)
+	var got mockserver.ScheduledAgentItem
+	c.do("GET", "/agent/schedules/"+nightly.ID, nil).json(t, &got)
+	require.NotNil(t, got.History.LastRan, "the schedule fired in 2262")
+	assert.Equal(t, "2262-04-12T03:00:00.000Z", *got.History.LastRan)
+
+	yearly := schedule(t, c, "0 0 1 1 *")
+	r = c.do("PUT", "/__mock/clock", map[string]string{"now": "9990-06-01T00:00:00Z"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	c.do("GET", "/agent/schedules/"+yearly.ID, nil).json(t, &got)
+	require.NotNil(t, got.History.LastRan)
+	assert.Equal(t, "9990-01-01T00:00:00.000Z", *got.History.LastRan)
+}
