@@ -629,3 +629,20 @@ func TestSchedulesFireAcrossTheCenturies(t *testing.T) {
 	require.NotNil(t, got.History.LastRan)
 	assert.Equal(t, "9990-01-01T00:00:00.000Z", *got.History.LastRan)
 }
+
+// The inbox reads its parameters as runs and events do: a parameter
+// repeated with another value is a 400 naming it, never the first taken.
+func TestTheInboxRefusesConflictingRepeats(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	run := "f29d0da9-953f-48f1-a09f-76b5a170b338"
+	for _, tc := range []struct{ query, name string }{
+		{"limit=5&limit=6", "limit"},
+		{"unread=true&unread=false", "unread"},
+		{"since=2026-01-01T00:00:00Z&since=2026-02-01T00:00:00Z", "since"},
+	} {
+		r := c.do("GET", "/agent/messages/"+run+"?"+tc.query, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", tc.query, r.body)
+		assert.Contains(t, r.problem(t).Detail, tc.name)
+	}
+	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/messages/"+run+"?limit=5&limit=5", nil).status, "the same value repeated is one")
+}
