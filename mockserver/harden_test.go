@@ -646,3 +646,31 @@ func TestTheInboxRefusesConflictingRepeats(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/messages/"+run+"?limit=5&limit=5", nil).status, "the same value repeated is one")
 }
+
+// Keys issued for an agent through the control API are capped, as rules
+// are: past the cap a 400 says so, and the keys issued keep working.
+func TestAgentKeysAreCapped(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	var agents struct {
+		Agents []struct {
+			UID string `json:"uid"`
+		} `json:"agents"`
+	}
+	r := c.do("GET", "/agent/identities", nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r.json(t, &agents)
+	require.NotEmpty(t, agents.Agents)
+	uid := agents.Agents[0].UID
+	var first mockserver.AgentKey
+	for i := range 100 {
+		r = c.do("POST", "/__mock/identities/"+uid+"/keys", nil)
+		require.Equal(t, http.StatusCreated, r.status, "key %d: %s", i, r.body)
+		if i == 0 {
+			r.json(t, &first)
+		}
+	}
+	r = c.do("POST", "/__mock/identities/"+uid+"/keys", nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "100 keys")
+	assert.Equal(t, http.StatusOK, c.as(first.APIKey).do("GET", "/agent/runs?limit=1", nil).status)
+}
