@@ -674,3 +674,17 @@ func TestAgentKeysAreCapped(t *testing.T) {
 	assert.Contains(t, r.problem(t).Detail, "100 keys")
 	assert.Equal(t, http.StatusOK, c.as(first.APIKey).do("GET", "/agent/runs?limit=1", nil).status)
 }
+
+// A reported event's ref_id and execution_id are bounded: the log keeps
+// every event, so an id the size of a body would stay for good.
+func TestReportedEventFieldsAreBounded(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	id := c.create(map[string]any{"prompt": "reports its progress"}).RunID
+	for _, field := range []string{"ref_id", "execution_id"} {
+		r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": "run_in_progress", field: strings.Repeat("e", 1025)})
+		require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+		assert.Contains(t, r.problem(t).Detail, field)
+	}
+	r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": "run_in_progress", "ref_id": strings.Repeat("e", 1024)})
+	assert.Equal(t, http.StatusOK, r.status, "%s", r.body)
+}
