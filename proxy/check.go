@@ -129,7 +129,7 @@ func (c *checker) checkOne(x *pending) {
 	}
 	ex := rules.Exchange{
 		Method: x.method, Path: x.apiPath, Query: x.query, Session: x.session, Caller: x.caller,
-		Status: x.status, Body: body, Sent: x.sent, Received: x.received,
+		Status: x.status, Body: body, RequestBody: x.reqBody.bytes(), Sent: x.sent, Received: x.received,
 		Request: requestName(x.method, x.apiPath, x.query),
 	}
 	var found []rules.Violation

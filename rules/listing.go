@@ -146,3 +146,45 @@ func Refused(status int, issues []string) []Violation {
 	return []Violation{{Rule: InvalidRequestRefused, Field: "status",
 		Expected: "a 4xx refusing a request the document does not allow (" + issues[0] + ")", Got: strconv.Itoa(status)}}
 }
+
+// DefaultPageSize is the document's default limit of a page of runs.
+const DefaultPageSize = 20
+
+// PageWithin checks that a page holds no more runs than its limit.
+func PageWithin(q url.Values, runs []map[string]any) []Violation {
+	limit := DefaultPageSize
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n <= 0 {
+			return nil // the request check says what is wrong
+		}
+		limit = n
+	}
+	if len(runs) <= limit {
+		return nil
+	}
+	what := "limit=" + strconv.Itoa(limit)
+	if q.Get("limit") == "" {
+		what = "the default limit of " + strconv.Itoa(DefaultPageSize) + " (no limit given)"
+	}
+	return []Violation{{Rule: PageWithinLimit, Field: "body.runs",
+		Expected: "at most " + strconv.Itoa(limit) + " runs, " + what, Got: strconv.Itoa(len(runs)) + " runs"}}
+}
+
+// IsTheOneAsked checks that an object fetched by id carries that id in
+// its field idField.
+func IsTheOneAsked(idField, asked string, obj map[string]any) []Violation {
+	got, ok := obj[idField]
+	if !ok || str(got) == asked {
+		return nil // a missing id is the document check's to report
+	}
+	return []Violation{{Rule: AnswerIsTheOneAsked, Field: "body." + idField, RunID: runIfRun(idField, asked),
+		Expected: show(asked) + ", the id in the path", Got: show(got)}}
+}
+
+func runIfRun(field, id string) string {
+	if field == "run_id" {
+		return id
+	}
+	return ""
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +26,10 @@ type Exchange struct {
 	// Caller stands for the request's credentials (never the credentials
 	// themselves): two requests with the same Caller came from one caller.
 	Caller string
-	Status int
+	// RequestBody is the request's body, nil when there was none or it was
+	// not kept.
+	RequestBody []byte
+	Status      int
 	// Body is the answer's body, nil when it was not kept (too large).
 	Body []byte
 	// Sent is when the request left, Received when its answer had arrived.
@@ -52,7 +56,7 @@ type Memory struct {
 	runs     *bounded[*runFacts]
 	pages    *bounded[*page]
 	bySeq    *bounded[string]
-	byFact   *bounded[float64]
+	runSeqs  *bounded[[]float64]
 	refused  *bounded[string]
 	listed   *bounded[string]
 	sessions map[string]int // generation of each session, bumped by a reset
@@ -61,7 +65,14 @@ type Memory struct {
 type runFacts struct {
 	hasLast             bool
 	look                Look
-	created             bool      // its creation was seen
+	created             bool // its creation was seen
+	wasClaimed          bool // seen CLAIMED or with a session link
+	endEvent            string
+	endEventBy          string
+	endEventAt          time.Time
+	reportedEnd         string // a terminal event reported and accepted
+	reportedEndBy       string
+	reportedEndAt       time.Time
 	cancelAccepted      time.Time // when an accepted cancel's answer arrived
 	cancelAcceptedBy    string
 	cancelRefused       time.Time // when a 400 to a cancel arrived, until the next look
@@ -70,10 +81,11 @@ type runFacts struct {
 
 // page is one page of a walk in creation order, linked to the page before.
 type page struct {
-	prev  *page
-	depth int
-	ids   map[string]bool
-	req   string
+	prev    *page
+	depth   int
+	ids     map[string]bool
+	req     string
+	hasNext bool
 }
 
 // maxWalkDepth bounds how many pages back a walk is checked.
@@ -91,7 +103,7 @@ func NewMemory(l Limits) *Memory {
 		runs:     newBounded[*runFacts](def(l.Runs, 100_000)),
 		pages:    newBounded[*page](def(l.Pages, 10_000)),
 		bySeq:    newBounded[string](def(l.Events, 100_000)),
-		byFact:   newBounded[float64](def(l.Events, 100_000)),
+		runSeqs:  newBounded[[]float64](def(l.Runs, 100_000)),
 		refused:  newBounded[string](def(l.Seen, 200_000)),
 		listed:   newBounded[string](def(l.Seen, 200_000)),
 		sessions: map[string]int{},
@@ -134,15 +146,22 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 		return m.listingLocked(scope, ex, obj)
 	case ex.Method == http.MethodGet && isRunPath(ex.Path):
 		if obj != nil {
-			return m.runLocked(scope, ex, "body", obj, false)
+			out := IsTheOneAsked("run_id", runIDOf(ex.Path), obj)
+			return append(out, m.runLocked(scope, ex, "body", obj, false)...)
 		}
+	case ex.Method == http.MethodGet && obj != nil && strings.HasPrefix(ex.Path, "/agent/artifacts/"):
+		return IsTheOneAsked("artifact_uid", lastSegment(ex.Path), obj)
+	case ex.Method == http.MethodGet && obj != nil && strings.HasPrefix(ex.Path, "/agent/schedules/") && strings.Count(ex.Path, "/") == 3:
+		return IsTheOneAsked("id", lastSegment(ex.Path), obj)
+	case ex.Method == http.MethodPost && strings.HasPrefix(ex.Path, "/agent/events/"):
+		return m.reportedLocked(scope, ex)
 	case ex.Method == http.MethodPost && isCancelPath(ex.Path):
 		id := runIDOf(ex.Path)
 		f := m.factsLocked(scope, id)
 		f.cancelAccepted, f.cancelAcceptedBy = ex.Received, ex.Request
 	case ex.Method == http.MethodGet && ex.Path == "/agent/events":
 		if list, ok := doc.([]any); ok {
-			return m.eventsLocked(scope, list)
+			return m.eventsLocked(scope, ex, list)
 		}
 	}
 	return nil
@@ -179,6 +198,7 @@ func (m *Memory) listingLocked(scope string, ex Exchange, obj map[string]any) []
 		Runs     []map[string]any `json:"runs"`
 		PageInfo struct {
 			NextCursor string `json:"next_cursor"`
+			HasNext    bool   `json:"has_next_page"`
 		} `json:"page_info"`
 	}
 	if obj == nil || json.Unmarshal(ex.Body, &page) != nil {
@@ -186,7 +206,8 @@ func (m *Memory) listingLocked(scope string, ex Exchange, obj map[string]any) []
 	}
 	out := ListingMatchesQuery(ex.Query, page.Runs)
 	out = append(out, ListingInOrder(ex.Query, page.Runs)...)
-	out = append(out, m.walkLocked(scope, ex, page.Runs, page.PageInfo.NextCursor)...)
+	out = append(out, PageWithin(ex.Query, page.Runs)...)
+	out = append(out, m.walkLocked(scope, ex, page.Runs, page.PageInfo.NextCursor, page.PageInfo.HasNext)...)
 	for i, run := range page.Runs {
 		out = append(out, m.runLocked(scope, ex, at("body.runs", i), run, true)...)
 	}
@@ -195,7 +216,7 @@ func (m *Memory) listingLocked(scope string, ex Exchange, obj map[string]any) []
 
 // walkLocked checks a page of a walk in creation order against the pages
 // before it, found by the cursor that asked for it.
-func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, next string) []Violation {
+func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, next string, hasNext bool) []Violation {
 	if field, _ := SortedBy(ex.Query); field != "created_at" {
 		return nil
 	}
@@ -203,11 +224,18 @@ func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, ne
 	if c := ex.Query.Get("cursor"); c != "" {
 		prev, _ = m.pages.get(scope + "/" + c)
 	}
-	p := &page{prev: prev, ids: make(map[string]bool, len(runs)), req: ex.Request}
+	p := &page{prev: prev, ids: make(map[string]bool, len(runs)), req: ex.Request, hasNext: hasNext}
 	if prev != nil {
 		p.depth = prev.depth + 1
 	}
 	var out []Violation
+	// A run may leave a filter on its state or last update between two
+	// pages; nothing else makes a promised page empty.
+	mutable := ex.Query.Has("state") || ex.Query.Has("updated_after")
+	if prev != nil && prev.hasNext && len(runs) == 0 && !mutable {
+		out = append(out, Violation{Rule: NextPageHasRuns, Field: "body.runs",
+			Expected: "runs, since the page before (" + prev.req + ") said has_next_page: true", Got: "an empty page"})
+	}
 	for i, run := range runs {
 		id := str(run["run_id"])
 		for q, n := prev, 0; q != nil && n < maxWalkDepth; q, n = q.prev, n+1 {
@@ -246,9 +274,17 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 	}
 	f := m.factsLocked(scope, id)
 	if f.created {
-		out = append(out, CreatedRunRules(field, run)...)
+		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
+	}
+	if str(run["state"]) == "CLAIMED" || str(run["session_link"]) != "" {
+		f.wasClaimed = true
 	}
 	now := LookAt(run, ex.Sent, ex.Received, ex.Request)
+	if f.endEvent != "" && f.endEventAt.Before(ex.Sent) && now.State != f.endEvent {
+		out = append(out, Violation{Rule: EventsTellTheEnd, Field: field + ".state", RunID: id,
+			Expected: f.endEvent + ", as the events polled by " + f.endEventBy + " said", Got: now.State})
+		f.endEvent = "" // said once
+	}
 	if f.hasLast && f.look.Before(now) {
 		out = append(out, MovedOn(field, id, f.look, now)...)
 	}
@@ -272,7 +308,7 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 	return out
 }
 
-func (m *Memory) eventsLocked(scope string, list []any) []Violation {
+func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation {
 	events := make([]map[string]any, 0, len(list))
 	for _, e := range list {
 		if o, ok := e.(map[string]any); ok {
@@ -280,6 +316,7 @@ func (m *Memory) eventsLocked(scope string, list []any) []Violation {
 		}
 	}
 	out := EventsInOrder(events)
+	seqs := map[string]map[float64]bool{} // run -> sequences in this poll
 	for i, e := range events {
 		field, run := at("body", i), str(e["run_id"])
 		data, _ := json.Marshal(e)
@@ -291,15 +328,80 @@ func (m *Memory) eventsLocked(scope string, list []any) []Violation {
 			}
 		}
 		if seq, ok := e["sequence"].(float64); ok {
-			fact := scope + "/" + EventByFact(e)
-			if first, seen := m.byFact.get(fact); seen {
-				out = append(out, EventKeepsSequence(field, run, first, seq)...)
-			} else {
-				m.byFact.put(fact, seq)
+			if seqs[run] == nil {
+				seqs[run] = map[float64]bool{}
+			}
+			seqs[run][seq] = true
+		}
+		if end := EndOf(str(e["event_type"])); end != "" {
+			f := m.factsLocked(scope, run)
+			if f.hasLast && IsTerminal(f.look.State) && f.look.State != end {
+				out = append(out, Violation{Rule: EventsTellTheEnd, Field: field + ".event_type", RunID: run,
+					Expected: "the event of the state the run ended in, " + f.look.State + " (seen by " + f.look.Request + ")", Got: str(e["event_type"])})
+			}
+			if f.endEvent == "" {
+				f.endEvent, f.endEventBy, f.endEventAt = end, ex.Request, ex.Received
 			}
 		}
 	}
+	limit := 100.0
+	if n, err := strconv.Atoi(ex.Query.Get("limit")); err == nil {
+		limit = float64(n)
+	}
+	since, _ := strconv.ParseFloat(ex.Query.Get("since"), 64)
+	for _, run := range ex.Query["run_ids"] {
+		key := scope + "/" + run
+		before, _ := m.runSeqs.get(key)
+		if float64(len(events)) < limit {
+			out = append(out, EventsStillThere(run, since, before, seqs[run])...)
+		}
+		for seq := range seqs[run] {
+			if !slices.Contains(before, seq) && len(before) < maxEventsPerRun {
+				before = append(before, seq)
+			}
+		}
+		m.runSeqs.put(key, before)
+	}
 	return out
+}
+
+// maxEventsPerRun bounds the sequences remembered of one run.
+const maxEventsPerRun = 1000
+
+// reportedLocked checks an accepted report of an event against the run's
+// last look: a finished run takes no event that would move it.
+func (m *Memory) reportedLocked(scope string, ex Exchange) []Violation {
+	if ex.Status < 200 || ex.Status > 299 {
+		return nil
+	}
+	var report struct {
+		EventType string `json:"event_type"`
+	}
+	if json.Unmarshal(ex.RequestBody, &report) != nil {
+		return nil
+	}
+	id := lastSegment(ex.Path)
+	to := StateOf(report.EventType)
+	f := m.factsLocked(scope, id)
+	ended, by := "", ""
+	switch {
+	case f.hasLast && IsTerminal(f.look.State) && f.look.Before(Look{Sent: ex.Sent}):
+		ended, by = f.look.State, "seen by "+f.look.Request
+	case f.reportedEnd != "" && f.reportedEndAt.Before(ex.Sent):
+		ended, by = f.reportedEnd, "reported by "+f.reportedEndBy+" and accepted"
+	}
+	if ended == "" {
+		if end := EndOf(report.EventType); end != "" {
+			f.reportedEnd, f.reportedEndBy, f.reportedEndAt = end, ex.Request, ex.Received
+		}
+		return nil
+	}
+	if to == "" || to == ended {
+		return nil
+	}
+	return []Violation{{Rule: FinishedRunTakesNoEvent, Field: "status", RunID: id,
+		Expected: "a 4xx refusing " + report.EventType + " for a run that had ended " + ended + " (" + by + ")",
+		Got:      strconv.Itoa(ex.Status)}}
 }
 
 // control follows what the mock's control API does to its world: a state
@@ -335,6 +437,15 @@ func (m *Memory) factsLocked(scope, id string) *runFacts {
 		m.runs.put(key, f)
 	}
 	return f
+}
+
+// lastSegment is the last segment of a path, unescaped.
+func lastSegment(p string) string {
+	seg := p[strings.LastIndexByte(p, '/')+1:]
+	if v, err := url.PathUnescape(seg); err == nil {
+		return v
+	}
+	return seg
 }
 
 // isRunPath tells whether p is /agent/runs/{id}.

@@ -41,7 +41,10 @@ const (
 	TerminalRunNeverChanges = "terminal-run-never-changes"
 	CreatedRunIsItsTask     = "created-run-is-its-task"
 	ClaimedRunLinksSession  = "claimed-run-links-session"
+	AnswerIsTheOneAsked     = "answer-is-the-one-asked"
 	ListingMatchesFilters   = "listing-matches-filters"
+	PageWithinLimit         = "page-within-limit"
+	NextPageHasRuns         = "next-page-has-runs"
 	ListingOrdered          = "listing-in-order"
 	WalkNeverRepeats        = "walk-never-repeats"
 	ProblemStatusMatches    = "problem-status-matches"
@@ -50,6 +53,8 @@ const (
 	RefusedRunNeverListed   = "refused-run-never-listed"
 	EventsOrdered           = "events-in-order"
 	EventsNeverChange       = "events-never-change"
+	EventsTellTheEnd        = "events-tell-the-end"
+	FinishedRunTakesNoEvent = "finished-run-takes-no-event"
 )
 
 // Catalogue is every rule, in the order the reports show them.
@@ -63,15 +68,20 @@ var Catalogue = []Rule{
 	{TerminalRunNeverChanges, "A run seen in a terminal state never changes afterwards", "runs"},
 	{CreatedRunIsItsTask, "A run created through the API has its run_id as its task_id", "runs"},
 	{ClaimedRunLinksSession, "A run created through the API links to its session once a worker has claimed it", "runs"},
+	{AnswerIsTheOneAsked, "A run, schedule or artifact fetched by its id is the one asked for", "runs"},
 	{ListingMatchesFilters, "Every run a listing shows matches every filter of the query", "listings"},
 	{ListingOrdered, "A listing sorted by a timestamp is in the order asked for", "listings"},
+	{PageWithinLimit, "A page holds no more runs than its limit (20 when none is given)", "listings"},
+	{NextPageHasRuns, "A page that says there is a next page, in creation order, is followed by runs", "listings"},
 	{WalkNeverRepeats, "Walking the pages of a listing in creation order shows each run once", "listings"},
 	{ProblemStatusMatches, "A problem document's status is the HTTP status it came with", "errors"},
 	{AcceptedCancelCancels, "A run whose cancel was accepted is CANCELLED afterwards", "cancels"},
 	{CancelRefusedOnlyLate, "A cancel is refused with 400 only once the run has ended or is BLOCKED", "cancels"},
 	{RefusedRunNeverListed, "A run refused to a caller is never listed to that caller, nor fetched by it", "visibility"},
 	{EventsOrdered, "A poll's events come in increasing sequence order", "events"},
-	{EventsNeverChange, "An event polled twice is the same both times", "events"},
+	{EventsNeverChange, "An event polled again is the same, under the same sequence, and none is lost", "events"},
+	{EventsTellTheEnd, "A run's terminal event names the state the run ended in", "events"},
+	{FinishedRunTakesNoEvent, "A reported event that would move a finished run is refused", "events"},
 }
 
 // RuleByID finds a rule of the Catalogue.

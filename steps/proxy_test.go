@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/proxy"
+	"github.com/agentruns/agentruns/rules"
 	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
@@ -49,7 +50,11 @@ func foundBy(t *testing.T, p *proxy.Proxy) proxy.Summary {
 func describe(s proxy.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d exchanges, %d checked, unchecked %v, %d violations\n", s.Exchanges, s.Checked, s.Unchecked, s.Violations)
-	for _, f := range s.Latest {
+	for i, f := range s.Latest {
+		if i == 5 {
+			fmt.Fprintf(&b, "  ...\n")
+			break
+		}
 		fmt.Fprintf(&b, "  %s (%d) %s\n", f.Request, f.Status, f.Violation)
 	}
 	return b.String()
@@ -76,20 +81,93 @@ func TestProxySeesNoViolationInFrontOfTheReferenceServer(t *testing.T) {
 	}
 }
 
+// proxyCatches names, for each broken server, the rule the proxy must
+// report it breaking while the suite runs through it.
+var proxyCatches = map[string]string{
+	"a wrong state name":                                  rules.ResponseFollowsDocument,
+	"a missing required field":                            rules.ResponseFollowsDocument,
+	"task_id different from run_id":                       rules.CreatedRunIsItsTask,
+	"a list that ignores a filter (model_id)":             rules.ListingMatchesFilters,
+	"a cursor that repeats a run":                         rules.WalkNeverRepeats,
+	"a state that moves backwards":                        rules.StatesMoveForward,
+	"an error that is not a problem document":             rules.ResponseFollowsDocument,
+	"a problem whose status differs from the HTTP status": rules.ProblemStatusMatches,
+	"a cancel that does not cancel":                       rules.AcceptedCancelCancels,
+	"a cancel refused while the run is still going":       rules.CancelRefusedOnlyLate,
+	"a list that ignores sort_order":                      rules.ListingOrdered,
+	"a listing without has_next_page":                     rules.ResponseFollowsDocument,
+	"no session link once claimed":                        rules.ClaimedRunLinksSession,
+	"a terminal run that changes afterwards":              rules.TerminalRunNeverChanges,
+	"events numbered anew at every poll":                  rules.EventsNeverChange,
+	"events newest first":                                 rules.EventsOrdered,
+	"an end reported before it happened":                  rules.EventsTellTheEnd,
+	"a reported event that moves a finished run back":     rules.FinishedRunTakesNoEvent,
+	"time bounds that include their instant":              rules.ListingMatchesFilters,
+	"has_next_page on a full last page":                   rules.NextPageHasRuns,
+	"a default page of 50 runs":                           rules.PageWithinLimit,
+	"filters joined by OR":                                rules.ListingMatchesFilters,
+	"an artifact answered under another uid":              rules.AnswerIsTheOneAsked,
+	"creating an agent answers 200 rather than 201":       rules.ResponseFollowsDocument,
+	"a transcript served in place of a redirect":          rules.ResponseFollowsDocument,
+	"a schedule create answering 200":                     rules.ResponseFollowsDocument,
+	"a catalogue variant without its source":              rules.ResponseFollowsDocument,
+}
+
+// proxyCannotSee names the broken servers whose fault no single caller's
+// traffic shows, or that the rules package does not hold yet, and why.
+var proxyCannotSee = map[string]string{
+	"a 200 for an unknown run":                                                 "an observer cannot tell a run that does not exist from one it has not seen",
+	"another team's runs listed":                                               "the API's answers do not say which team a caller or a run is in",
+	"another team's run readable and cancellable":                              "the API's answers do not say which team a caller or a run is in",
+	"another team's artifact handed out":                                       "the API's answers do not say which team a caller or a run is in",
+	"a conversation shown to another team, and a session that never redirects": "team membership is not in the answers; the redirect's target is not checked",
+	"plans without their content":                                              "not held yet: an artifact's content against its type",
+	"downloads that never expire, and serve a truncated file":                  "not held yet: downloads are outside the API's paths",
+	"a default model that is not listed":                                       "not held yet: the default model against GET /agent/models",
+	"environments that do not follow their runs":                               "not held yet: an environment's latest run against the runs seen",
+	"environments listed oldest first":                                         "not held yet: the order of environments",
+	"deleting an agent that leaves it and its keys in place":                   "not held yet: identities after a delete",
+	"read_at and delivered_at that move on every call":                         "not held yet: message timestamps from look to look",
+	"messages accepted for a finished run, and shown delivered at once":        "not held yet: messages against their run's state",
+	"conversations with their messages newest first":                           "not held yet: the order of a conversation",
+	"a continued run that starts a conversation of its own":                    "not held yet: a continued run's conversation",
+	"a summary before the run has ended":                                       "not held yet: a conversation's summary against its run's state",
+	"a transcript link that still wants the API key":                           "not held yet: transcripts are outside the API's paths",
+	"a schedule that never fires":                                              "not held yet: schedules against the clock",
+	"a schedule that fires twice per tick":                                     "not held yet: schedules against the clock",
+	"a schedule that ignores pause":                                            "not held yet: schedules against the clock",
+	"a catalogue out of name order":                                            "not held yet: the order of the agent catalogue",
+}
+
+// TestProxyReportsWhatEachBrokenServerDoes puts the proxy in front of each
+// broken server, runs the suite's features for it through the proxy (the
+// mock's control API is forwarded, so the suite drives the mock's clock as
+// it does without the proxy), and checks the proxy reported the rule that
+// server breaks.
 func TestProxyReportsWhatEachBrokenServerDoes(t *testing.T) {
 	for _, bs := range brokenServers {
 		t.Run(bs.name, func(t *testing.T) {
+			rule, catches := proxyCatches[bs.name]
+			why, cannot := proxyCannotSee[bs.name]
+			require.True(t, catches != cannot, "say in proxyCatches which rule the proxy reports %q breaking, or in proxyCannotSee why it cannot", bs.name)
 			srv := newMock(t, mockserver.Options{}, bs.wrap)
 			p, base := newProxy(t, srv.URL, proxy.Options{})
 			_, _ = runSuite(t, base, func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) })
 			s := foundBy(t, p)
 			var broken []string
+			count := map[string]int{}
 			for _, r := range s.Rules {
 				if r.Violations > 0 {
 					broken = append(broken, fmt.Sprintf("%s=%d", r.ID, r.Violations))
+					count[r.ID] = r.Violations
 				}
 			}
-			t.Logf("RESULT %q: %s", bs.name, strings.Join(broken, " "))
+			if cannot {
+				t.Logf("not expected to be seen (%s); found: %s", why, strings.Join(broken, " "))
+				return
+			}
+			assert.Positive(t, count[rule], "the proxy did not report %s\n%s", rule, describe(s))
+			t.Logf("found: %s", strings.Join(broken, " "))
 		})
 	}
 }
