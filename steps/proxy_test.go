@@ -2,8 +2,12 @@ package steps_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/proxy"
+	"github.com/agentruns/agentruns/proxy/record"
 	"github.com/agentruns/agentruns/rules"
 	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/steps/internal/refserver"
@@ -170,4 +176,80 @@ func TestProxyReportsWhatEachBrokenServerDoes(t *testing.T) {
 			t.Logf("found: %s", strings.Join(broken, " "))
 		})
 	}
+}
+
+// A suite run against the reference server, recorded through the proxy,
+// becomes a fixtures folder the mock serves offline: the read-only suite
+// passes against it, and a run seen moving replays its timeline on the
+// mock's clock.
+func TestARecordedSuiteRunReplaysOnTheMock(t *testing.T) {
+	dir := t.TempDir()
+	rec := record.New(dir, 0)
+	p, base := newProxy(t, newReferenceServer(t, refserver.Options{Step: 100 * time.Millisecond, BlockedFor: 300 * time.Millisecond}), proxy.Options{Observer: rec})
+	res, out := runSuite(t, base, func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
+	assertAllPassed(t, res, out)
+	foundBy(t, p)
+	written, err := rec.Write()
+	require.NoError(t, err)
+	sum := written.(record.Summary)
+	t.Logf("recorded %+v", sum)
+	require.Greater(t, sum.Runs, 50)
+	require.Positive(t, sum.Replayed, "some run was seen moving to its end")
+
+	set, err := fixtures.Load(os.DirFS(dir))
+	require.NoError(t, err)
+	for _, name := range []string{"principals.json", "runs.json"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), "wk-mock-alice", "%s holds the caller's key", name)
+	}
+
+	// Offline, as against any server: the read-only suite passes.
+	replay := newMock(t, mockserver.Options{Fixtures: set, DisableControl: true}, nil)
+	res, out = runSuite(t, replay.URL, func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c); c.ReadOnly = true })
+	assertAllPassed(t, res, out)
+	assertOnlyMockScenariosSkipped(t, res)
+	passed, _, _ := res.Count()
+	assert.Greater(t, passed, 10)
+
+	// A replayed run, on a mock whose clock only moves when told.
+	var replayed fixtures.Run
+	for _, r := range set.Runs {
+		if r.Replay != nil {
+			replayed = r
+			break
+		}
+	}
+	clock := newMock(t, mockserver.Options{Fixtures: set, ClockMode: mockserver.VirtualClock}, nil)
+	first := stateOf(t, clock.URL, replayed.ID)
+	assert.Equal(t, replayed.State, first, "a replayed run starts in the first state it was seen in")
+	var total time.Duration
+	for _, d := range replayed.Replay.Steps {
+		total += time.Duration(d)
+	}
+	advance(t, clock.URL, total+time.Second)
+	assert.Equal(t, replayed.Replay.Final, stateOf(t, clock.URL, replayed.ID), "it ends as it was seen to end")
+}
+
+func stateOf(t *testing.T, base, id string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/agent/runs/"+id, nil)
+	req.Header.Set("Authorization", "Bearer any-key")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var run struct {
+		State string `json:"state"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&run))
+	return run.State
+}
+
+func advance(t *testing.T, base string, d time.Duration) {
+	t.Helper()
+	resp, err := http.Post(base+"/__mock/clock/advance", "application/json", strings.NewReader(`{"by":"`+d.String()+`"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
