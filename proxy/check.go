@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,12 +190,75 @@ func (c *checker) responseViolations(x *pending, body []byte) []rules.Violation 
 	if !errors.As(err, &ve) {
 		return nil
 	}
+	var doc any
+	_ = json.Unmarshal(body, &doc)
+	op := ve.Operation
+	if ve.Status != 0 {
+		op += " " + strconv.Itoa(ve.Status)
+	}
 	out := make([]rules.Violation, 0, len(ve.Findings))
 	for _, f := range ve.Findings {
+		got := "an answer that does not"
+		if v, ok := valueAt(doc, f.Field); ok {
+			got = short(v)
+		} else if strings.HasPrefix(f.Field, "body.") {
+			got = "nothing"
+		}
 		out = append(out, rules.Violation{Rule: rules.ResponseFollowsDocument, Field: f.Field,
-			Expected: "the answer " + ve.Operation + " documents", Got: f.Message})
+			Expected: "as " + op + " is documented: " + f.Message, Got: got})
 	}
 	return out
+}
+
+// valueAt finds the value a finding's field names, "body.runs[2].state",
+// in the decoded body.
+func valueAt(doc any, field string) (any, bool) {
+	rest, ok := strings.CutPrefix(field, "body")
+	if !ok || doc == nil {
+		return nil, false
+	}
+	cur := doc
+	for rest != "" {
+		switch {
+		case strings.HasPrefix(rest, "."):
+			rest = rest[1:]
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = m[rest[:end]]; !ok {
+				return nil, false
+			}
+			rest = rest[end:]
+		case strings.HasPrefix(rest, "["):
+			end := strings.IndexByte(rest, ']')
+			i, err := strconv.Atoi(rest[1:max(end, 1)])
+			list, ok := cur.([]any)
+			if end < 0 || err != nil || !ok || i < 0 || i >= len(list) {
+				return nil, false
+			}
+			cur, rest = list[i], rest[end+1:]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// short is a JSON value as a violation shows it, cut at 200 bytes.
+func short(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
 }
 
 // request rebuilds the request for the validator from what was kept.

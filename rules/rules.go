@@ -23,11 +23,11 @@ import (
 
 // Rule is one thing a server must do, as the reports list it.
 type Rule struct {
-	ID    string // stable, kebab-case: what violations are counted by
-	Title string // one sentence a person reads
+	ID    string `json:"id"`    // stable, kebab-case: what violations are counted by
+	Title string `json:"title"` // one sentence a person reads
 	// Area groups the rules in the reports: "document", "runs", "listings",
 	// "errors", "cancels", "visibility", "events".
-	Area string
+	Area string `json:"area"`
 }
 
 // The rules, by ID.
