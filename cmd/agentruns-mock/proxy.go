@@ -62,7 +62,7 @@ func (p *proxyConfig) check(fs *flag.FlagSet) error {
 func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr string)) error {
 	opts := proxy.Options{
 		Upstream: c.proxy.upstream, ControlToken: c.opts.ControlToken, DisableControl: c.opts.DisableControl,
-		MaxBodyBytes: int(c.opts.MaxBodyBytes), Logger: c.opts.Logger,
+		Logger: c.opts.Logger,
 	}
 	var rec *record.Recorder
 	if c.proxy.recordDir != "" {
