@@ -12,8 +12,7 @@ Feature: Get a run
     When I create a run with the prompt "Triage the newest bug reports" and:
       | config.name | {label} |
     And I fetch the run
-    Then the response status is 200
-    And the run's "prompt" is "Triage the newest bug reports"
+    Then the run's "prompt" is "Triage the newest bug reports"
     And the run's "source" is "API"
     And the run has a non-empty "creator.uid"
     And the run's "created_at" is a timestamp

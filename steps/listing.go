@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"github.com/cucumber/godog"
+
 	"context"
 	"errors"
 	"fmt"
@@ -440,4 +442,23 @@ func (m *roster) sameRuns(op string, want []*trackedRun, got []map[string]any) e
 		return fmt.Errorf("%s: expected exactly %s, got %d runs:\n  %s", op, m.list(want), len(got), strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// registerListing registers the steps of listing runs and walking their pages.
+func (s *scenario) registerListing(sc *godog.ScenarioContext) {
+	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
+	sc.Step(`^I walk every page of "([^"]*)"$`, s.walkPages)
+	sc.Step(`^the listing holds exactly (.+)$`, s.listingHoldsExactly)
+	sc.Step(`^the listing holds ([a-z-]+), and of ([a-z-]+(?: and [a-z-]+)*) only runs that moved since ([a-z-]+) was created$`, s.listingHoldsAndMaybe)
+	sc.Step(`^the listing holds at most (\d+) runs?$`, s.listingHoldsAtMost)
+	sc.Step(`^the listing holds (\d+) runs?$`, s.listingHoldsCount)
+	sc.Step(`^the listing holds the runs I created, (newest|oldest) first$`, s.listingHoldsCreatedInOrder)
+	sc.Step(`^the listed runs are ordered by "([^"]*)", (newest|oldest) first$`, s.listingOrderedBy)
+	sc.Step(`^the listing has a list of runs and page information saying whether more follow$`, s.listingHasRunsAndPageInfo)
+	sc.Step(`^the listing says there is a next page$`, s.listingHasNextPage)
+	sc.Step(`^the listing says there is no next page$`, s.listingHasNoNextPage)
+	sc.Step(`^every listed run carries a status message with a message and an error code$`, s.listedRunsSayWhy)
+	sc.Step(`^the walk took (\d+) pages?$`, s.walkTookPages)
+	sc.Step(`^every page of the walk held (\d+) runs?$`, s.walkPagesHeld)
+	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
 }

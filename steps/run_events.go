@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"github.com/cucumber/godog"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -240,4 +242,21 @@ func splitList(list string) []string {
 		}
 	}
 	return out
+}
+
+// registerRunEvents registers the steps of polling and reporting run events.
+func (s *scenario) registerRunEvents(sc *godog.ScenarioContext) {
+	sc.Step(`^I poll the run's events$`, s.pollTheRunsEvents)
+	sc.Step(`^I poll the run's events again$`, s.pollTheRunsEvents)
+	sc.Step(`^I poll the run's events since the last one$`, s.pollSinceTheLast)
+	sc.Step(`^the events are about the run, in increasing sequence order$`, s.eventsInOrderAboutTheRun)
+	sc.Step(`^the last event reports the run's state$`, s.lastEventReportsTheEnd)
+	sc.Step(`^every event occurred between the run's creation and its last update$`, s.eventsWithinTheRun)
+	sc.Step(`^the events are the same as at the first poll$`, s.eventsSameAsFirstPoll)
+	sc.Step(`^no events came back$`, s.noEventsCameBack)
+	sc.Step(`^the run's events are (run_[a-z_]+(?:(?:, | and )run_[a-z_]+)*)$`, s.eventsAre)
+	sc.Step(`^the "(run_[a-z_]+)" event occurred at the run's "([^"]*)"$`, s.eventOccurredAtRunField)
+	sc.Step(`^I report the event "(run_[a-z_]+)" for the run with the execution id "([^"]*)"$`, s.reportEvent)
+	sc.Step(`^I report the event "(run_[a-z_]+)" for the run$`, s.reportEventPlain)
+	sc.Step(`^the last event carries the execution id "([^"]*)"$`, s.reportedEventCarries)
 }

@@ -406,3 +406,36 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// registerRuns registers the steps of creating runs, reading one run and the last response.
+func (s *scenario) registerRuns(sc *godog.ScenarioContext) {
+	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
+	sc.Step(`^I create a run with the prompt "([^"]*)" and:$`, s.createRunWithPromptAnd)
+	sc.Step(`^I create a run with:$`, s.createRunWith)
+	sc.Step(`^I create a run with the failing prompt$`, s.createRunWithFailingPrompt)
+	sc.Step(`^I create a run through "POST (/agent/runs?)" with the prompt "([^"]*)" and:$`, s.createRunThrough)
+	sc.Step(`^I created (\d+) runs?$`, s.createdRuns)
+	sc.Step(`^I created these runs:$`, s.createdTheseRuns)
+
+	sc.Step(`^the response status is (\d+)$`, s.responseStatusIs)
+	sc.Step(`^the response has a non-empty "([^"]*)"$`, s.responseHasNonEmpty)
+	sc.Step(`^the response field "([^"]*)" is "([^"]*)"$`, s.responseFieldIs)
+	sc.Step(`^the response field "([^"]*)" equals the response field "([^"]*)"$`, s.responseFieldEqualsField)
+	sc.Step(`^the response is the run's id as a JSON string$`, s.responseIsRunID)
+	sc.Step(`^the response is a problem with status (\d+) and code "([^"]*)"$`, s.responseIsProblem)
+	sc.Step(`^the problem says it is retryable$`, s.problemIsRetryable)
+
+	sc.Step(`^I fetch the run$`, s.fetchTheRun)
+	sc.Step(`^I fetch a run that does not exist$`, s.fetchUnknownRun)
+	sc.Step(`^the run's "([^"]*)" is "([^"]*)"$`, s.runFieldIs)
+	sc.Step(`^the run's "([^"]*)" equals its "([^"]*)"$`, s.runFieldEqualsField)
+	sc.Step(`^the run has a non-empty "([^"]*)"$`, s.runHasNonEmpty)
+	sc.Step(`^the run's "([^"]*)" is a UUID$`, s.runFieldIsUUID)
+	sc.Step(`^the run's "([^"]*)" is an absolute URL$`, s.runFieldIsURL)
+	sc.Step(`^the run's "([^"]*)" is a timestamp$`, s.runFieldIsTimestamp)
+	sc.Step(`^the run's "([^"]*)" is a timestamp not before its "([^"]*)"$`, s.runFieldIsTimestampNotBefore)
+	sc.Step(`^the run's agent configuration holds everything I sent$`, s.runConfigHoldsSent)
+	sc.Step(`^the run is in state "([A-Z]+)"$`, s.runIsInState)
+	sc.Step(`^the run has a status message with error code "([^"]*)"$`, s.runHasStatusCode)
+	sc.Step(`^the run ended in FAILED or ERROR, with a status message carrying a message and an error code$`, s.endedFailedWithStatus)
+}

@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"github.com/cucumber/godog"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,3 +88,11 @@ func (s *scenario) walkNeverSawTheirRun() error {
 }
 
 var errNoTheirs = errors.New("no run of another team yet: use \"another team has created a run\" first")
+
+// registerTenancy registers the steps of two callers of different teams.
+func (s *scenario) registerTenancy(sc *godog.ScenarioContext) {
+	sc.Step(`^another team has created a run$`, s.anotherTeamCreatedARun)
+	sc.Step(`^I fetch the other team's run$`, s.fetchTheirRun)
+	sc.Step(`^I cancel the other team's run$`, s.cancelTheirRun)
+	sc.Step(`^the walk never saw the other team's run$`, s.walkNeverSawTheirRun)
+}
