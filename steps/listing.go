@@ -182,9 +182,18 @@ func (s *scenario) listedRunsSayWhy() error { return s.page().eachSaysWhy() }
 
 func (s *scenario) listingHasNoNextPage() error { return s.page().hasNoNextPage() }
 
-func (s *scenario) walkTookPages(n int) error { return s.walk().tookPages(n) }
+func (s *scenario) walkPagesWithin(limit int) error { return s.walk().pagesWithin(limit) }
 
-func (s *scenario) walkPagesHeld(n int) error { return s.walk().pagesHeld(n) }
+func (s *scenario) listingHoldsBetween(least, most int) error {
+	if err := s.page().holdsAtMost(most); err != nil {
+		return err
+	}
+	l := s.page()
+	if len(l.runs) < least {
+		return fmt.Errorf("%s: expected at least %d runs, got %d", l.op, least, len(l.runs))
+	}
+	return nil
+}
 
 func (s *scenario) walkSawEachOnce() error { return s.walk().sawEachOnce() }
 
@@ -363,34 +372,29 @@ func (l *listing) hasNoNextPage() error {
 
 // Assertions on a walk.
 
-// pagesHeld checks every page of the walk held n runs: the walk's runs
-// filled its pages exactly, and no page was added after the last full one.
-func (w *walk) pagesHeld(n int) error {
+// pagesWithin checks that no page of the walk held more than limit runs,
+// and none was empty (but the only page of a walk that matched nothing):
+// has_next_page must be false on a last page, full or not, so that a client
+// never asks for an empty one. How many runs a page holds below the limit is
+// the server's to choose (the limit is a maximum).
+func (w *walk) pagesWithin(limit int) error {
 	if w.err != nil {
 		return w.err
+	}
+	sizes := make([]string, len(w.pages))
+	for i, p := range w.pages {
+		sizes[i] = strconv.Itoa(len(p.runs))
 	}
 	for i, p := range w.pages {
-		if len(p.runs) != n {
-			more := ""
-			if i == len(w.pages)-1 && len(p.runs) == 0 && i > 0 {
-				more = fmt.Sprintf(": page %d (%s) said there was a next page although it held the last runs", i, w.pages[i-1].op)
-			}
-			return fmt.Errorf("page %d of %d (%s): expected %d runs, got %d%s", i+1, len(w.pages), p.op, n, len(p.runs), more)
+		switch {
+		case len(p.runs) > limit:
+			return fmt.Errorf("page %d of %d (%s): expected at most %d runs, got %d (pages of %s runs)", i+1, len(w.pages), p.op, limit, len(p.runs), strings.Join(sizes, ", "))
+		case len(p.runs) == 0 && i > 0:
+			return fmt.Errorf("page %d of %d (%s) is empty: page %d (%s) said there was a next page although it held the last runs (pages of %s runs)",
+				i+1, len(w.pages), p.op, i, w.pages[i-1].op, strings.Join(sizes, ", "))
+		case len(p.runs) == 0 && len(w.pages) > 1:
+			return fmt.Errorf("page 1 of %d (%s) is empty but says a next page follows (pages of %s runs)", len(w.pages), p.op, strings.Join(sizes, ", "))
 		}
-	}
-	return nil
-}
-
-func (w *walk) tookPages(n int) error {
-	if w.err != nil {
-		return w.err
-	}
-	if len(w.pages) != n {
-		sizes := make([]string, len(w.pages))
-		for i, p := range w.pages {
-			sizes[i] = strconv.Itoa(len(p.runs))
-		}
-		return fmt.Errorf("expected %d pages, got %d (of %s runs)", n, len(w.pages), strings.Join(sizes, ", "))
 	}
 	return nil
 }
@@ -458,7 +462,7 @@ func (s *scenario) registerListing(sc *godog.ScenarioContext) {
 	sc.Step(`^the listing says there is a next page$`, s.listingHasNextPage)
 	sc.Step(`^the listing says there is no next page$`, s.listingHasNoNextPage)
 	sc.Step(`^every listed run carries a status message with a message and an error code$`, s.listedRunsSayWhy)
-	sc.Step(`^the walk took (\d+) pages?$`, s.walkTookPages)
-	sc.Step(`^every page of the walk held (\d+) runs?$`, s.walkPagesHeld)
+	sc.Step(`^no page of the walk held more than (\d+) runs?, and none was empty$`, s.walkPagesWithin)
+	sc.Step(`^the listing holds from (\d+) to (\d+) runs$`, s.listingHoldsBetween)
 	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
 }

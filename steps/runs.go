@@ -435,6 +435,7 @@ func (s *scenario) registerRuns(sc *godog.ScenarioContext) {
 	sc.Step(`^the run's "([^"]*)" is a timestamp$`, s.runFieldIsTimestamp)
 	sc.Step(`^the run's "([^"]*)" is a timestamp not before its "([^"]*)"$`, s.runFieldIsTimestampNotBefore)
 	sc.Step(`^the run's agent configuration holds everything I sent$`, s.runConfigHoldsSent)
+	sc.Step(`^the run is named after its skill$`, s.runNamedAfterItsSkill)
 	sc.Step(`^the run is in state "([A-Z]+)"$`, s.runIsInState)
 	sc.Step(`^the run has a status message with error code "([^"]*)"$`, s.runHasStatusCode)
 	sc.Step(`^the run ended in FAILED or ERROR, with a status message carrying a message and an error code$`, s.endedFailedWithStatus)

@@ -33,13 +33,14 @@ type scenario struct {
 	theirs    *trackedRun // a run another team created (@two-callers)
 	listing   *listing
 	walked    *walk
-	events    eventPolls        // every poll of GET /agent/events (run_events.go)
-	convs     []conversationDoc // every conversation fetched (conversations.go)
-	cache     map[string]string // resolved placeholders
-	schedules map[string]string // nickname -> id of the schedules this scenario created
-	fetched   []fetchedArtifact // the artifacts last fetched (artifacts.go)
-	identity  identityRef       // the identity created last (identities.go)
-	message   sentMessage       // the message sent last (messages.go)
+	events    eventPolls          // every poll of GET /agent/events (run_events.go)
+	convs     []conversationDoc   // every conversation fetched (conversations.go)
+	cache     map[string]string   // resolved placeholders
+	schedules map[string]string   // nickname -> id of the schedules this scenario created
+	fetched   []fetchedArtifact   // the artifacts last fetched (artifacts.go)
+	identity  identityRef         // the identity created last (identities.go)
+	message   sentMessage         // the message sent last (messages.go)
+	offers    map[string][]string // what the server offers, by kind (offered.go)
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It

@@ -172,6 +172,8 @@ var placeholder = regexp.MustCompile(`\{([^{}"]+)\}`)
 //	{between alpha and beta}  an instant between the creation of alpha and beta
 //	{created_at of alpha}  alpha's created_at, exactly as the server wrote it
 //	{an hour after the creation of alpha}  that instant
+//	{a model}, {another model}, {an environment}, {another environment},
+//	{a skill}, {another skill}  references the server offers (offered.go)
 //	{updated_at of the run}  the run's updated_at as last fetched, exactly as
 //	                       the server wrote it
 func (s *scenario) resolve(ctx context.Context, text string) (string, error) {
@@ -218,6 +220,9 @@ func (s *scenario) localValue(key string) (string, bool) {
 func (s *scenario) placeholderValue(ctx context.Context, key string) (string, error) {
 	if v, ok := s.localValue(key); ok {
 		return v, nil
+	}
+	if v, ok, err := s.offered(ctx, key); ok {
+		return v, err
 	}
 	switch {
 	case strings.HasPrefix(key, "creator of "):
