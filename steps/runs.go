@@ -332,6 +332,18 @@ func (s *scenario) responseIsProblem(status int, code string) error {
 	return s.last.isProblem(status, code)
 }
 
+// responseIsOneOfTwoProblems accepts either of two problems, where the
+// document lets a server choose.
+func (s *scenario) responseIsOneOfTwoProblems(status1 int, code1 string, status2 int, code2 string) error {
+	if s.last != nil && s.last.status == status2 {
+		return s.last.isProblem(status2, code2)
+	}
+	if err := s.last.isProblem(status1, code1); err != nil {
+		return fmt.Errorf("%w (or %d %s)", err, status2, code2)
+	}
+	return nil
+}
+
 func (s *scenario) problemIsRetryable() error { return s.last.subject().isRetryable() }
 
 // Steps that check the run's details: one line each.
@@ -423,6 +435,7 @@ func (s *scenario) registerRuns(sc *godog.ScenarioContext) {
 	sc.Step(`^the response field "([^"]*)" equals the response field "([^"]*)"$`, s.responseFieldEqualsField)
 	sc.Step(`^the response is the run's id as a JSON string$`, s.responseIsRunID)
 	sc.Step(`^the response is a problem with status (\d+) and code "([^"]*)"$`, s.responseIsProblem)
+	sc.Step(`^the response is a problem with status (\d+) and code "([^"]*)", or (\d+) and "([^"]*)"$`, s.responseIsOneOfTwoProblems)
 	sc.Step(`^the problem says it is retryable$`, s.problemIsRetryable)
 
 	sc.Step(`^I fetch the run$`, s.fetchTheRun)

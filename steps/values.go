@@ -168,6 +168,7 @@ var placeholder = regexp.MustCompile(`\{([^{}"]+)\}`)
 //
 //	{label}                a config name unique to the scenario
 //	{unknown}              a run id no server has
+//	{their run}            the run another team created (tenancy.go)
 //	{creator of alpha}     the creator uid of run alpha
 //	{between alpha and beta}  an instant between the creation of alpha and beta
 //	{created_at of alpha}  alpha's created_at, exactly as the server wrote it
@@ -213,6 +214,10 @@ func (s *scenario) localValue(key string) (string, bool) {
 		return s.label, true
 	case "unknown":
 		return s.unknownID, true
+	case "their run":
+		if s.theirs != nil {
+			return s.theirs.id, true
+		}
 	}
 	return "", false
 }
