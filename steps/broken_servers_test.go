@@ -351,8 +351,8 @@ var brokenServers = []brokenServer{
 			editRuns(a, func(run map[string]any) { delete(run, "session_link") })
 		}),
 		mustFail: map[string]string{
-			"A claimed run links to its session":                         "session_link",
-			"A run moves only forward until it reaches a terminal state": "no session_link although it is CLAIMED",
+			"A run's session, once shown, is a UUID with a link":   "session_link",
+			"A successful run passes through every state in order": "no session_link although it is CLAIMED",
 		},
 	},
 	{
@@ -430,7 +430,7 @@ var brokenServers = []brokenServer{
 		mustFail: map[string]string{
 			"A run's events follow it as it moves, each stamped with the moment its state began": "expected the events run_in_progress,",
 			"A run that ends in ERROR has the event run_errored":                                 "expected the events run_in_progress, run_errored",
-			"A cancelled run's last event is run_cancelled":                                      "but its last event is",
+			"A cancelled run's last event is run_cancelled":                                      "later its events still do not report it",
 		},
 	},
 	{

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,11 +157,43 @@ func (s *scenario) walk() *walk {
 
 // Steps that check a listing: one line each.
 
-func (s *scenario) listingHoldsExactly(names string) error { return s.page().holdsExactly(names) }
-
-func (s *scenario) listingHoldsAndMaybe(must, may, _ string) error {
-	return s.page().holdsAndMaybe(must, may)
+func (s *scenario) listingHoldsExactly(ctx context.Context, names string) error {
+	return s.wholeListing(ctx).holdsExactly(names)
 }
+
+// wholeListing is the last listing with the pages that follow it, if any:
+// a page may hold fewer runs than the limit (it is a maximum), so what a
+// listing holds is judged over all of its pages. The pages after the first
+// are checked against the filters as every page is.
+func (s *scenario) wholeListing(ctx context.Context) *listing {
+	first := s.page()
+	if first.err != nil || !first.hasNext {
+		return first
+	}
+	whole := *first
+	whole.op = first.op + " and the pages after it"
+	whole.runs = slices.Clone(first.runs)
+	used := map[string]bool{}
+	for l := first; l.hasNext; {
+		if l.nextCursor == "" || used[l.nextCursor] || len(used) == 100 {
+			whole.err = fmt.Errorf("%s says has_next_page but gives no new next_cursor", l.op)
+			return &whole
+		}
+		used[l.nextCursor] = true
+		if l = s.listPage(ctx, first.query, l.nextCursor); l.err != nil {
+			whole.err = l.err
+			return &whole
+		}
+		whole.runs = append(whole.runs, l.runs...)
+	}
+	whole.hasNext = false
+	return &whole
+}
+
+func (s *scenario) listingHoldsAndMaybe(ctx context.Context, must, may, _ string) error {
+	return s.wholeListing(ctx).holdsAndMaybe(must, may)
+}
+
 
 func (s *scenario) listingHoldsAtMost(n int) error { return s.page().holdsAtMost(n) }
 

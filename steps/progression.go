@@ -101,6 +101,23 @@ func (s *scenario) presentOnceClaimed(field string) error {
 	return s.history().presentOnceClaimed(field)
 }
 
+func (s *scenario) keptOnceShown(field string) error { return s.history().keptOnceShown(field) }
+
+// waitUntilShowsSession watches the run until it shows a session_id; a run
+// that ends without one has the scenario skipped, as the document shows a
+// session only "if available".
+func (s *scenario) waitUntilShowsSession(ctx context.Context) error {
+	err := s.waitFor(ctx, "showing a session", func(string) bool {
+		return str(s.current.looks[len(s.current.looks)-1]["session_id"]) != ""
+	})
+	if r := s.current; err != nil && r != nil && len(r.looks) > 0 {
+		if last := r.looks[len(r.looks)-1]; isTerminal(str(last["state"])) && str(last["session_id"]) == "" {
+			return s.skip(fmt.Sprintf("run %s ended %s without showing a session, which the document shows only if available", r.id, str(last["state"])))
+		}
+	}
+	return err
+}
+
 // Cancelling.
 
 func (s *scenario) cancelRun(ctx context.Context) error {
@@ -127,6 +144,9 @@ func (s *scenario) cancelledIfAccepted() error {
 		return errors.New("the run was not cancelled")
 	case cancelTooLate:
 		return nil // the run ended, or waited for a person, before the cancel arrived
+	}
+	if err := s.inconclusiveIfErroredOnItsOwn(); err != nil {
+		return err
 	}
 	return s.details().fieldIs("state", "CANCELLED")
 }
@@ -330,6 +350,8 @@ func (s *scenario) registerProgression(sc *godog.ScenarioContext) {
 	sc.Step(`^the run's "([^"]*)" never went back$`, s.neverWentBack)
 	sc.Step(`^the run had a "([^"]*)" from the moment it was INPROGRESS, and none before it was CLAIMED$`, s.startedAtRule)
 	sc.Step(`^the run had a "([^"]*)" from the moment it was CLAIMED$`, s.presentOnceClaimed)
+	sc.Step(`^the run kept its "([^"]*)" from the moment it showed one$`, s.keptOnceShown)
+	sc.Step(`^I wait until the run shows its session$`, s.waitUntilShowsSession)
 	sc.Step(`^the run has not changed since it ended$`, s.unchangedSinceEnded)
 
 	sc.Step(`^I cancel the run, retrying while the server answers a retryable 409$`, s.cancelRun)
