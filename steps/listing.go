@@ -194,7 +194,6 @@ func (s *scenario) listingHoldsAndMaybe(ctx context.Context, must, may, _ string
 	return s.wholeListing(ctx).holdsAndMaybe(must, may)
 }
 
-
 func (s *scenario) listingHoldsAtMost(n int) error { return s.page().holdsAtMost(n) }
 
 func (s *scenario) listingHoldsCount(n int) error { return s.page().holdsCount(n) }

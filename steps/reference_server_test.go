@@ -2,8 +2,8 @@ package steps_test
 
 import (
 	"io/fs"
-	"strings"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"

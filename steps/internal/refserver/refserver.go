@@ -81,10 +81,10 @@ const OtherTeamKeyPrefix = "other-team-"
 type Server struct {
 	opts Options
 
-	mu      sync.Mutex
-	runs    map[string]*run
-	all     []*run // every run, in creation order
-	created int    // runs created through the API so far
+	mu        sync.Mutex
+	runs      map[string]*run
+	all       []*run    // every run, in creation order
+	created   int       // runs created through the API so far
 	catalogue catalogue // what runs may name (catalogue.go)
 	// The event log (events.go).
 	events    []event
