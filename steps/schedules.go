@@ -34,6 +34,7 @@ func (s *scenario) registerSchedules(sc *godog.ScenarioContext) {
 	sc.Step(`^(\d+) days? pass(?:es)? on the mock's clock$`, s.daysPass)
 	sc.Step(`^I list the runs of schedule "([^"]*)"$`, s.listScheduleRuns)
 	sc.Step(`^every listed run was started by schedule "([^"]*)", each at its own tick$`, s.listedRunsFromSchedule)
+	sc.Step(`^every listed run was started by schedule "([^"]*)" at (\d\d):(\d\d) UTC$`, s.listedRunsFromScheduleAt)
 }
 
 func (s *scenario) scheduleName(nick string) string { return s.label + " " + nick }
@@ -247,6 +248,24 @@ func (s *scenario) listedRunsFromSchedule(nick string) error {
 			return fmt.Errorf("two runs were started at the same tick %s", str(r["created_at"]))
 		}
 		ticks[str(r["created_at"])] = true
+	}
+	return nil
+}
+
+// listedRunsFromScheduleAt checks that every listed run was started by the
+// schedule at hour:minute UTC, each at its own tick.
+func (s *scenario) listedRunsFromScheduleAt(nick string, hour, minute int) error {
+	if err := s.listedRunsFromSchedule(nick); err != nil {
+		return err
+	}
+	for _, r := range s.listing.runs {
+		t, err := timestamp(r, "created_at")
+		if err != nil {
+			return err
+		}
+		if t = t.UTC(); t.Hour() != hour || t.Minute() != minute {
+			return fmt.Errorf("run %s was started at %s, not at %02d:%02d UTC as the schedule's cron says", str(r["run_id"]), t.Format(time.RFC3339), hour, minute)
+		}
 	}
 	return nil
 }
