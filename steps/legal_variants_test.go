@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // The mock, made to take the choices the published document leaves open
@@ -44,7 +45,9 @@ func TestSuitePassesAgainstTheMockMadeToChooseOtherwise(t *testing.T) {
 		return terse(systemFirst(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case r.Method == http.MethodPost && r.URL.Path == "/agent/messages":
-				rewrite(func(_ *http.Request, a *answer) { problem(a, http.StatusNotFound, "resource_not_found", "Resource not found") })(http.NotFoundHandler()).ServeHTTP(w, r)
+				rewrite(func(_ *http.Request, a *answer) {
+					problem(a, http.StatusNotFound, "resource_not_found", "Resource not found")
+				})(http.NotFoundHandler()).ServeHTTP(w, r)
 				return
 			case r.URL.Path == "/agent" || r.URL.Path == "/agent/environments":
 				if q := r.URL.Query(); q.Get("sort_by") == "size" {
@@ -63,4 +66,39 @@ func TestSuitePassesAgainstTheMockMadeToChooseOtherwise(t *testing.T) {
 	}
 	passed, _, skipped := res.Count()
 	t.Logf("%d scenarios passed, %d skipped, in %s", passed, skipped, res.Duration)
+}
+
+// A run that ends in ERROR on its own, when polling, leaves a scenario that
+// needed another ending inconclusive: skipped, saying so, not failed. Here
+// every accepted cancel is overtaken by a platform error.
+func TestARunThatEndsInErrorOnItsOwnIsInconclusive(t *testing.T) {
+	erroredInstead := rewrite(func(r *http.Request, a *answer) {
+		editRuns(a, func(run map[string]any) {
+			if run["state"] == "CANCELLED" {
+				run["state"] = "ERROR"
+				run["status_message"] = map[string]any{"message": "The worker went away.", "error_code": "internal_error"}
+			}
+		})
+		editEvents(func(evs []map[string]any) {
+			for _, e := range evs {
+				if e["event_type"] == "run_cancelled" {
+					e["event_type"] = "run_errored"
+				}
+			}
+		})(r, a)
+	})
+	srv := newMock(t, mockserver.Options{Step: 40 * time.Millisecond, Pending: 200 * time.Millisecond, DisableControl: true}, erroredInstead)
+	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+		c.Features = someFeatures(t, "state_progression.feature", "events.feature")
+		c.Tags = "not @mock-control and not @mock-only"
+	})
+	assertAllPassed(t, res, out)
+	inconclusive := 0
+	for _, s := range res.Skipped() {
+		if strings.HasPrefix(s.Message, "inconclusive: ") {
+			inconclusive++
+			assert.Contains(t, s.Message, "ended in ERROR on its own", s.Name)
+		}
+	}
+	assert.Positive(t, inconclusive, "no scenario was left inconclusive:\n%s", out)
 }
