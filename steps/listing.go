@@ -1,8 +1,6 @@
 package steps
 
 import (
-	"github.com/cucumber/godog"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cucumber/godog"
 )
 
 // Listing runs, one page or every page.

@@ -1,13 +1,13 @@
 package steps
 
 import (
-	"github.com/cucumber/godog"
-
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/cucumber/godog"
 )
 
 // Watching runs progress, cancelling them, and steering them through the

@@ -10,7 +10,9 @@ import (
 	"github.com/cucumber/godog"
 )
 
-// Steps that send requests a server must refuse.
+// Steps that send a request as written: requests a server must refuse
+// (no key, a bad key, a body it cannot take), and any request of a
+// feature that names the operation itself, with "{name}" placeholders.
 
 func (s *scenario) sendWithoutAuth(ctx context.Context, method, path string) error {
 	return s.sendAs(ctx, method, path, auth{omit: true})
@@ -49,8 +51,8 @@ func (s *scenario) registerRequests(sc *godog.ScenarioContext) {
 	sc.Step(`^the response field "([^"]*)" is null or absent$`, s.responseFieldIsNull)
 }
 
-// Requests as written, with "{name}" placeholders, and the values a
-// scenario remembers from their answers.
+// Requests as written, and the values a scenario remembers from their
+// answers.
 
 func (s *scenario) sendPlain(ctx context.Context, method, path string) error {
 	path, err := s.resolve(ctx, path)

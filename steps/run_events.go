@@ -1,8 +1,6 @@
 package steps
 
 import (
-	"github.com/cucumber/godog"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cucumber/godog"
 )
 
 // Steps about run events: polling GET /agent/events for the run, and
