@@ -25,6 +25,11 @@ const (
 	Interrupted Status = "interrupted"
 )
 
+// NotRun is a scenario of the suite that the run did not select (its tags
+// left it out). Only a report that knows every feature file, the HTML page,
+// shows such scenarios; no Scenario of a Run carries it.
+const NotRun Status = "notrun"
+
 // Incomplete tells whether s means the suite, not the server, is at fault.
 func (s Status) Incomplete() bool {
 	return s == Undefined || s == Pending || s == Ambiguous

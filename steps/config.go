@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/features"
+	"github.com/agentruns/agentruns/htmlreport"
 	"github.com/agentruns/agentruns/internal/tagexpr"
 	"github.com/agentruns/agentruns/report"
 )
@@ -74,8 +75,8 @@ type Config struct {
 	// nil, Format names the report.
 	Report report.Formatter
 	// Format names a report written to Output: pretty (default), progress
-	// or junit (package report), or cucumber (godog's Cucumber JSON) or
-	// html (package htmlreport, as a godog formatter).
+	// or junit (package report), html (package htmlreport), or cucumber
+	// (godog's Cucumber JSON).
 	Format string
 	// Output receives the report named by Format; os.Stdout when nil.
 	Output io.Writer
@@ -100,7 +101,19 @@ type Config struct {
 }
 
 // godogFormats are godog's own formatters the suite passes on.
-var godogFormats = map[string]bool{"cucumber": true, "html": true}
+var godogFormats = map[string]bool{"cucumber": true}
+
+// newReport makes the report named by c.Format: one of package report's,
+// the HTML page, or none when godog's own formatter writes it.
+func (c Config) newReport() report.Formatter {
+	switch {
+	case report.Builtin[c.Format] != nil:
+		return report.Builtin[c.Format](c.Output, report.Options{Colors: !c.NoColors})
+	case c.Format == "html":
+		return htmlreport.New(c.Output, c.Features)
+	}
+	return noReport{}
+}
 
 // withDefaults checks c and fills in its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -137,7 +150,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Format == "" {
 		c.Format = DefaultFormat
 	}
-	if c.Report == nil && report.Builtin[c.Format] == nil && !godogFormats[c.Format] {
+	if c.Report == nil && report.Builtin[c.Format] == nil && c.Format != "html" && !godogFormats[c.Format] {
 		errs = append(errs, fmt.Errorf("format %q: want pretty, progress, junit, cucumber or html", c.Format))
 	}
 	if _, err := c.tags(); err != nil {

@@ -26,8 +26,8 @@ type Suite struct {
 	// for any run at any time.
 	runs *ledger
 
-	mu     sync.Mutex
-	events *collector // the current Run's, nil outside Run
+	mu         sync.Mutex
+	collecting *collector // the current Run's, nil outside Run
 }
 
 // NewSuite checks cfg, loads the OpenAPI validator, checks that the server
