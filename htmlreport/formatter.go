@@ -105,13 +105,14 @@ func (f *Formatter) page(run report.Run) (*Page, error) {
 		Title:    "Contract report",
 		Features: features,
 		Run: &Run{
-			Server:   run.Target,
-			Mode:     run.Mode,
-			Tags:     run.Tags,
-			Seed:     run.Seed,
-			Started:  run.Start.UTC(),
-			Duration: run.Duration,
-			Counts:   counts,
+			Server:    run.Target,
+			Mode:      run.Mode,
+			Tags:      run.Tags,
+			Seed:      run.Seed,
+			Started:   run.Start.UTC(),
+			Duration:  run.Duration,
+			Counts:    counts,
+			Unchecked: run.Unchecked(),
 		},
 	}, nil
 }

@@ -208,3 +208,27 @@ func hasNot(t *testing.T, page, unwanted string, msg ...any) {
 		t.Errorf("the page holds %q: …%s… %v", unwanted, page[max(0, i-80):min(len(page), i+len(unwanted)+80)], msg)
 	}
 }
+
+// A run that skipped scenarios an option would have run is not "All
+// passed": the verdict counts them and the page names the flag.
+func TestReportWithAvoidableSkipsIsNotAllPassed(t *testing.T) {
+	page := func(needs *report.Need) string {
+		run := report.Run{Start: time.Now(), Scenarios: []report.Scenario{
+			{URI: "billing.feature", Line: lineOf(t, "Scenario: A run is charged"), Name: "A run is charged", Status: report.Passed},
+			{URI: "billing.feature", Line: lineOf(t, "Scenario: Credits run out"), Name: "Credits run out", Status: report.Skipped,
+				Message: "needs a key of another team: pass --other-api-key", Needs: needs},
+		}}
+		var out bytes.Buffer
+		f := htmlreport.New(&out, testFeatures)
+		require.NoError(t, f.Close(run))
+		return out.String()
+	}
+	withoutOption := page(&report.Need{Flag: "--other-api-key", What: "one team never sees another team's runs"})
+	hasNot(t, withoutOption, "All passed")
+	has(t, withoutOption, `id="verdict">Passed, 1 not checked</div>`)
+	has(t, withoutOption, `<li data-flag="--other-api-key"><span class="what">one team never sees another team&#39;s runs</span> (1 skipped): run again with <code>--other-api-key</code> to check it</li>`)
+
+	serverRuledOut := page(nil)
+	has(t, serverRuledOut, `id="verdict">All passed</div>`)
+	hasNot(t, serverRuledOut, `id="not-checked"`)
+}

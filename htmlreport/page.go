@@ -63,6 +63,18 @@ type Run struct {
 	Started  time.Time
 	Duration time.Duration
 	Counts   Counts
+	// Unchecked is what the run skipped for want of an option: a run with
+	// such skips did not check everything, and does not say "All passed".
+	Unchecked []report.Unchecked
+}
+
+// NotChecked counts the scenarios skipped for want of an option.
+func (r *Run) NotChecked() int {
+	n := 0
+	for _, u := range r.Unchecked {
+		n += len(u.Scenarios)
+	}
+	return n
 }
 
 // Counts are scenarios by outcome; an outline counts once per examples row.

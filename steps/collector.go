@@ -56,6 +56,9 @@ func (c *collector) register() (suiteName string, unregister func()) {
 type collector struct {
 	report      report.Formatter
 	interrupted func() bool
+	// avoidable names the option that would have run a skipped scenario
+	// with these tags, nil when none would.
+	avoidable func(tags []string) *report.Need
 
 	mu       sync.Mutex
 	features map[string]*featureIndex // by URI
@@ -84,9 +87,9 @@ type featureIndex struct {
 	kws   map[string]string
 }
 
-func newCollector(rep report.Formatter, interrupted func() bool) *collector {
+func newCollector(rep report.Formatter, interrupted func() bool, avoidable func([]string) *report.Need) *collector {
 	return &collector{
-		report: rep, interrupted: interrupted,
+		report: rep, interrupted: interrupted, avoidable: avoidable,
 		features: map[string]*featureIndex{},
 		running:  map[string]*scenarioRun{},
 	}
@@ -199,6 +202,9 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 		sc.Status, sc.Message = report.Skipped, r.skipReason
 		if sc.Message == "" {
 			sc.Message = "skipped"
+		}
+		if c.avoidable != nil {
+			sc.Needs = c.avoidable(sc.Tags)
 		}
 	}
 	if r.interrupted && sc.Status != report.Passed {

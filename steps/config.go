@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -196,4 +197,33 @@ func (c Config) tagExpression() string {
 	}
 	s, _ := tagexpr.Godog(x)
 	return s
+}
+
+// options are the scenarios that run only when the suite is given an
+// option: without it they are skipped, saying which flag would run them.
+var options = []struct {
+	tag     string
+	need    report.Need
+	missing func(Config) bool
+}{
+	{"@two-callers", report.Need{Flag: "--other-api-key", What: "one team never sees, fetches nor cancels another team's runs"},
+		func(c Config) bool { return c.OtherAPIKey == "" }},
+	{"@failing-prompt", report.Need{Flag: "--failing-prompt", What: "a run that fails says why, with an error code"},
+		func(c Config) bool { return c.FailingPrompt == "" }},
+}
+
+// avoidable names the option that would have run a skipped scenario with
+// these tags; nil when none would, because the server itself rules the
+// scenario out (it needs the mock's control API, which the server lacks).
+func (su *Suite) avoidable(tags []string) *report.Need {
+	if su.control == nil && (slices.Contains(tags, "@mock-control") || slices.Contains(tags, "@mock-only")) {
+		return nil
+	}
+	for _, o := range options {
+		if slices.Contains(tags, o.tag) && o.missing(su.cfg) {
+			need := o.need
+			return &need
+		}
+	}
+	return nil
 }

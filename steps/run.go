@@ -43,6 +43,8 @@ type ScenarioResult struct {
 	Status  Status
 	// Message says why the scenario failed or was skipped.
 	Message string
+	// Needs, on a scenario skipped for want of an option, is that option.
+	Needs *report.Need
 }
 
 // Result is the outcome of a whole run of the suite.
@@ -129,7 +131,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	if cfg.Report == nil && godogFormats[cfg.Format] {
 		format += "," + cfg.Format // one of godog's own formatters
 	}
-	col := newCollector(rep, func() bool { return ctx.Err() != nil })
+	col := newCollector(rep, func() bool { return ctx.Err() != nil }, su.avoidable)
 	suiteName, unregister := col.register()
 	defer unregister()
 	su.mu.Lock()
@@ -201,7 +203,7 @@ func NewSeed() int64 { return mrand.Int64N(1<<62) + 1 }
 
 // scenarioResult is the short form of a scenario's report.
 func scenarioResult(sc report.Scenario) ScenarioResult {
-	r := ScenarioResult{Feature: sc.URI, Name: sc.Name, Tags: sc.Tags, Message: sc.Message}
+	r := ScenarioResult{Feature: sc.URI, Name: sc.Name, Tags: sc.Tags, Message: sc.Message, Needs: sc.Needs}
 	switch {
 	case sc.Status == report.Passed:
 		r.Status = Passed

@@ -298,7 +298,8 @@ func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop fu
 // (fixtures/fates.json).
 const bundledMockFailingPrompt = "Contract suite run that fails: [mock:fail]"
 
-// summarise tells people what ran, what failed and what was skipped.
+// summarise tells people what ran, what was not checked and why, and what
+// failed; scenarios skipped or failed with the same message are told once.
 func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	if len(res.Scenarios) == 0 {
 		return
@@ -313,12 +314,99 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	if cfg.ReadOnly {
 		fmt.Fprintln(w, "read-only: scenarios tagged @creates-runs were left out")
 	}
+	unchecked := res.Report.Unchecked()
+	var flags []string
+	for _, u := range unchecked {
+		flags = append(flags, u.Flag)
+		fmt.Fprintf(w, "NOT CHECKED %s (%s skipped): pass %s %s to check it\n",
+			u.What, plural(len(u.Scenarios), "scenario"), u.Flag, flagArgument[u.Flag])
+	}
+	var others []steps.ScenarioResult // skipped because of the server
 	for _, s := range res.Skipped() {
-		fmt.Fprintf(w, "SKIPPED %s: %s (%s)\n", s.Feature, s.Name, s.Message)
+		if s.Needs == nil {
+			others = append(others, s)
+		}
 	}
-	for _, s := range res.Failed() {
-		fmt.Fprintf(w, "FAILED  %s: %s\n        %s\n", s.Feature, s.Name, strings.ReplaceAll(s.Message, "\n", "\n        "))
+	for _, g := range byMessage(others) {
+		if len(g) == 1 {
+			fmt.Fprintf(w, "SKIPPED %s: %s (%s)\n", g[0].Feature, g[0].Name, g[0].Message)
+			continue
+		}
+		fmt.Fprintf(w, "SKIPPED %s: %s\n        %s\n", plural(len(g), "scenario"), g[0].Message, names(g))
 	}
+	for _, g := range byHeadline(res.Failed()) {
+		msg := strings.ReplaceAll(g[0].Message, "\n", "\n        ")
+		if len(g) == 1 {
+			fmt.Fprintf(w, "FAILED  %s: %s\n        %s\n", g[0].Feature, g[0].Name, msg)
+			continue
+		}
+		fmt.Fprintf(w, "FAILED  %s with the same failure: %s\n        %s\n", plural(len(g), "scenario"), names(g), msg)
+	}
+	if failed == 0 && len(res.Interrupted()) == 0 && len(unchecked) > 0 {
+		verdict := "Passed, but not all checked"
+		if passed == 0 {
+			verdict = "Nothing was checked"
+		}
+		fmt.Fprintf(w, "%s: add %s to check the rest.\n", verdict, strings.Join(flags, " and "))
+	}
+}
+
+// plural is "1 scenario", "2 scenarios".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// flagArgument is what each option of report.Need takes, for the summary.
+var flagArgument = map[string]string{
+	"--other-api-key":  "KEY (of another team)",
+	"--failing-prompt": "PROMPT (one the server ends in FAILED or ERROR)",
+}
+
+// byMessage groups scenarios by their message, in the order of first sight.
+func byMessage(scs []steps.ScenarioResult) [][]steps.ScenarioResult {
+	return groupBy(scs, func(s steps.ScenarioResult) string { return s.Message })
+}
+
+// byHeadline groups failed scenarios by the first line of their message:
+// what went wrong, the lines below it being details (the body the server
+// sent, which names each scenario's own run).
+func byHeadline(scs []steps.ScenarioResult) [][]steps.ScenarioResult {
+	return groupBy(scs, func(s steps.ScenarioResult) string {
+		first, _, _ := strings.Cut(s.Message, "\n")
+		return first
+	})
+}
+
+// groupBy groups scenarios by key, in the order of first sight.
+func groupBy(scs []steps.ScenarioResult, key func(steps.ScenarioResult) string) [][]steps.ScenarioResult {
+	var groups [][]steps.ScenarioResult
+	at := map[string]int{}
+	for _, s := range scs {
+		i, ok := at[key(s)]
+		if !ok {
+			i = len(groups)
+			at[key(s)] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], s)
+	}
+	return groups
+}
+
+// names names the first few scenarios of a group, and how many more.
+func names(g []steps.ScenarioResult) string {
+	const shown = 3
+	var out []string
+	for _, s := range g[:min(len(g), shown)] {
+		out = append(out, s.Feature+": "+s.Name)
+	}
+	if len(g) > shown {
+		out = append(out, fmt.Sprintf("and %d more", len(g)-shown))
+	}
+	return strings.Join(out, "; ")
 }
 
 // startMock serves the bundled mock on a free local port.
