@@ -62,6 +62,12 @@ var errFailed = errors.New("the server does not meet the contract")
 // errUsage means the command line was wrong; flag has already said why.
 var errUsage = errors.New("usage")
 
+// usageError is a wrong command line that flag did not catch, saying why;
+// it exits 2 like errUsage.
+type usageError struct{ error }
+
+func (usageError) Is(target error) bool { return target == errUsage }
+
 // errHelp means the usage was asked for and shown.
 var errHelp = errors.New("help")
 
@@ -84,6 +90,9 @@ func main() {
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 	case errors.Is(err, errUsage):
+		if err != errUsage {
+			fmt.Fprintln(os.Stderr, "agentruns-contract:", err)
+		}
 		os.Exit(2)
 	case errors.Is(err, steps.ErrInterrupted):
 		fmt.Fprintln(os.Stderr, "agentruns-contract:", err)
@@ -125,6 +134,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 Runs the Cloud Agent Runs API contract suite against a server. Without a base
 URL it starts the bundled mock in this process and verifies it.
 
+Commands:
+  agentruns-contract docs [--output spec.html]
+        write the features as one HTML page, the API's behaviour as a spec,
+        without running anything (docs --help for its flags)
+
+Exit status: 0 passed, 1 a scenario failed or the server cannot be tested,
+2 the command line is wrong, 130 interrupted.
+
 Flags:
 `)
 		fs.PrintDefaults()
@@ -138,7 +155,8 @@ Flags:
 	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "leave out the scenarios that create runs (@creates-runs)")
 	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
-	fs.DurationVar(&o.timeout, "timeout", steps.DefaultTimeout, "longest wait for one run to progress")
+	o.timeout = steps.DefaultTimeout
+	fs.Var((*duration)(&o.timeout), "timeout", "longest wait for one run to progress, a `duration` such as 90s or 10m")
 	fs.StringVar(&o.format, "format", steps.DefaultFormat, "report `format`: "+formatNames())
 	fs.StringVar(&o.output, "output", "", "`file` for the report (default stdout)")
 	fs.IntVar(&o.concurrency, "concurrency", steps.DefaultConcurrency, "scenarios run at once")
@@ -180,6 +198,24 @@ Flags:
 		o.apiKey, o.apiKeyFrom = os.Getenv("WARP_API_KEY"), "$WARP_API_KEY"
 	}
 	return o, nil
+}
+
+// duration is a flag.Value of a time.Duration that says what it wants
+// where the flag package would answer "parse error".
+type duration time.Duration
+
+func (d *duration) String() string { return time.Duration(*d).String() }
+
+func (d *duration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration with its unit, such as 30s, 5m or 1h30m")
+	}
+	if v <= 0 {
+		return fmt.Errorf("want a duration above zero, such as 30s")
+	}
+	*d = duration(v)
+	return nil
 }
 
 func findFormat(name string) (format, bool) {
@@ -237,6 +273,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stop()
+	if err := cfg.Check(); err != nil {
+		return usageError{err}
+	}
 	if cfg.Seed == 0 {
 		cfg.Seed = steps.NewSeed()
 	}
@@ -284,7 +323,7 @@ func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop fu
 		}
 		return fmt.Sprintf("the bundled mock at %s (started in this process: no --base-url, no $OZ_API_BASE_URL)", url), keyFrom, stop, nil
 	case cfg.APIKey == "":
-		return "", "", nil, errors.New("no API key: pass --api-key or set WARP_API_KEY")
+		return "", "", nil, usageError{errors.New("no API key: pass --api-key or set WARP_API_KEY")}
 	case o.baseURLFrom == "$OZ_API_BASE_URL" && !o.allowWrites && !cfg.ReadOnly:
 		cfg.ReadOnly = true
 		target = fmt.Sprintf("%s (from $OZ_API_BASE_URL), read-only: name it with --base-url, or add --allow-writes, to run the scenarios that create runs", cfg.BaseURL)

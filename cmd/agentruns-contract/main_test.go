@@ -295,12 +295,15 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 		{"no key for a real server", []string{"--base-url", "http://127.0.0.1:1"}, "no API key"},
 		{"bad base URL", []string{"--base-url", "ftp://example.com", "--api-key", "k"}, "want http(s)://host"},
 		{"bad tags", []string{"--tags", "@a and", "--base-url", "http://127.0.0.1:1", "--api-key", "k"}, "ends where a tag was expected"},
+		{"no scheme", []string{"--base-url", "127.0.0.1:8080", "--api-key", "k"}, "has no scheme: write it as http://127.0.0.1:8080"},
+		{"unknown tag", []string{"--tags", "not @sloww"}, "no scenario is tagged @sloww; did you mean @slow? the tags are @creates-runs, "},
+		{"bare timeout", []string{"--timeout", "5"}, `invalid value "5" for flag -timeout: want a duration with its unit, such as 30s, 5m or 1h30m`},
 		{"negative seed", []string{"--seed", "-3"}, "want a positive number"},
 		{"no concurrency", []string{"--concurrency", "0"}, "want 1 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, err := runCmd(t, tc.args...)
-			require.Error(t, err)
+			require.ErrorIs(t, err, errUsage, "exit status 2: the command line is wrong")
 			assert.Contains(t, errOut+err.Error(), tc.want)
 		})
 	}
@@ -315,6 +318,7 @@ func TestHelpShowsEveryFlagButNoKey(t *testing.T) {
 	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--format", "--output", "--concurrency", "--seed", "--no-control"} {
 		assert.Contains(t, errOut.String(), strings.TrimPrefix(f, "-"))
 	}
+	assert.Contains(t, errOut.String(), "agentruns-contract docs [--output spec.html]", "the docs command is listed")
 }
 
 // statusRecorder notes the status of an answer.
