@@ -52,6 +52,11 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	if err := preflight(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey); err != nil {
 		return nil, err
 	}
+	if cfg.OtherAPIKey != "" {
+		if err := preflightTeams(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey, cfg.OtherAPIKey, cfg.ReadOnly); err != nil {
+			return nil, err
+		}
+	}
 	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger()}
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)

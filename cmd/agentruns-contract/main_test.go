@@ -614,3 +614,17 @@ func TestSummaryGroupsIdenticalFailures(t *testing.T) {
 	assert.Contains(t, out.String(), "FAILED  get_run.feature: An unknown run is not found\n        want application/problem+json\n")
 	assert.NotContains(t, out.String(), "not all checked")
 }
+
+// Two keys of one team would fail every tenancy scenario with "expected
+// status 403, got 200", as if the server leaked runs: the pre-flight sees
+// the other key fetch a run of the first key's team and stops, in one
+// sentence, before any scenario.
+func TestASecondKeyOfTheSameTeamStopsBeforeTheScenarios(t *testing.T) {
+	srv := newMock(t, mockserver.Options{}, nil)
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-bob", "--tags", "@two-callers", "--format", "progress")
+	var pre *steps.PreflightError
+	require.ErrorAs(t, err, &pre, "%s\n%s", out, errOut)
+	assert.Regexp(t, `^the --other-api-key sees run [0-9a-f-]{36} that the --api-key's team made, so the two keys belong to one team; `, pre.Sentence)
+	assert.NotContains(t, errOut, "scenarios:", "no scenario ran")
+	assert.Empty(t, out)
+}
