@@ -628,3 +628,20 @@ func TestASecondKeyOfTheSameTeamStopsBeforeTheScenarios(t *testing.T) {
 	assert.NotContains(t, errOut, "scenarios:", "no scenario ran")
 	assert.Empty(t, out)
 }
+
+// Every flag --help shows, and every --format, is named in the flags table
+// of docs/running-the-suite.md, where a server team looks them up.
+func TestTheDocsNameEveryFlagOfHelp(t *testing.T) {
+	var errOut bytes.Buffer
+	require.ErrorIs(t, run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &errOut), errHelp)
+	page, err := os.ReadFile("../../docs/running-the-suite.md")
+	require.NoError(t, err)
+	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(errOut.String(), -1)
+	require.Greater(t, len(flags), 10, errOut.String())
+	for _, f := range flags {
+		assert.Contains(t, string(page), "| `--"+f[1]+"` |", "docs/running-the-suite.md's flags table lacks --%s", f[1])
+	}
+	for _, f := range formats {
+		assert.Contains(t, string(page), "`"+f.name+"`", "docs/running-the-suite.md lacks --format %s", f.name)
+	}
+}
