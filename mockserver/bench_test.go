@@ -336,7 +336,7 @@ func TestBenchHelpers(t *testing.T) {
 	if counts[Failed] < 30 || counts[Errored] < 15 || counts[Cancelled] < 5 || counts[Succeeded] < 250 {
 		t.Fatalf("unexpected mix of states: %v", counts)
 	}
-	q, _, aerr := s.parseListQuery(mustQuery(t, benchFilters), f.session, "")
+	q, _, aerr := parseListQuery(mustQuery(t, benchFilters), cursorSigner{f.session.CursorKey(), ""})
 	if aerr != nil {
 		t.Fatal(aerr)
 	}

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"net/url"
 	"strconv"
 
@@ -111,8 +110,8 @@ type ReportEventResponse struct {
 // reportEvent is POST /agent/events/{runId}.
 func (s *Server) reportEvent(c *call) (any, *apiError) {
 	var req reportEventRequest
-	if err := json.Unmarshal(c.body, &req); err != nil {
-		return nil, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return nil, aerr
 	}
 	seq, err := c.session.Report(c.principal, c.id, store.ReportedEvent{
 		Type: store.EventType(req.EventType), ExecutionID: req.ExecutionID, RefID: req.RefID,

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -46,12 +45,12 @@ func (s *Server) listAgentIdentities(c *call) (any, *apiError) {
 
 // agentName reads the name of a create or update body; required says
 // whether it must be there.
-func agentName(body []byte, required bool) (name string, given bool, aerr *apiError) {
+func agentName(c *call, required bool) (name string, given bool, aerr *apiError) {
 	var req struct {
 		Name *string `json:"name"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return "", false, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return "", false, aerr
 	}
 	if req.Name == nil {
 		if required {
@@ -72,7 +71,7 @@ func agentName(body []byte, required bool) (name string, given bool, aerr *apiEr
 
 // createAgent is POST /agent/identities; it answers 201.
 func (s *Server) createAgent(c *call) (any, *apiError) {
-	name, _, aerr := agentName(c.body, true)
+	name, _, aerr := agentName(c, true)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -85,7 +84,7 @@ func (s *Server) createAgent(c *call) (any, *apiError) {
 
 // updateAgent is PUT /agent/identities/{uid}.
 func (s *Server) updateAgent(c *call) (any, *apiError) {
-	name, given, aerr := agentName(c.body, false)
+	name, given, aerr := agentName(c, false)
 	if aerr != nil {
 		return nil, aerr
 	}

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -61,8 +60,8 @@ func messageHeader(m store.Message) MessageHeader {
 // sendMessage is POST /agent/messages.
 func (s *Server) sendMessage(c *call) (any, *apiError) {
 	var req sendMessageRequest
-	if err := json.Unmarshal(c.body, &req); err != nil {
-		return nil, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return nil, aerr
 	}
 	// The document marks all four required; validate has checked that.
 	switch {

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -122,12 +121,11 @@ func creatorOf(p *fixtures.Principal) *creatorInfo {
 
 // scheduleSpec checks a create or update body beyond its schema and
 // resolves it: a name, a cron expression that parses, a prompt or a skill.
-func (s *Server) scheduleSpec(c *call, update bool) (store.ScheduleSpec, *apiError) {
+func (s *Server) scheduleSpec(c *call, update bool) (spec store.ScheduleSpec, aerr *apiError) {
 	var req scheduleRequest
-	if err := json.Unmarshal(c.body, &req); err != nil {
-		return store.ScheduleSpec{}, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return spec, aerr
 	}
-	var spec store.ScheduleSpec
 	switch {
 	case req.Name == nil || strings.TrimSpace(*req.Name) == "":
 		return spec, errorf(codeInvalidRequest, "name: a schedule needs a name")
@@ -154,15 +152,8 @@ func (s *Server) scheduleSpec(c *call, update bool) (store.ScheduleSpec, *apiErr
 	if strings.TrimSpace(spec.Prompt) == "" && cfg.SkillSpec == "" {
 		return spec, errorf(codeInvalidRequest, "prompt: a prompt or agent_config.skill_spec is required")
 	}
-	if cfg.SkillSpec != "" {
-		if !skillSpecPattern.MatchString(cfg.SkillSpec) {
-			return spec, errorf(codeInvalidRequest, "agent_config.skill_spec: %q is not <owner>/<repo>:<skill_name> or <owner>/<repo>:<path>/SKILL.md", cfg.SkillSpec)
-		}
-		spec.FromSkill = true
-		s.applySkill(c.principal.Team, &cfg)
-	}
-	if cfg.ModelID == "" {
-		cfg.ModelID = s.fixtures.DefaultModelID
+	if spec.FromSkill, aerr = s.resolveConfig(c.principal.Team, &cfg, "agent_config.skill_spec"); aerr != nil {
+		return spec, aerr
 	}
 	spec.Config = &cfg
 	// A caller on exactly one team (every principal of the mock) gets a
@@ -172,25 +163,6 @@ func (s *Server) scheduleSpec(c *call, update bool) (store.ScheduleSpec, *apiErr
 		spec.TeamScope = *req.Team
 	}
 	return spec, nil
-}
-
-// applySkill fills in what the catalogue knows of the skill cfg names:
-// its name (unless the caller chose one) and base prompt (likewise).
-// A skill the catalogue does not know keeps the name its spec gives.
-func (s *Server) applySkill(team string, cfg *AgentConfig) {
-	sk, ok := s.store.ResolveSkill(team, cfg.SkillSpec)
-	if !ok {
-		if cfg.Name == "" {
-			cfg.Name = store.SkillName(cfg.SkillSpec)
-		}
-		return
-	}
-	if cfg.Name == "" || cfg.Name == store.SkillName(cfg.SkillSpec) {
-		cfg.Name = sk.Name
-	}
-	if cfg.BasePrompt == "" {
-		cfg.BasePrompt = sk.BasePrompt
-	}
 }
 
 // createSchedule is POST /agent/schedules; it answers 201.
