@@ -31,16 +31,16 @@ func agentJSON(v store.AgentView) AgentResponse {
 }
 
 // listAgentIdentities is GET /agent/identities.
-func (s *Server) listAgentIdentities(c *call) (any, *apiError) {
+func (s *Server) listAgentIdentities(c *call) response {
 	views, err := c.session.Identities(c.principal)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	out := ListAgentIdentitiesResponse{Agents: make([]AgentResponse, 0, len(views))}
 	for _, v := range views {
 		out.Agents = append(out.Agents, agentJSON(v))
 	}
-	return out, nil
+	return ok(out)
 }
 
 // agentName reads the name of a create or update body; required says
@@ -70,23 +70,23 @@ func agentName(c *call, required bool) (name string, given bool, aerr *apiError)
 }
 
 // createAgent is POST /agent/identities; it answers 201.
-func (s *Server) createAgent(c *call) (any, *apiError) {
+func (s *Server) createAgent(c *call) response {
 	name, _, aerr := agentName(c, true)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	v, err := c.session.CreateAgent(c.principal, name)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{http.StatusCreated, agentJSON(v)}, nil
+	return response{status: http.StatusCreated, body: agentJSON(v)}
 }
 
 // updateAgent is PUT /agent/identities/{uid}.
-func (s *Server) updateAgent(c *call) (any, *apiError) {
+func (s *Server) updateAgent(c *call) response {
 	name, given, aerr := agentName(c, false)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	var v store.AgentView
 	var err error
@@ -96,17 +96,17 @@ func (s *Server) updateAgent(c *call) (any, *apiError) {
 		v, err = c.session.Identity(c.principal, c.id)
 	}
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return agentJSON(v), nil
+	return ok(agentJSON(v))
 }
 
 // deleteAgent is DELETE /agent/identities/{uid}; it answers 204.
-func (s *Server) deleteAgent(c *call) (any, *apiError) {
+func (s *Server) deleteAgent(c *call) response {
 	if err := c.session.DeleteAgent(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{status: http.StatusNoContent}, nil
+	return response{status: http.StatusNoContent}
 }
 
 // AgentKey is the control API's answer to POST /__mock/identities/{uid}/keys.
@@ -116,10 +116,10 @@ type AgentKey struct {
 
 // issueAgentKey is POST /__mock/identities/{uid}/keys: a new API key that
 // acts as the agent, until the agent is deleted.
-func issueAgentKey(c *call) (any, *apiError) {
+func issueAgentKey(c *call) response {
 	key, err := c.session.IssueAgentKey(c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{http.StatusCreated, AgentKey{APIKey: key}}, nil
+	return response{status: http.StatusCreated, body: AgentKey{APIKey: key}}
 }

@@ -42,23 +42,23 @@ type RunAgentResponse struct {
 }
 
 // createRun is POST /agent/run and POST /agent/runs.
-func (s *Server) createRun(c *call) (any, *apiError) {
+func (s *Server) createRun(c *call) response {
 	var req runRequest
 	if aerr := c.decode(&req); aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	n, aerr := s.resolve(c.principal.Team, req)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	if aerr := s.checkEnvironment(c, n.Config.EnvironmentID); aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	creator := c.principal
 	if n.AgentIdentityUID != "" { // the agent identity the run acts as
 		p, err := c.session.ActAs(c.principal, n.AgentIdentityUID)
 		if err != nil {
-			return nil, problemOf(err)
+			return fail(problemOf(err))
 		}
 		creator = p
 	}
@@ -67,17 +67,17 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	n.Fate = c.session.FateFor(n.Prompt)
 	if h := c.r.Header.Get(FateHeader); h != "" {
 		if err := applyFateHeader(&n.Fate, h); err != nil {
-			return nil, errorf(codeInvalidRequest, "header %s: %v", FateHeader, err)
+			return fail(errorf(codeInvalidRequest, "header %s: %v", FateHeader, err))
 		}
 	}
 	if err := n.Fate.Check(); err != nil {
-		return nil, errorf(codeInvalidRequest, "the run's fate (fate rules and header %s): %v", FateHeader, err)
+		return fail(errorf(codeInvalidRequest, "the run's fate (fate rules and header %s): %v", FateHeader, err))
 	}
 	v, err := c.session.Create(creator, n)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return RunAgentResponse{RunID: v.Run.ID, TaskID: v.Run.ID, State: v.Snap.State}, nil
+	return ok(RunAgentResponse{RunID: v.Run.ID, TaskID: v.Run.ID, State: v.Snap.State})
 }
 
 // FateHeader lets a client choose, per create request, how the new run ends
@@ -218,15 +218,15 @@ func jsonType(kind string) string {
 }
 
 // listRuns is GET /agent/runs.
-func (s *Server) listRuns(c *call) (any, *apiError) {
+func (s *Server) listRuns(c *call) response {
 	sg := cursorSigner{c.session.CursorKey(), c.r.Header.Get(SessionHeader)}
 	q, h, err := parseListQuery(c.r.URL.Query(), sg)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	page, err := c.session.List(c.principal, q)
 	if err != nil { // a listing's errors name their query parameter
-		return nil, problemOf(fmt.Errorf("query parameter %w", err))
+		return fail(problemOf(fmt.Errorf("query parameter %w", err)))
 	}
 	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
 	if kept := out.fitPage(s.maxPageBytes); kept < len(page.Runs) {
@@ -237,24 +237,24 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 	if page.Next != nil {
 		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, sg), sg)}
 	}
-	return out, nil
+	return ok(out)
 }
 
 // getRun is GET /agent/runs/{runId}.
-func (s *Server) getRun(c *call) (any, *apiError) {
+func (s *Server) getRun(c *call) response {
 	v, err := c.session.Get(c.principal, c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return runJSON{v, s.sessionLinkBase}, nil
+	return ok(runJSON{v, s.sessionLinkBase})
 }
 
 // cancelRun is POST /agent/runs/{runId}/cancel; it answers the run's id.
-func (s *Server) cancelRun(c *call) (any, *apiError) {
+func (s *Server) cancelRun(c *call) response {
 	if err := c.session.Cancel(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return c.id, nil
+	return ok(c.id)
 }
 
 // isRunID reports whether s is a run id the mock accepts: 1 to 128 letters,

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -166,71 +167,71 @@ func (s *Server) scheduleSpec(c *call, update bool) (spec store.ScheduleSpec, ae
 }
 
 // createSchedule is POST /agent/schedules; it answers 201.
-func (s *Server) createSchedule(c *call) (any, *apiError) {
+func (s *Server) createSchedule(c *call) response {
 	spec, aerr := s.scheduleSpec(c, false)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	sc, err := c.session.CreateSchedule(c.principal, spec)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return created{s.scheduleItem(sc)}, nil
+	return response{status: http.StatusCreated, body: s.scheduleItem(sc)}
 }
 
 // listSchedules is GET /agent/schedules, by name.
-func (s *Server) listSchedules(c *call) (any, *apiError) {
+func (s *Server) listSchedules(c *call) response {
 	list := c.session.ListSchedules(c.principal)
 	out := ListScheduledAgentsResponse{Schedules: make([]ScheduledAgentItem, 0, len(list))}
 	for _, sc := range list {
 		out.Schedules = append(out.Schedules, s.scheduleItem(sc))
 	}
-	return out, nil
+	return ok(out)
 }
 
 // getSchedule is GET /agent/schedules/{scheduleId}.
-func (s *Server) getSchedule(c *call) (any, *apiError) {
+func (s *Server) getSchedule(c *call) response {
 	sc, err := c.session.GetSchedule(c.principal, c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return s.scheduleItem(sc), nil
+	return ok(s.scheduleItem(sc))
 }
 
 // updateSchedule is PUT /agent/schedules/{scheduleId}.
-func (s *Server) updateSchedule(c *call) (any, *apiError) {
+func (s *Server) updateSchedule(c *call) response {
 	if _, err := c.session.GetSchedule(c.principal, c.id); err != nil {
-		return nil, problemOf(err) // 404 or 403 before any complaint about the body
+		return fail(problemOf(err)) // 404 or 403 before any complaint about the body
 	}
 	spec, aerr := s.scheduleSpec(c, true)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	sc, err := c.session.UpdateSchedule(c.principal, c.id, spec)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return s.scheduleItem(sc), nil
+	return ok(s.scheduleItem(sc))
 }
 
 // deleteSchedule is DELETE /agent/schedules/{scheduleId}.
-func (s *Server) deleteSchedule(c *call) (any, *apiError) {
+func (s *Server) deleteSchedule(c *call) response {
 	if err := c.session.DeleteSchedule(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return DeleteScheduledAgentResponse{Success: true}, nil
+	return ok(DeleteScheduledAgentResponse{Success: true})
 }
 
 // pauseSchedule is POST /agent/schedules/{scheduleId}/pause.
-func (s *Server) pauseSchedule(c *call) (any, *apiError) { return s.setEnabled(c, false) }
+func (s *Server) pauseSchedule(c *call) response { return s.setEnabled(c, false) }
 
 // resumeSchedule is POST /agent/schedules/{scheduleId}/resume.
-func (s *Server) resumeSchedule(c *call) (any, *apiError) { return s.setEnabled(c, true) }
+func (s *Server) resumeSchedule(c *call) response { return s.setEnabled(c, true) }
 
-func (s *Server) setEnabled(c *call, enabled bool) (any, *apiError) {
+func (s *Server) setEnabled(c *call, enabled bool) response {
 	sc, err := c.session.SetScheduleEnabled(c.principal, c.id, enabled)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return s.scheduleItem(sc), nil
+	return ok(s.scheduleItem(sc))
 }
