@@ -104,11 +104,11 @@ func (f *benchFill) fill(tb testing.TB, s *Server, from, to int) {
 		if f := benchFate(i); f != "" {
 			req.Header.Set(FateHeader, f)
 		}
-		out, aerr := s.createRun(&call{r: req, session: f.session, principal: p, body: []byte(benchRequest(i))})
-		if aerr != nil {
-			tb.Fatalf("create %d: %v", i, aerr)
+		out := s.createRun(&call{r: req, session: f.session, principal: p, body: []byte(benchRequest(i))})
+		if out.problem != nil {
+			tb.Fatalf("create %d: %v", i, out.problem)
 		}
-		id := out.(RunAgentResponse).RunID
+		id := out.body.(RunAgentResponse).RunID
 		f.ids, f.teams = append(f.ids, id), append(f.teams, p.Team)
 		if i%50 == 13 {
 			if err := f.session.Cancel(p, id); err != nil {
@@ -336,7 +336,7 @@ func TestBenchHelpers(t *testing.T) {
 	if counts[Failed] < 30 || counts[Errored] < 15 || counts[Cancelled] < 5 || counts[Succeeded] < 250 {
 		t.Fatalf("unexpected mix of states: %v", counts)
 	}
-	q, _, aerr := s.parseListQuery(mustQuery(t, benchFilters), f.session, "")
+	q, _, aerr := parseListQuery(mustQuery(t, benchFilters), cursorSigner{f.session.CursorKey(), ""})
 	if aerr != nil {
 		t.Fatal(aerr)
 	}

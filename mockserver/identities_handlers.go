@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -32,26 +31,26 @@ func agentJSON(v store.AgentView) AgentResponse {
 }
 
 // listAgentIdentities is GET /agent/identities.
-func (s *Server) listAgentIdentities(c *call) (any, *apiError) {
+func (s *Server) listAgentIdentities(c *call) response {
 	views, err := c.session.Identities(c.principal)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	out := ListAgentIdentitiesResponse{Agents: make([]AgentResponse, 0, len(views))}
 	for _, v := range views {
 		out.Agents = append(out.Agents, agentJSON(v))
 	}
-	return out, nil
+	return ok(out)
 }
 
 // agentName reads the name of a create or update body; required says
 // whether it must be there.
-func agentName(body []byte, required bool) (name string, given bool, aerr *apiError) {
+func agentName(c *call, required bool) (name string, given bool, aerr *apiError) {
 	var req struct {
 		Name *string `json:"name"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return "", false, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return "", false, aerr
 	}
 	if req.Name == nil {
 		if required {
@@ -71,23 +70,23 @@ func agentName(body []byte, required bool) (name string, given bool, aerr *apiEr
 }
 
 // createAgent is POST /agent/identities; it answers 201.
-func (s *Server) createAgent(c *call) (any, *apiError) {
-	name, _, aerr := agentName(c.body, true)
+func (s *Server) createAgent(c *call) response {
+	name, _, aerr := agentName(c, true)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	v, err := c.session.CreateAgent(c.principal, name)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{http.StatusCreated, agentJSON(v)}, nil
+	return response{status: http.StatusCreated, body: agentJSON(v)}
 }
 
 // updateAgent is PUT /agent/identities/{uid}.
-func (s *Server) updateAgent(c *call) (any, *apiError) {
-	name, given, aerr := agentName(c.body, false)
+func (s *Server) updateAgent(c *call) response {
+	name, given, aerr := agentName(c, false)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	var v store.AgentView
 	var err error
@@ -97,17 +96,17 @@ func (s *Server) updateAgent(c *call) (any, *apiError) {
 		v, err = c.session.Identity(c.principal, c.id)
 	}
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return agentJSON(v), nil
+	return ok(agentJSON(v))
 }
 
 // deleteAgent is DELETE /agent/identities/{uid}; it answers 204.
-func (s *Server) deleteAgent(c *call) (any, *apiError) {
+func (s *Server) deleteAgent(c *call) response {
 	if err := c.session.DeleteAgent(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{status: http.StatusNoContent}, nil
+	return response{status: http.StatusNoContent}
 }
 
 // AgentKey is the control API's answer to POST /__mock/identities/{uid}/keys.
@@ -117,10 +116,10 @@ type AgentKey struct {
 
 // issueAgentKey is POST /__mock/identities/{uid}/keys: a new API key that
 // acts as the agent, until the agent is deleted.
-func issueAgentKey(c *call) (any, *apiError) {
+func issueAgentKey(c *call) response {
 	key, err := c.session.IssueAgentKey(c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{http.StatusCreated, AgentKey{APIKey: key}}, nil
+	return response{status: http.StatusCreated, body: AgentKey{APIKey: key}}
 }

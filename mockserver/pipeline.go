@@ -195,12 +195,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 	}
 
 	// 7. Handle, and 8. write the answer.
-	out, aerr := rt.handle(c)
-	if aerr != nil {
-		writeProblem(w, r, aerr)
-		return
-	}
-	writeJSON(w, r, out)
+	rt.handle(c).write(w, r)
 }
 
 // statusWriter remembers the status for the request log and the journal.

@@ -34,9 +34,8 @@ type call struct {
 	id        string              // the {…} segment of the path, unescaped
 }
 
-// handler answers a call with a body to write as JSON (or a jsonAppender,
-// or rawBody) or an error to write as a problem.
-type handler func(c *call) (any, *apiError)
+// handler answers a call: every handler returns one response (answers.go).
+type handler func(c *call) response
 
 // route is one entry of the routing table.
 type route struct {
@@ -194,12 +193,6 @@ func (s *Server) publicPath(path string) bool {
 	return false
 }
 
-// rawBody is an answer written as it is, with its content type.
-type rawBody struct {
-	contentType string
-	body        []byte
-}
-
-func serveDocument(*call) (any, *apiError) {
-	return rawBody{"application/yaml", openapi.Document}, nil
+func serveDocument(*call) response {
+	return rawBody("application/yaml", openapi.Document)
 }

@@ -45,17 +45,9 @@ func single(v url.Values, names ...string) (string, error) {
 	return got, nil
 }
 
-// parseListQuery reads and checks a GET /agent/runs query of the mock
-// session ms, named sessionName: the store's ListQuery, and the hash of its
-// filters and order that a cursor carries.
-func (s *Server) parseListQuery(v url.Values, ms *store.Session, sessionName string) (store.ListQuery, uint64, *apiError) {
-	q, h, err := parseListQuery(v, cursorSigner{ms.CursorKey(), sessionName})
-	if err != nil {
-		return q, h, err.(*apiError)
-	}
-	return q, h, nil
-}
-
+// parseListQuery reads and checks a GET /agent/runs query whose cursor, if
+// any, sg signed: the store's ListQuery, and the hash of its filters and
+// order that a cursor carries.
 func parseListQuery(v url.Values, secret cursorSigner) (store.ListQuery, uint64, error) {
 	// The service's default order: the runs updated last first.
 	q := store.ListQuery{Limit: defaultLimit, SortBy: "updated_at", Desc: true}
