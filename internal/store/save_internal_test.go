@@ -104,7 +104,7 @@ func TestSaveAndLoadKeepEachResource(t *testing.T) {
 				var out []shown
 				for _, v := range ms.Runs() {
 					r := *v.Run
-					r.Creator.Principal = nil // compared by uid below
+					r.Creator.Principal = nil    // compared by uid below
 					r.indexedAt, r.nextAt = 0, 0 // the index's own, kept up lazily
 					out = append(out, shown{r, v.Snap, v.Msg})
 					assert.Same(t, st.Principal(v.Run.Creator.UID), v.Run.Creator.Principal, "the fixtures' principal, shared")
