@@ -35,6 +35,9 @@ type runIndex struct {
 
 type teamIndex struct {
 	updated *btree.BTreeG[*Run] // by Run.indexedAt, then Seq
+	// updatedByName is the same order for each agent_config.name, so a
+	// listing filtered by name walks only that name's runs.
+	updatedByName map[string]*btree.BTreeG[*Run]
 	title   *btree.BTreeG[*Run] // by the title in lower case, then Seq
 	agent   *btree.BTreeG[*Run] // runs with a skill by its name in lower case, then the rest; then Seq
 	moving  movingHeap          // runs whose updated_at will change, by when
@@ -55,6 +58,8 @@ func (x *runIndex) team(name string) *teamIndex {
 			updated: btree.NewG(btreeDegree, lessUpdated),
 			title:   btree.NewG(btreeDegree, lessTitle),
 			agent:   btree.NewG(btreeDegree, lessAgent),
+
+			updatedByName: map[string]*btree.BTreeG[*Run]{},
 		}
 		x.teams[name] = t
 	}
@@ -77,7 +82,7 @@ func (x *runIndex) remove(r *Run) {
 	}
 	t.title.Delete(r)
 	t.agent.Delete(r)
-	t.updated.Delete(r)
+	t.unfile(r)
 	r.nextAt = 0 // its heap entry, if any, is now stale
 }
 
@@ -87,8 +92,23 @@ func (x *runIndex) moved(r *Run, now time.Time) {
 	if t == nil {
 		return
 	}
-	t.updated.Delete(r)
+	t.unfile(r)
 	t.place(r, now)
+}
+
+// unfile takes r out of the updated_at orders, before its key changes.
+func (t *teamIndex) unfile(r *Run) {
+	t.updated.Delete(r)
+	if byName := t.updatedByName[runName(r)]; byName != nil {
+		byName.Delete(r)
+	}
+}
+
+func runName(r *Run) string {
+	if r.Config == nil {
+		return ""
+	}
+	return r.Config.Name
 }
 
 // place puts r into the updated_at order under its key at now, and into
@@ -100,6 +120,14 @@ func (t *teamIndex) place(r *Run, now time.Time) {
 	snap := r.Timeline.At(now)
 	r.indexedAt = snap.UpdatedAt.UnixMilli()
 	t.updated.ReplaceOrInsert(r)
+	if name := runName(r); name != "" {
+		byName := t.updatedByName[name]
+		if byName == nil {
+			byName = btree.NewG(btreeDegree, lessUpdated)
+			t.updatedByName[name] = byName
+		}
+		byName.ReplaceOrInsert(r)
+	}
 	r.nextAt = 0
 	if next, ok := r.Timeline.nextMoment(now); ok {
 		r.nextAt = next.UnixNano()
@@ -120,7 +148,7 @@ func (t *teamIndex) advance(now time.Time) bool {
 		if m.r.nextAt != m.at { // re-anchored or removed since
 			continue
 		}
-		t.updated.Delete(m.r)
+		t.unfile(m.r)
 		t.place(m.r, now)
 	}
 	return true
@@ -258,6 +286,12 @@ func (x *runIndex) indexedPage(team string, q *ListQuery, now time.Time) ([]*Run
 		return nil, false
 	}
 	tree, less := t.updated, lessUpdated
+	if q.Name != "" {
+		tree = t.updatedByName[q.Name]
+		if tree == nil {
+			return nil, true
+		}
+	}
 	switch q.SortBy {
 	case "title":
 		tree, less = t.title, lessTitle
@@ -275,7 +309,7 @@ func (x *runIndex) indexedPage(team string, q *ListQuery, now time.Time) ([]*Run
 		}
 		return len(out) <= q.Limit
 	}
-	if tree == t.updated && !q.UpdatedAfter.IsZero() {
+	if q.SortBy != "title" && q.SortBy != "agent" && !q.UpdatedAfter.IsZero() {
 		// updated_after bounds the walk: where it starts going up, where
 		// it ends going down.
 		floor := &Run{indexedAt: q.UpdatedAfter.UnixMilli()}
