@@ -38,9 +38,9 @@ type teamIndex struct {
 	// updatedByName is the same order for each agent_config.name, so a
 	// listing filtered by name walks only that name's runs.
 	updatedByName map[string]*btree.BTreeG[*Run]
-	title   *btree.BTreeG[*Run] // by the title in lower case, then Seq
-	agent   *btree.BTreeG[*Run] // runs with a skill by its name in lower case, then the rest; then Seq
-	moving  movingHeap          // runs whose updated_at will change, by when
+	title         *btree.BTreeG[*Run] // by the title in lower case, then Seq
+	agent         *btree.BTreeG[*Run] // runs with a skill by its name in lower case, then the rest; then Seq
+	moving        movingHeap          // runs whose updated_at will change, by when
 	// at is the latest instant the updated_at keys were computed for; a
 	// listing for an earlier one (a real clock whose wall time stepped
 	// back) cannot use them.
