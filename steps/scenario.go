@@ -33,11 +33,12 @@ type scenario struct {
 	theirs    *trackedRun // a run another team created (@two-callers)
 	listing   *listing
 	walked    *walk
-	events    eventPolls        // every poll of GET /agent/events (run_events.go)
-	convs     []conversationDoc // every conversation fetched (conversations.go)
-	cache     map[string]string // resolved placeholders
-	schedules map[string]string // nickname -> id of the schedules this scenario created
-	fetched   []fetchedArtifact // the artifacts last fetched (artifacts.go)
+	events    eventPolls            // every poll of GET /agent/events (run_events.go)
+	convs     []conversationDoc     // every conversation fetched (conversations.go)
+	cache     map[string]string     // resolved placeholders
+	schedules map[string]string     // nickname -> id of the schedules this scenario created
+	fetched   []fetchedArtifact     // the artifacts last fetched (artifacts.go)
+	handoffs  [][]handoffAttachment // every handoff listing (newest_client.go)
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -56,6 +57,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerCatalogue(sc)     // catalogue.go: environments, models, agents, messages
 	s.registerArtifacts(sc)     // artifacts.go
 	s.registerConversations(sc) // conversations.go: conversations, transcripts, session redirects
+	s.registerNewestClient(sc)  // newest_client.go: follow-ups, handoff files, public redirects, newer filters
 
 	// Creating runs.
 	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
