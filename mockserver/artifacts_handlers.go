@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"net/url"
 	"strconv"
 	"time"
@@ -67,15 +66,8 @@ func (s *Server) getArtifact(c *call) (any, *apiError) {
 		return nil, errorf(codeInvalidRequest, "artifactUid: %q is not a UUID, as the artifact_uid of a run's artifacts is", truncate(c.id, 80))
 	}
 	a, err := c.session.Artifact(c.principal, uid)
-	switch {
-	case errors.Is(err, store.ErrArtifactNotFound):
-		return nil, errorf(codeNotFound, "no artifact with uid %s: it is not one a finished run shows", uid)
-	case errors.Is(err, store.ErrOtherTeam):
-		return nil, errorf(codeNotAuthorized, "the artifact belongs to a run of another team")
-	case errors.Is(err, store.ErrArtifactNotRetrievable):
-		return nil, errorf(codeNotFound, "artifact %s is a pull request, which cannot be retrieved here: its url in the run's artifacts is where it lives", uid)
-	case err != nil:
-		return nil, errorf(codeInternal, "%v", err)
+	if err != nil {
+		return nil, problemOf(err)
 	}
 	r := a.Run.Run
 	out := ArtifactResponse{ArtifactUID: uid.String(), ArtifactType: a.Type, CreatedAt: formatTime(a.CreatedAt())}

@@ -99,7 +99,7 @@ func (s *Server) checkEnvironment(c *call, id string) *apiError {
 		return nil
 	}
 	if err := s.store.CheckEnvironment(c.principal, id); errors.Is(err, store.ErrEnvironmentHidden) {
-		return errorf(codeNotAuthorized, "config.environment_id: the environment %q belongs to a team that has not shared it with yours", id)
+		return problemOf(err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package mockserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -86,13 +87,8 @@ func (s *Server) setClock(c *call) (any, *apiError) {
 		if err != nil {
 			return nil, errorf(codeInvalidRequest, "now: must be an RFC 3339 date-time, not %q", req.Now)
 		}
-		_, err = c.session.SetNow(t)
-		if errors.Is(err, store.ErrClockRange) {
-			return nil, errorf(codeInvalidRequest, "now: %v, not %q", err, req.Now)
-		}
-		if err != nil {
-			// A conflict with the clock's state, which waiting does not cure.
-			return nil, &apiError{code: codeConflict, final: true, detail: "now: " + err.Error() + "; it is " + formatTime(c.session.Now())}
+		if _, err = c.session.SetNow(t); err != nil {
+			return nil, problemOf(fmt.Errorf("now: %w (asked for %s; it is %s)", err, req.Now, formatTime(c.session.Now())))
 		}
 	}
 	return clockInfo(c.session), nil
@@ -110,7 +106,7 @@ func (s *Server) advanceClock(c *call) (any, *apiError) {
 		return nil, errorf(codeInvalidRequest, "by: must be a positive duration such as 90s or 5m, not %q", req.By)
 	}
 	if _, err := c.session.Advance(d); err != nil {
-		return nil, errorf(codeInvalidRequest, "by: %v", err)
+		return nil, problemOf(fmt.Errorf("by: %w", err))
 	}
 	return clockInfo(c.session), nil
 }
@@ -145,11 +141,8 @@ func (s *Server) forceState(c *call) (any, *apiError) {
 		}
 	}
 	v, err := c.session.Force(c.id, req.State, msg)
-	if errors.Is(err, store.ErrRunNotFound) {
-		return nil, errorf(codeNotFound, "no run with id %q in this session", c.id)
-	}
 	if err != nil {
-		return nil, asAPIError(err)
+		return nil, problemOf(err)
 	}
 	return runJSON{v, s.sessionLinkBase}, nil
 }
@@ -221,7 +214,7 @@ type ScheduleRuns struct {
 func (s *Server) scheduleRuns(c *call) (any, *apiError) {
 	views, err := c.session.ScheduleRuns(c.id)
 	if err != nil {
-		return nil, scheduleError(err)
+		return nil, problemOf(err)
 	}
 	out := ScheduleRuns{Runs: make([]RunItem, 0, len(views))}
 	for _, v := range views {
@@ -235,7 +228,7 @@ func (s *Server) scheduleRuns(c *call) (any, *apiError) {
 func (s *Server) fireSchedule(c *call) (any, *apiError) {
 	v, err := c.session.FireSchedule(c.id)
 	if err != nil {
-		return nil, scheduleError(err)
+		return nil, problemOf(err)
 	}
 	return runJSON{v, s.sessionLinkBase}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -101,29 +100,12 @@ func exchangeJSON(x store.Exchange) ConversationStep {
 	return st
 }
 
-func conversationJSON(cv store.ConversationView) (any, *apiError) {
-	if cv.Harness != "" {
-		return nil, errorf(codeNotSupported, "this conversation includes a run on the %s harness, whose conversations are in that harness's own format, which the normalised form does not cover; its raw transcript can still be downloaded (GET /agent/runs/{runId}/transcript)", cv.Harness)
-	}
+func conversationJSON(cv store.ConversationView) Conversation {
 	out := Conversation{ConversationID: cv.ID, Steps: []ConversationStep{}}
 	for _, x := range cv.Exchanges {
 		out.Steps = append(out.Steps, exchangeJSON(x))
 	}
-	return out, nil
-}
-
-// conversationError maps the store's errors for this resource (and the
-// runs' own) onto problems.
-func conversationError(err error) *apiError {
-	switch {
-	case errors.Is(err, store.ErrNoConversation):
-		return errorf(codeNotFound, "%v", err)
-	case errors.Is(err, store.ErrConversationNotFound):
-		return errorf(codeNotFound, "no conversation with this id")
-	case errors.Is(err, store.ErrConversationOtherTeam):
-		return errorf(codeNotAuthorized, "the conversation belongs to another team")
-	}
-	return asAPIError(err)
+	return out
 }
 
 // getRunConversation is GET /agent/runs/{runId}/conversation: the whole
@@ -131,18 +113,18 @@ func conversationError(err error) *apiError {
 func (s *Server) getRunConversation(c *call) (any, *apiError) {
 	cv, err := c.session.RunConversation(c.principal, c.id)
 	if err != nil {
-		return nil, conversationError(err)
+		return nil, problemOf(err)
 	}
-	return conversationJSON(cv)
+	return conversationJSON(cv), nil
 }
 
 // getConversation is GET /agent/conversations/{conversation_id}.
 func (s *Server) getConversation(c *call) (any, *apiError) {
 	cv, err := c.session.Conversation(c.principal, c.id)
 	if err != nil {
-		return nil, conversationError(err)
+		return nil, problemOf(err)
 	}
-	return conversationJSON(cv)
+	return conversationJSON(cv), nil
 }
 
 // getSessionRedirect is GET /agent/sessions/{sessionUuid}/redirect.
@@ -171,7 +153,7 @@ func (v redirect) write(w http.ResponseWriter) {
 // credentials (it is one).
 func (s *Server) getRunTranscript(c *call) (any, *apiError) {
 	if _, _, err := c.session.Transcript(c.principal, c.id); err != nil {
-		return nil, conversationError(err)
+		return nil, problemOf(err)
 	}
 	link := transcriptLink{Session: c.r.Header.Get(SessionHeader), RunID: c.id,
 		Expires: c.session.Now().Add(transcriptLinkTTL).UnixMilli()}
@@ -230,7 +212,7 @@ func (s *Server) downloadTranscript(c *call) (any, *apiError) {
 	}
 	x, conv, err := ms.TranscriptOf(l.RunID)
 	if err != nil {
-		return nil, conversationError(err)
+		return nil, problemOf(err)
 	}
 	doc := struct {
 		ConversationID string                `json:"conversation_id"`

@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"encoding/json"
-	"errors"
 	"net/url"
 	"strconv"
 
@@ -50,7 +49,7 @@ func (s *Server) pollEvents(c *call) (any, *apiError) {
 	}
 	events, err := c.session.Events(c.principal, q)
 	if err != nil {
-		return nil, eventsAPIError(err)
+		return nil, problemOf(err)
 	}
 	out := make([]RunEvent, 0, len(events))
 	for _, e := range events {
@@ -119,26 +118,9 @@ func (s *Server) reportEvent(c *call) (any, *apiError) {
 		Type: store.EventType(req.EventType), ExecutionID: req.ExecutionID, RefID: req.RefID,
 	})
 	if err != nil {
-		return nil, eventsAPIError(err)
+		return nil, problemOf(err)
 	}
 	return ReportEventResponse{Sequence: seq}, nil
-}
-
-// eventsAPIError maps the events resource's store errors onto problems.
-func eventsAPIError(err error) *apiError {
-	switch {
-	case errors.Is(err, store.ErrUnknownEvent):
-		return errorf(codeInvalidRequest, "event_type: %v", err)
-	case errors.Is(err, store.ErrEventBackwards):
-		// The document gives these operations no 409 or 422; a report that
-		// cannot apply is the reporter's bad request, and not retryable.
-		return errorf(codeInvalidRequest, "event_type: %v", err)
-	case errors.Is(err, store.ErrRunNotFound):
-		return errorf(codeNotFound, "%v", err)
-	case errors.Is(err, store.ErrOtherTeam):
-		return errorf(codeNotAuthorized, "%v", err)
-	}
-	return asAPIError(err)
 }
 
 // Events returns the mock session's whole event log as it is now, every

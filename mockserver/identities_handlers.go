@@ -2,11 +2,9 @@ package mockserver
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
-	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/store"
 )
 
@@ -37,7 +35,7 @@ func agentJSON(v store.AgentView) AgentResponse {
 func (s *Server) listAgentIdentities(c *call) (any, *apiError) {
 	views, err := c.session.Identities(c.principal)
 	if err != nil {
-		return nil, agentError(err)
+		return nil, problemOf(err)
 	}
 	out := ListAgentIdentitiesResponse{Agents: make([]AgentResponse, 0, len(views))}
 	for _, v := range views {
@@ -80,7 +78,7 @@ func (s *Server) createAgent(c *call) (any, *apiError) {
 	}
 	v, err := c.session.CreateAgent(c.principal, name)
 	if err != nil {
-		return nil, agentError(err)
+		return nil, problemOf(err)
 	}
 	return withStatus{http.StatusCreated, agentJSON(v)}, nil
 }
@@ -99,7 +97,7 @@ func (s *Server) updateAgent(c *call) (any, *apiError) {
 		v, err = c.session.Identity(c.principal, c.id)
 	}
 	if err != nil {
-		return nil, agentError(err)
+		return nil, problemOf(err)
 	}
 	return agentJSON(v), nil
 }
@@ -107,56 +105,9 @@ func (s *Server) updateAgent(c *call) (any, *apiError) {
 // deleteAgent is DELETE /agent/identities/{uid}; it answers 204.
 func (s *Server) deleteAgent(c *call) (any, *apiError) {
 	if err := c.session.DeleteAgent(c.principal, c.id); err != nil {
-		return nil, agentError(err)
+		return nil, problemOf(err)
 	}
 	return withStatus{status: http.StatusNoContent}, nil
-}
-
-// agentError maps the identities resource's store errors onto the API's.
-func agentError(err error) *apiError {
-	switch {
-	case errors.Is(err, store.ErrNotAPerson):
-		return errorf(codeNotAuthorized, "only people manage agents; this key belongs to a service account or an agent")
-	case errors.Is(err, store.ErrPlanLimit):
-		return errorf(codeNotAuthorized, "%v: delete an agent or upgrade the plan", err)
-	case errors.Is(err, store.ErrAgentNotFound):
-		return errorf(codeNotFound, "no agent with this uid")
-	case errors.Is(err, store.ErrAgentOtherTeam):
-		return errorf(codeNotAuthorized, "the agent belongs to another team")
-	case errors.Is(err, store.ErrAgentIsDefault):
-		return errorf(codeInvalidRequest, "the team's default agent cannot be deleted")
-	}
-	return errorf(codeInternal, "%v", err)
-}
-
-// actingAs is who a new run is created by: the caller, or the agent its
-// agent_identity_uid names. Only team-owned runs may name one; the agent
-// must be the caller's team's and within the plan's limit.
-func (s *Server) actingAs(c *call) (*fixtures.Principal, *apiError) {
-	var req struct {
-		AgentIdentityUID *string `json:"agent_identity_uid"`
-		Team             *bool   `json:"team"`
-	}
-	_ = json.Unmarshal(c.body, &req) // createRun has already decoded the body
-	if req.AgentIdentityUID == nil {
-		return c.principal, nil
-	}
-	uid := *req.AgentIdentityUID
-	if req.Team != nil && !*req.Team {
-		return nil, errorf(codeInvalidRequest, "agent_identity_uid: only a team-owned run can act as an agent; leave out team or set it to true")
-	}
-	p, err := c.session.ActAs(c.principal, uid)
-	switch {
-	case errors.Is(err, store.ErrAgentNotFound):
-		return nil, errorf(codeInvalidRequest, "agent_identity_uid: no agent %q in your team; GET /agent/identities lists them", uid)
-	case errors.Is(err, store.ErrAgentOtherTeam):
-		return nil, errorf(codeNotAuthorized, "agent_identity_uid: the agent %q belongs to another team", uid)
-	case errors.Is(err, store.ErrAgentUnavailable):
-		return nil, errorf(codeNotAuthorized, "agent_identity_uid: the agent %q is beyond the team's plan limit (available: false)", uid)
-	case err != nil:
-		return nil, errorf(codeInternal, "%v", err)
-	}
-	return p, nil
 }
 
 // AgentKey is the control API's answer to POST /__mock/identities/{uid}/keys.
@@ -168,11 +119,8 @@ type AgentKey struct {
 // acts as the agent, until the agent is deleted.
 func issueAgentKey(c *call) (any, *apiError) {
 	key, err := c.session.IssueAgentKey(c.id)
-	if errors.Is(err, store.ErrAgentNotFound) {
-		return nil, errorf(codeNotFound, "no agent %q in this mock session", c.id)
-	}
 	if err != nil {
-		return nil, errorf(codeInternal, "%v", err)
+		return nil, problemOf(err)
 	}
 	return withStatus{http.StatusCreated, AgentKey{APIKey: key}}, nil
 }

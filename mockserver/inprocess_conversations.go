@@ -10,11 +10,7 @@ func (c *Session) Conversation(runID string) (Conversation, error) {
 	if err != nil {
 		return Conversation{}, err
 	}
-	out, aerr := conversationJSON(cv)
-	if aerr != nil {
-		return Conversation{}, aerr
-	}
-	raw, err := json.Marshal(out)
+	raw, err := json.Marshal(conversationJSON(cv))
 	if err != nil {
 		return Conversation{}, err
 	}

@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -86,7 +85,7 @@ func (s *Server) sendMessage(c *call) (any, *apiError) {
 	}
 	ids, err := c.session.SendMessage(c.principal, store.NewMessage{SenderRunID: *req.SenderRunID, To: req.To, Subject: *req.Subject, Body: *req.Body})
 	if err != nil {
-		return nil, messageError(err)
+		return nil, problemOf(err)
 	}
 	return SendMessageResponse{MessageIDs: ids}, nil
 }
@@ -118,7 +117,7 @@ func (s *Server) listMessages(c *call) (any, *apiError) {
 	}
 	msgs, err := c.session.Inbox(c.principal, c.id, iq)
 	if err != nil {
-		return nil, asAPIError(err)
+		return nil, problemOf(err)
 	}
 	out := make([]MessageHeader, len(msgs))
 	for i, m := range msgs {
@@ -131,7 +130,7 @@ func (s *Server) listMessages(c *call) (any, *apiError) {
 func (s *Server) readMessage(c *call) (any, *apiError) {
 	m, err := c.session.ReadMessage(c.principal, c.id)
 	if err != nil {
-		return nil, messageError(err)
+		return nil, problemOf(err)
 	}
 	return MessageContent{MessageID: m.ID, SenderRunID: m.SenderRunID, Subject: m.Subject, Body: m.Body, SentAt: formatTime(m.SentAt),
 		DeliveredAt: optTime(m.DeliveredAt), ReadAt: optTime(m.ReadAt)}, nil
@@ -140,25 +139,7 @@ func (s *Server) readMessage(c *call) (any, *apiError) {
 // markDelivered is POST /agent/messages/{messageId}/delivered; it answers 204.
 func (s *Server) markDelivered(c *call) (any, *apiError) {
 	if err := c.session.MarkDelivered(c.principal, c.id); err != nil {
-		return nil, messageError(err)
+		return nil, problemOf(err)
 	}
 	return withStatus{status: http.StatusNoContent}, nil
-}
-
-// messageError maps the messages resource's store errors onto the API's.
-func messageError(err error) *apiError {
-	var re *store.RunError
-	switch {
-	case errors.Is(err, store.ErrMessageNotFound):
-		return errorf(codeNotFound, "no message with this id")
-	case errors.Is(err, store.ErrMessageOtherTeam):
-		return errorf(codeNotAuthorized, "the message was sent to another team's run")
-	case errors.As(err, &re) && errors.Is(err, store.ErrRecipientFinished):
-		return errorf(codeNotSupported, "%s: the run %s has finished and takes no more messages (%v)", re.Field, re.RunID, re.Err)
-	case errors.As(err, &re) && errors.Is(err, store.ErrRunNotFound):
-		return errorf(codeNotFound, "%s: no run %q", re.Field, re.RunID)
-	case errors.As(err, &re) && errors.Is(err, store.ErrOtherTeam):
-		return errorf(codeNotAuthorized, "%s: the run %q belongs to another team", re.Field, re.RunID)
-	}
-	return errorf(codeInternal, "%v", err)
 }

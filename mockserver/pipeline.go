@@ -134,12 +134,8 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 	// 3. Open the mock session.
 	if rt.area != public {
 		ms, err := s.store.Open(r.Header.Get(SessionHeader))
-		if errors.Is(err, store.ErrBadSessionName) {
-			writeProblem(w, r, errorf(codeInvalidRequest, "header %s: %v", SessionHeader, err))
-			return
-		}
-		if err != nil {
-			writeProblem(w, r, &apiError{code: codeUnavailable, detail: "too many isolated sessions are open; reset or reuse one", retryAfter: 5 * time.Second})
+		if err != nil { // a bad name, or too many mock sessions open
+			writeProblem(w, r, problemOf(fmt.Errorf("header %s: %w", SessionHeader, err)))
 			return
 		}
 		c.session = ms

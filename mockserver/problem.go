@@ -2,12 +2,14 @@ package mockserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/agentruns/agentruns/internal/errcode"
+	"github.com/agentruns/agentruns/internal/store"
 )
 
 // errorCode names a kind of failure (internal/errcode has the table).
@@ -48,6 +50,48 @@ func (e *apiError) Error() string { return string(e.code) + ": " + e.detail }
 
 func errorf(code errorCode, format string, args ...any) *apiError {
 	return &apiError{code: code, detail: fmt.Sprintf(format, args...)}
+}
+
+// answer is how the API answers one kind of store failure.
+type answer struct {
+	code errorCode
+	// final: retrying cannot help, whatever the code usually means.
+	final bool
+	// retryAfter, when set, is how long a retry should wait.
+	retryAfter time.Duration
+}
+
+// answers is the one table from a store failure's kind to the API's answer.
+var answers = map[store.Kind]answer{
+	store.Internal:    {code: codeInternal},
+	store.NotFound:    {code: codeNotFound},
+	store.Forbidden:   {code: codeNotAuthorized},
+	store.Invalid:     {code: codeInvalidRequest},
+	store.Unsupported: {code: codeNotSupported},
+	// A run being handed to a worker is one a second later.
+	store.Conflict: {code: codeConflict, retryAfter: time.Second},
+	// The table's conflict is retryable; a state that only moves forward
+	// is a conflict that waiting does not resolve.
+	store.Final:       {code: codeConflict, final: true},
+	store.Unavailable: {code: codeUnavailable, retryAfter: 5 * time.Second},
+	// resource_unavailable is retryable in the API's table; a limit that
+	// only a reset lifts says it is not, so clients do not retry in vain.
+	store.Exhausted: {code: codeUnavailable, final: true},
+}
+
+// problemOf is the one place a store failure becomes a problem: its kind
+// picks the answer, its message is the detail. A failure that is already a
+// problem is kept.
+func problemOf(err error) *apiError {
+	var aerr *apiError
+	if errors.As(err, &aerr) {
+		return aerr
+	}
+	a, ok := answers[store.KindOf(err)]
+	if !ok {
+		a = answers[store.Internal]
+	}
+	return &apiError{code: a.code, final: a.final, retryAfter: a.retryAfter, detail: err.Error()}
 }
 
 // Problem is an RFC 7807 problem details body as the API sends it.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/agentruns/agentruns/internal/store"
 )
@@ -60,9 +59,13 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 	if aerr := s.checkEnvironment(c, n.Config.EnvironmentID); aerr != nil {
 		return nil, aerr
 	}
-	creator, aerr := s.actingAs(c) // identities_handlers.go
-	if aerr != nil {
-		return nil, aerr
+	creator := c.principal
+	if n.AgentIdentityUID != "" { // the agent identity the run acts as
+		p, err := c.session.ActAs(c.principal, n.AgentIdentityUID)
+		if err != nil {
+			return nil, problemOf(err)
+		}
+		creator = p
 	}
 	if n.FromSkill { // the catalogue's name and base prompt for a skill it knows
 		s.applySkill(c.principal.Team, n.Config)
@@ -79,23 +82,8 @@ func (s *Server) createRun(c *call) (any, *apiError) {
 		return nil, errorf(codeInvalidRequest, "the run's fate (fate rules and header %s): %v", FateHeader, err)
 	}
 	v, err := c.session.Create(creator, n)
-	if errors.Is(err, store.ErrNoParent) {
-		return nil, errorf(codeInvalidRequest, "parent_run_id: no run %q that you may see", n.ParentRunID)
-	}
-	if errors.Is(err, store.ErrConversationNotFound) {
-		return nil, errorf(codeInvalidRequest, "conversation_id: no conversation %q has begun (a run's conversation begins when a worker claims it)", n.ConversationID)
-	}
-	if errors.Is(err, store.ErrConversationOtherTeam) {
-		return nil, errorf(codeNotAuthorized, "conversation_id: conversation %q belongs to another team", n.ConversationID)
-	}
-	if errors.Is(err, store.ErrStoreFull) {
-		// Waiting frees nothing, so the 429 says so rather than inviting
-		// retries that would fail the same way.
-		return nil, &apiError{code: codeUnavailable, final: true, detail: fmt.Sprintf(
-			"team %s has created %d runs in this mock session, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", c.principal.Team, s.maxRuns)}
-	}
 	if err != nil {
-		return nil, errorf(codeInternal, "%v", err)
+		return nil, problemOf(err)
 	}
 	return RunAgentResponse{RunID: v.Run.ID, TaskID: v.Run.ID, State: v.Snap.State}, nil
 }
@@ -237,14 +225,8 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 		return nil, aerr
 	}
 	page, err := c.session.List(c.principal, q)
-	if errors.Is(err, store.ErrStalePosition) {
-		return nil, queryError("cursor", "the mock was reset after this cursor was issued")
-	}
-	if errors.Is(err, store.ErrNoAncestor) {
-		return nil, queryError("ancestor_run_id", "no run %q that you may see", q.AncestorID)
-	}
-	if err != nil {
-		return nil, asAPIError(err)
+	if err != nil { // a listing's errors name their query parameter
+		return nil, problemOf(fmt.Errorf("query parameter %w", err))
 	}
 	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
 	if kept := out.fitPage(s.maxPageBytes); kept < len(page.Runs) {
@@ -262,7 +244,7 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 func (s *Server) getRun(c *call) (any, *apiError) {
 	v, err := c.session.Get(c.principal, c.id)
 	if err != nil {
-		return nil, asAPIError(err)
+		return nil, problemOf(err)
 	}
 	return runJSON{v, s.sessionLinkBase}, nil
 }
@@ -270,33 +252,9 @@ func (s *Server) getRun(c *call) (any, *apiError) {
 // cancelRun is POST /agent/runs/{runId}/cancel; it answers the run's id.
 func (s *Server) cancelRun(c *call) (any, *apiError) {
 	if err := c.session.Cancel(c.principal, c.id); err != nil {
-		return nil, asAPIError(err)
+		return nil, problemOf(err)
 	}
 	return c.id, nil
-}
-
-// asAPIError maps the store's sentinel errors onto the API's error codes:
-// the one place the runs resource's store errors become problems.
-func asAPIError(err error) *apiError {
-	switch {
-	case errors.Is(err, store.ErrRunNotFound):
-		return errorf(codeNotFound, "no run with this id")
-	case errors.Is(err, store.ErrOtherTeam):
-		return errorf(codeNotAuthorized, "the run belongs to another team")
-	case errors.Is(err, store.ErrTerminal):
-		return errorf(codeInvalidRequest, "the run cannot be cancelled: %v", err)
-	case errors.Is(err, store.ErrBlocked):
-		return errorf(codeInvalidRequest, "the run cannot be cancelled: it is BLOCKED, waiting for a person to answer")
-	case errors.Is(err, store.ErrPending):
-		return &apiError{code: codeConflict, detail: "the run is being handed to a worker; try again shortly", retryAfter: time.Second}
-	case errors.Is(err, store.ErrNotCancelable):
-		return errorf(codeNotSupported, "the run cannot be cancelled through the API: %v", err)
-	case errors.Is(err, store.ErrBackwards):
-		// A conflict with the run's state, but not the retryable one of the
-		// table: trying again cannot help.
-		return &apiError{code: codeConflict, final: true, detail: err.Error()}
-	}
-	return errorf(codeInternal, "%v", err)
 }
 
 // isRunID reports whether s is a run id the mock accepts: 1 to 128 letters,

@@ -2,9 +2,7 @@ package mockserver
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
-	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/store"
@@ -138,10 +136,11 @@ func (s *Server) scheduleSpec(c *call, update bool) (store.ScheduleSpec, *apiErr
 	case update && req.Enabled == nil:
 		return spec, errorf(codeInvalidRequest, "enabled: a replaced schedule says whether it is enabled")
 	}
-	if _, err := store.ParseCron(*req.CronSchedule); err != nil {
-		return spec, errorf(codeInvalidRequest, "cron_schedule: %v", strings.TrimPrefix(err.Error(), store.ErrBadCron.Error()+": "))
+	cron, err := store.ParseCron(*req.CronSchedule)
+	if err != nil {
+		return spec, problemOf(err)
 	}
-	spec.Name, spec.Cron, spec.Enabled = strings.TrimSpace(*req.Name), strings.Join(strings.Fields(*req.CronSchedule), " "), true
+	spec.Name, spec.Cron, spec.Enabled = strings.TrimSpace(*req.Name), cron, true
 	if req.Enabled != nil {
 		spec.Enabled = *req.Enabled
 	}
@@ -202,7 +201,7 @@ func (s *Server) createSchedule(c *call) (any, *apiError) {
 	}
 	sc, err := c.session.CreateSchedule(c.principal, spec)
 	if err != nil {
-		return nil, scheduleError(err)
+		return nil, problemOf(err)
 	}
 	return created{s.scheduleItem(sc)}, nil
 }
@@ -221,7 +220,7 @@ func (s *Server) listSchedules(c *call) (any, *apiError) {
 func (s *Server) getSchedule(c *call) (any, *apiError) {
 	sc, err := c.session.GetSchedule(c.principal, c.id)
 	if err != nil {
-		return nil, scheduleError(err)
+		return nil, problemOf(err)
 	}
 	return s.scheduleItem(sc), nil
 }
@@ -229,7 +228,7 @@ func (s *Server) getSchedule(c *call) (any, *apiError) {
 // updateSchedule is PUT /agent/schedules/{scheduleId}.
 func (s *Server) updateSchedule(c *call) (any, *apiError) {
 	if _, err := c.session.GetSchedule(c.principal, c.id); err != nil {
-		return nil, scheduleError(err) // 404 or 403 before any complaint about the body
+		return nil, problemOf(err) // 404 or 403 before any complaint about the body
 	}
 	spec, aerr := s.scheduleSpec(c, true)
 	if aerr != nil {
@@ -237,7 +236,7 @@ func (s *Server) updateSchedule(c *call) (any, *apiError) {
 	}
 	sc, err := c.session.UpdateSchedule(c.principal, c.id, spec)
 	if err != nil {
-		return nil, scheduleError(err)
+		return nil, problemOf(err)
 	}
 	return s.scheduleItem(sc), nil
 }
@@ -245,7 +244,7 @@ func (s *Server) updateSchedule(c *call) (any, *apiError) {
 // deleteSchedule is DELETE /agent/schedules/{scheduleId}.
 func (s *Server) deleteSchedule(c *call) (any, *apiError) {
 	if err := c.session.DeleteSchedule(c.principal, c.id); err != nil {
-		return nil, scheduleError(err)
+		return nil, problemOf(err)
 	}
 	return DeleteScheduledAgentResponse{Success: true}, nil
 }
@@ -259,22 +258,7 @@ func (s *Server) resumeSchedule(c *call) (any, *apiError) { return s.setEnabled(
 func (s *Server) setEnabled(c *call, enabled bool) (any, *apiError) {
 	sc, err := c.session.SetScheduleEnabled(c.principal, c.id, enabled)
 	if err != nil {
-		return nil, scheduleError(err)
+		return nil, problemOf(err)
 	}
 	return s.scheduleItem(sc), nil
-}
-
-// scheduleError maps the schedules resource's store errors onto the API's.
-func scheduleError(err error) *apiError {
-	switch {
-	case errors.Is(err, store.ErrScheduleNotFound):
-		return errorf(codeNotFound, "no schedule with this id")
-	case errors.Is(err, store.ErrScheduleOther):
-		return errorf(codeNotAuthorized, "the schedule belongs to another team")
-	case errors.Is(err, store.ErrBadCron):
-		return errorf(codeInvalidRequest, "cron_schedule: %v", err)
-	case errors.Is(err, store.ErrStoreFull):
-		return &apiError{code: codeUnavailable, detail: "the mock holds its maximum number of runs; reset it or raise --max-runs", retryAfter: 30 * time.Second}
-	}
-	return errorf(codeInternal, "%v", err)
 }

@@ -292,6 +292,13 @@ func TestScheduleRunsRefusedByAFullMockSayWhy(t *testing.T) {
 	require.NotNil(t, got.LastSpawnError)
 	assert.Contains(t, *got.LastSpawnError, "was not started")
 	assert.Nil(t, got.History.LastRan, "last_ran counts runs that started")
+	// Firing it is refused as a create is: waiting frees nothing.
+	r := c.do("POST", "/__mock/schedules/"+s.ID+"/fire", nil)
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	assert.False(t, r.problem(t).Retryable)
+	assert.Equal(t, "false", r.header.Get("X-Should-Retry"))
+	assert.Empty(t, r.header.Get("Retry-After"))
+	assert.Contains(t, r.problem(t).Detail, "--max-runs")
 }
 
 func TestControlListsAScheduleRunsAndFiresItNow(t *testing.T) {

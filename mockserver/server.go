@@ -81,7 +81,6 @@ type Server struct {
 	maxBodyBytes    int64
 	bodyTimeout     time.Duration
 	maxPageBytes    int
-	maxRuns         int
 	sessionLinkBase string // without a trailing slash
 	cursorSecret    []byte
 }
@@ -134,7 +133,7 @@ func New(opts Options) (*Server, error) {
 		store: st, fixtures: set, principals: map[string]*fixtures.Principal{}, validator: v,
 		acceptedGETs: verdictCache{max: acceptedGETsMax}, log: opts.Logger,
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
-		maxBodyBytes: opts.MaxBodyBytes, maxRuns: opts.MaxRuns, sessionLinkBase: opts.SessionLinkBase,
+		maxBodyBytes: opts.MaxBodyBytes, sessionLinkBase: opts.SessionLinkBase,
 		cursorSecret: make([]byte, 32),
 	}
 	if s.maxPageBytes = opts.MaxPageBytes; s.maxPageBytes <= 0 {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"hash/fnv"
 	"image"
 	"image/color"
@@ -24,15 +23,36 @@ import (
 // and the only thing kept for them is an index by uid, rebuilt by
 // insertLocked.
 
-// Sentinel errors of the artifacts resource.
+// Errors of the artifacts resource.
 var (
 	// ErrArtifactNotFound: no artifact has this uid, or its run has not
 	// (yet) succeeded, so the run does not show it.
-	ErrArtifactNotFound = errors.New("artifact not found")
+	ErrArtifactNotFound = sentinel(NotFound, "no artifact with this uid: it is not one a finished run shows")
 	// ErrArtifactNotRetrievable: the artifact is a pull request, which the
 	// service does not hand out; its url in the run is all there is.
-	ErrArtifactNotRetrievable = errors.New("pull request artifacts cannot be retrieved")
+	ErrArtifactNotRetrievable = sentinel(NotFound, "pull request artifacts cannot be retrieved")
 )
+
+// artifactIndex is the artifacts resource's part of a mock session: an
+// index by uid of the runs' artifacts, rebuilt from the runs on reset and
+// restore and kept as runs are stored; nothing of it is saved.
+type artifactIndex struct {
+	byUID map[uuid.UUID]artifactRef
+}
+
+func (t *artifactIndex) reset(ms *Session, _ time.Time) {
+	t.byUID = map[uuid.UUID]artifactRef{}
+	for _, r := range ms.runs.list {
+		t.index(r)
+	}
+}
+
+func (t *artifactIndex) save(*savedSession) {}
+
+func (t *artifactIndex) restore(ms *Session, _ *savedSession, _ *restorer) error {
+	t.reset(ms, time.Time{})
+	return nil
+}
 
 // The artifact types.
 const (
@@ -82,13 +102,13 @@ func (v View) ShowsArtifacts() bool {
 	return v.Snap.State == Succeeded && len(v.Run.ArtifactTypes) > 0
 }
 
-// indexArtifactsLocked adds the run's artifacts to the index by uid.
-func (ms *Session) indexArtifactsLocked(r *Run) {
-	if ms.artifactByUID == nil {
-		ms.artifactByUID = map[uuid.UUID]artifactRef{}
+// index adds the run's artifacts to the index by uid.
+func (t *artifactIndex) index(r *Run) {
+	if t.byUID == nil {
+		t.byUID = map[uuid.UUID]artifactRef{}
 	}
 	for i := range r.ArtifactTypes {
-		ms.artifactByUID[r.ArtifactUID(i)] = artifactRef{r, i}
+		t.byUID[r.ArtifactUID(i)] = artifactRef{r, i}
 	}
 }
 
@@ -98,20 +118,20 @@ func (ms *Session) indexArtifactsLocked(r *Run) {
 func (ms *Session) Artifact(p *fixtures.Principal, uid uuid.UUID) (Artifact, error) {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	ref, ok := ms.artifactByUID[uid]
-	if !ok {
-		return Artifact{}, ErrArtifactNotFound
+	ref, ok := ms.artifacts.byUID[uid]
+	var v View
+	if ok {
+		v = ref.run.view(ms.clock.Now())
 	}
-	v := ref.run.view(ms.clock.Now())
-	if !v.ShowsArtifacts() {
-		return Artifact{}, ErrArtifactNotFound
+	if !ok || !v.ShowsArtifacts() {
+		return Artifact{}, ErrArtifactNotFound.because("no artifact with uid %s: it is not one a finished run shows", uid)
 	}
 	if p != nil && ref.run.Team != p.Team {
-		return Artifact{}, ErrOtherTeam
+		return Artifact{}, ErrOtherTeam.because("the artifact belongs to a run of another team")
 	}
 	a := Artifact{UID: uid, Type: ref.run.ArtifactTypes[ref.index], Run: v}
 	if a.Type == ArtifactPullRequest {
-		return a, ErrArtifactNotRetrievable
+		return a, ErrArtifactNotRetrievable.because("artifact %s is a pull request, which cannot be retrieved here: its url in the run's artifacts is where it lives", uid)
 	}
 	return a, nil
 }

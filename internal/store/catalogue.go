@@ -149,7 +149,7 @@ func (ms *Session) lastSkillRuns(p *fixtures.Principal) map[string]time.Time {
 	defer ms.mu.RUnlock()
 	resolved := map[string]string{} // skill_spec -> skill id ("" when unknown)
 	out := map[string]time.Time{}
-	for _, r := range ms.runs {
+	for _, r := range ms.runs.list {
 		if r.Team != p.Team || r.Config == nil || r.Config.SkillSpec == "" {
 			continue
 		}

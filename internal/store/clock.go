@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"sync"
 	"time"
 )
@@ -16,7 +15,8 @@ const (
 	VirtualClock ClockMode = "virtual"
 )
 
-var ErrClockBackwards = errors.New("the clock only moves forward")
+// ErrClockBackwards is a clock move back in time.
+var ErrClockBackwards = sentinel(Final, "the clock only moves forward")
 
 // The instants a clock may show: what RFC 3339 can write (years 0000 to
 // 9999), with room left at the start for fixture runs created before the
@@ -28,7 +28,7 @@ var (
 )
 
 // ErrClockRange is a clock move or instant outside MinInstant to MaxInstant.
-var ErrClockRange = errors.New("the clock must stay between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z")
+var ErrClockRange = sentinel(Invalid, "the clock must stay between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z")
 
 // InRange reports whether t is an instant a clock may show.
 func InRange(t time.Time) bool { return !t.Before(MinInstant) && !t.After(MaxInstant) }

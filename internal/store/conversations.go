@@ -37,16 +37,19 @@ import (
 // (ConversationOf). A run created with conversation_id continues that
 // conversation: its exchanges follow those of the runs before it.
 
-// Sentinel errors of the conversations resource.
+// Errors of the conversations resource.
 var (
 	// ErrNoConversation is a visible run whose conversation has not begun:
 	// no worker has claimed it yet, or it was cancelled before one did.
-	ErrNoConversation = errors.New("the run has no conversation")
+	ErrNoConversation = sentinel(NotFound, "the run has no conversation")
 	// ErrConversationNotFound is a conversation id no run of the mock
 	// session has begun.
-	ErrConversationNotFound = errors.New("conversation not found")
+	ErrConversationNotFound = sentinel(NotFound, "no conversation with this id")
 	// ErrConversationOtherTeam is a conversation begun by another team's run.
-	ErrConversationOtherTeam = errors.New("the conversation belongs to another team")
+	ErrConversationOtherTeam = sentinel(Forbidden, "the conversation belongs to another team")
+	// ErrOtherHarness is a conversation with a run on a third-party
+	// harness, whose conversations are in a format of their own.
+	ErrOtherHarness = sentinel(Unsupported, "the conversation is in a third-party harness's own format")
 )
 
 // conversationMask turns a run's id into the id of the conversation it
@@ -90,19 +93,19 @@ func (ms *Session) conversationLocked(id string) []*Run {
 		for i := range u {
 			u[i] ^= conversationMask[i]
 		}
-		if r, ok := ms.byID[u.String()]; ok && r.ConversationID == "" {
+		if r, ok := ms.runs.byID[u.String()]; ok && r.ConversationID == "" {
 			out = append(out, r)
 		}
 	}
 	if len(out) == 0 { // a run whose id is not a UUID, or none
-		for _, r := range ms.runs {
+		for _, r := range ms.runs.list {
 			if r.ConversationID == "" && r.BegunConversation().String() == id {
 				out = append(out, r)
 				break
 			}
 		}
 	}
-	for _, r := range ms.runs {
+	for _, r := range ms.runs.list {
 		if r.ConversationID == id && (len(out) == 0 || r.Seq > out[0].Seq) {
 			out = append(out, r)
 		}
@@ -130,6 +133,12 @@ func (ms *Session) openConversationLocked(p *fixtures.Principal, id string, now 
 // conversation must exist, have begun, and be the caller's team's.
 func (ms *Session) checkContinuedLocked(p *fixtures.Principal, id string, now time.Time) error {
 	_, err := ms.openConversationLocked(p, id, now)
+	switch {
+	case errors.Is(err, ErrConversationNotFound):
+		return ErrConversationNotFound.as(Invalid, "conversation_id: no conversation %q has begun (a run's conversation begins when a worker claims it)", id)
+	case errors.Is(err, ErrConversationOtherTeam):
+		return ErrConversationOtherTeam.because("conversation_id: conversation %q belongs to another team", id)
+	}
 	return err
 }
 
@@ -187,19 +196,19 @@ func (ms *Session) RunConversation(p *fixtures.Principal, runID string) (Convers
 	conv := r.ConversationOf()
 	runs, err := ms.openConversationLocked(p, conv, now)
 	if errors.Is(err, ErrConversationNotFound) {
-		return ConversationView{}, fmt.Errorf("%w: %s", ErrNoConversation, noConversationWhy(r.view(now).Snap))
+		return ConversationView{}, ErrNoConversation.because("the run has no conversation: %s", noConversationWhy(r.view(now).Snap))
 	}
 	if err != nil {
 		return ConversationView{}, err
 	}
-	return ms.conversationViewLocked(conv, runs, now), nil
+	return ms.conversationViewLocked(conv, runs, now)
 }
 
 // ConversationOfRun is the conversation of a run whatever its team, for
 // the Go API.
 func (ms *Session) ConversationOfRun(runID string) (ConversationView, error) {
 	ms.mu.RLock()
-	r, ok := ms.byID[runID]
+	r, ok := ms.runs.byID[runID]
 	ms.mu.RUnlock()
 	if !ok {
 		return ConversationView{}, ErrRunNotFound
@@ -216,10 +225,12 @@ func (ms *Session) Conversation(p *fixtures.Principal, id string) (ConversationV
 	if err != nil {
 		return ConversationView{}, err
 	}
-	return ms.conversationViewLocked(id, runs, now), nil
+	return ms.conversationViewLocked(id, runs, now)
 }
 
-func (ms *Session) conversationViewLocked(id string, runs []*Run, now time.Time) ConversationView {
+// conversationViewLocked is the conversation of runs at now; a run on a
+// third-party harness makes it ErrOtherHarness, with the view.
+func (ms *Session) conversationViewLocked(id string, runs []*Run, now time.Time) (ConversationView, error) {
 	ms.recordEventsLocked(now)
 	cv := ConversationView{ID: id}
 	for _, r := range runs {
@@ -230,7 +241,10 @@ func (ms *Session) conversationViewLocked(id string, runs []*Run, now time.Time)
 			cv.Exchanges = append(cv.Exchanges, x)
 		}
 	}
-	return cv
+	if cv.Harness != "" {
+		return cv, ErrOtherHarness.because("this conversation includes a run on the %s harness, whose conversations are in that harness's own format, which the normalised form does not cover; its raw transcript can still be downloaded (GET /agent/runs/{runId}/transcript)", cv.Harness)
+	}
+	return cv, nil
 }
 
 func noConversationWhy(s Snapshot) string {
@@ -257,7 +271,7 @@ func (ms *Session) Transcript(p *fixtures.Principal, runID string) (Exchange, st
 func (ms *Session) TranscriptOf(runID string) (Exchange, string, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	r, ok := ms.byID[runID]
+	r, ok := ms.runs.byID[runID]
 	if !ok {
 		return Exchange{}, "", ErrRunNotFound
 	}
@@ -269,7 +283,7 @@ func (ms *Session) transcriptLocked(r *Run) (Exchange, string, error) {
 	ms.recordEventsLocked(now)
 	x, ok := ms.exchangeLocked(r, now)
 	if !ok {
-		return Exchange{}, "", fmt.Errorf("%w: %s", ErrNoConversation, noConversationWhy(r.view(now).Snap))
+		return Exchange{}, "", ErrNoConversation.because("the run has no conversation: %s", noConversationWhy(r.view(now).Snap))
 	}
 	return x, r.ConversationOf(), nil
 }
@@ -282,7 +296,7 @@ func (ms *Session) SessionRedirect(p *fixtures.Principal, agentSession uuid.UUID
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	now := ms.clock.Now()
-	for _, r := range ms.runs {
+	for _, r := range ms.runs.list {
 		if r.AgentSession != agentSession || r.Team != p.Team {
 			continue
 		}
@@ -319,8 +333,8 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 	var waits []Event
 	var end *Event
 	open := false
-	for i := range ms.events {
-		e := ms.events[i]
+	for i := range ms.events.log {
+		e := ms.events.log[i]
 		if e.RunID != r.ID || end != nil {
 			continue
 		}
@@ -474,13 +488,4 @@ func describePlan(plan []action) string {
 		names[i] = a.name
 	}
 	return fmt.Sprintf("%d actions (%s), all completed", len(plan), strings.Join(names, ", "))
-}
-
-// Lookup finds a mock session without opening one: for a download link,
-// which must not create the mock session it names.
-func (s *Store) Lookup(name string) (*Session, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ms, ok := s.sessions[name]
-	return ms, ok
 }

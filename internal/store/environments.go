@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -12,11 +11,38 @@ import (
 // last started, whether setup failed) is derived from the mock session's
 // runs at the moment of asking, so it follows every run as the clock moves.
 
-// Sentinel errors of the environments resource.
+// Errors of the environments resource.
 var (
-	ErrEnvironmentNotFound = errors.New("no environment with this id")
-	ErrEnvironmentHidden   = errors.New("the environment belongs to a team that has not shared it")
+	ErrEnvironmentNotFound = sentinel(NotFound, "no environment with this id")
+	ErrEnvironmentHidden   = sentinel(Forbidden, "the environment belongs to a team that has not shared it")
 )
+
+// environmentTable is the environments resource's part of a mock session:
+// only the instant the fixtures' times (an environment's last_updated, an
+// agent's created_at) count back from. The environments are fixtures.
+type environmentTable struct {
+	seededAt time.Time
+}
+
+// savedEnvironments is the environments table's part of the save.
+type savedEnvironments struct {
+	// CatalogueAt is the table's seededAt; absent in files written before
+	// environments and identities were saved.
+	CatalogueAt time.Time `json:"catalogue_at,omitzero"`
+}
+
+func (t *environmentTable) reset(_ *Session, now time.Time) { t.seededAt = now }
+
+func (t *environmentTable) save(ss *savedSession) { ss.CatalogueAt = t.seededAt }
+
+// restore: an older file without the instant counts from its clock.
+func (t *environmentTable) restore(_ *Session, ss *savedSession, _ *restorer) error {
+	t.seededAt = ss.CatalogueAt
+	if t.seededAt.IsZero() {
+		t.seededAt = ss.Clock.Now
+	}
+	return nil
+}
 
 // SetupFailedCode is the error code of a run that failed while its
 // environment was being set up.
@@ -38,7 +64,7 @@ func (s *Store) CheckEnvironment(p *fixtures.Principal, id string) error {
 	for i := range s.opts.Fixtures.Environments {
 		if e := &s.opts.Fixtures.Environments[i]; e.UID == id {
 			if !e.VisibleTo(p.Team) {
-				return ErrEnvironmentHidden
+				return ErrEnvironmentHidden.because("config.environment_id: the environment %q belongs to a team that has not shared it with yours", id)
 			}
 			return nil
 		}
@@ -60,12 +86,12 @@ func (ms *Session) Environments(p *fixtures.Principal) []EnvironmentView {
 			continue
 		}
 		index[e.UID] = len(out)
-		out = append(out, EnvironmentView{Env: e, LastUpdated: ms.catalogueAt.Add(-time.Duration(e.LastUpdatedAgo))})
+		out = append(out, EnvironmentView{Env: e, LastUpdated: ms.environments.seededAt.Add(-time.Duration(e.LastUpdatedAgo))})
 	}
 	// Runs are kept in creation order: walking back, the first run met in
 	// an environment is its newest.
-	for i := len(ms.runs) - 1; i >= 0; i-- {
-		r := ms.runs[i]
+	for i := len(ms.runs.list) - 1; i >= 0; i-- {
+		r := ms.runs.list[i]
 		if r.Team != p.Team || r.Config == nil || r.Config.EnvironmentID == "" {
 			continue
 		}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -63,12 +62,49 @@ type Event struct {
 	OccurredAt  time.Time `json:"occurred_at"`
 }
 
-// Sentinel errors of the events resource.
+// eventLog is the events resource's part of a mock session: the log, and
+// the runs whose next events it has still to record.
+type eventLog struct {
+	log     []Event
+	watched []*Run
+}
+
+// savedEvents is the event log's part of the save.
+type savedEvents struct {
+	Events []Event `json:"events,omitempty"`
+}
+
+// reset starts the log again and records the fixtures' past, in the order
+// it happened.
+func (t *eventLog) reset(ms *Session, now time.Time) {
+	t.log = nil
+	t.watched = append([]*Run(nil), ms.runs.list...)
+	ms.recordEventsLocked(now)
+}
+
+func (t *eventLog) save(ss *savedSession) { ss.Events = t.log }
+
+func (t *eventLog) restore(ms *Session, ss *savedSession, _ *restorer) error {
+	for i, e := range ss.Events {
+		if e.Seq != int64(i)+1 || !e.Type.Valid() || ms.runs.byID[e.RunID] == nil {
+			return fmt.Errorf("event %d: want sequence %d, a known event type and one of the session's runs", i, i+1)
+		}
+	}
+	t.log = ss.Events
+	t.watched = append([]*Run(nil), ms.runs.list...)
+	return nil
+}
+
+// watch adds a new run to the runs whose events are still to come.
+func (t *eventLog) watch(r *Run) { t.watched = append(t.watched, r) }
+
+// Errors of the events resource.
 var (
-	ErrUnknownEvent = errors.New("not an event type")
+	ErrUnknownEvent = sentinel(Invalid, "event_type: not an event type")
 	// ErrEventBackwards refuses an event that would move a run back, or
-	// change a finished run.
-	ErrEventBackwards = errors.New("the event would move the run backwards")
+	// change a finished run. The document gives these operations no 409 or
+	// 422: a report that cannot apply is the reporter's bad request.
+	ErrEventBackwards = sentinel(Invalid, "event_type: the event would move the run backwards")
 )
 
 // transition is a moment a run entered a state.
@@ -131,9 +167,9 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 		seq int64 // the run's, to order events of one instant
 	}
 	var fresh []pending
-	keep := ms.watched[:0]
-	for _, r := range ms.watched {
-		if ms.byID[r.ID] != r {
+	keep := ms.events.watched[:0]
+	for _, r := range ms.events.watched {
+		if ms.runs.byID[r.ID] != r {
 			continue // dropped by Truncate
 		}
 		h := r.Timeline.history(now)
@@ -149,8 +185,8 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 			keep = append(keep, r)
 		}
 	}
-	clear(ms.watched[len(keep):])
-	ms.watched = keep
+	clear(ms.events.watched[len(keep):])
+	ms.events.watched = keep
 	if len(fresh) == 0 {
 		return
 	}
@@ -168,8 +204,8 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 }
 
 func (ms *Session) appendEventLocked(e Event) int64 {
-	e.Seq = int64(len(ms.events)) + 1
-	ms.events = append(ms.events, e)
+	e.Seq = int64(len(ms.events.log)) + 1
+	ms.events.log = append(ms.events.log, e)
 	return e.Seq
 }
 
@@ -217,8 +253,8 @@ func (ms *Session) Events(p *fixtures.Principal, q EventQuery) ([]Event, error) 
 	if q.Since < 0 {
 		q.Since = 0
 	}
-	for i := q.Since; i < int64(len(ms.events)) && len(out) < q.Limit; i++ {
-		if e := ms.events[i]; want[e.RunID] {
+	for i := q.Since; i < int64(len(ms.events.log)) && len(out) < q.Limit; i++ {
+		if e := ms.events.log[i]; want[e.RunID] {
 			out = append(out, e)
 		}
 	}
@@ -240,7 +276,7 @@ type ReportedEvent struct {
 func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (int64, error) {
 	state, ok := eventStates[ev.Type]
 	if !ok {
-		return 0, fmt.Errorf("%w: %q", ErrUnknownEvent, ev.Type)
+		return 0, ErrUnknownEvent.because("event_type: not an event type: %q", ev.Type)
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
@@ -252,8 +288,8 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	ms.recordEventsLocked(now)
 	cur := r.Timeline.At(now).State
 	if cur == state {
-		for i := len(ms.events) - 1; i >= 0; i-- {
-			if e := ms.events[i]; e.RunID == id {
+		for i := len(ms.events.log) - 1; i >= 0; i-- {
+			if e := ms.events.log[i]; e.RunID == id {
 				if e.Type == ev.Type {
 					return e.Seq, nil
 				}
@@ -264,7 +300,7 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	// BLOCKED and INPROGRESS share a rank: a run goes from one to the other
 	// and back while a person answers it.
 	if cur.Terminal() || rank[state] < rank[cur] {
-		return 0, fmt.Errorf("%w: the run is %s; %s would report %s", ErrEventBackwards, cur, ev.Type, state)
+		return 0, ErrEventBackwards.because("event_type: the event would move the run backwards: the run is %s; %s would report %s", cur, ev.Type, state)
 	}
 	seq := ms.reanchorLocked(r, now, state, ev.ExecutionID, ev.RefID)
 	switch state {
@@ -283,5 +319,5 @@ func (ms *Session) EventLog() []Event {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.recordEventsLocked(ms.clock.Now())
-	return append([]Event(nil), ms.events...)
+	return append([]Event(nil), ms.events.log...)
 }

@@ -20,15 +20,65 @@ import (
 // mock's control API does here). Deleting an agent revokes its keys in the
 // same step, so the very next request with one of them is refused.
 
-// Sentinel errors of the identities resource.
+// Errors of the identities resource.
 var (
-	ErrAgentNotFound    = errors.New("no agent with this uid")
-	ErrAgentOtherTeam   = errors.New("the agent belongs to another team")
-	ErrAgentIsDefault   = errors.New("the team's default agent cannot be deleted")
-	ErrPlanLimit        = errors.New("the team's plan allows no more agents")
-	ErrAgentUnavailable = errors.New("the agent is beyond the team's plan limit")
-	ErrNotAPerson       = errors.New("only people manage agents")
+	ErrAgentNotFound    = sentinel(NotFound, "no agent with this uid")
+	ErrAgentOtherTeam   = sentinel(Forbidden, "the agent belongs to another team")
+	ErrAgentIsDefault   = sentinel(Invalid, "the team's default agent cannot be deleted")
+	ErrPlanLimit        = sentinel(Forbidden, "the team's plan allows no more agents")
+	ErrAgentUnavailable = sentinel(Forbidden, "the agent is beyond the team's plan limit")
+	ErrNotAPerson       = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
 )
+
+// identityTable is the agent identities resource's part of a mock session.
+type identityTable struct {
+	list  []*Identity
+	byUID map[string]*Identity
+	byKey map[string]*Identity // by the digest of an API key
+}
+
+// savedIdentities is the identities table's part of the save.
+type savedIdentities struct {
+	Agents []*Identity `json:"agents,omitempty"`
+}
+
+// reset seeds the fixtures' agents, created the fixtures' times before now.
+func (t *identityTable) reset(ms *Session, now time.Time) {
+	t.list, t.byUID, t.byKey = nil, map[string]*Identity{}, map[string]*Identity{}
+	for _, f := range ms.st.opts.Fixtures.Agents {
+		t.insert(&Identity{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo))})
+	}
+	slices.SortStableFunc(t.list, func(a, b *Identity) int { return a.CreatedAt.Compare(b.CreatedAt) })
+}
+
+func (t *identityTable) save(ss *savedSession) { ss.Agents = t.list }
+
+// restore puts the agents back. A file written before they were saved
+// (no catalogue_at) keeps the fixtures' agents, counted from the saved
+// clock.
+func (t *identityTable) restore(ms *Session, ss *savedSession, _ *restorer) error {
+	if ss.CatalogueAt.IsZero() {
+		t.reset(ms, ss.Clock.Now)
+		return nil
+	}
+	t.list, t.byUID, t.byKey = nil, map[string]*Identity{}, map[string]*Identity{}
+	for i, a := range ss.Agents {
+		if a == nil || a.UID == "" || a.Team == "" || t.byUID[a.UID] != nil {
+			return fmt.Errorf("agent %d is null, without uid or team, or repeated", i)
+		}
+		t.insert(a)
+	}
+	return nil
+}
+
+func (t *identityTable) insert(a *Identity) {
+	a.build()
+	t.list = append(t.list, a)
+	t.byUID[a.UID] = a
+	for _, h := range a.KeyHashes {
+		t.byKey[h] = a
+	}
+}
 
 // AgentKeyPrefix starts every API key the mock issues for an agent, so the
 // mock can tell a revoked agent key from a key it has never seen.
@@ -64,31 +114,11 @@ func keyHash(key string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func (ms *Session) seedAgentsLocked(now time.Time) {
-	ms.agents = nil
-	ms.agentByUID = map[string]*Identity{}
-	ms.agentByKey = map[string]*Identity{}
-	for _, f := range ms.st.opts.Fixtures.Agents {
-		a := &Identity{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo))}
-		ms.insertAgentLocked(a)
-	}
-	slices.SortStableFunc(ms.agents, func(a, b *Identity) int { return a.CreatedAt.Compare(b.CreatedAt) })
-}
-
-func (ms *Session) insertAgentLocked(a *Identity) {
-	a.build()
-	ms.agents = append(ms.agents, a)
-	ms.agentByUID[a.UID] = a
-	for _, h := range a.KeyHashes {
-		ms.agentByKey[h] = a
-	}
-}
-
 // teamAgentsLocked is the team's agents in the order the plan counts them:
 // the default agent first, then by creation.
 func (ms *Session) teamAgentsLocked(team string) []*Identity {
 	var out []*Identity
-	for _, a := range ms.agents {
+	for _, a := range ms.identities.list {
 		if a.Team == team {
 			out = append(out, a)
 		}
@@ -131,7 +161,7 @@ func mayManageAgents(p *fixtures.Principal) error {
 	return nil
 }
 
-// Agents lists p's team's agents.
+// Identities lists p's team's agents.
 func (ms *Session) Identities(p *fixtures.Principal) ([]AgentView, error) {
 	if err := mayManageAgents(p); err != nil {
 		return nil, err
@@ -149,16 +179,16 @@ func (ms *Session) CreateAgent(p *fixtures.Principal, name string) (AgentView, e
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamAgentsLocked(p.Team)) >= limit {
-		return AgentView{}, fmt.Errorf("%w (%d)", ErrPlanLimit, limit)
+		return AgentView{}, ErrPlanLimit.because("the team's plan allows no more agents (%d): delete an agent or upgrade the plan", limit)
 	}
 	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: ms.clock.Now()}
-	ms.insertAgentLocked(a)
+	ms.identities.insert(a)
 	ms.changed()
 	return ms.agentViewLocked(a), nil
 }
 
 func (ms *Session) teamAgentLocked(p *fixtures.Principal, uid string) (*Identity, error) {
-	a, ok := ms.agentByUID[uid]
+	a, ok := ms.identities.byUID[uid]
 	switch {
 	case !ok:
 		return nil, ErrAgentNotFound
@@ -202,25 +232,31 @@ func (ms *Session) DeleteAgent(p *fixtures.Principal, uid string) error {
 		return ErrAgentIsDefault
 	}
 	for _, h := range a.KeyHashes {
-		delete(ms.agentByKey, h)
+		delete(ms.identities.byKey, h)
 	}
-	delete(ms.agentByUID, uid)
-	ms.agents = slices.DeleteFunc(ms.agents, func(x *Identity) bool { return x == a })
+	delete(ms.identities.byUID, uid)
+	ms.identities.list = slices.DeleteFunc(ms.identities.list, func(x *Identity) bool { return x == a })
 	ms.changed()
 	return nil
 }
 
-// ActAs is the principal a team-owned run of p's acts as when it names the
-// agent uid: the agent, if it is p's team's and within the plan's limit.
+// ActAs is the principal a team-owned run of p's acts as when its
+// agent_identity_uid names the agent uid: the agent, if it is p's team's
+// and within the plan's limit.
 func (ms *Session) ActAs(p *fixtures.Principal, uid string) (*fixtures.Principal, error) {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	a, err := ms.teamAgentLocked(p, uid)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrAgentNotFound):
+		return nil, ErrAgentNotFound.as(Invalid, "agent_identity_uid: no agent %q in your team; GET /agent/identities lists them", uid)
+	case errors.Is(err, ErrAgentOtherTeam):
+		return nil, ErrAgentOtherTeam.because("agent_identity_uid: the agent %q belongs to another team", uid)
+	case err != nil:
 		return nil, err
 	}
 	if !ms.agentViewLocked(a).Available {
-		return nil, ErrAgentUnavailable
+		return nil, ErrAgentUnavailable.because("agent_identity_uid: the agent %q is beyond the team's plan limit (available: false)", uid)
 	}
 	return a.principal, nil
 }
@@ -230,14 +266,14 @@ func (ms *Session) ActAs(p *fixtures.Principal, uid string) (*fixtures.Principal
 func (ms *Session) IssueAgentKey(uid string) (string, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	a, ok := ms.agentByUID[uid]
+	a, ok := ms.identities.byUID[uid]
 	if !ok {
-		return "", ErrAgentNotFound
+		return "", ErrAgentNotFound.because("no agent %q in this mock session", uid)
 	}
 	key := AgentKeyPrefix + rand.Text()
 	h := keyHash(key)
 	a.KeyHashes = append(a.KeyHashes, h)
-	ms.agentByKey[h] = a
+	ms.identities.byKey[h] = a
 	ms.changed()
 	return key, nil
 }
@@ -251,7 +287,7 @@ func (ms *Session) AgentByKey(key string) *fixtures.Principal {
 	h := keyHash(key) // a digest looked up, so timing tells nothing of the key
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	if a, ok := ms.agentByKey[h]; ok {
+	if a, ok := ms.identities.byKey[h]; ok {
 		return a.principal
 	}
 	return nil
@@ -266,7 +302,7 @@ func (s *Store) Existing(name string) *Session {
 	return s.sessions[name]
 }
 
-// Agent returns one of p's team's agents.
+// Identity returns one of p's team's agents.
 func (ms *Session) Identity(p *fixtures.Principal, uid string) (AgentView, error) {
 	if err := mayManageAgents(p); err != nil {
 		return AgentView{}, err

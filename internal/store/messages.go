@@ -13,12 +13,40 @@ import (
 // recipient, each with its own delivery and read times, each set once.
 // Every run involved must be one the caller's team may see.
 
-// Sentinel errors of the messages resource.
+// Errors of the messages resource.
 var (
-	ErrMessageNotFound   = errors.New("no message with this id")
-	ErrMessageOtherTeam  = errors.New("the message was sent to another team's run")
-	ErrRecipientFinished = errors.New("a recipient has already finished")
+	ErrMessageNotFound   = sentinel(NotFound, "no message with this id")
+	ErrMessageOtherTeam  = sentinel(Forbidden, "the message was sent to another team's run")
+	ErrRecipientFinished = sentinel(Unsupported, "a recipient has already finished")
 )
+
+// messageTable is the messages resource's part of a mock session.
+type messageTable struct {
+	list []*Message // in the order sent
+	byID map[string]*Message
+}
+
+// savedMessages is the messages table's part of the save.
+type savedMessages struct {
+	Messages []*Message `json:"messages,omitempty"`
+}
+
+// reset: the fixtures have no messages.
+func (t *messageTable) reset(*Session, time.Time) { t.list, t.byID = nil, map[string]*Message{} }
+
+func (t *messageTable) save(ss *savedSession) { ss.Messages = t.list }
+
+func (t *messageTable) restore(_ *Session, ss *savedSession, _ *restorer) error {
+	t.list, t.byID = nil, map[string]*Message{}
+	for i, m := range ss.Messages {
+		if m == nil || m.ID == "" || m.Team == "" || t.byID[m.ID] != nil {
+			return fmt.Errorf("message %d is null, without id or team, or repeated", i)
+		}
+		t.list = append(t.list, m)
+		t.byID[m.ID] = m
+	}
+	return nil
+}
 
 // Message is one recipient's copy of a message, the same record in memory
 // and in the save.
@@ -42,16 +70,6 @@ type NewMessage struct {
 	Body        string
 }
 
-// RunError is a run-lookup failure naming the run, so the HTTP layer can
-// say which of several runs it was.
-type RunError struct {
-	Field, RunID string
-	Err          error
-}
-
-func (e *RunError) Error() string { return fmt.Sprintf("%s %q: %v", e.Field, e.RunID, e.Err) }
-func (e *RunError) Unwrap() error { return e.Err }
-
 // SendMessage stores one copy of the message per recipient and returns
 // their ids in the order of To. Nothing is stored unless every run is
 // visible to p's team and no recipient has finished.
@@ -59,17 +77,17 @@ func (ms *Session) SendMessage(p *fixtures.Principal, n NewMessage) ([]string, e
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if _, err := ms.visibleLocked(p, n.SenderRunID); err != nil {
-		return nil, &RunError{"sender_run_id", n.SenderRunID, err}
+		return nil, namedRunError("sender_run_id", n.SenderRunID, err)
 	}
 	now := ms.clock.Now()
 	recipients := make([]*Run, len(n.To))
 	for i, id := range n.To {
 		r, err := ms.visibleLocked(p, id)
 		if err != nil {
-			return nil, &RunError{fmt.Sprintf("to[%d]", i), id, err}
+			return nil, namedRunError(fmt.Sprintf("to[%d]", i), id, err)
 		}
 		if s := r.Timeline.At(now).State; s.Terminal() {
-			return nil, &RunError{fmt.Sprintf("to[%d]", i), id, fmt.Errorf("%w: it is %s", ErrRecipientFinished, s)}
+			return nil, ErrRecipientFinished.because("to[%d]: the run %s has finished and takes no more messages (it is %s)", i, id, s)
 		}
 		recipients[i] = r
 	}
@@ -77,12 +95,20 @@ func (ms *Session) SendMessage(p *fixtures.Principal, n NewMessage) ([]string, e
 	for i, r := range recipients {
 		m := &Message{ID: "msg-" + uuid.NewString(), Team: r.Team, SenderRunID: n.SenderRunID, RecipientID: r.ID,
 			Subject: n.Subject, Body: n.Body, SentAt: now}
-		ms.messages = append(ms.messages, m)
-		ms.messageByID[m.ID] = m
+		ms.messages.list = append(ms.messages.list, m)
+		ms.messages.byID[m.ID] = m
 		ids[i] = m.ID
 	}
 	ms.changed()
 	return ids, nil
+}
+
+// namedRunError says which of a message's runs could not be seen.
+func namedRunError(field, id string, err error) error {
+	if errors.Is(err, ErrOtherTeam) {
+		return ErrOtherTeam.because("%s: the run %q belongs to another team", field, id)
+	}
+	return ErrRunNotFound.because("%s: no run %q", field, id)
 }
 
 // InboxQuery selects a run's messages.
@@ -100,7 +126,7 @@ func (ms *Session) Inbox(p *fixtures.Principal, runID string, q InboxQuery) ([]M
 		return nil, err
 	}
 	out := []Message{}
-	for _, m := range ms.messages {
+	for _, m := range ms.messages.list {
 		if len(out) == q.Limit {
 			break
 		}
@@ -113,7 +139,7 @@ func (ms *Session) Inbox(p *fixtures.Principal, runID string, q InboxQuery) ([]M
 }
 
 func (ms *Session) messageLocked(p *fixtures.Principal, id string) (*Message, error) {
-	m, ok := ms.messageByID[id]
+	m, ok := ms.messages.byID[id]
 	switch {
 	case !ok:
 		return nil, ErrMessageNotFound

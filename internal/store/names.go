@@ -1,15 +1,12 @@
 package store
 
-import (
-	"errors"
-	"fmt"
-)
+import ()
 
 // MaxSessionName is the longest mock session name, in bytes.
 const MaxSessionName = 128
 
 // ErrBadSessionName is Open's answer for a name CheckSessionName refuses.
-var ErrBadSessionName = errors.New("not a valid mock session name")
+var ErrBadSessionName = sentinel(Invalid, "not a valid mock session name")
 
 // CheckSessionName says why name cannot name a mock session, or nil. A name
 // is "" (the default mock session) or 1 to MaxSessionName visible ASCII
@@ -18,11 +15,11 @@ var ErrBadSessionName = errors.New("not a valid mock session name")
 // where bytes that are not UTF-8 would all come back as the same U+FFFD.
 func CheckSessionName(name string) error {
 	if len(name) > MaxSessionName {
-		return fmt.Errorf("%w: it is %d bytes long; the limit is %d", ErrBadSessionName, len(name), MaxSessionName)
+		return ErrBadSessionName.because("%v: it is %d bytes long; the limit is %d", ErrBadSessionName, len(name), MaxSessionName)
 	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c < '!' || c > '~' {
-			return fmt.Errorf("%w: byte %d is 0x%02x; use visible ASCII characters (! to ~) only", ErrBadSessionName, i, c)
+			return ErrBadSessionName.because("%v: byte %d is 0x%02x; use visible ASCII characters (! to ~) only", ErrBadSessionName, i, c)
 		}
 	}
 	return nil

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"time"
 
@@ -12,18 +14,21 @@ import (
 	"github.com/google/uuid"
 )
 
-// Sentinel errors of the runs resource.
+// Errors of the runs resource.
 var (
-	ErrRunNotFound   = errors.New("run not found")
-	ErrOtherTeam     = errors.New("run belongs to another team")
-	ErrStoreFull     = errors.New("the team has created the most runs this mock session allows")
-	ErrTerminal      = errors.New("run is already finished")
-	ErrPending       = errors.New("run is being handed to a worker")
-	ErrBlocked       = errors.New("run is waiting for a person")
-	ErrNotCancelable = errors.New("run cannot be cancelled")
-	ErrNoParent      = errors.New("parent run not found")
-	ErrBackwards     = errors.New("a run's state only moves forward")
-	ErrUnknownState  = errors.New("not a run state")
+	ErrRunNotFound = sentinel(NotFound, "no run with this id")
+	ErrOtherTeam   = sentinel(Forbidden, "the run belongs to another team")
+	// ErrStoreFull: the team has created the most runs Options.MaxRuns
+	// allows in this mock session. Waiting frees nothing: only a reset does.
+	ErrStoreFull = sentinel(Exhausted, "the team has created the most runs this mock session allows")
+	ErrTerminal  = sentinel(Invalid, "the run cannot be cancelled: it has already finished")
+	// ErrPending: the run is being handed to a worker, which takes a moment.
+	ErrPending       = sentinel(Conflict, "the run is being handed to a worker; try again shortly")
+	ErrBlocked       = sentinel(Invalid, "the run cannot be cancelled: it is BLOCKED, waiting for a person to answer")
+	ErrNotCancelable = sentinel(Unsupported, "the run cannot be cancelled through the API")
+	ErrNoParent      = sentinel(Invalid, "parent_run_id: no run that you may see")
+	ErrBackwards     = sentinel(Final, "a run's state only moves forward")
+	ErrUnknownState  = sentinel(Invalid, "not a run state")
 )
 
 // AgentConfig is an AmbientAgentConfig, as sent by a caller and as resolved
@@ -223,20 +228,127 @@ var artifactNamespace = uuid.MustParse("0b6f3e3a-5d52-4c1e-9a3d-2f8e7c6b5a49")
 // a skill.
 func (r *Run) ShowsSkill() bool { return r.FromSkill && r.Config != nil }
 
-func (ms *Session) insertLocked(r *Run) {
-	ms.nextSeq++
-	r.Seq = ms.nextSeq
+// runTable is the runs resource's part of a mock session.
+type runTable struct {
+	list   []*Run            // in creation order, which is also Seq order
+	byID   map[string]*Run   //
+	byName map[string][]*Run // by agent_config.name, in creation order
+	// generation is bumped by reset, so positions from before are refused.
+	generation int64
+	// cursorKey signs this incarnation's list cursors: new when the mock
+	// session opens or is reset, kept by a save, so a cursor is good in
+	// its own mock session only, and across a restart with a state file.
+	cursorKey []byte
+	nextSeq   int64
+	// createdBy counts, by team, the runs this mock session created (not
+	// the fixtures' runs), which Options.MaxRuns caps. An index: rebuilt
+	// by insert, never saved.
+	createdBy map[string]int
+}
+
+// savedRuns is the runs table's part of the save.
+type savedRuns struct {
+	Generation int64 `json:"generation"`
+	// CursorKey keeps the mock session's cursors good across a restart.
+	CursorKey []byte `json:"cursor_key,omitempty"`
+	NextSeq   int64  `json:"next_seq"`
+	Runs      []*Run `json:"runs"` // in Seq order
+}
+
+func (t *runTable) empty() {
+	t.list, t.byID, t.byName, t.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
+	t.nextSeq = 0
+}
+
+// reset seeds the fixtures' runs, the oldest first, with a new cursor key
+// and generation.
+func (t *runTable) reset(ms *Session, now time.Time) {
+	t.empty()
+	t.generation++
+	t.cursorKey = newCursorKey()
+	seeds := append([]fixtures.Run(nil), ms.st.opts.Fixtures.Runs...)
+	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
+	for _, f := range seeds {
+		ms.insertLocked(ms.st.fixtureRun(f, now))
+	}
+}
+
+func (t *runTable) save(ss *savedSession) {
+	ss.savedRuns = savedRuns{Generation: t.generation, CursorKey: t.cursorKey, NextSeq: t.nextSeq, Runs: t.list}
+}
+
+func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
+	seen := make(map[string]bool, len(ss.Runs))
+	var lastSeq int64
+	for i, r := range ss.Runs {
+		if r == nil {
+			return fmt.Errorf("run %d is null", i)
+		}
+		if err := r.check(); err != nil {
+			return fmt.Errorf("run %d (%q): %v", i, r.ID, err)
+		}
+		if seen[r.ID] {
+			return fmt.Errorf("run %q appears twice", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Seq <= lastSeq {
+			return fmt.Errorf("run %q: seq %d does not follow %d", r.ID, r.Seq, lastSeq)
+		}
+		lastSeq = r.Seq
+	}
+	if ss.NextSeq < lastSeq {
+		return fmt.Errorf("next_seq %d is below the last run's seq %d", ss.NextSeq, lastSeq)
+	}
+	t.empty()
+	t.generation = ss.Generation
+	t.cursorKey = ss.CursorKey
+	if len(t.cursorKey) != cursorKeyLen { // older files have none: a new key
+		t.cursorKey = newCursorKey()
+	}
+	for _, r := range ss.Runs {
+		r.Creator.Principal = rs.principal(r.Creator.Principal)
+		r.packStrings()
+		// insert numbers runs itself and keeps every index; set the
+		// counter so it hands out the saved Seq.
+		t.nextSeq = r.Seq - 1
+		ms.insertLocked(r)
+	}
+	t.nextSeq = ss.NextSeq
+	return nil
+}
+
+// insert numbers a run and indexes it; fixture says it is one of the
+// fixtures' runs, which MaxRuns does not count.
+func (t *runTable) insert(r *Run, fixture bool) {
+	t.nextSeq++
+	r.Seq = t.nextSeq
 	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
-	ms.runs = append(ms.runs, r)
-	ms.watched = append(ms.watched, r)
-	ms.byID[r.ID] = r
+	t.list = append(t.list, r)
+	t.byID[r.ID] = r
 	if r.Config != nil && r.Config.Name != "" {
-		ms.byName[r.Config.Name] = append(ms.byName[r.Config.Name], r)
+		t.byName[r.Config.Name] = append(t.byName[r.Config.Name], r)
 	}
-	if !ms.st.fixtureIDs[r.ID] {
-		ms.createdBy[r.Team]++
+	if !fixture {
+		t.createdBy[r.Team]++
 	}
-	ms.indexArtifactsLocked(r)
+}
+
+// cursorKeyLen is the size of a mock session's cursor key.
+const cursorKeyLen = 16
+
+func newCursorKey() []byte {
+	k := make([]byte, cursorKeyLen)
+	_, _ = rand.Read(k) // crypto/rand.Read never fails
+	return k
+}
+
+// CursorKey is the key this incarnation of the mock session signs its list
+// cursors with; it changes on reset and when the mock session is closed
+// and opened again, and survives a save and load.
+func (ms *Session) CursorKey() []byte {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	return ms.runs.cursorKey
 }
 
 func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
@@ -302,12 +414,12 @@ type NewRun struct {
 func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if max := ms.st.opts.MaxRuns; max > 0 && ms.createdBy[p.Team] >= max {
-		return View{}, ErrStoreFull
+	if max := ms.st.opts.MaxRuns; max > 0 && ms.runs.createdBy[p.Team] >= max {
+		return View{}, ErrStoreFull.because("team %s has created %d runs in this mock session, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", p.Team, max)
 	}
 	if n.ParentRunID != "" {
 		if _, err := ms.visibleLocked(p, n.ParentRunID); err != nil {
-			return View{}, fmt.Errorf("%w: %v", ErrNoParent, err)
+			return View{}, ErrNoParent.because("parent_run_id: no run %q that you may see", n.ParentRunID)
 		}
 	}
 	if n.ConversationID != "" { // conversations.go
@@ -338,7 +450,7 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 
 // visibleLocked finds a run the principal's team may see.
 func (ms *Session) visibleLocked(p *fixtures.Principal, id string) (*Run, error) {
-	r, ok := ms.byID[id]
+	r, ok := ms.runs.byID[id]
 	if !ok {
 		return nil, ErrRunNotFound
 	}
@@ -374,13 +486,13 @@ func (ms *Session) Cancel(p *fixtures.Principal, id string) error {
 	now := ms.clock.Now()
 	switch s := r.Timeline.At(now).State; {
 	case s.Terminal():
-		return fmt.Errorf("%w: it is %s", ErrTerminal, s)
+		return ErrTerminal.because("the run cannot be cancelled: it has already finished: it is %s", s)
 	case s == Blocked:
 		return ErrBlocked
 	case s == Pending:
 		return ErrPending
 	case !r.Cancellable():
-		return fmt.Errorf("%w: %s", ErrNotCancelable, r.notCancellableWhy())
+		return ErrNotCancelable.because("the run cannot be cancelled through the API: %s", r.notCancellableWhy())
 	}
 	ms.reanchorLocked(r, now, Cancelled, "", "")
 	r.ForcedState = Cancelled
@@ -394,18 +506,18 @@ func (ms *Session) Cancel(p *fixtures.Principal, id string) error {
 // finished. A nil msg on FAILED or ERROR gets what a real failure says.
 func (ms *Session) Force(id string, state State, msg *StatusMessage) (View, error) {
 	if !state.Valid() {
-		return View{}, fmt.Errorf("%w: %q", ErrUnknownState, state)
+		return View{}, ErrUnknownState.because("state: %q is not a run state", state)
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	r, ok := ms.byID[id]
+	r, ok := ms.runs.byID[id]
 	if !ok {
-		return View{}, ErrRunNotFound
+		return View{}, ErrRunNotFound.because("no run with id %q in this session", id)
 	}
 	now := ms.clock.Now()
 	cur := r.Timeline.At(now).State
 	if cur.Terminal() && cur != state || rank[state] < rank[cur] {
-		return View{}, fmt.Errorf("%w: it is %s, %s would go back", ErrBackwards, cur, state)
+		return View{}, ErrBackwards.because("a run's state only moves forward: it is %s, %s would go back", cur, state)
 	}
 	if cur == state && msg == nil {
 		return r.view(now), nil // already there; keep its message
@@ -426,7 +538,7 @@ func (ms *Session) Run(id string) (View, error) {
 	ms.catchUp()
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	r, ok := ms.byID[id]
+	r, ok := ms.runs.byID[id]
 	if !ok {
 		return View{}, ErrRunNotFound
 	}
@@ -437,7 +549,7 @@ func (ms *Session) Run(id string) (View, error) {
 func (ms *Session) Len() int {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	return len(ms.runs)
+	return len(ms.runs.list)
 }
 
 // Truncate drops every run after the first n, as if they had never been
@@ -446,33 +558,33 @@ func (ms *Session) Len() int {
 func (ms *Session) Truncate(n int) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if n >= len(ms.runs) {
+	if n >= len(ms.runs.list) {
 		return
 	}
-	cut := ms.runs[n].Seq // runs from this Seq on go
-	for _, r := range ms.runs[n:] {
-		delete(ms.byID, r.ID)
+	cut := ms.runs.list[n].Seq // runs from this Seq on go
+	for _, r := range ms.runs.list[n:] {
+		delete(ms.runs.byID, r.ID)
 	}
-	for name, list := range ms.byName {
+	for name, list := range ms.runs.byName {
 		k := len(list)
 		for k > 0 && list[k-1].Seq >= cut {
 			k--
 		}
 		clear(list[k:])
-		ms.byName[name] = list[:k]
+		ms.runs.byName[name] = list[:k]
 	}
-	clear(ms.runs[n:])
-	ms.runs = ms.runs[:n]
-	events := ms.events[:0]
-	for _, e := range ms.events {
-		if _, ok := ms.byID[e.RunID]; ok {
+	clear(ms.runs.list[n:])
+	ms.runs.list = ms.runs.list[:n]
+	events := ms.events.log[:0]
+	for _, e := range ms.events.log {
+		if _, ok := ms.runs.byID[e.RunID]; ok {
 			events = append(events, e)
 		}
 	}
 	for i := range events {
 		events[i].Seq = int64(i) + 1
 	}
-	ms.events = events
+	ms.events.log = events
 	ms.changed()
 }
 
@@ -493,8 +605,8 @@ func (ms *Session) Runs() []View {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	now := ms.clock.Now()
-	out := make([]View, 0, len(ms.runs))
-	for _, r := range ms.runs {
+	out := make([]View, 0, len(ms.runs.list))
+	for _, r := range ms.runs.list {
 		out = append(out, r.view(now))
 	}
 	return out
@@ -502,3 +614,35 @@ func (ms *Session) Runs() []View {
 
 // ArtifactTypes are the kinds of artifact a run can show.
 var ArtifactTypes = map[string]bool{"PLAN": true, "PULL_REQUEST": true, "SCREENSHOT": true, "FILE": true}
+
+// check refuses what would make a run misbehave later rather than now.
+func (r *Run) check() error {
+	switch {
+	case r.ID == "":
+		return errors.New("no id")
+	case r.CreatedAt.IsZero() || r.Timeline.Anchor.IsZero():
+		return errors.New("no creation or anchor time")
+	case r.Creator.Principal == nil || r.Creator.UID == "" || r.Team == "":
+		return errors.New("no creator or team")
+	case !r.Timeline.AnchorState.Valid():
+		return fmt.Errorf("anchor_state %q is not a run state", r.Timeline.AnchorState)
+	case !r.Timeline.Final.FinalFate():
+		return fmt.Errorf("final %q is not SUCCEEDED, FAILED or ERROR", r.Timeline.Final)
+	case r.ForcedState != "" && !r.ForcedState.Valid():
+		return fmt.Errorf("forced_state %q is not a run state", r.ForcedState)
+	}
+	for _, d := range r.Timeline.Steps {
+		if d < 0 {
+			return errors.New("a negative step")
+		}
+	}
+	for _, t := range r.ArtifactTypes {
+		if !ArtifactTypes[t] {
+			return fmt.Errorf("artifact type %q", t)
+		}
+		if len(r.ID) < 8 { // artifacts are named after the id's first 8 characters
+			return errors.New("an id too short for artifacts")
+		}
+	}
+	return nil
+}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"slices"
 	"sort"
 	"strconv"
@@ -45,12 +44,13 @@ type Position struct {
 	Seq        int64
 }
 
-// ErrStalePosition is a position from before the mock session's last reset.
-var ErrStalePosition = errors.New("the mock session was reset after this position was issued")
+// ErrStalePosition is a position from before the mock session's last
+// reset. A listing's errors name the query parameter they are about.
+var ErrStalePosition = sentinel(Invalid, "cursor: the mock was reset after this cursor was issued")
 
 // ErrNoAncestor is an ancestor run that does not exist or that the caller
 // may not see.
-var ErrNoAncestor = errors.New("ancestor run not found")
+var ErrNoAncestor = sentinel(Invalid, "ancestor_run_id: no run that you may see")
 
 // Page is one page of runs; Next is set when more follow. Positions[i] is
 // the position just after Runs[i], so a caller that sends fewer runs than
@@ -71,19 +71,19 @@ type Page struct {
 func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	if q.After != nil && q.After.Generation != ms.generation {
+	if q.After != nil && q.After.Generation != ms.runs.generation {
 		return Page{}, ErrStalePosition
 	}
 	now := ms.clock.Now()
 	if q.AncestorID != "" {
 		if _, err := ms.visibleLocked(p, q.AncestorID); err != nil {
-			return Page{}, ErrNoAncestor
+			return Page{}, ErrNoAncestor.because("ancestor_run_id: no run %q that you may see", q.AncestorID)
 		}
 		q.descendants = ms.descendantsLocked(q.AncestorID)
 	}
-	candidates := ms.runs
+	candidates := ms.runs.list
 	if q.Name != "" {
-		candidates = ms.byName[q.Name]
+		candidates = ms.runs.byName[q.Name]
 	}
 	var page []*Run
 	if q.SortBy == "created_at" {
@@ -99,7 +99,7 @@ func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 			break
 		}
 		out.Runs = append(out.Runs, r.view(now))
-		pos := Position{Generation: ms.generation, Seq: r.Seq}
+		pos := Position{Generation: ms.runs.generation, Seq: r.Seq}
 		if q.SortBy != "created_at" {
 			pos.Key = q.sortKey(r, now).String()
 		}
@@ -296,9 +296,9 @@ func heapDown(h []keyed, i int, less func(i, j int) bool) {
 func (ms *Session) descendantsLocked(id string) map[*Run]bool {
 	out := map[*Run]bool{}
 	known := map[string]bool{id: true} // ids known to descend from id, or id itself
-	for _, r := range ms.runs {
+	for _, r := range ms.runs.list {
 		var chain []*Run
-		for cur := r; cur != nil && cur.ParentRunID != "" && len(chain) <= len(ms.runs); cur = ms.byID[cur.ParentRunID] {
+		for cur := r; cur != nil && cur.ParentRunID != "" && len(chain) <= len(ms.runs.list); cur = ms.runs.byID[cur.ParentRunID] {
 			chain = append(chain, cur)
 			if known[cur.ParentRunID] {
 				for _, c := range chain {

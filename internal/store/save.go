@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/google/uuid"
 )
 
 // Saving: Save writes every mock session's runs and clock as one JSON
@@ -39,22 +38,19 @@ type saveDoc struct {
 	Sessions []savedSession `json:"sessions"`
 }
 
+// savedSession is one mock session in the save: its name and clock, then
+// each table's part (the part types are declared with their tables). The
+// parts are embedded, so their fields sit side by side in one JSON object,
+// as they always have; a new resource embeds its part here.
 type savedSession struct {
-	Name       string     `json:"name"`
-	Clock      savedClock `json:"clock"`
-	Generation int64      `json:"generation"`
-	// CursorKey keeps the mock session's cursors good across a restart.
-	CursorKey []byte `json:"cursor_key,omitempty"`
-	NextSeq   int64  `json:"next_seq"`
-	Runs      []*Run `json:"runs"` // in Seq order
-	// Added with the catalogue; absent in older files.
-	CatalogueAt time.Time   `json:"catalogue_at,omitzero"`
-	Agents      []*Identity `json:"agents,omitempty"`
-	Messages    []*Message  `json:"messages,omitempty"`
-	// Schedules are in creation order; NextScheduleSeq numbers the next.
-	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
-	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
-	Events          []Event           `json:"events,omitempty"`
+	Name  string     `json:"name"`
+	Clock savedClock `json:"clock"`
+	savedRuns
+	savedEnvironments
+	savedIdentities
+	savedMessages
+	savedSchedules
+	savedEvents
 }
 
 type savedClock struct {
@@ -96,22 +92,12 @@ func (s *Store) Save(w io.Writer) error {
 	return json.NewEncoder(w).Encode(doc)
 }
 
-func (ms *Session) saveLocked(name string) savedSession {
-	return savedSession{
-		Name:       name,
-		Clock:      savedClock{Mode: ms.clock.Mode(), Now: ms.clock.Now()},
-		Generation: ms.generation,
-		CursorKey:  ms.cursorKey,
-		NextSeq:    ms.nextSeq,
-		Runs:       ms.runs,
-		Schedules:  ms.schedulesInOrderLocked(),
-
-		NextScheduleSeq: ms.nextScheduleSeq,
-		Events:          ms.events,
-		CatalogueAt:     ms.catalogueAt,
-		Agents:          ms.agents,
-		Messages:        ms.messages,
+func (ms *Session) saveLocked(name string) *savedSession {
+	ss := &savedSession{Name: name, Clock: savedClock{Mode: ms.clock.Mode(), Now: ms.clock.Now()}}
+	for _, t := range ms.tables() {
+		t.save(ss)
 	}
+	return ss
 }
 
 // ErrBadSave wraps every reason Load refuses a document, so a caller can
@@ -139,9 +125,10 @@ func (s *Store) Load(r io.Reader) error {
 		return fmt.Errorf("%w: format %q version %d, want %q version %d", ErrBadSave, doc.Format, doc.Version, saveFormat, saveVersion)
 	}
 	// Mock sessions sharing a creator share one principal, as they do at runtime.
-	creators := map[string]*fixtures.Principal{}
+	rs := &restorer{st: s, creators: map[string]*fixtures.Principal{}}
 	sessions := make(map[string]*Session, len(doc.Sessions))
-	for _, ss := range doc.Sessions {
+	for i := range doc.Sessions {
+		ss := &doc.Sessions[i]
 		// Save writes only names Open accepted; anything else was not
 		// written by this mock and is not guessed at.
 		if err := CheckSessionName(ss.Name); err != nil {
@@ -150,7 +137,7 @@ func (s *Store) Load(r io.Reader) error {
 		if _, dup := sessions[ss.Name]; dup {
 			return fmt.Errorf("%w: session %q appears twice", ErrBadSave, ss.Name)
 		}
-		ms, err := s.restoreSession(ss, doc.SavedAt, creators)
+		ms, err := s.restoreSession(ss, doc.SavedAt, rs)
 		if err != nil {
 			return fmt.Errorf("%w: session %q: %v", ErrBadSave, ss.Name, err)
 		}
@@ -166,7 +153,7 @@ func (s *Store) Load(r io.Reader) error {
 	return nil
 }
 
-func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[string]*fixtures.Principal) (*Session, error) {
+func (s *Store) restoreSession(ss *savedSession, savedAt time.Time, rs *restorer) (*Session, error) {
 	if ss.Clock.Now.IsZero() {
 		return nil, errors.New("the clock has no time")
 	}
@@ -185,148 +172,36 @@ func (s *Store) restoreSession(ss savedSession, savedAt time.Time, creators map[
 	default:
 		return nil, fmt.Errorf("clock mode %q: want real or virtual", ss.Clock.Mode)
 	}
-	seen := make(map[string]bool, len(ss.Runs))
-	var lastSeq int64
-	for i, r := range ss.Runs {
-		if r == nil {
-			return nil, fmt.Errorf("run %d is null", i)
-		}
-		if err := r.check(); err != nil {
-			return nil, fmt.Errorf("run %d (%q): %v", i, r.ID, err)
-		}
-		if seen[r.ID] {
-			return nil, fmt.Errorf("run %q appears twice", r.ID)
-		}
-		seen[r.ID] = true
-		if r.Seq <= lastSeq {
-			return nil, fmt.Errorf("run %q: seq %d does not follow %d", r.ID, r.Seq, lastSeq)
-		}
-		lastSeq = r.Seq
-		r.Creator.Principal = s.restoreCreator(r.Creator.Principal, creators)
-		r.packStrings()
-	}
-	for i, e := range ss.Events {
-		if e.Seq != int64(i)+1 || !e.Type.Valid() || !seen[e.RunID] {
-			return nil, fmt.Errorf("event %d: want sequence %d, a known event type and one of the session's runs", i, i+1)
-		}
-	}
-	if ss.NextSeq < lastSeq {
-		return nil, fmt.Errorf("next_seq %d is below the last run's seq %d", ss.NextSeq, lastSeq)
-	}
-	ms := s.newSession()
+	ms := s.emptySession()
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.clock = newClock(ss.Clock.Mode, now, s.wall)
-	ms.runs, ms.byID, ms.byName, ms.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
-	ms.artifactByUID = map[uuid.UUID]artifactRef{}
-	ms.events, ms.watched = ss.Events, nil
-	ms.generation = ss.Generation
-	if len(ss.CursorKey) == cursorKeyLen { // older files have none: a new key
-		ms.cursorKey = ss.CursorKey
-	}
-	for _, r := range ss.Runs {
-		// insertLocked numbers runs itself and keeps every index; set the
-		// counter so it hands out the saved Seq.
-		ms.nextSeq = r.Seq - 1
-		ms.insertLocked(r)
-	}
-	ms.nextSeq = ss.NextSeq
-	// Schedules come back with their next tick: ticks that fell while the
-	// mock was down (a real clock moves on across a restart) are started
-	// on the next use, like those of any clock move.
-	for i, sc := range ss.Schedules {
-		if sc == nil {
-			return nil, fmt.Errorf("schedule %d is null", i)
+	for _, t := range ms.tables() {
+		if err := t.restore(ms, ss, rs); err != nil {
+			return nil, err
 		}
-		if err := sc.check(); err != nil {
-			return nil, fmt.Errorf("schedule %d (%q): %v", i, sc.ID, err)
-		}
-		if _, dup := ms.schedules[sc.ID]; dup {
-			return nil, fmt.Errorf("schedule %q appears twice", sc.ID)
-		}
-		sc.Owner.Principal = s.restoreCreator(sc.Owner.Principal, creators)
-		sc.UpdatedBy.Principal = s.restoreCreator(sc.UpdatedBy.Principal, creators)
-		ms.schedules[sc.ID] = sc
-		ms.nextScheduleSeq = max(ms.nextScheduleSeq, sc.Seq)
-	}
-	ms.nextScheduleSeq = max(ms.nextScheduleSeq, ss.NextScheduleSeq)
-	ms.refreshDueLocked()
-	if err := ms.restoreCatalogueLocked(ss); err != nil {
-		return nil, err
 	}
 	return ms, nil
 }
 
-// check refuses what would make a run misbehave later rather than now.
-func (r *Run) check() error {
-	switch {
-	case r.ID == "":
-		return errors.New("no id")
-	case r.CreatedAt.IsZero() || r.Timeline.Anchor.IsZero():
-		return errors.New("no creation or anchor time")
-	case r.Creator.Principal == nil || r.Creator.UID == "" || r.Team == "":
-		return errors.New("no creator or team")
-	case !r.Timeline.AnchorState.Valid():
-		return fmt.Errorf("anchor_state %q is not a run state", r.Timeline.AnchorState)
-	case !r.Timeline.Final.FinalFate():
-		return fmt.Errorf("final %q is not SUCCEEDED, FAILED or ERROR", r.Timeline.Final)
-	case r.ForcedState != "" && !r.ForcedState.Valid():
-		return fmt.Errorf("forced_state %q is not a run state", r.ForcedState)
-	}
-	for _, d := range r.Timeline.Steps {
-		if d < 0 {
-			return errors.New("a negative step")
-		}
-	}
-	for _, t := range r.ArtifactTypes {
-		if !ArtifactTypes[t] {
-			return fmt.Errorf("artifact type %q", t)
-		}
-		if len(r.ID) < 8 { // artifacts are named after the id's first 8 characters
-			return errors.New("an id too short for artifacts")
-		}
-	}
-	return nil
+// restorer is what the tables share while a save is loaded.
+type restorer struct {
+	st *Store
+	// creators are the principals read from the file that the fixtures no
+	// longer have, one per uid across every mock session.
+	creators map[string]*fixtures.Principal
 }
 
-// restoreCreator is the fixtures' principal with the saved uid, so runs stay
+// principal is the fixtures' principal with the saved uid, so records stay
 // tied to the keys that map to it; a principal the fixtures no longer have
-// is the one read from the file, without a key, shared by its runs.
-func (s *Store) restoreCreator(saved *fixtures.Principal, creators map[string]*fixtures.Principal) *fixtures.Principal {
-	if p, ok := s.byUID[saved.UID]; ok {
+// is the one read from the file, without a key, shared by its records.
+func (rs *restorer) principal(saved *fixtures.Principal) *fixtures.Principal {
+	if p, ok := rs.st.byUID[saved.UID]; ok {
 		return p
 	}
-	if p, ok := creators[saved.UID]; ok {
+	if p, ok := rs.creators[saved.UID]; ok {
 		return p
 	}
-	creators[saved.UID] = saved
+	rs.creators[saved.UID] = saved
 	return saved
-}
-
-// restoreCatalogueLocked puts back the agents and messages. A file written
-// before they were saved keeps the fixtures' agents, counted from the
-// saved clock.
-func (ms *Session) restoreCatalogueLocked(ss savedSession) error {
-	ms.catalogueAt = ss.CatalogueAt
-	if ms.catalogueAt.IsZero() {
-		ms.catalogueAt = ss.Clock.Now
-		ms.seedAgentsLocked(ms.catalogueAt)
-	} else {
-		ms.agents, ms.agentByUID, ms.agentByKey = nil, map[string]*Identity{}, map[string]*Identity{}
-		for i, a := range ss.Agents {
-			if a == nil || a.UID == "" || a.Team == "" || ms.agentByUID[a.UID] != nil {
-				return fmt.Errorf("agent %d is null, without uid or team, or repeated", i)
-			}
-			ms.insertAgentLocked(a)
-		}
-	}
-	ms.messages, ms.messageByID = nil, map[string]*Message{}
-	for i, m := range ss.Messages {
-		if m == nil || m.ID == "" || m.Team == "" || ms.messageByID[m.ID] != nil {
-			return fmt.Errorf("message %d is null, without id or team, or repeated", i)
-		}
-		ms.messages = append(ms.messages, m)
-		ms.messageByID[m.ID] = m
-	}
-	return nil
 }

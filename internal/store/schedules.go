@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -19,12 +20,68 @@ import (
 // mock session is next used (catchUp: any request, a clock move, a save),
 // in tick order, as if a scheduler had started each run on time.
 
-// Sentinel errors of the schedules resource.
+// Errors of the schedules resource.
 var (
-	ErrScheduleNotFound = errors.New("schedule not found")
-	ErrScheduleOther    = errors.New("schedule belongs to another team")
-	ErrBadCron          = errors.New("not a 5-field cron expression")
+	ErrScheduleNotFound = sentinel(NotFound, "no schedule with this id")
+	ErrScheduleOther    = sentinel(Forbidden, "the schedule belongs to another team")
+	ErrBadCron          = sentinel(Invalid, "not a 5-field cron expression")
 )
+
+// scheduleTable is the schedules resource's part of a mock session.
+type scheduleTable struct {
+	byID    map[string]*ScheduleRecord
+	nextSeq int64 // numbers the next schedule created
+	// dueAt is the earliest next tick of an enabled schedule (unix
+	// nanoseconds; MaxInt64: none), so catchUp costs one load when none is due.
+	dueAt atomic.Int64
+}
+
+// savedSchedules is the schedules table's part of the save.
+type savedSchedules struct {
+	// Schedules are in creation order; NextScheduleSeq numbers the next.
+	Schedules       []*ScheduleRecord `json:"schedules,omitempty"`
+	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
+}
+
+// reset: the fixtures have no schedules.
+func (t *scheduleTable) reset(*Session, time.Time) {
+	t.byID, t.nextSeq = map[string]*ScheduleRecord{}, 0
+	t.refreshDue()
+}
+
+func (t *scheduleTable) save(ss *savedSession) {
+	list := make([]*ScheduleRecord, 0, len(t.byID))
+	for _, sc := range t.byID {
+		list = append(list, sc)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Seq < list[j].Seq })
+	ss.savedSchedules = savedSchedules{Schedules: list, NextScheduleSeq: t.nextSeq}
+}
+
+// restore brings schedules back with their next tick: ticks that fell
+// while the mock was down (a real clock moves on across a restart) are
+// started on the next use, like those of any clock move.
+func (t *scheduleTable) restore(_ *Session, ss *savedSession, rs *restorer) error {
+	t.byID, t.nextSeq = map[string]*ScheduleRecord{}, 0
+	for i, sc := range ss.Schedules {
+		if sc == nil {
+			return fmt.Errorf("schedule %d is null", i)
+		}
+		if err := sc.check(); err != nil {
+			return fmt.Errorf("schedule %d (%q): %v", i, sc.ID, err)
+		}
+		if _, dup := t.byID[sc.ID]; dup {
+			return fmt.Errorf("schedule %q appears twice", sc.ID)
+		}
+		sc.Owner.Principal = rs.principal(sc.Owner.Principal)
+		sc.UpdatedBy.Principal = rs.principal(sc.UpdatedBy.Principal)
+		t.byID[sc.ID] = sc
+		t.nextSeq = max(t.nextSeq, sc.Seq)
+	}
+	t.nextSeq = max(t.nextSeq, ss.NextScheduleSeq)
+	t.refreshDue()
+	return nil
+}
 
 // MaxTicksPerCatchUp bounds the runs one schedule starts in one catch-up
 // (a clock moved by a month on a schedule that fires every minute). The
@@ -59,33 +116,52 @@ type ScheduleRecord struct {
 }
 
 // ScheduleSpec is what a create or an update asks for, already validated
-// (but for the cron expression, which the store parses) and resolved.
+// and resolved.
 type ScheduleSpec struct {
-	Name, Cron, Prompt string
-	Enabled            bool
-	Config             *AgentConfig
-	FromSkill          bool
-	TeamScope          bool
+	Name      string
+	Cron      Cron // from ParseCron
+	Prompt    string
+	Enabled   bool
+	Config    *AgentConfig
+	FromSkill bool
+	TeamScope bool
 }
 
 // cronParser reads the standard 5 fields (minute, hour, day of month,
 // month, day of week) and nothing else: no seconds, no @descriptors.
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
 
+// Cron is a cron expression, parsed once.
+type Cron struct {
+	// Expr is the expression with its fields single-spaced, as a schedule
+	// shows it.
+	Expr  string
+	sched cron.Schedule
+}
+
 // ParseCron reads a 5-field cron expression, in UTC. A time-zone prefix
 // (TZ=, CRON_TZ=) is refused: the API's crons are UTC.
-func ParseCron(expr string) (cron.Schedule, error) {
-	if f := strings.Fields(expr); len(f) != 5 {
-		return nil, fmt.Errorf("%w: %q has %d fields; want minute hour day-of-month month day-of-week", ErrBadCron, expr, len(f))
+func ParseCron(expr string) (Cron, error) {
+	f := strings.Fields(expr)
+	if len(f) != 5 {
+		return Cron{}, ErrBadCron.because("cron_schedule: %q has %d fields; want minute hour day-of-month month day-of-week", expr, len(f))
 	}
 	if strings.Contains(expr, "TZ=") {
-		return nil, fmt.Errorf("%w: %q: crons are read in UTC, a time zone cannot be given", ErrBadCron, expr)
+		return Cron{}, ErrBadCron.because("cron_schedule: %q: crons are read in UTC, a time zone cannot be given", expr)
 	}
 	s, err := cronParser.Parse(expr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrBadCron, expr, err)
+		return Cron{}, ErrBadCron.because("cron_schedule: %q: %v", expr, err)
 	}
-	return s, nil
+	return Cron{Expr: strings.Join(f, " "), sched: s}, nil
+}
+
+// check refuses a Cron that ParseCron did not make.
+func (c Cron) check() error {
+	if c.sched == nil {
+		return ErrBadCron.because("cron_schedule: %q was not parsed (store.ParseCron)", c.Expr)
+	}
+	return nil
 }
 
 // next is the first tick strictly after t, in UTC; zero when there is none
@@ -100,30 +176,29 @@ func (sc *ScheduleRecord) next(t time.Time) time.Time {
 
 // CreateSchedule stores a new schedule owned by p.
 func (ms *Session) CreateSchedule(p *fixtures.Principal, spec ScheduleSpec) (ScheduleRecord, error) {
-	sched, err := ParseCron(spec.Cron)
-	if err != nil {
+	if err := spec.Cron.check(); err != nil {
 		return ScheduleRecord{}, err
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	now := ms.clock.Now()
 	ms.catchUpLocked(now)
-	ms.nextScheduleSeq++
+	ms.schedules.nextSeq++
 	sc := &ScheduleRecord{
-		ID: "sch_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16], Seq: ms.nextScheduleSeq,
+		ID: "sch_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16], Seq: ms.schedules.nextSeq,
 		Owner: Creator{p}, UpdatedBy: Creator{p}, Team: p.Team, TeamScope: spec.TeamScope,
-		CreatedAt: now, sched: sched,
+		CreatedAt: now,
 	}
 	sc.apply(spec, now)
-	ms.schedules[sc.ID] = sc
-	ms.refreshDueLocked()
+	ms.schedules.byID[sc.ID] = sc
+	ms.schedules.refreshDue()
 	ms.changed()
 	return *sc, nil
 }
 
 // apply sets what a create or an update chooses, and the next tick.
 func (sc *ScheduleRecord) apply(spec ScheduleSpec, now time.Time) {
-	sc.Name, sc.Cron, sc.Prompt, sc.Enabled = spec.Name, spec.Cron, spec.Prompt, spec.Enabled
+	sc.Name, sc.Cron, sc.sched, sc.Prompt, sc.Enabled = spec.Name, spec.Cron.Expr, spec.Cron.sched, spec.Prompt, spec.Enabled
 	sc.Config, sc.FromSkill = spec.Config, spec.FromSkill
 	sc.UpdatedAt = now
 	sc.NextTick = time.Time{}
@@ -134,7 +209,7 @@ func (sc *ScheduleRecord) apply(spec ScheduleSpec, now time.Time) {
 
 // visibleScheduleLocked finds a schedule p's team may see.
 func (ms *Session) visibleScheduleLocked(p *fixtures.Principal, id string) (*ScheduleRecord, error) {
-	sc, ok := ms.schedules[id]
+	sc, ok := ms.schedules.byID[id]
 	if !ok {
 		return nil, ErrScheduleNotFound
 	}
@@ -163,7 +238,7 @@ func (ms *Session) ListSchedules(p *fixtures.Principal) []ScheduleRecord {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	out := []ScheduleRecord{}
-	for _, sc := range ms.schedules {
+	for _, sc := range ms.schedules.byID {
 		if sc.Team == p.Team {
 			out = append(out, *sc)
 		}
@@ -180,13 +255,11 @@ func (ms *Session) ListSchedules(p *fixtures.Principal) []ScheduleRecord {
 // UpdateSchedule replaces a schedule's settings; its owner, scope and
 // history stay. A changed cron or enabled flag counts from now.
 func (ms *Session) UpdateSchedule(p *fixtures.Principal, id string, spec ScheduleSpec) (ScheduleRecord, error) {
-	sched, err := ParseCron(spec.Cron)
-	if err != nil {
+	if err := spec.Cron.check(); err != nil {
 		return ScheduleRecord{}, err
 	}
 	return ms.changeSchedule(p, id, func(sc *ScheduleRecord, now time.Time) {
 		spec.TeamScope = sc.TeamScope
-		sc.sched = sched
 		sc.apply(spec, now)
 	})
 }
@@ -199,7 +272,7 @@ func (ms *Session) SetScheduleEnabled(p *fixtures.Principal, id string, enabled 
 		if sc.Enabled == enabled {
 			return
 		}
-		spec := ScheduleSpec{Name: sc.Name, Cron: sc.Cron, Prompt: sc.Prompt, Enabled: enabled, Config: sc.Config, FromSkill: sc.FromSkill}
+		spec := ScheduleSpec{Name: sc.Name, Cron: Cron{sc.Cron, sc.sched}, Prompt: sc.Prompt, Enabled: enabled, Config: sc.Config, FromSkill: sc.FromSkill}
 		sc.apply(spec, now)
 	})
 }
@@ -215,7 +288,7 @@ func (ms *Session) changeSchedule(p *fixtures.Principal, id string, change func(
 	}
 	change(sc, now)
 	sc.UpdatedBy = Creator{p}
-	ms.refreshDueLocked()
+	ms.schedules.refreshDue()
 	ms.changed()
 	return *sc, nil
 }
@@ -228,8 +301,8 @@ func (ms *Session) DeleteSchedule(p *fixtures.Principal, id string) error {
 	if _, err := ms.visibleScheduleLocked(p, id); err != nil {
 		return err
 	}
-	delete(ms.schedules, id)
-	ms.refreshDueLocked()
+	delete(ms.schedules.byID, id)
+	ms.schedules.refreshDue()
 	ms.changed()
 	return nil
 }
@@ -242,7 +315,7 @@ func (ms *Session) FireSchedule(id string) (View, error) {
 	defer ms.mu.Unlock()
 	now := ms.clock.Now()
 	ms.catchUpLocked(now)
-	sc, ok := ms.schedules[id]
+	sc, ok := ms.schedules.byID[id]
 	if !ok {
 		return View{}, ErrScheduleNotFound
 	}
@@ -262,12 +335,12 @@ func (ms *Session) ScheduleRuns(id string) ([]View, error) {
 	defer ms.mu.RUnlock()
 	now := ms.clock.Now()
 	out := []View{}
-	for _, r := range ms.runs {
+	for _, r := range ms.runs.list {
 		if r.Schedule != nil && r.Schedule.ID == id {
 			out = append(out, r.view(now))
 		}
 	}
-	if _, ok := ms.schedules[id]; !ok && len(out) == 0 {
+	if _, ok := ms.schedules.byID[id]; !ok && len(out) == 0 {
 		return nil, ErrScheduleNotFound
 	}
 	return out, nil
@@ -277,9 +350,9 @@ func (ms *Session) ScheduleRuns(id string) ([]View, error) {
 // prompt, configuration and scope, its owner as creator, source
 // SCHEDULED_AGENT, created at the tick; the fate rules decide its end.
 func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error) {
-	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs) >= max {
+	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs.list) >= max {
 		sc.LastSpawnError = fmt.Sprintf("the run due at %s was not started: %v", tick.Format(time.RFC3339), ErrStoreFull)
-		return nil, ErrStoreFull
+		return nil, ErrStoreFull.because("the mock session holds %d runs, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", len(ms.runs.list))
 	}
 	var cfg *AgentConfig
 	if sc.Config != nil {
@@ -313,7 +386,7 @@ func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error)
 // catchUp turns the ticks due by now into runs. It costs one atomic load
 // when nothing is due, so every use of the mock session can afford it.
 func (ms *Session) catchUp() {
-	due := ms.dueAt.Load()
+	due := ms.schedules.dueAt.Load()
 	if due == math.MaxInt64 || ms.Now().UnixNano() < due {
 		return
 	}
@@ -330,11 +403,11 @@ type dueTick struct {
 // catchUpLocked starts, in tick order (ties in the schedules' creation
 // order), a run for every tick of an enabled schedule up to now.
 func (ms *Session) catchUpLocked(now time.Time) {
-	if ms.dueAt.Load() > now.UnixNano() {
+	if ms.schedules.dueAt.Load() > now.UnixNano() {
 		return
 	}
 	var due []dueTick
-	for _, sc := range ms.schedules {
+	for _, sc := range ms.schedules.byID {
 		if !sc.Enabled || sc.NextTick.IsZero() || sc.NextTick.After(now) {
 			continue
 		}
@@ -357,7 +430,7 @@ func (ms *Session) catchUpLocked(now time.Time) {
 	for _, d := range due {
 		_, _ = ms.spawnLocked(d.sc, d.at) // a refusal is kept in last_spawn_error
 	}
-	ms.refreshDueLocked()
+	ms.schedules.refreshDue()
 	if len(due) > 0 {
 		ms.changed()
 	}
@@ -405,16 +478,16 @@ func (sc *ScheduleRecord) ticksUpTo(now time.Time) (ticks []time.Time, skipped s
 		MaxTicksPerCatchUp, sc.NextTick.Format(time.RFC3339), ring[0].Format(time.RFC3339), MaxTicksPerCatchUp)
 }
 
-// refreshDueLocked records the earliest next tick of the enabled schedules,
+// refreshDue records the earliest next tick of the enabled schedules,
 // which catchUp compares now with.
-func (ms *Session) refreshDueLocked() {
+func (t *scheduleTable) refreshDue() {
 	due := int64(math.MaxInt64)
-	for _, sc := range ms.schedules {
+	for _, sc := range t.byID {
 		if sc.Enabled && !sc.NextTick.IsZero() && sc.NextTick.UnixNano() < due {
 			due = sc.NextTick.UnixNano()
 		}
 	}
-	ms.dueAt.Store(due)
+	t.dueAt.Store(due)
 }
 
 // check refuses a saved schedule that would misbehave later, and parses
@@ -430,23 +503,13 @@ func (sc *ScheduleRecord) check() error {
 	case sc.Enabled && sc.NextTick.IsZero():
 		return errors.New("enabled without a next tick")
 	}
-	sched, err := ParseCron(sc.Cron)
+	c, err := ParseCron(sc.Cron)
 	if err != nil {
 		return err
 	}
-	sc.sched = sched
+	sc.sched = c.sched
 	if sc.UpdatedBy.Principal == nil {
 		sc.UpdatedBy = sc.Owner
 	}
 	return nil
-}
-
-// schedulesInOrderLocked lists the schedules in creation order, for the save.
-func (ms *Session) schedulesInOrderLocked() []*ScheduleRecord {
-	out := make([]*ScheduleRecord, 0, len(ms.schedules))
-	for _, sc := range ms.schedules {
-		out = append(out, sc)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
 }

@@ -1,15 +1,11 @@
 package store
 
 import (
-	"crypto/rand"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/ruleset"
-	"github.com/google/uuid"
 )
 
 // Session is one mock session: an isolated world with its own runs, clock
@@ -24,53 +20,52 @@ type Session struct {
 	mu sync.RWMutex
 	// clock is replaced by a reset, so it is read under mu; it has its own lock.
 	clock *clock
-	// The runs resource (runs.go).
-	runs       []*Run            // in creation order, which is also Seq order
-	byID       map[string]*Run   //
-	byName     map[string][]*Run // by agent_config.name, in creation order
-	generation int64             // bumped by reset, so positions from before are refused
-	// cursorKey signs this incarnation's list cursors: new when the mock
-	// session opens or is reset, kept by a save, so a cursor is good in
-	// its own mock session only, and across a restart with a state file.
-	cursorKey []byte
-	nextSeq   int64
-	// catalogueAt is the instant the fixtures' catalogue times count back
-	// from (environments.go).
-	catalogueAt time.Time
-	// The agent identities resource (identities.go).
-	agents     []*Identity
-	agentByUID map[string]*Identity
-	agentByKey map[string]*Identity // by the digest of an API key
-	// The messages resource (messages.go).
-	messages    []*Message // in the order sent
-	messageByID map[string]*Message
-	// The schedules resource (schedules.go).
-	schedules       map[string]*ScheduleRecord
-	nextScheduleSeq int64
-	// dueAt is the earliest next tick of an enabled schedule (unix
-	// nanoseconds; MaxInt64: none), so catchUp costs one load when none is due.
-	dueAt atomic.Int64
-	// The events resource (events.go): the log, and the runs whose next
-	// events it has still to record.
-	events  []Event
-	watched []*Run
-	// createdBy counts, by team, the runs this mock session created (not
-	// the fixtures' runs), which Options.MaxRuns caps. An index: rebuilt
-	// by insertLocked, never saved.
-	createdBy map[string]int
-	// artifactByUID finds a run's artifact by its uid (artifacts.go). An
-	// index: rebuilt by insertLocked, never saved.
-	artifactByUID map[uuid.UUID]artifactRef
+	// The resources: a table each, in the file named after it, read and
+	// changed under mu.
+	environments environmentTable // environments.go
+	identities   identityTable    // identities.go
+	messages     messageTable     // messages.go
+	schedules    scheduleTable    // schedules.go
+	runs         runTable         // runs.go
+	artifacts    artifactIndex    // artifacts.go
+	events       eventLog         // events.go
+}
+
+// table is one resource's part of a mock session: its records and indexes,
+// how it starts (from the fixtures), and how it is saved and loaded back.
+type table interface {
+	// reset empties the table and seeds it from the fixtures, at now; the
+	// tables before it in Session.tables are reset already.
+	reset(ms *Session, now time.Time)
+	// save writes the table into its part of the mock session's save.
+	save(ss *savedSession)
+	// restore fills the empty table from a save, refusing what would make
+	// it misbehave later; the tables before it are restored already.
+	restore(ms *Session, ss *savedSession, rs *restorer) error
+}
+
+// tables lists the mock session's tables in the order they are reset and
+// restored: a table derived from others (the artifacts and events of the
+// runs) after those it derives from.
+func (ms *Session) tables() []table {
+	return []table{&ms.environments, &ms.identities, &ms.messages, &ms.schedules, &ms.runs, &ms.artifacts, &ms.events}
 }
 
 func (s *Store) newSession() *Session {
+	ms := s.emptySession()
+	ms.mu.Lock()
+	ms.resetLocked()
+	ms.mu.Unlock()
+	return ms
+}
+
+// emptySession is a mock session with no clock and empty tables, for
+// resetLocked or a restore to fill.
+func (s *Store) emptySession() *Session {
 	ms := &Session{st: s}
 	if s.opts.Attach != nil {
 		ms.attachment = s.opts.Attach()
 	}
-	ms.mu.Lock()
-	ms.resetLocked()
-	ms.mu.Unlock()
 	return ms
 }
 
@@ -103,28 +98,18 @@ func (ms *Session) resetLocked() {
 		start = ms.st.wall().Truncate(time.Millisecond)
 	}
 	ms.clock = newClock(o.ClockMode, start, ms.st.wall)
-	ms.runs = nil
-	ms.byID = map[string]*Run{}
-	ms.byName = map[string][]*Run{}
-	ms.createdBy = map[string]int{}
-	ms.artifactByUID = map[uuid.UUID]artifactRef{}
-	ms.generation++
-	ms.cursorKey = newCursorKey()
-	ms.nextSeq = 0
-	ms.schedules = map[string]*ScheduleRecord{}
-	ms.nextScheduleSeq = 0
-	ms.refreshDueLocked()
-	ms.events, ms.watched = nil, nil
 	now := ms.clock.Now()
-	ms.catalogueAt = now
-	ms.seedAgentsLocked(now)
-	ms.messages, ms.messageByID = nil, map[string]*Message{}
-	seeds := append([]fixtures.Run(nil), o.Fixtures.Runs...)
-	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
-	for _, f := range seeds {
-		ms.insertLocked(ms.st.fixtureRun(f, now))
+	for _, t := range ms.tables() {
+		t.reset(ms, now)
 	}
-	ms.recordEventsLocked(now) // the fixtures' past, recorded in the order it happened
+}
+
+// insertLocked stores a run in the runs table and in the tables derived
+// from it.
+func (ms *Session) insertLocked(r *Run) {
+	ms.runs.insert(r, ms.st.fixtureIDs[r.ID])
+	ms.events.watch(r)
+	ms.artifacts.index(r)
 }
 
 // theClock is the clock; the pointer changes only on reset, under mu.
@@ -176,22 +161,4 @@ func (ms *Session) SetClockMode(m ClockMode) time.Time {
 	ms.changed()
 	ms.catchUp()
 	return t
-}
-
-// cursorKeyLen is the size of a mock session's cursor key.
-const cursorKeyLen = 16
-
-func newCursorKey() []byte {
-	k := make([]byte, cursorKeyLen)
-	_, _ = rand.Read(k) // crypto/rand.Read never fails
-	return k
-}
-
-// CursorKey is the key this incarnation of the mock session signs its list
-// cursors with; it changes on reset and when the mock session is closed
-// and opened again, and survives a save and load.
-func (ms *Session) CursorKey() []byte {
-	ms.mu.RLock()
-	defer ms.mu.RUnlock()
-	return ms.cursorKey
 }

@@ -60,7 +60,7 @@ type Store struct {
 
 // ErrTooManySessions is Open's answer when MaxSessions are open and none
 // can be closed to make room.
-var ErrTooManySessions = errors.New("too many mock sessions are open")
+var ErrTooManySessions = sentinel(Unavailable, "too many isolated sessions are open; reset or reuse one")
 
 // New builds a store whose default mock session holds the fixtures. A
 // fixture that cannot be used (a run config that does not fit AgentConfig,
@@ -186,4 +186,13 @@ func (s *Store) Close(name string) {
 	if ok && name == "" {
 		ms.Reset()
 	}
+}
+
+// Lookup finds a mock session without opening one: for a download link,
+// which must not create the mock session it names.
+func (s *Store) Lookup(name string) (*Session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ms, ok := s.sessions[name]
+	return ms, ok
 }
