@@ -2,7 +2,7 @@
 # `make contract`) and `make test`; `.ci/run` calls `make test`.
 GO ?= go
 
-.PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants
+.PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants client-facts
 
 # The first build compiles every dependency: measured at about 620
 # CPU-seconds (see the README), so minutes even on idle cores. -v names each
@@ -62,3 +62,13 @@ fuzz:
 
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE_TIME)
+
+# The surface of the newest official TypeScript client, as facts the drift
+# test holds openapi.yaml to (docs/openapi.md). CLIENT is a checkout of the
+# client's source with its dependencies installed (npm install): its own
+# TypeScript compiler reads it. Commit the rewritten file with the document.
+CLIENT ?=
+client-facts:
+	@test -n "$(CLIENT)" || { echo "usage: make client-facts CLIENT=/path/to/oz-sdk-typescript"; exit 2; }
+	node openapi/clientfacts/extract.cjs "$(CLIENT)" | $(GO) run ./openapi/facts/gen -facts -o openapi/testdata/client-facts.json -
+	$(GO) test ./openapi/ -run 'Newest|Published' -count=1

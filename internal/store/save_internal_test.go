@@ -36,7 +36,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 			"Team", "TeamScope", "CreatedAt", "UpdatedAt", "LastRan", "NextTick", "LastSpawnError", "sched"}},
 		{(*identityTable)(nil), []string{"list", "byUID", "byKey"}},
 		{(*savedIdentities)(nil), []string{"Agents"}},
-		{(*Identity)(nil), []string{"UID", "Team", "Name", "Default", "CreatedAt", "KeyHashes", "principal"}},
+		{(*Identity)(nil), []string{"UID", "Team", "Name", "Default", "CreatedAt", "UpdatedAt", "Settings", "KeyHashes", "principal"}},
 		{(*messageTable)(nil), []string{"list", "byID"}},
 		{(*savedMessages)(nil), []string{"Messages"}},
 		{(*Message)(nil), []string{"ID", "Team", "SenderRunID", "RecipientID", "Subject", "Body", "SentAt", "DeliveredAt", "ReadAt"}},
