@@ -13,7 +13,7 @@ Feature: What the newest client reads and filters by
     And I remember the response field "agents.0.uid" as "agent"
     And I send "GET /agent/identities/{agent}"
     Then the response status is 200
-    And the response field "uid" is the remembered "agent"
+    And the response field "uid" is "{agent}"
     And the answer has the identity fields the newest client needs
 
   Scenario: An agent identity that does not exist is a 404
