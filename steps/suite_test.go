@@ -3,8 +3,10 @@ package steps_test
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/steps"
@@ -60,7 +63,7 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 	// (follow-ups, handoff attachments, an identity by uid, public
 	// redirects, the newer filters): their scenarios are left out unless a
 	// test asks for them.
-	cfg.Tags = "not " + newestClientTag
+	cfg.Features = servedFeatures(t)
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -72,6 +75,24 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 }
 
 const newestClientTag = "@newest-client"
+
+// servedFeatures is every feature file but those of the newest client's
+// operations, which the bundled mock does not serve yet. Leaving them out
+// by file rather than by tag lets a test choose its own tag expression.
+func servedFeatures(t *testing.T) fs.FS {
+	t.Helper()
+	entries, err := fs.ReadDir(features.FS, ".")
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		data, err := fs.ReadFile(features.FS, e.Name())
+		require.NoError(t, err)
+		if !strings.HasPrefix(strings.TrimSpace(string(data)), newestClientTag) {
+			names = append(names, e.Name())
+		}
+	}
+	return someFeatures(t, names...)
+}
 
 // assertAllPassed fails the test for every failed scenario.
 func assertAllPassed(t *testing.T, res steps.Result, out string) {

@@ -94,13 +94,13 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 	args := []string{"--base-url", srv.URL, "--api-key", "wk-mock-alice", "--tags", "@two-callers or @failing-prompt or not @creates-runs and not @slow"}
 	out, errOut, err := runCmd(t, append(args, "--format", "html", "--output", filepath.Join(dir, "report.html"))...)
 	require.NoError(t, err, "skips do not fail the run: %s\n%s", out, errOut)
-	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs (8 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
+	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs (12 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
 	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code (1 scenario skipped): pass --failing-prompt PROMPT")
 	assert.Regexp(t, `SKIPPED \d+ scenarios: checks what only the bundled mock promises`, errOut, "skips the server rules out, grouped by reason")
 	assert.True(t, strings.HasSuffix(errOut, "Passed, but not all checked: add --failing-prompt and --other-api-key to check the rest.\n"), errOut)
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `id="verdict">Passed, 9 not checked</div>`)
+	assert.Contains(t, string(page), `id="verdict">Passed, 13 not checked</div>`)
 	assert.NotContains(t, string(page), "All passed")
 	assert.Contains(t, string(page), `<code>--other-api-key</code>`)
 
