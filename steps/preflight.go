@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -108,7 +109,7 @@ func preflightTeams(ctx context.Context, hc *http.Client, base, key, otherKey st
 		}()
 	}
 	status, _, err := ask(ctx, hc, base+"/agent/runs/"+url.PathEscape(id), "Bearer "+otherKey)
-	if err == nil && status == http.StatusOK && !seesAnotherTeam(ctx, hc, base, key, otherKey, id) {
+	if err == nil && status == http.StatusOK && !seesAnotherTeam(ctx, hc, base, key, otherKey) {
 		return &PreflightError{Sentence: fmt.Sprintf("the --other-api-key sees run %s that the --api-key's team made, so the two keys belong to one team; "+
 			"the tenancy scenarios need a key of another team (or leave --other-api-key out to skip them)", id)}
 	}
@@ -116,33 +117,30 @@ func preflightTeams(ctx context.Context, hc *http.Client, base, key, otherKey st
 }
 
 // seesAnotherTeam tells a server that shows one team's run to another (a
-// tenancy bug the scenarios must report) from two keys of one team: the
-// run's team is compared with the teams of the runs the other key lists.
-// Only when the other key lists team runs of a different team is it of
-// another team; anything else is taken as one team.
-func seesAnotherTeam(ctx context.Context, hc *http.Client, base, key, otherKey, id string) bool {
-	type scoped struct {
-		Scope struct {
-			Type string `json:"type"`
-			UID  string `json:"uid"`
-		} `json:"scope"`
-	}
-	var run scoped
-	if askJSON(ctx, hc, http.MethodGet, base+"/agent/runs/"+url.PathEscape(id), key, nil, &run) != nil || run.Scope.Type != "Team" {
-		return false
-	}
-	var list struct {
-		Runs []scoped `json:"runs"`
-	}
-	if askJSON(ctx, hc, http.MethodGet, base+"/agent/runs?limit=100", otherKey, nil, &list) != nil {
-		return false
-	}
-	for _, r := range list.Runs {
-		if r.Scope.Type == "Team" && r.Scope.UID != "" && r.Scope.UID != run.Scope.UID {
-			return true
+// tenancy bug the scenarios must report) from two keys of one team by a
+// resource that belongs to a team: its agent identities. Two keys that
+// list different identities are of two teams. When either listing cannot
+// be read the keys are taken as one team.
+func seesAnotherTeam(ctx context.Context, hc *http.Client, base, key, otherKey string) bool {
+	identities := func(k string) (string, bool) {
+		var list struct {
+			Agents []struct {
+				UID string `json:"uid"`
+			} `json:"agents"`
 		}
+		if askJSON(ctx, hc, http.MethodGet, base+"/agent/identities", k, nil, &list) != nil || len(list.Agents) == 0 {
+			return "", false
+		}
+		uids := make([]string, 0, len(list.Agents))
+		for _, a := range list.Agents {
+			uids = append(uids, a.UID)
+		}
+		slices.Sort(uids)
+		return strings.Join(uids, ","), true
 	}
-	return false
+	mine, ok1 := identities(key)
+	theirs, ok2 := identities(otherKey)
+	return ok1 && ok2 && mine != theirs
 }
 
 // askJSON sends a request with the key and decodes a 2xx JSON answer into
