@@ -117,8 +117,8 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 			assert.Regexp(t, `; --(other-api-key|failing-prompt) would check it`, tc.Message)
 		}
 	}
-	assert.Equal(t, 9, notChecked)
-	assert.Contains(t, string(data), `<property name="not_checked" value="not checked: 8 scenarios skipped for want of an option: --other-api-key would run 8 scenarios`)
+	assert.Equal(t, 13, notChecked)
+	assert.Contains(t, string(data), `<property name="not_checked" value="not checked: 12 scenarios skipped for want of an option: --other-api-key would run 12 scenarios`)
 }
 
 // summaryCounts reads "N scenarios: p passed, f failed, s skipped" from the
