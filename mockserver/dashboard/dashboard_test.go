@@ -136,7 +136,7 @@ func TestDashboardShowsSchedulesEventsMessagesAndIdentities(t *testing.T) {
 	require.Equal(t, 200, call(t, srv.URL, session, "PUT", "/__mock/clock", map[string]any{"mode": "virtual"}, nil))
 
 	var agent mockserver.AgentResponse
-	require.Equal(t, 201, call(t, srv.URL, session, "POST", "/agent/identities", map[string]any{"name": "Release bot"}, &agent))
+	require.Equal(t, 201, call(t, srv.URL, session, "POST", "/agent/identities", map[string]any{"name": "Docs bot"}, &agent))
 	var sched mockserver.ScheduledAgentItem
 	require.Equal(t, 201, call(t, srv.URL, session, "POST", "/agent/schedules",
 		map[string]any{"name": "Five-minute sweep", "cron_schedule": "*/5 * * * *", "prompt": "Sweep the flaky tests"}, &sched))
@@ -161,7 +161,7 @@ func TestDashboardShowsSchedulesEventsMessagesAndIdentities(t *testing.T) {
 
 	// The identity, as the team's list has it.
 	agentRow := `document.querySelector('#identities tr[data-agent="` + agent.UID + `"]')`
-	browsertest.WaitFor(t, ctx, agentRow+`?.textContent.includes('Release bot')`)
+	browsertest.WaitFor(t, ctx, agentRow+`?.textContent.includes('Docs bot')`)
 	assert.Contains(t, browsertest.Eval[string](t, ctx, agentRow+`.textContent`), "available")
 
 	// The schedule: name, cron, enabled, the instant of its next tick, and

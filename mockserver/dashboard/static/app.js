@@ -128,8 +128,15 @@
     return Math.round(s / 86400) + " d";
   }
 
+  // timeCell shows an instant's time of day, or its date when it is more
+  // than a day from now (a fixture agent made 90 days ago); the cell's
+  // title has the whole instant.
   function timeCell(iso, wall) {
-    return el("td", { class: "time", title: iso || "" }, [fmtTime(iso), el("span", { class: "ago", text: ago(iso, wall) })]);
+    var text = fmtTime(iso);
+    var now = wall ? Date.now() : state.clock && new Date(state.clock.now);
+    var d = new Date(iso);
+    if (iso && now && !isNaN(d) && Math.abs(now - d) > 864e5) text = d.toISOString().slice(0, 10);
+    return el("td", { class: "time", title: iso || "" }, [text, el("span", { class: "ago", text: ago(iso, wall) })]);
   }
 
   // ---- panels
