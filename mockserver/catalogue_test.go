@@ -136,8 +136,8 @@ func TestCatalogueSurvivesARestart(t *testing.T) {
 	s1 := newServer(t, opts)
 	c1 := serve(t, s1).in("keep")
 	require.Equal(t, http.StatusNoContent, c1.do("DELETE", "/agent/identities/agent-acme-release", nil).status) // room for two
-	agent := createAgent(t, c1, "Keeper")
-	gone := createAgent(t, c1, "Goner")
+	agent := createIdentity(t, c1, "Keeper")
+	gone := createIdentity(t, c1, "Goner")
 	key, goneKey := agentKey(t, c1, agent.UID), agentKey(t, c1, gone.UID)
 	require.Equal(t, http.StatusNoContent, c1.do("DELETE", "/agent/identities/"+gone.UID, nil).status)
 	a := c1.create(map[string]any{"prompt": "a"}).RunID
@@ -165,7 +165,7 @@ func TestCatalogueSurvivesARestart(t *testing.T) {
 func TestCatalogueIsolationAndReset(t *testing.T) {
 	c := newMock(t, mockserver.Options{})
 	one, two := c.in("one"), c.in("two")
-	agent := createAgent(t, one, "Only here")
+	agent := createIdentity(t, one, "Only here")
 	key := agentKey(t, one, agent.UID)
 	assert.Equal(t, http.StatusNotFound, two.do("PUT", "/agent/identities/"+agent.UID, map[string]any{"name": "x"}).status)
 	assert.Equal(t, http.StatusUnauthorized, two.as(key).do("GET", "/agent/runs", nil).status, "a key works only in its mock session")

@@ -26,26 +26,26 @@ type ListAgentIdentitiesResponse struct {
 	Agents []AgentResponse `json:"agents"`
 }
 
-func agentJSON(v store.AgentView) AgentResponse {
+func identityJSON(v store.IdentityView) AgentResponse {
 	return AgentResponse{UID: v.UID, Name: v.Name, Available: v.Available, CreatedAt: formatTime(v.CreatedAt)}
 }
 
 // listAgentIdentities is GET /agent/identities.
-func (s *Server) listAgentIdentities(c *call) response {
+func (s *Server) listIdentities(c *call) response {
 	views, err := c.session.Identities(c.principal)
 	if err != nil {
 		return fail(problemOf(err))
 	}
 	out := ListAgentIdentitiesResponse{Agents: make([]AgentResponse, 0, len(views))}
 	for _, v := range views {
-		out.Agents = append(out.Agents, agentJSON(v))
+		out.Agents = append(out.Agents, identityJSON(v))
 	}
 	return ok(out)
 }
 
 // agentName reads the name of a create or update body; required says
 // whether it must be there.
-func agentName(c *call, required bool) (name string, given bool, aerr *apiError) {
+func identityName(c *call, required bool) (name string, given bool, aerr *apiError) {
 	var req struct {
 		Name *string `json:"name"`
 	}
@@ -70,40 +70,40 @@ func agentName(c *call, required bool) (name string, given bool, aerr *apiError)
 }
 
 // createAgent is POST /agent/identities; it answers 201.
-func (s *Server) createAgent(c *call) response {
-	name, _, aerr := agentName(c, true)
+func (s *Server) createIdentity(c *call) response {
+	name, _, aerr := identityName(c, true)
 	if aerr != nil {
 		return fail(aerr)
 	}
-	v, err := c.session.CreateAgent(c.principal, name)
+	v, err := c.session.CreateIdentity(c.principal, name)
 	if err != nil {
 		return fail(problemOf(err))
 	}
-	return response{status: http.StatusCreated, body: agentJSON(v)}
+	return response{status: http.StatusCreated, body: identityJSON(v)}
 }
 
 // updateAgent is PUT /agent/identities/{uid}.
-func (s *Server) updateAgent(c *call) response {
-	name, given, aerr := agentName(c, false)
+func (s *Server) updateIdentity(c *call) response {
+	name, given, aerr := identityName(c, false)
 	if aerr != nil {
 		return fail(aerr)
 	}
-	var v store.AgentView
+	var v store.IdentityView
 	var err error
 	if given {
-		v, err = c.session.RenameAgent(c.principal, c.id, name)
+		v, err = c.session.RenameIdentity(c.principal, c.id, name)
 	} else {
 		v, err = c.session.Identity(c.principal, c.id)
 	}
 	if err != nil {
 		return fail(problemOf(err))
 	}
-	return ok(agentJSON(v))
+	return ok(identityJSON(v))
 }
 
 // deleteAgent is DELETE /agent/identities/{uid}; it answers 204.
-func (s *Server) deleteAgent(c *call) response {
-	if err := c.session.DeleteAgent(c.principal, c.id); err != nil {
+func (s *Server) deleteIdentity(c *call) response {
+	if err := c.session.DeleteIdentity(c.principal, c.id); err != nil {
 		return fail(problemOf(err))
 	}
 	return response{status: http.StatusNoContent}
@@ -116,8 +116,8 @@ type AgentKey struct {
 
 // issueAgentKey is POST /__mock/identities/{uid}/keys: a new API key that
 // acts as the agent, until the agent is deleted.
-func issueAgentKey(c *call) response {
-	key, err := c.session.IssueAgentKey(c.id)
+func issueIdentityKey(c *call) response {
+	key, err := c.session.IssueIdentityKey(c.id)
 	if err != nil {
 		return fail(problemOf(err))
 	}

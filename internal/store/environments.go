@@ -26,8 +26,9 @@ type environmentTable struct {
 
 // savedEnvironments is the environments table's part of the save.
 type savedEnvironments struct {
-	// CatalogueAt is the table's seededAt; absent in files written before
-	// environments and identities were saved.
+	// CatalogueAt is the table's seededAt (named, in the file, after what
+	// environments, models and identities were once called together);
+	// absent in files written before environments and identities were saved.
 	CatalogueAt time.Time `json:"catalogue_at,omitzero"`
 }
 

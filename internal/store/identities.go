@@ -22,12 +22,12 @@ import (
 
 // Errors of the identities resource.
 var (
-	ErrAgentNotFound    = sentinel(NotFound, "no agent with this uid")
-	ErrAgentOtherTeam   = sentinel(Forbidden, "the agent belongs to another team")
-	ErrAgentIsDefault   = sentinel(Invalid, "the team's default agent cannot be deleted")
-	ErrPlanLimit        = sentinel(Forbidden, "the team's plan allows no more agents")
-	ErrAgentUnavailable = sentinel(Forbidden, "the agent is beyond the team's plan limit")
-	ErrNotAPerson       = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
+	ErrIdentityNotFound    = sentinel(NotFound, "no agent with this uid")
+	ErrIdentityOtherTeam   = sentinel(Forbidden, "the agent belongs to another team")
+	ErrDefaultIdentity     = sentinel(Invalid, "the team's default agent cannot be deleted")
+	ErrPlanLimit           = sentinel(Forbidden, "the team's plan allows no more agents")
+	ErrIdentityUnavailable = sentinel(Forbidden, "the agent is beyond the team's plan limit")
+	ErrNotAPerson          = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
 )
 
 // identityTable is the agent identities resource's part of a mock session.
@@ -45,7 +45,7 @@ type savedIdentities struct {
 // reset seeds the fixtures' agents, created the fixtures' times before now.
 func (t *identityTable) reset(ms *Session, now time.Time) {
 	t.list, t.byUID, t.byKey = nil, map[string]*Identity{}, map[string]*Identity{}
-	for _, f := range ms.st.opts.Fixtures.Agents {
+	for _, f := range ms.st.opts.Fixtures.Identities {
 		t.insert(&Identity{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo))})
 	}
 	slices.SortStableFunc(t.list, func(a, b *Identity) int { return a.CreatedAt.Compare(b.CreatedAt) })
@@ -54,7 +54,7 @@ func (t *identityTable) reset(ms *Session, now time.Time) {
 func (t *identityTable) save(ss *savedSession) { ss.Agents = t.list }
 
 // restore puts the agents back. A file written before they were saved
-// (no catalogue_at) keeps the fixtures' agents, counted from the saved
+// (no catalogue_at, savedEnvironments) keeps the fixtures' agents, counted from the saved
 // clock.
 func (t *identityTable) restore(ms *Session, ss *savedSession, _ *restorer) error {
 	if ss.CatalogueAt.IsZero() {
@@ -82,7 +82,7 @@ func (t *identityTable) insert(a *Identity) {
 
 // AgentKeyPrefix starts every API key the mock issues for an agent, so the
 // mock can tell a revoked agent key from a key it has never seen.
-const AgentKeyPrefix = "wk-agent-"
+const IdentityKeyPrefix = "wk-agent-"
 
 // Identity is one agent identity, the same record in memory and in the save.
 // Its keys are kept as SHA-256 digests: the save holds no usable credential.
@@ -99,7 +99,7 @@ type Identity struct {
 }
 
 // AgentView is an agent as the API shows it.
-type AgentView struct {
+type IdentityView struct {
 	UID, Name string
 	Available bool
 	CreatedAt time.Time
@@ -116,7 +116,7 @@ func keyHash(key string) string {
 
 // teamAgentsLocked is the team's agents in the order the plan counts them:
 // the default agent first, then by creation.
-func (ms *Session) teamAgentsLocked(team string) []*Identity {
+func (ms *Session) teamIdentitiesLocked(team string) []*Identity {
 	var out []*Identity
 	for _, a := range ms.identities.list {
 		if a.Team == team {
@@ -135,26 +135,26 @@ func (ms *Session) teamAgentsLocked(team string) []*Identity {
 	return out
 }
 
-func (ms *Session) agentViewsLocked(team string) []AgentView {
+func (ms *Session) identityViewsLocked(team string) []IdentityView {
 	limit := ms.st.opts.Fixtures.PlanLimit(team)
-	agents := ms.teamAgentsLocked(team)
-	out := make([]AgentView, len(agents))
+	agents := ms.teamIdentitiesLocked(team)
+	out := make([]IdentityView, len(agents))
 	for i, a := range agents {
-		out[i] = AgentView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt}
+		out[i] = IdentityView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt}
 	}
 	return out
 }
 
-func (ms *Session) agentViewLocked(a *Identity) AgentView {
-	for _, v := range ms.agentViewsLocked(a.Team) {
+func (ms *Session) identityViewLocked(a *Identity) IdentityView {
+	for _, v := range ms.identityViewsLocked(a.Team) {
 		if v.UID == a.UID {
 			return v
 		}
 	}
-	return AgentView{}
+	return IdentityView{}
 }
 
-func mayManageAgents(p *fixtures.Principal) error {
+func mayManageIdentities(p *fixtures.Principal) error {
 	if p.Type != "user" {
 		return ErrNotAPerson
 	}
@@ -162,74 +162,74 @@ func mayManageAgents(p *fixtures.Principal) error {
 }
 
 // Identities lists p's team's agents.
-func (ms *Session) Identities(p *fixtures.Principal) ([]AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
+func (ms *Session) Identities(p *fixtures.Principal) ([]IdentityView, error) {
+	if err := mayManageIdentities(p); err != nil {
 		return nil, err
 	}
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	return ms.agentViewsLocked(p.Team), nil
+	return ms.identityViewsLocked(p.Team), nil
 }
 
 // CreateAgent adds an agent named name to p's team, within the plan's limit.
-func (ms *Session) CreateAgent(p *fixtures.Principal, name string) (AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
-		return AgentView{}, err
+func (ms *Session) CreateIdentity(p *fixtures.Principal, name string) (IdentityView, error) {
+	if err := mayManageIdentities(p); err != nil {
+		return IdentityView{}, err
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamAgentsLocked(p.Team)) >= limit {
-		return AgentView{}, ErrPlanLimit.because("the team's plan allows no more agents (%d): delete an agent or upgrade the plan", limit)
+	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamIdentitiesLocked(p.Team)) >= limit {
+		return IdentityView{}, ErrPlanLimit.because("the team's plan allows no more agents (%d): delete an agent or upgrade the plan", limit)
 	}
 	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: ms.clock.Now()}
 	ms.identities.insert(a)
 	ms.changed()
-	return ms.agentViewLocked(a), nil
+	return ms.identityViewLocked(a), nil
 }
 
-func (ms *Session) teamAgentLocked(p *fixtures.Principal, uid string) (*Identity, error) {
+func (ms *Session) teamIdentityLocked(p *fixtures.Principal, uid string) (*Identity, error) {
 	a, ok := ms.identities.byUID[uid]
 	switch {
 	case !ok:
-		return nil, ErrAgentNotFound
+		return nil, ErrIdentityNotFound
 	case a.Team != p.Team:
-		return nil, ErrAgentOtherTeam
+		return nil, ErrIdentityOtherTeam
 	}
 	return a, nil
 }
 
 // RenameAgent changes the name of one of p's team's agents.
-func (ms *Session) RenameAgent(p *fixtures.Principal, uid, name string) (AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
-		return AgentView{}, err
+func (ms *Session) RenameIdentity(p *fixtures.Principal, uid, name string) (IdentityView, error) {
+	if err := mayManageIdentities(p); err != nil {
+		return IdentityView{}, err
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	a, err := ms.teamAgentLocked(p, uid)
+	a, err := ms.teamIdentityLocked(p, uid)
 	if err != nil {
-		return AgentView{}, err
+		return IdentityView{}, err
 	}
 	if a.Name != name {
 		a.Name = name
 		a.build()
 		ms.changed()
 	}
-	return ms.agentViewLocked(a), nil
+	return ms.identityViewLocked(a), nil
 }
 
 // DeleteAgent deletes one of p's team's agents and revokes its keys.
-func (ms *Session) DeleteAgent(p *fixtures.Principal, uid string) error {
-	if err := mayManageAgents(p); err != nil {
+func (ms *Session) DeleteIdentity(p *fixtures.Principal, uid string) error {
+	if err := mayManageIdentities(p); err != nil {
 		return err
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	a, err := ms.teamAgentLocked(p, uid)
+	a, err := ms.teamIdentityLocked(p, uid)
 	if err != nil {
 		return err
 	}
 	if a.Default {
-		return ErrAgentIsDefault
+		return ErrDefaultIdentity
 	}
 	for _, h := range a.KeyHashes {
 		delete(ms.identities.byKey, h)
@@ -246,31 +246,31 @@ func (ms *Session) DeleteAgent(p *fixtures.Principal, uid string) error {
 func (ms *Session) ActAs(p *fixtures.Principal, uid string) (*fixtures.Principal, error) {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	a, err := ms.teamAgentLocked(p, uid)
+	a, err := ms.teamIdentityLocked(p, uid)
 	switch {
-	case errors.Is(err, ErrAgentNotFound):
-		return nil, ErrAgentNotFound.as(Invalid, "agent_identity_uid: no agent %q in your team; GET /agent/identities lists them", uid)
-	case errors.Is(err, ErrAgentOtherTeam):
-		return nil, ErrAgentOtherTeam.because("agent_identity_uid: the agent %q belongs to another team", uid)
+	case errors.Is(err, ErrIdentityNotFound):
+		return nil, ErrIdentityNotFound.as(Invalid, "agent_identity_uid: no agent %q in your team; GET /agent/identities lists them", uid)
+	case errors.Is(err, ErrIdentityOtherTeam):
+		return nil, ErrIdentityOtherTeam.because("agent_identity_uid: the agent %q belongs to another team", uid)
 	case err != nil:
 		return nil, err
 	}
-	if !ms.agentViewLocked(a).Available {
-		return nil, ErrAgentUnavailable.because("agent_identity_uid: the agent %q is beyond the team's plan limit (available: false)", uid)
+	if !ms.identityViewLocked(a).Available {
+		return nil, ErrIdentityUnavailable.because("agent_identity_uid: the agent %q is beyond the team's plan limit (available: false)", uid)
 	}
 	return a.principal, nil
 }
 
 // IssueAgentKey makes a new API key for the agent uid, whatever its team,
 // for the control API. The key itself is returned once and never kept.
-func (ms *Session) IssueAgentKey(uid string) (string, error) {
+func (ms *Session) IssueIdentityKey(uid string) (string, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	a, ok := ms.identities.byUID[uid]
 	if !ok {
-		return "", ErrAgentNotFound.because("no agent %q in this mock session", uid)
+		return "", ErrIdentityNotFound.because("no agent %q in this mock session", uid)
 	}
-	key := AgentKeyPrefix + rand.Text()
+	key := IdentityKeyPrefix + rand.Text()
 	h := keyHash(key)
 	a.KeyHashes = append(a.KeyHashes, h)
 	ms.identities.byKey[h] = a
@@ -280,8 +280,8 @@ func (ms *Session) IssueAgentKey(uid string) (string, error) {
 
 // AgentByKey is the principal an agent API key acts as; nil when the key
 // was never issued in this mock session or its agent has been deleted.
-func (ms *Session) AgentByKey(key string) *fixtures.Principal {
-	if !strings.HasPrefix(key, AgentKeyPrefix) {
+func (ms *Session) IdentityByKey(key string) *fixtures.Principal {
+	if !strings.HasPrefix(key, IdentityKeyPrefix) {
 		return nil
 	}
 	h := keyHash(key) // a digest looked up, so timing tells nothing of the key
@@ -303,15 +303,15 @@ func (s *Store) Existing(name string) *Session {
 }
 
 // Identity returns one of p's team's agents.
-func (ms *Session) Identity(p *fixtures.Principal, uid string) (AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
-		return AgentView{}, err
+func (ms *Session) Identity(p *fixtures.Principal, uid string) (IdentityView, error) {
+	if err := mayManageIdentities(p); err != nil {
+		return IdentityView{}, err
 	}
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	a, err := ms.teamAgentLocked(p, uid)
+	a, err := ms.teamIdentityLocked(p, uid)
 	if err != nil {
-		return AgentView{}, err
+		return IdentityView{}, err
 	}
-	return ms.agentViewLocked(a), nil
+	return ms.identityViewLocked(a), nil
 }
