@@ -41,16 +41,21 @@ Feature: Artifacts
     And each fetched screenshot and file downloads from its URL as announced
 
   @creates-runs @mock-control @mock-only
-  Scenario: A download URL stops working when it expires, and the artifact gives a new one
-    Given the mock will give my next run the artifacts SCREENSHOT
+  Scenario Outline: A <kind>'s download URL stops working when it expires, and the artifact gives a new one
+    Given the mock will give my next run the artifacts <kind>
     When I create a run with the prompt "Capture the dashboard after the fix"
     And I watch the run until it reaches a terminal state
-    And I fetch the run's SCREENSHOT artifact
+    And I fetch the run's <kind> artifact
     Then its download URL works
     When an hour passes on the mock's clock
     Then its download URL is refused with status 403
-    When I fetch the run's SCREENSHOT artifact
+    When I fetch the run's <kind> artifact
     Then its download URL works
+
+    Examples:
+      | kind       |
+      | SCREENSHOT |
+      | FILE       |
 
   @creates-runs @mock-control @mock-only
   Scenario: Another team's artifact is forbidden

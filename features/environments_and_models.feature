@@ -4,10 +4,12 @@ Feature: Environments and models
   each with what its latest run says about it; GET /agent/models lists the
   models a run can name and the one it gets when it names none.
 
+  Names are in alphabetical order as people read it ("backend, Data
+  pipelines, web-app"); the suite takes the order of bytes as well.
+
   Scenario: The models listing names a default that is one of its models
-    When I send "GET /agent/models"
-    Then the response status is 200
-    And the default model is one of the listed models
+    When I list the models
+    Then the default model is one of the listed models
 
   @creates-runs
   Scenario: A run that names no model gets the default model
@@ -16,17 +18,18 @@ Feature: Environments and models
     Then the run's model is the default model
 
   Scenario: Environments are listed most recently updated first by default
-    When I send "GET /agent/environments"
-    Then the response status is 200
-    And the listed environments are ordered by last update
+    When I list the environments
+    Then the listed environments are ordered by last update
 
   Scenario: Environments can be listed by name
-    When I send "GET /agent/environments?sort_by=name"
-    Then the response status is 200
-    And the listed environments are ordered by name
+    When I list the environments with "sort_by=name"
+    Then the listed environments are ordered by name
 
+  # The published document gives this operation no 400: a server may
+  # ignore an order it does not know. The mock refuses it.
+  @mock-only
   Scenario: An unknown sort order is refused
-    When I send "GET /agent/environments?sort_by=size"
+    When I list the environments with "sort_by=size"
     Then the response is a problem with status 400 and code "invalid_request"
 
   Scenario Outline: The catalogue needs credentials: <path>
@@ -48,11 +51,25 @@ Feature: Environments and models
     And that environment says its setup did not fail
 
   @creates-runs @mock-control
-  Scenario: An environment whose newest run failed in setup says so
+  Scenario: An environment shows its newest run, not an older one
     When I create a run in the first listed environment
-    And the mock puts the run into "FAILED" with error code "environment_setup_failed"
-    Then that environment shows the run as its last task, in state "FAILED"
-    And that environment says its setup failed
+    And I create another run in that environment
+    Then that environment shows the run as its last task, in state "QUEUED"
+
+  # setup_failed says why the newest run failed: only a failure in setting
+  # the environment up counts.
+  @creates-runs @mock-control
+  Scenario Outline: An environment whose newest run failed with <code> says its setup <verdict>
+    When I create a run in the first listed environment
+    And the mock puts the run into "<state>" with error code "<code>"
+    Then that environment shows the run as its last task, in state "<state>"
+    And that environment says its setup <verdict>
+
+    Examples:
+      | state  | code                     | verdict      |
+      | FAILED | environment_setup_failed | failed       |
+      | FAILED | insufficient_credits     | did not fail |
+      | ERROR  | internal_error           | did not fail |
 
   @mock-only
   Scenario: A run cannot use an environment another team has not shared

@@ -1,7 +1,7 @@
 Feature: Get a run
   GET /agent/runs/{runId} returns everything known about one run: the prompt it
   was given, where it came from and who started it, its timestamps, a link to
-  its session once a worker has claimed it, and the agent configuration that
+  its session once it has one, and the agent configuration that
   was actually used once defaults were filled in.
 
   In these scenarios "{label}" stands for a config name made up for each
@@ -12,8 +12,7 @@ Feature: Get a run
     When I create a run with the prompt "Triage the newest bug reports" and:
       | config.name | {label} |
     And I fetch the run
-    Then the response status is 200
-    And the run's "prompt" is "Triage the newest bug reports"
+    Then the run's "prompt" is "Triage the newest bug reports"
     And the run's "source" is "API"
     And the run has a non-empty "creator.uid"
     And the run's "created_at" is a timestamp
@@ -21,11 +20,13 @@ Feature: Get a run
     And the run's "agent_config.name" is "{label}"
     And the run has a non-empty "agent_config.model_id"
 
+  # session_id is shown "if available": the suite waits, with its usual
+  # patience, for the run to show one, and skips the scenario when the run
+  # ends without one. The bundled mock shows it from CLAIMED on.
   @creates-runs @slow
-  Scenario: A claimed run links to its session
+  Scenario: A run's session, once shown, is a UUID with a link
     When I create a run with the prompt "Watch me work"
-    And I wait until the run is "CLAIMED" or later
-    And I fetch the run
+    And I wait until the run shows its session
     Then the run's "session_id" is a UUID
     And the run's "session_link" is an absolute URL
 

@@ -1,8 +1,11 @@
 @two-callers
 Feature: Runs belong to their team
   A run belongs to the team of the caller who created it. A caller of
-  another team cannot read it (403) nor cancel it (403), and no listing of
-  theirs shows it, whatever the filters, the order or the page.
+  another team cannot read it, cancel it, read its conversation, transcript,
+  messages or events, and no listing of theirs shows it, whatever the
+  filters, the order or the page. The published document lists both 403
+  and 404 for such a run: a server may refuse it as forbidden or hide that
+  it exists.
 
   These scenarios need two keys of different teams: the suite's key, and
   another team's key given with --other-api-key. Without one they are
@@ -17,13 +20,37 @@ Feature: Runs belong to their team
   Scenario: Another team's run cannot be fetched
     Given another team has created a run
     When I fetch the other team's run
-    Then the response is a problem with status 403 and code "not_authorized"
+    Then the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"
 
   @creates-runs
   Scenario: Another team's run cannot be cancelled
     Given another team has created a run
     When I cancel the other team's run
-    Then the response is a problem with status 403 and code "not_authorized"
+    Then the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"
+
+  # The run has ended, so that it has events, a conversation and a
+  # transcript to leak.
+  @creates-runs
+  Scenario Outline: Another team's run is refused to <operation>
+    Given another team has created a run
+    And the other team's run has ended
+    When I send "<request>"
+    Then the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"
+
+    Examples:
+      | operation          | request                                  |
+      | its conversation   | GET /agent/runs/{their run}/conversation |
+      | its transcript     | GET /agent/runs/{their run}/transcript   |
+      | its messages       | GET /agent/messages/{their run}          |
+
+  # Polling events names runs: a server may refuse a poll naming another
+  # team's run, or answer without its events.
+  @creates-runs
+  Scenario: Another team's run's events are never shown
+    Given another team has created a run
+    And the other team's run has ended
+    When I poll the other team's run's events
+    Then no event of the other team's run is shown
 
   @creates-runs
   Scenario Outline: Another team's run is never listed, <listing>

@@ -133,8 +133,20 @@ func (s *Server) getSessionRedirect(c *call) response {
 		return fail(errorf(codeInvalidRequest, "sessionUuid: %q is not a UUID (a run's session_id)", truncate(c.id, 80)))
 	}
 	out := map[string]string{}
-	if id := c.session.SessionRedirect(c.principal, u); id != "" {
+	if id := c.session.SessionRedirect(u); id != "" {
 		out["conversation_id"] = id
+	}
+	return ok(out)
+}
+
+// getConversationRedirect is GET /agent/conversations/{conversationId}/redirect,
+// the session redirect's mirror: the live session of the conversation's
+// latest run while it has one, else an empty object. Like the session
+// redirect it needs no key.
+func (s *Server) getConversationRedirect(c *call) response {
+	out := map[string]string{}
+	if id := c.session.ConversationRedirect(c.id); id != "" {
+		out["session_id"] = id
 	}
 	return ok(out)
 }

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -13,6 +14,17 @@ import (
 // never changes what its clients see.
 const ObserverHeader = "X-Mock-Observer"
 
+// requestLogLevel is the level of a request's log line: Debug for what the
+// dashboard fetches to look (its page and its reads, marked with
+// ObserverHeader), which it repeats every few seconds and would otherwise
+// flood the console; Info for everything else.
+func requestLogLevel(r *http.Request) slog.Level {
+	if r.Method == http.MethodGet && (r.Header.Get(ObserverHeader) != "" || strings.HasPrefix(r.URL.Path, "/__mock/ui")) {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
 var dashboardHandler = http.StripPrefix("/__mock/ui", dashboard.Handler())
 
 // dashboard serves the page at /__mock/ui/, static files that need no token
@@ -24,7 +36,39 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, path string) 
 		http.Redirect(w, r, strings.TrimSuffix(r.URL.Path, "/")+"/", http.StatusMovedPermanently)
 		return
 	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		e := errorf(codeMethodNotAllowed, "%s is not allowed on %s; the dashboard is read with GET", r.Method, r.URL.Path)
+		e.allow = "GET, HEAD"
+		writeProblem(w, r, e)
+		return
+	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = path, ""
-	dashboardHandler.ServeHTTP(w, r2)
+	nf := &notFoundCatcher{ResponseWriter: w}
+	dashboardHandler.ServeHTTP(nf, r2)
+	if nf.caught {
+		writeProblem(w, r, errorf(codeNotFound, "the dashboard has no file %s", r.URL.Path))
+	}
+}
+
+// notFoundCatcher holds back the file server's text/plain 404, so the
+// dashboard answers it as a problem like the rest of the mock.
+type notFoundCatcher struct {
+	http.ResponseWriter
+	caught bool
+}
+
+func (w *notFoundCatcher) WriteHeader(code int) {
+	if code == http.StatusNotFound {
+		w.caught = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *notFoundCatcher) Write(b []byte) (int, error) {
+	if w.caught {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
 }

@@ -43,6 +43,9 @@ type route struct {
 	pattern string // "/agent/runs/{runId}": a {…} segment matches any one segment
 	area    area
 	handle  handler
+	// keyless routes of the API answer without a key as with one (the
+	// newest client sends none): the ids they take are unguessable.
+	keyless bool
 	// segments is pattern split at "/", and hasID says one is a {…}; both
 	// filled in by routingTable.
 	segments []string
@@ -85,6 +88,7 @@ func (s *Server) routingTable() []route {
 		// agent identities (identities_handlers.go)
 		{method: "GET", pattern: "/agent/identities", area: api, handle: s.listIdentities},
 		{method: "POST", pattern: "/agent/identities", area: api, handle: s.createIdentity},
+		{method: "GET", pattern: "/agent/identities/{uid}", area: api, handle: s.getIdentity},
 		{method: "PUT", pattern: "/agent/identities/{uid}", area: api, handle: s.updateIdentity},
 		{method: "DELETE", pattern: "/agent/identities/{uid}", area: api, handle: s.deleteIdentity},
 
@@ -103,7 +107,8 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/agent/runs/{runId}/conversation", area: api, handle: s.getRunConversation},
 		{method: "GET", pattern: "/agent/conversations/{conversation_id}", area: api, handle: s.getConversation},
 		{method: "GET", pattern: "/agent/runs/{runId}/transcript", area: api, handle: s.getRunTranscript},
-		{method: "GET", pattern: "/agent/sessions/{sessionUuid}/redirect", area: api, handle: s.getSessionRedirect},
+		{method: "GET", pattern: "/agent/sessions/{sessionUuid}/redirect", area: api, handle: s.getSessionRedirect, keyless: true},
+		{method: "GET", pattern: "/agent/conversations/{conversationId}/redirect", area: api, handle: s.getConversationRedirect, keyless: true},
 		{method: "GET", pattern: transcriptsPath + "{token}", area: public, handle: s.downloadTranscript},
 
 		// the control API (control.go)

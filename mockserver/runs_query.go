@@ -194,9 +194,11 @@ func fingerprint(q *store.ListQuery) uint64 {
 	return h.Sum64()
 }
 
-// sources are the RunSourceType values.
+// sources are the RunSourceType values: the published document's, then
+// those of oz-agent-sdk 1.4.0-alpha.6.
 var sources = map[string]bool{"LINEAR": true, "API": true, "SLACK": true, "LOCAL": true, "SCHEDULED_AGENT": true,
-	"WEB_APP": true, "GITHUB_ACTION": true, "CLOUD_MODE": true, "CLI": true}
+	"WEB_APP": true, "GITHUB_ACTION": true, "CLOUD_MODE": true, "CLI": true,
+	"JIRA": true, "SELF_IMPROVEMENT": true, "GITHUB_WEBHOOK": true, "GITLAB_WEBHOOK": true, "AUTOFIX": true, "RUN_SCORER": true, "ORCHESTRATION": true}
 
 func validSource(s string) bool { return sources[s] }
 

@@ -53,9 +53,9 @@ var artifactsBrokenServers = []brokenServer{
 			}
 		}),
 		mustFail: map[string]string{
-			"A download URL stops working when it expires, and the artifact gives a new one":        "expected 403",
-			"The artifacts runs show can be fetched, each as its run shows it":                      "bytes",
-			"A run that succeeds shows its artifacts, and each but the pull request can be fetched": "bytes",
+			"A SCREENSHOT's download URL stops working when it expires, and the artifact gives a new one": "expected 403",
+			"The artifacts runs show can be fetched, each as its run shows it":                            "bytes",
+			"A run that succeeds shows its artifacts, and each but the pull request can be fetched":       "bytes",
 		},
 		mustPass: []string{"Another team's artifact is forbidden"},
 	},

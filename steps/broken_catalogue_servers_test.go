@@ -55,8 +55,8 @@ var catalogueBrokenServers = []brokenServer{
 			}
 		}),
 		mustFail: map[string]string{
-			"An environment follows its newest run as it moves":       "last_task_created.id",
-			"An environment whose newest run failed in setup says so": "last_task_created.id",
+			"An environment follows its newest run as it moves":                                          "last_task_created.id",
+			"An environment whose newest run failed with environment_setup_failed says its setup failed": "last_task_created.id",
 		},
 		mustPass: []string{"Environments are listed most recently updated first by default"},
 	},
@@ -77,7 +77,7 @@ var catalogueBrokenServers = []brokenServer{
 		},
 	},
 	{
-		name:     "deleting an agent that leaves it and its keys in place",
+		name:     "deleting an identity that leaves it and its keys in place",
 		features: []string{"identities.feature"},
 		wrap: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -89,14 +89,14 @@ var catalogueBrokenServers = []brokenServer{
 			})
 		},
 		mustFail: map[string]string{
-			"Deleting an agent revokes its API keys at once": "401",
-			"A team agent is created, renamed and deleted":   "does not hold",
-			"The team's default agent cannot be deleted":     "400",
+			"Deleting an identity revokes its API keys at once": "401",
+			"An identity is created, renamed and deleted":       "no longer include",
+			"The team's default identity cannot be deleted":     "400",
 		},
-		mustPass: []string{"An agent needs a name"},
+		mustPass: []string{"An identity needs a name"},
 	},
 	{
-		name:     "creating an agent answers 200 rather than 201",
+		name:     "creating an identity answers 200 rather than 201",
 		features: []string{"identities.feature"},
 		wrap: rewrite(func(r *http.Request, a *answer) {
 			if r.URL.Path == "/agent/identities" && r.Method == http.MethodPost && a.status == http.StatusCreated {
@@ -104,9 +104,9 @@ var catalogueBrokenServers = []brokenServer{
 			}
 		}),
 		mustFail: map[string]string{
-			"A team agent is created, renamed and deleted": "201",
+			"An identity is created, renamed and deleted": "201",
 		},
-		mustPass: []string{"Agents need credentials"},
+		mustPass: []string{"Identities need credentials"},
 	},
 	{
 		name:     "read_at and delivered_at that move on every call",

@@ -36,20 +36,26 @@ func (s *scenario) registerConversations(sc *godog.ScenarioContext) {
 	sc.Step(`^that URL, fetched without my API key, gives the transcript$`, func(ctx context.Context) error { return s.downloadTranscript(ctx, "") })
 	sc.Step(`^that URL, fetched without my API key, gives a transcript holding "([^"]*)"$`, s.downloadTranscript)
 	sc.Step(`^the run's agent session, if it shows one, redirects to nothing or to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, false) })
+	sc.Step(`^that URL is refused with status (\d+)$`, s.transcriptURLRefused)
+	sc.Step(`^the run's agent session redirects nowhere yet$`, s.sessionRedirectsNowhereYet)
 	sc.Step(`^the run's agent session redirects to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, true) })
 }
 
 // conversationDoc is a ConversationResponse as the suite reads it.
 type conversationDoc struct {
-	ID    string `json:"conversation_id"`
-	Steps []struct {
-		Summary  string `json:"summary"`
-		Messages []struct {
-			Role      string           `json:"role"`
-			Timestamp string           `json:"timestamp"`
-			Content   []map[string]any `json:"content"`
-		} `json:"messages"`
-	} `json:"steps"`
+	ID    string             `json:"conversation_id"`
+	Steps []conversationStep `json:"steps"`
+}
+
+type conversationStep struct {
+	Summary  string                `json:"summary"`
+	Messages []conversationMessage `json:"messages"`
+}
+
+type conversationMessage struct {
+	Role      string           `json:"role"`
+	Timestamp string           `json:"timestamp"`
+	Content   []map[string]any `json:"content"`
 }
 
 // flat is each message of the conversation, in order, as role and blocks.
@@ -167,10 +173,16 @@ func (s *scenario) conversationBeginsWith(prompt string) error {
 	if len(c.Steps) == 0 || len(c.Steps[0].Messages) == 0 {
 		return fmt.Errorf("the conversation has no messages, expected the prompt first\n%s", s.last.excerpt())
 	}
-	first := c.Steps[0].Messages[0]
-	texts := userTexts(conversationDoc{Steps: c.Steps[:1]})
+	// A conversation may open with the system's instructions; the first
+	// message of anyone else is the user's prompt.
+	msgs := c.Steps[0].Messages
+	for len(msgs) > 1 && msgs[0].Role == "system" {
+		msgs = msgs[1:]
+	}
+	first := msgs[0]
+	texts := userTexts(conversationDoc{Steps: []conversationStep{{Messages: msgs[:1]}}})
 	if first.Role != "user" || len(texts) == 0 || !strings.Contains(texts[0], prompt) {
-		return fmt.Errorf("the conversation's first message is from %q, expected the user's prompt %q\n%s", first.Role, prompt, s.last.excerpt())
+		return fmt.Errorf("the conversation's first message after any system message is from %q, expected the user's prompt %q\n%s", first.Role, prompt, s.last.excerpt())
 	}
 	return nil
 }
@@ -409,6 +421,53 @@ func (s *scenario) sessionRedirect(ctx context.Context, must bool) error {
 		return fmt.Errorf("the finished run's session redirects nowhere; expected its conversation %q\n%s", conv, s.last.excerpt())
 	case red.ConversationID != nil && conv != "" && *red.ConversationID != conv:
 		return fmt.Errorf("the run's session redirects to conversation %q, but the run's conversation is %q", *red.ConversationID, conv)
+	}
+	return nil
+}
+
+// transcriptURLRefused fetches the Location of the last answer (a transcript
+// redirect) without the API key, expecting it refused: a signed link that
+// has expired.
+func (s *scenario) transcriptURLRefused(ctx context.Context, status int) error {
+	if err := s.answerRedirects(); err != nil {
+		return err
+	}
+	loc := s.last.header.Get("Location")
+	resp, err := s.download(ctx, loc)
+	if err != nil {
+		return err
+	}
+	if resp.status != status {
+		return fmt.Errorf("the transcript link %s answered %d once it should have expired, expected %d", loc, resp.status, status)
+	}
+	return nil
+}
+
+// sessionRedirectsNowhereYet checks that a run still at work has a session
+// that redirects to no conversation: the redirect names one only once the
+// agent's sandbox has finished.
+func (s *scenario) sessionRedirectsNowhereYet(ctx context.Context) error {
+	if s.current == nil || s.current.details == nil {
+		return fmt.Errorf("the run's details have not been fetched")
+	}
+	doc := s.current.details
+	if st := str(doc["state"]); isTerminal(st) {
+		return fmt.Errorf("run %s has already ended (%s)", s.current.id, st)
+	}
+	session := str(doc["session_id"])
+	if session == "" { // shown only "if available"
+		return s.skip(fmt.Sprintf("run %s shows no session while it is %s, so it has no redirect to judge", s.current.id, str(doc["state"])))
+	}
+	var red struct {
+		ConversationID *string `json:"conversation_id"`
+	}
+	resp, err := s.getJSON(ctx, "/agent/sessions/"+pathEscape(session)+"/redirect", nil, &red)
+	if err != nil {
+		return err
+	}
+	if red.ConversationID != nil {
+		return fmt.Errorf("%s: the session of a run still %s redirects to conversation %q; expected no redirect until its sandbox has finished\n%s",
+			resp.op, str(doc["state"]), *red.ConversationID, resp.excerpt())
 	}
 	return nil
 }

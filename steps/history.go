@@ -147,4 +147,23 @@ func (h history) presentOnceClaimed(field string) error {
 	return nil
 }
 
+// keptOnceShown checks that field, once the run shows it, is in every
+// later look, unchanged.
+func (h history) keptOnceShown(field string) error {
+	if h.err != nil {
+		return h.err
+	}
+	first := ""
+	for i, look := range h.looks {
+		v, _ := lookup(look, field)
+		switch {
+		case first == "":
+			first = str(v)
+		case str(v) != first:
+			return fmt.Errorf("run %s showed %s %q, then %s when it was %s (states seen: %s)", h.id, field, first, show(v), h.state(i), h.seen())
+		}
+	}
+	return nil
+}
+
 var errNotWatched = errors.New("the run was not watched")

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cucumber/godog"
 )
 
 // Listing runs, one page or every page.
@@ -154,10 +157,41 @@ func (s *scenario) walk() *walk {
 
 // Steps that check a listing: one line each.
 
-func (s *scenario) listingHoldsExactly(names string) error { return s.page().holdsExactly(names) }
+func (s *scenario) listingHoldsExactly(ctx context.Context, names string) error {
+	return s.wholeListing(ctx).holdsExactly(names)
+}
 
-func (s *scenario) listingHoldsAndMaybe(must, may, _ string) error {
-	return s.page().holdsAndMaybe(must, may)
+// wholeListing is the last listing with the pages that follow it, if any:
+// a page may hold fewer runs than the limit (it is a maximum), so what a
+// listing holds is judged over all of its pages. The pages after the first
+// are checked against the filters as every page is.
+func (s *scenario) wholeListing(ctx context.Context) *listing {
+	first := s.page()
+	if first.err != nil || !first.hasNext {
+		return first
+	}
+	whole := *first
+	whole.op = first.op + " and the pages after it"
+	whole.runs = slices.Clone(first.runs)
+	used := map[string]bool{}
+	for l := first; l.hasNext; {
+		if l.nextCursor == "" || used[l.nextCursor] || len(used) == 100 {
+			whole.err = fmt.Errorf("%s says has_next_page but gives no new next_cursor", l.op)
+			return &whole
+		}
+		used[l.nextCursor] = true
+		if l = s.listPage(ctx, first.query, l.nextCursor); l.err != nil {
+			whole.err = l.err
+			return &whole
+		}
+		whole.runs = append(whole.runs, l.runs...)
+	}
+	whole.hasNext = false
+	return &whole
+}
+
+func (s *scenario) listingHoldsAndMaybe(ctx context.Context, must, may, _ string) error {
+	return s.wholeListing(ctx).holdsAndMaybe(must, may)
 }
 
 func (s *scenario) listingHoldsAtMost(n int) error { return s.page().holdsAtMost(n) }
@@ -180,9 +214,18 @@ func (s *scenario) listedRunsSayWhy() error { return s.page().eachSaysWhy() }
 
 func (s *scenario) listingHasNoNextPage() error { return s.page().hasNoNextPage() }
 
-func (s *scenario) walkTookPages(n int) error { return s.walk().tookPages(n) }
+func (s *scenario) walkPagesWithin(limit int) error { return s.walk().pagesWithin(limit) }
 
-func (s *scenario) walkPagesHeld(n int) error { return s.walk().pagesHeld(n) }
+func (s *scenario) listingHoldsBetween(least, most int) error {
+	if err := s.page().holdsAtMost(most); err != nil {
+		return err
+	}
+	l := s.page()
+	if len(l.runs) < least {
+		return fmt.Errorf("%s: expected at least %d runs, got %d", l.op, least, len(l.runs))
+	}
+	return nil
+}
 
 func (s *scenario) walkSawEachOnce() error { return s.walk().sawEachOnce() }
 
@@ -361,34 +404,29 @@ func (l *listing) hasNoNextPage() error {
 
 // Assertions on a walk.
 
-// pagesHeld checks every page of the walk held n runs: the walk's runs
-// filled its pages exactly, and no page was added after the last full one.
-func (w *walk) pagesHeld(n int) error {
+// pagesWithin checks that no page of the walk held more than limit runs,
+// and none was empty (but the only page of a walk that matched nothing):
+// has_next_page must be false on a last page, full or not, so that a client
+// never asks for an empty one. How many runs a page holds below the limit is
+// the server's to choose (the limit is a maximum).
+func (w *walk) pagesWithin(limit int) error {
 	if w.err != nil {
 		return w.err
+	}
+	sizes := make([]string, len(w.pages))
+	for i, p := range w.pages {
+		sizes[i] = strconv.Itoa(len(p.runs))
 	}
 	for i, p := range w.pages {
-		if len(p.runs) != n {
-			more := ""
-			if i == len(w.pages)-1 && len(p.runs) == 0 && i > 0 {
-				more = fmt.Sprintf(": page %d (%s) said there was a next page although it held the last runs", i, w.pages[i-1].op)
-			}
-			return fmt.Errorf("page %d of %d (%s): expected %d runs, got %d%s", i+1, len(w.pages), p.op, n, len(p.runs), more)
+		switch {
+		case len(p.runs) > limit:
+			return fmt.Errorf("page %d of %d (%s): expected at most %d runs, got %d (pages of %s runs)", i+1, len(w.pages), p.op, limit, len(p.runs), strings.Join(sizes, ", "))
+		case len(p.runs) == 0 && i > 0:
+			return fmt.Errorf("page %d of %d (%s) is empty: page %d (%s) said there was a next page although it held the last runs (pages of %s runs)",
+				i+1, len(w.pages), p.op, i, w.pages[i-1].op, strings.Join(sizes, ", "))
+		case len(p.runs) == 0 && len(w.pages) > 1:
+			return fmt.Errorf("page 1 of %d (%s) is empty but says a next page follows (pages of %s runs)", len(w.pages), p.op, strings.Join(sizes, ", "))
 		}
-	}
-	return nil
-}
-
-func (w *walk) tookPages(n int) error {
-	if w.err != nil {
-		return w.err
-	}
-	if len(w.pages) != n {
-		sizes := make([]string, len(w.pages))
-		for i, p := range w.pages {
-			sizes[i] = strconv.Itoa(len(p.runs))
-		}
-		return fmt.Errorf("expected %d pages, got %d (of %s runs)", n, len(w.pages), strings.Join(sizes, ", "))
 	}
 	return nil
 }
@@ -440,4 +478,23 @@ func (m *roster) sameRuns(op string, want []*trackedRun, got []map[string]any) e
 		return fmt.Errorf("%s: expected exactly %s, got %d runs:\n  %s", op, m.list(want), len(got), strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// registerListing registers the steps of listing runs and walking their pages.
+func (s *scenario) registerListing(sc *godog.ScenarioContext) {
+	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
+	sc.Step(`^I walk every page of "([^"]*)"$`, s.walkPages)
+	sc.Step(`^the listing holds exactly (.+)$`, s.listingHoldsExactly)
+	sc.Step(`^the listing holds ([a-z-]+), and of ([a-z-]+(?: and [a-z-]+)*) only runs that moved since ([a-z-]+) was created$`, s.listingHoldsAndMaybe)
+	sc.Step(`^the listing holds at most (\d+) runs?$`, s.listingHoldsAtMost)
+	sc.Step(`^the listing holds (\d+) runs?$`, s.listingHoldsCount)
+	sc.Step(`^the listing holds the runs I created, (newest|oldest) first$`, s.listingHoldsCreatedInOrder)
+	sc.Step(`^the listed runs are ordered by "([^"]*)", (newest|oldest) first$`, s.listingOrderedBy)
+	sc.Step(`^the listing has a list of runs and page information saying whether more follow$`, s.listingHasRunsAndPageInfo)
+	sc.Step(`^the listing says there is a next page$`, s.listingHasNextPage)
+	sc.Step(`^the listing says there is no next page$`, s.listingHasNoNextPage)
+	sc.Step(`^every listed run carries a status message with a message and an error code$`, s.listedRunsSayWhy)
+	sc.Step(`^no page of the walk held more than (\d+) runs?, and none was empty$`, s.walkPagesWithin)
+	sc.Step(`^the listing holds from (\d+) to (\d+) runs$`, s.listingHoldsBetween)
+	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/cucumber/godog"
 )
 
 // Watching runs progress, cancelling them, and steering them through the
@@ -99,6 +101,23 @@ func (s *scenario) presentOnceClaimed(field string) error {
 	return s.history().presentOnceClaimed(field)
 }
 
+func (s *scenario) keptOnceShown(field string) error { return s.history().keptOnceShown(field) }
+
+// waitUntilShowsSession watches the run until it shows a session_id; a run
+// that ends without one has the scenario skipped, as the document shows a
+// session only "if available".
+func (s *scenario) waitUntilShowsSession(ctx context.Context) error {
+	err := s.waitFor(ctx, "showing a session", func(string) bool {
+		return str(s.current.looks[len(s.current.looks)-1]["session_id"]) != ""
+	})
+	if r := s.current; err != nil && r != nil && len(r.looks) > 0 {
+		if last := r.looks[len(r.looks)-1]; isTerminal(str(last["state"])) && str(last["session_id"]) == "" {
+			return s.skip(fmt.Sprintf("run %s ended %s without showing a session, which the document shows only if available", r.id, str(last["state"])))
+		}
+	}
+	return err
+}
+
 // Cancelling.
 
 func (s *scenario) cancelRun(ctx context.Context) error {
@@ -125,6 +144,9 @@ func (s *scenario) cancelledIfAccepted() error {
 		return errors.New("the run was not cancelled")
 	case cancelTooLate:
 		return nil // the run ended, or waited for a person, before the cancel arrived
+	}
+	if err := s.inconclusiveIfErroredOnItsOwn(); err != nil {
+		return err
 	}
 	return s.details().fieldIs("state", "CANCELLED")
 }
@@ -317,3 +339,33 @@ func (s *scenario) mockHasPutRunInto(ctx context.Context, nick, state string) er
 }
 
 var errNoRun = errors.New("no run yet: create one first")
+
+// registerProgression registers the steps of watching runs move, cancelling them and steering them through the mock's control API.
+func (s *scenario) registerProgression(sc *godog.ScenarioContext) {
+	sc.Step(`^I watch the run until it reaches a terminal state$`, s.watchUntilTerminal)
+	sc.Step(`^I wait until the run is "(PENDING|CLAIMED|INPROGRESS)" or later$`, s.waitUntilAtLeast)
+	sc.Step(`^(\d+) poll intervals? pass(?:es)?$`, s.pollIntervalsPass)
+	sc.Step(`^the run only moved forward along QUEUED, PENDING, CLAIMED, INPROGRESS to a terminal state$`, s.onlyMovedForward)
+	sc.Step(`^the run was seen in ((?:[A-Z]+)(?:(?:, | and )[A-Z]+)*), in that order$`, s.seenInOrder)
+	sc.Step(`^the run's "([^"]*)" never went back$`, s.neverWentBack)
+	sc.Step(`^the run had a "([^"]*)" from the moment it was INPROGRESS, and none before it was CLAIMED$`, s.startedAtRule)
+	sc.Step(`^the run had a "([^"]*)" from the moment it was CLAIMED$`, s.presentOnceClaimed)
+	sc.Step(`^the run kept its "([^"]*)" from the moment it showed one$`, s.keptOnceShown)
+	sc.Step(`^I wait until the run shows its session$`, s.waitUntilShowsSession)
+	sc.Step(`^the run has not changed since it ended$`, s.unchangedSinceEnded)
+
+	sc.Step(`^I cancel the run, retrying while the server answers a retryable 409$`, s.cancelRun)
+	sc.Step(`^I send a single cancel request for the run$`, s.cancelRunOnce)
+	sc.Step(`^the cancel was accepted with the run's id, or refused with 400 because the run had ended or was BLOCKED$`, s.cancelAcceptedOrTooLate)
+	sc.Step(`^the run is in state "CANCELLED" if the cancel was accepted$`, s.cancelledIfAccepted)
+	sc.Step(`^a run still PENDING refused the cancel with a retryable 409, and one that had moved on took it as any other$`, s.pendingCancelJudged)
+	sc.Step(`^I cancel a run that does not exist$`, s.cancelUnknownRun)
+	sc.Step(`^a moment later I cancelled run "([^"]*)", unless it had already ended$`, s.cancelledRunLater)
+
+	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)", spending (\d+) seconds? in each state$`, s.mockWillEndNextRunPaced)
+	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)" with error code "([^"]*)"$`, s.mockWillEndNextRunWithCode)
+	sc.Step(`^the mock puts the run into "([A-Z]+)"$`, s.mockPutsRunInto)
+	sc.Step(`^the mock puts the run into "([A-Z]+)" with error code "([^"]*)"$`, s.mockPutsRunIntoWithCode)
+	sc.Step(`^the mock has put run "([^"]*)" into "([A-Z]+)"$`, s.mockHasPutRunInto)
+	sc.Step(`^an hour passes on the mock's clock$`, s.anHourPassesOnTheMocksClock)
+}

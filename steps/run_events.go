@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cucumber/godog"
 )
 
 // Steps about run events: polling GET /agent/events for the run, and
@@ -240,4 +243,115 @@ func splitList(list string) []string {
 		}
 	}
 	return out
+}
+
+// registerRunEvents registers the steps of polling and reporting run events.
+func (s *scenario) registerRunEvents(sc *godog.ScenarioContext) {
+	sc.Step(`^I poll the run's events$`, s.pollTheRunsEvents)
+	sc.Step(`^I poll the run's events again$`, s.pollTheRunsEvents)
+	sc.Step(`^I poll the run's events until they report the state it ended in$`, s.pollUntilTheEnd)
+	sc.Step(`^each event occurred when the state it reports began, as the run's timestamps show$`, s.eventsAtTheRunsTimes)
+	sc.Step(`^I poll the run's events since the last one$`, s.pollSinceTheLast)
+	sc.Step(`^the events are about the run, in increasing sequence order$`, s.eventsInOrderAboutTheRun)
+	sc.Step(`^the last event reports the run's state$`, s.lastEventReportsTheEnd)
+	sc.Step(`^every event occurred between the run's creation and its last update$`, s.eventsWithinTheRun)
+	sc.Step(`^the events are the same as at the first poll$`, s.eventsSameAsFirstPoll)
+	sc.Step(`^no events came back$`, s.noEventsCameBack)
+	sc.Step(`^the run's events are (run_[a-z_]+(?:(?:, | and )run_[a-z_]+)*)$`, s.eventsAre)
+	sc.Step(`^the "(run_[a-z_]+)" event occurred at the run's "([^"]*)"$`, s.eventOccurredAtRunField)
+	sc.Step(`^I report the event "(run_[a-z_]+)" for the run with the execution id "([^"]*)"$`, s.reportEvent)
+	sc.Step(`^I report the event "(run_[a-z_]+)" for the run$`, s.reportEventPlain)
+	sc.Step(`^the last event carries the execution id "([^"]*)"$`, s.reportedEventCarries)
+}
+
+// pollUntilTheEnd polls the events of a run that has ended until one
+// reports the state it ended in. The document promises the events'
+// order, not that they are there the moment the state changes: a server
+// may record one a moment later. The patience is the suite's
+// (Config.Timeout), or a minute of the mock's clock when the suite drives
+// it. Only the last poll is kept, as the first of those that follow.
+func (s *scenario) pollUntilTheEnd(ctx context.Context) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	state := str(s.current.details["state"])
+	if !isTerminal(state) {
+		return fmt.Errorf("run %s has not been seen to end (it was last %s): watch it until it ends first", s.current.id, show(s.current.details["state"]))
+	}
+	patience := s.suite.cfg.Timeout
+	if s.api.control != nil {
+		patience = min(patience, time.Minute)
+	}
+	deadline := time.Now().Add(s.suite.cfg.Timeout)
+	for waited := time.Duration(0); ; {
+		if err := s.pollEvents(ctx, 0); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(s.events.last(), func(e runEvent) bool { return eventStates[e.EventType] == state }) {
+			// Where it stands among the others is for later steps to judge.
+			s.events.polls = s.events.polls[len(s.events.polls)-1:]
+			return nil
+		}
+		if waited >= patience || time.Now().After(deadline) {
+			return fmt.Errorf("run %s ended in %s, but %s later its events still do not report it (events: %v)", s.current.id, state, patience, s.events.last())
+		}
+		d, err := s.tick(ctx)
+		if err != nil {
+			return err
+		}
+		waited += d
+	}
+}
+
+// eventsAtTheRunsTimes checks the events against the run's own timeline: the
+// first run_in_progress occurred at the run's started_at, and the event of
+// its end at its last update, each within the precision the server shows.
+// An event is stamped with the moment its state began, not with the moment
+// the server noticed the change.
+func (s *scenario) eventsAtTheRunsTimes() error {
+	if s.current == nil || s.current.details == nil {
+		return fmt.Errorf("the run's details have not been fetched")
+	}
+	run := s.current.details
+	evs := known(s.events.last())
+	if len(evs) == 0 {
+		return fmt.Errorf("run %s has no events", s.current.id)
+	}
+	check := func(e runEvent, field string) error {
+		raw := str(run[field])
+		if raw == "" {
+			return nil // not shown: nothing to compare with
+		}
+		if !closeInstants(e.OccurredAt, raw) {
+			return fmt.Errorf("event %s occurred at %s, but the run's %s is %s: an event is stamped with the moment its state began", e, e.OccurredAt, field, raw)
+		}
+		return nil
+	}
+	for _, e := range evs {
+		if e.EventType == "run_in_progress" {
+			if err := check(e, "started_at"); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if last := evs[len(evs)-1]; isTerminal(eventStates[last.EventType]) {
+		return check(last, "updated_at")
+	}
+	return nil
+}
+
+// closeInstants says whether two timestamps may stand for the same
+// instant, each known to the last digit it shows.
+func closeInstants(a, b string) bool {
+	ta, err1 := time.Parse(time.RFC3339Nano, a)
+	tb, err2 := time.Parse(time.RFC3339Nano, b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	d := ta.Sub(tb)
+	if d < 0 {
+		d = -d
+	}
+	return d < max(shownUnit(a), shownUnit(b)) || d == 0
 }

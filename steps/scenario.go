@@ -33,11 +33,15 @@ type scenario struct {
 	theirs    *trackedRun // a run another team created (@two-callers)
 	listing   *listing
 	walked    *walk
-	events    eventPolls        // every poll of GET /agent/events (run_events.go)
-	convs     []conversationDoc // every conversation fetched (conversations.go)
-	cache     map[string]string // resolved placeholders
-	schedules map[string]string // nickname -> id of the schedules this scenario created
-	fetched   []fetchedArtifact // the artifacts last fetched (artifacts.go)
+	events    eventPolls            // every poll of GET /agent/events (run_events.go)
+	convs     []conversationDoc     // every conversation fetched (conversations.go)
+	cache     map[string]string     // resolved placeholders
+	schedules map[string]string     // nickname -> id of the schedules this scenario created
+	fetched   []fetchedArtifact     // the artifacts last fetched (artifacts.go)
+	identity  identityRef           // the identity created last (identities.go)
+	message   sentMessage           // the message sent last (messages.go)
+	offers    map[string][]string   // what the server offers, by kind (offered.go)
+	handoffs  [][]handoffAttachment // every handoff listing (newest_client.go)
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -53,116 +57,20 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	sc.Before(s.before)
 	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
-	s.registerCatalogue(sc)     // catalogue.go: environments, models, agents, messages
+	s.registerRuns(sc)          // runs.go: creating runs, one run's details, the last response
+	s.registerListing(sc)       // listing.go
+	s.registerProgression(sc)   // progression.go: watching, cancelling, the mock's control API
+	s.registerTenancy(sc)       // tenancy.go
+	s.registerRequests(sc)      // requests.go: requests as written, remembered values
+	s.registerRunEvents(sc)     // run_events.go
+	s.registerSchedules(sc)     // schedules.go
+	s.registerAgents(sc)        // agents.go: the catalogue of agents (skills), GET /agent
+	s.registerEnvironments(sc)  // environments.go: environments and models
+	s.registerIdentities(sc)    // identities.go: the team's agent identities
+	s.registerMessages(sc)      // messages.go: run-to-run messages
 	s.registerArtifacts(sc)     // artifacts.go
 	s.registerConversations(sc) // conversations.go: conversations, transcripts, session redirects
-
-	// Creating runs.
-	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
-	sc.Step(`^I create a run with the prompt "([^"]*)" and:$`, s.createRunWithPromptAnd)
-	sc.Step(`^I create a run with:$`, s.createRunWith)
-	sc.Step(`^I create a run with the failing prompt$`, s.createRunWithFailingPrompt)
-	sc.Step(`^I create a run through "POST (/agent/runs?)" with the prompt "([^"]*)" and:$`, s.createRunThrough)
-	sc.Step(`^I created (\d+) runs?$`, s.createdRuns)
-	sc.Step(`^I created these runs:$`, s.createdTheseRuns)
-
-	// The last response.
-	sc.Step(`^the response status is (\d+)$`, s.responseStatusIs)
-	sc.Step(`^the response has a non-empty "([^"]*)"$`, s.responseHasNonEmpty)
-	sc.Step(`^the response field "([^"]*)" is "([^"]*)"$`, s.responseFieldIs)
-	sc.Step(`^the response field "([^"]*)" equals the response field "([^"]*)"$`, s.responseFieldEqualsField)
-	sc.Step(`^the response is the run's id as a JSON string$`, s.responseIsRunID)
-	sc.Step(`^the response is a problem with status (\d+) and code "([^"]*)"$`, s.responseIsProblem)
-	sc.Step(`^the problem says it is retryable$`, s.problemIsRetryable)
-
-	// One run's details.
-	sc.Step(`^I fetch the run$`, s.fetchTheRun)
-	sc.Step(`^I fetch a run that does not exist$`, s.fetchUnknownRun)
-	sc.Step(`^the run's "([^"]*)" is "([^"]*)"$`, s.runFieldIs)
-	sc.Step(`^the run's "([^"]*)" equals its "([^"]*)"$`, s.runFieldEqualsField)
-	sc.Step(`^the run has a non-empty "([^"]*)"$`, s.runHasNonEmpty)
-	sc.Step(`^the run's "([^"]*)" is a UUID$`, s.runFieldIsUUID)
-	sc.Step(`^the run's "([^"]*)" is an absolute URL$`, s.runFieldIsURL)
-	sc.Step(`^the run's "([^"]*)" is a timestamp$`, s.runFieldIsTimestamp)
-	sc.Step(`^the run's "([^"]*)" is a timestamp not before its "([^"]*)"$`, s.runFieldIsTimestampNotBefore)
-	sc.Step(`^the run's agent configuration holds everything I sent$`, s.runConfigHoldsSent)
-	sc.Step(`^the run is in state "([A-Z]+)"$`, s.runIsInState)
-	sc.Step(`^the run has a status message with error code "([^"]*)"$`, s.runHasStatusCode)
-	sc.Step(`^the run ended in FAILED or ERROR, with a status message carrying a message and an error code$`, s.endedFailedWithStatus)
-
-	// Listing.
-	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
-	sc.Step(`^I walk every page of "([^"]*)"$`, s.walkPages)
-	sc.Step(`^the listing holds exactly (.+)$`, s.listingHoldsExactly)
-	sc.Step(`^the listing holds ([a-z-]+), and of ([a-z-]+(?: and [a-z-]+)*) only runs that moved since ([a-z-]+) was created$`, s.listingHoldsAndMaybe)
-	sc.Step(`^the listing holds at most (\d+) runs?$`, s.listingHoldsAtMost)
-	sc.Step(`^the listing holds (\d+) runs?$`, s.listingHoldsCount)
-	sc.Step(`^the listing holds the runs I created, (newest|oldest) first$`, s.listingHoldsCreatedInOrder)
-	sc.Step(`^the listed runs are ordered by "([^"]*)", (newest|oldest) first$`, s.listingOrderedBy)
-	sc.Step(`^the listing has a list of runs and page information saying whether more follow$`, s.listingHasRunsAndPageInfo)
-	sc.Step(`^the listing says there is a next page$`, s.listingHasNextPage)
-	sc.Step(`^the listing says there is no next page$`, s.listingHasNoNextPage)
-	sc.Step(`^every listed run carries a status message with a message and an error code$`, s.listedRunsSayWhy)
-	sc.Step(`^the walk took (\d+) pages?$`, s.walkTookPages)
-	sc.Step(`^every page of the walk held (\d+) runs?$`, s.walkPagesHeld)
-	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
-
-	// Progression.
-	sc.Step(`^I watch the run until it reaches a terminal state$`, s.watchUntilTerminal)
-	sc.Step(`^I wait until the run is "(PENDING|CLAIMED|INPROGRESS)" or later$`, s.waitUntilAtLeast)
-	sc.Step(`^(\d+) poll intervals? pass(?:es)?$`, s.pollIntervalsPass)
-	sc.Step(`^the run only moved forward along QUEUED, PENDING, CLAIMED, INPROGRESS to a terminal state$`, s.onlyMovedForward)
-	sc.Step(`^the run was seen in ((?:[A-Z]+)(?:(?:, | and )[A-Z]+)*), in that order$`, s.seenInOrder)
-	sc.Step(`^the run's "([^"]*)" never went back$`, s.neverWentBack)
-	sc.Step(`^the run had a "([^"]*)" from the moment it was INPROGRESS, and none before it was CLAIMED$`, s.startedAtRule)
-	sc.Step(`^the run had a "([^"]*)" from the moment it was CLAIMED$`, s.presentOnceClaimed)
-	sc.Step(`^the run has not changed since it ended$`, s.unchangedSinceEnded)
-
-	// Cancelling.
-	sc.Step(`^I cancel the run, retrying while the server answers a retryable 409$`, s.cancelRun)
-	sc.Step(`^I send a single cancel request for the run$`, s.cancelRunOnce)
-	sc.Step(`^the cancel was accepted with the run's id, or refused with 400 because the run had ended or was BLOCKED$`, s.cancelAcceptedOrTooLate)
-	sc.Step(`^the run is in state "CANCELLED" if the cancel was accepted$`, s.cancelledIfAccepted)
-	sc.Step(`^a run still PENDING refused the cancel with a retryable 409, and one that had moved on took it as any other$`, s.pendingCancelJudged)
-	sc.Step(`^I cancel a run that does not exist$`, s.cancelUnknownRun)
-	sc.Step(`^a moment later I cancelled run "([^"]*)", unless it had already ended$`, s.cancelledRunLater)
-
-	// Two callers of different teams.
-	sc.Step(`^another team has created a run$`, s.anotherTeamCreatedARun)
-	sc.Step(`^I fetch the other team's run$`, s.fetchTheirRun)
-	sc.Step(`^I cancel the other team's run$`, s.cancelTheirRun)
-	sc.Step(`^the walk never saw the other team's run$`, s.walkNeverSawTheirRun)
-
-	// The mock's control API.
-	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)", spending (\d+) seconds? in each state$`, s.mockWillEndNextRunPaced)
-	sc.Step(`^the mock will end my next run in "(SUCCEEDED|FAILED|ERROR)" with error code "([^"]*)"$`, s.mockWillEndNextRunWithCode)
-	sc.Step(`^the mock puts the run into "([A-Z]+)"$`, s.mockPutsRunInto)
-	sc.Step(`^the mock puts the run into "([A-Z]+)" with error code "([^"]*)"$`, s.mockPutsRunIntoWithCode)
-	sc.Step(`^the mock has put run "([^"]*)" into "([A-Z]+)"$`, s.mockHasPutRunInto)
-	sc.Step(`^an hour passes on the mock's clock$`, s.anHourPassesOnTheMocksClock)
-
-	// Authentication and bad requests.
-	// Events (run_events.go).
-	sc.Step(`^I poll the run's events$`, s.pollTheRunsEvents)
-	sc.Step(`^I poll the run's events again$`, s.pollTheRunsEvents)
-	sc.Step(`^I poll the run's events since the last one$`, s.pollSinceTheLast)
-	sc.Step(`^the events are about the run, in increasing sequence order$`, s.eventsInOrderAboutTheRun)
-	sc.Step(`^the last event reports the run's state$`, s.lastEventReportsTheEnd)
-	sc.Step(`^every event occurred between the run's creation and its last update$`, s.eventsWithinTheRun)
-	sc.Step(`^the events are the same as at the first poll$`, s.eventsSameAsFirstPoll)
-	sc.Step(`^no events came back$`, s.noEventsCameBack)
-	sc.Step(`^the run's events are (run_[a-z_]+(?:(?:, | and )run_[a-z_]+)*)$`, s.eventsAre)
-	sc.Step(`^the "(run_[a-z_]+)" event occurred at the run's "([^"]*)"$`, s.eventOccurredAtRunField)
-	sc.Step(`^I report the event "(run_[a-z_]+)" for the run with the execution id "([^"]*)"$`, s.reportEvent)
-	sc.Step(`^I report the event "(run_[a-z_]+)" for the run$`, s.reportEventPlain)
-	sc.Step(`^the last event carries the execution id "([^"]*)"$`, s.reportedEventCarries)
-
-	sc.Step(`^I send "(GET|POST) ([^"]*)" with no Authorization header$`, s.sendWithoutAuth)
-	sc.Step(`^I send "(GET|POST) ([^"]*)" with the Authorization header "([^"]*)"$`, s.sendWithAuthHeader)
-	sc.Step(`^I post to "([^"]*)" the body (.*)$`, s.postRawBody)
-
-	// Schedules and the agent catalogue (schedules.go).
-	su.scheduleSteps(sc, s)
+	s.registerNewestClient(sc)  // newest_client.go: follow-ups, handoff files, public redirects, newer filters
 }
 
 // before isolates the scenario in its own mock session, or skips it when it

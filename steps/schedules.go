@@ -12,12 +12,13 @@ import (
 	"github.com/cucumber/godog"
 )
 
-// Steps of features/schedules.feature and features/agents.feature.
+// Steps of features/schedules.feature.
 // Schedules a scenario creates are named "<label> <nickname>", so that a
 // listing on a server full of other schedules can be narrowed to them, and
 // are deleted when the scenario ends.
 
-func (su *Suite) scheduleSteps(sc *godog.ScenarioContext, s *scenario) {
+// registerSchedules registers the steps of schedules.
+func (s *scenario) registerSchedules(sc *godog.ScenarioContext) {
 	sc.Step(`^I create a schedule "([^"]*)" with the cron "([^"]*)"$`, s.createSchedule)
 	sc.Step(`^I create a paused schedule "([^"]*)" with the cron "([^"]*)"$`, s.createPausedSchedule)
 	sc.Step(`^I create a schedule with the body (.*)$`, s.createScheduleRaw)
@@ -33,9 +34,7 @@ func (su *Suite) scheduleSteps(sc *godog.ScenarioContext, s *scenario) {
 	sc.Step(`^(\d+) days? pass(?:es)? on the mock's clock$`, s.daysPass)
 	sc.Step(`^I list the runs of schedule "([^"]*)"$`, s.listScheduleRuns)
 	sc.Step(`^every listed run was started by schedule "([^"]*)", each at its own tick$`, s.listedRunsFromSchedule)
-	sc.Step(`^I list the agents$`, s.listAgents)
-	sc.Step(`^I list the agents with "([^"]*)"$`, s.listAgentsWith)
-	sc.Step(`^the agents are ordered by name and every variant says where it lives$`, s.agentsWellFormed)
+	sc.Step(`^every listed run was started by schedule "([^"]*)" at (\d\d):(\d\d) UTC$`, s.listedRunsFromScheduleAt)
 }
 
 func (s *scenario) scheduleName(nick string) string { return s.label + " " + nick }
@@ -148,10 +147,11 @@ func (s *scenario) otherTeamDoesNotList(ctx context.Context, nick string) error 
 	if err != nil {
 		return err
 	}
-	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/schedules", auth: auth{header: otherTeam}}); err != nil {
+	listed, err := s.schedulesListed(ctx, auth{header: otherTeam})
+	if err != nil {
 		return err
 	}
-	for _, sc := range s.listedSchedules() {
+	for _, sc := range listed {
 		if sc["id"] == id {
 			return fmt.Errorf("another team's listing shows schedule %s (%s)", nick, id)
 		}
@@ -159,23 +159,29 @@ func (s *scenario) otherTeamDoesNotList(ctx context.Context, nick string) error 
 	return nil
 }
 
-func (s *scenario) listedSchedules() []map[string]any {
+// schedulesListed lists the schedules as the caller a sees them; the
+// answer is not kept as the last response.
+func (s *scenario) schedulesListed(ctx context.Context, a auth) ([]map[string]any, error) {
+	resp, err := s.api.do(ctx, call{method: http.MethodGet, path: "/agent/schedules", auth: a})
+	if err != nil {
+		return nil, err
+	}
+	if err := resp.ok("listing schedules"); err != nil {
+		return nil, err
+	}
 	var doc struct {
 		Schedules []map[string]any `json:"schedules"`
 	}
-	_ = s.last.json(&doc)
-	return doc.Schedules
+	return doc.Schedules, resp.json(&doc)
 }
 
 func (s *scenario) schedulesListedInOrder(ctx context.Context, names string) error {
-	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/schedules"}); err != nil {
-		return err
-	}
-	if err := s.last.expectStatus(http.StatusOK); err != nil {
+	listed, err := s.schedulesListed(ctx, auth{})
+	if err != nil {
 		return err
 	}
 	var got []string
-	for _, sc := range s.listedSchedules() {
+	for _, sc := range listed {
 		if name := str(sc["name"]); strings.HasPrefix(name, s.label+" ") {
 			got = append(got, strings.TrimPrefix(name, s.label+" "))
 		}
@@ -246,40 +252,19 @@ func (s *scenario) listedRunsFromSchedule(nick string) error {
 	return nil
 }
 
-func (s *scenario) listAgents(ctx context.Context) error { return s.listAgentsWith(ctx, "") }
-
-func (s *scenario) listAgentsWith(ctx context.Context, q string) error {
-	query, err := url.ParseQuery(q)
-	if err != nil {
+// listedRunsFromScheduleAt checks that every listed run was started by the
+// schedule at hour:minute UTC, each at its own tick.
+func (s *scenario) listedRunsFromScheduleAt(nick string, hour, minute int) error {
+	if err := s.listedRunsFromSchedule(nick); err != nil {
 		return err
 	}
-	return s.send(ctx, call{method: http.MethodGet, path: "/agent", query: query})
-}
-
-func (s *scenario) agentsWellFormed() error {
-	if err := s.last.expectStatus(http.StatusOK); err != nil {
-		return err
-	}
-	var doc struct {
-		Agents []struct {
-			Name     string `json:"name"`
-			Variants []struct {
-				ID     string            `json:"id"`
-				Source map[string]string `json:"source"`
-			} `json:"variants"`
-		} `json:"agents"`
-	}
-	if err := s.last.json(&doc); err != nil {
-		return err
-	}
-	for i, a := range doc.Agents {
-		if i > 0 && doc.Agents[i-1].Name > a.Name {
-			return fmt.Errorf("agents are not ordered by name: %q before %q", doc.Agents[i-1].Name, a.Name)
+	for _, r := range s.listing.runs {
+		t, err := timestamp(r, "created_at")
+		if err != nil {
+			return err
 		}
-		for _, v := range a.Variants {
-			if want := v.Source["owner"] + "/" + v.Source["name"] + ":" + v.Source["skill_path"]; v.ID != want {
-				return fmt.Errorf("agent %q: variant id %q, but its source says %q", a.Name, v.ID, want)
-			}
+		if t = t.UTC(); t.Hour() != hour || t.Minute() != minute {
+			return fmt.Errorf("run %s was started at %s, not at %02d:%02d UTC as the schedule's cron says", str(r["run_id"]), t.Format(time.RFC3339), hour, minute)
 		}
 	}
 	return nil

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/cucumber/godog"
 )
 
 // Two callers: the scenario's own key, and a key of another team
@@ -86,3 +90,83 @@ func (s *scenario) walkNeverSawTheirRun() error {
 }
 
 var errNoTheirs = errors.New("no run of another team yet: use \"another team has created a run\" first")
+
+// registerTenancy registers the steps of two callers of different teams.
+func (s *scenario) registerTenancy(sc *godog.ScenarioContext) {
+	sc.Step(`^another team has created a run$`, s.anotherTeamCreatedARun)
+	sc.Step(`^I fetch the other team's run$`, s.fetchTheirRun)
+	sc.Step(`^I cancel the other team's run$`, s.cancelTheirRun)
+	sc.Step(`^the walk never saw the other team's run$`, s.walkNeverSawTheirRun)
+	sc.Step(`^the other team's run has ended$`, s.theirRunEnded)
+	sc.Step(`^I poll the other team's run's events$`, s.pollTheirEvents)
+	sc.Step(`^no event of the other team's run is shown$`, s.noEventOfTheirs)
+}
+
+// theirRunEnded watches the other team's run, with their key, until it is
+// in a terminal state: with the suite's patience (Config.Timeout), moving the
+// mock's clock when the suite drives it.
+func (s *scenario) theirRunEnded(ctx context.Context) error {
+	if s.theirs == nil {
+		return errNoTheirs
+	}
+	they := s.other()
+	deadline := time.Now().Add(s.suite.cfg.Timeout)
+	for waited := time.Duration(0); ; {
+		resp, err := they.do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.theirs.id)})
+		if err != nil {
+			return err
+		}
+		if err := resp.ok("the other team fetching its run"); err != nil {
+			return err
+		}
+		doc, err := resp.object()
+		if err != nil {
+			return err
+		}
+		switch state := str(doc["state"]); {
+		case isTerminal(state):
+			return nil
+		case waited >= s.suite.cfg.Timeout || time.Now().After(deadline):
+			return fmt.Errorf("the other team's run %s was still %s after %s", s.theirs.id, state, s.suite.cfg.Timeout)
+		}
+		d, err := s.tick(ctx)
+		if err != nil {
+			return err
+		}
+		waited += d
+	}
+}
+
+func (s *scenario) pollTheirEvents(ctx context.Context) error {
+	if s.theirs == nil {
+		return errNoTheirs
+	}
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/events", query: url.Values{"run_ids": {s.theirs.id}}})
+}
+
+// noEventOfTheirs accepts a refusal (403 or 404) or a list without any
+// event of the other team's run.
+func (s *scenario) noEventOfTheirs() error {
+	if s.last == nil {
+		return errNoRequest
+	}
+	if s.last.status != http.StatusOK {
+		return s.refusedOrHidden()
+	}
+	var evs []runEvent
+	if err := s.last.json(&evs); err != nil {
+		return err
+	}
+	for _, e := range evs {
+		if e.RunID == s.theirs.id {
+			return fmt.Errorf("%s shows the other team's event %s\n%s", s.last.op, e, s.last.excerpt())
+		}
+	}
+	return nil
+}
+
+// refusedOrHidden checks that the last response refused a resource of
+// another team: 403 not_authorized, or 404 resource_not_found.
+func (s *scenario) refusedOrHidden() error {
+	return s.responseIsOneOfTwoProblems(http.StatusForbidden, "not_authorized", http.StatusNotFound, "resource_not_found")
+}

@@ -168,10 +168,13 @@ var placeholder = regexp.MustCompile(`\{([^{}"]+)\}`)
 //
 //	{label}                a config name unique to the scenario
 //	{unknown}              a run id no server has
+//	{their run}            the run another team created (tenancy.go)
 //	{creator of alpha}     the creator uid of run alpha
 //	{between alpha and beta}  an instant between the creation of alpha and beta
 //	{created_at of alpha}  alpha's created_at, exactly as the server wrote it
 //	{an hour after the creation of alpha}  that instant
+//	{a model}, {another model}, {an environment}, {another environment},
+//	{a skill}, {another skill}  references the server offers (offered.go)
 //	{updated_at of the run}  the run's updated_at as last fetched, exactly as
 //	                       the server wrote it
 func (s *scenario) resolve(ctx context.Context, text string) (string, error) {
@@ -211,6 +214,13 @@ func (s *scenario) localValue(key string) (string, bool) {
 		return s.label, true
 	case "unknown":
 		return s.unknownID, true
+	case "their run":
+		if s.theirs != nil {
+			return s.theirs.id, true
+		}
+	}
+	if v, ok := s.cache[key]; ok { // a value remembered by an earlier step
+		return v, true
 	}
 	return "", false
 }
@@ -218,6 +228,9 @@ func (s *scenario) localValue(key string) (string, bool) {
 func (s *scenario) placeholderValue(ctx context.Context, key string) (string, error) {
 	if v, ok := s.localValue(key); ok {
 		return v, nil
+	}
+	if v, ok, err := s.offered(ctx, key); ok {
+		return v, err
 	}
 	switch {
 	case strings.HasPrefix(key, "creator of "):

@@ -24,10 +24,11 @@ import (
 var (
 	ErrIdentityNotFound    = sentinel(NotFound, "no agent with this uid")
 	ErrIdentityOtherTeam   = sentinel(Forbidden, "the agent belongs to another team")
-	ErrDefaultIdentity     = sentinel(Invalid, "the team's default agent cannot be deleted")
-	ErrPlanLimit           = sentinel(Forbidden, "the team's plan allows no more agents")
+	ErrDefaultIdentity   = sentinel(Invalid, "the team's default agent cannot be deleted")
+	ErrPlanLimit        = sentinel(Forbidden, "the team's plan allows no more agents")
 	ErrIdentityUnavailable = sentinel(Forbidden, "the agent is beyond the team's plan limit")
-	ErrNotAPerson          = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
+	ErrTooManyKeys      = sentinel(Invalid, "the agent has as many keys as the mock issues")
+	ErrNotAPerson       = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
 )
 
 // identityTable is the agent identities resource's part of a mock session.
@@ -54,7 +55,7 @@ func (t *identityTable) reset(ms *Session, now time.Time) {
 func (t *identityTable) save(ss *savedSession) { ss.Agents = t.list }
 
 // restore puts the agents back. A file written before they were saved
-// (no catalogue_at, savedEnvironments) keeps the fixtures' agents, counted from the saved
+// (no catalogue_at) keeps the fixtures' agents, counted from the saved
 // clock.
 func (t *identityTable) restore(ms *Session, ss *savedSession, _ *restorer) error {
 	if ss.CatalogueAt.IsZero() {
@@ -80,7 +81,7 @@ func (t *identityTable) insert(a *Identity) {
 	}
 }
 
-// AgentKeyPrefix starts every API key the mock issues for an agent, so the
+// IdentityKeyPrefix starts every API key the mock issues for an agent, so the
 // mock can tell a revoked agent key from a key it has never seen.
 const IdentityKeyPrefix = "wk-agent-"
 
@@ -92,17 +93,25 @@ type Identity struct {
 	Name      string    `json:"name"`
 	Default   bool      `json:"default,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
-	KeyHashes []string  `json:"key_hashes,omitempty"`
+	// UpdatedAt is when the agent last changed; zero in files saved before
+	// it was kept (the creation time stands for it).
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// Settings are the agent's settings beyond its name (agent_type,
+	// prompt, harness, memory, secrets, skills, ...), as last sent: the API
+	// gives them back as they were set.
+	Settings  map[string]any `json:"settings,omitempty"`
+	KeyHashes []string       `json:"key_hashes,omitempty"`
 	// principal is who the agent acts as on runs; rebuilt from the fields
 	// above when they change, never changed in place (views share it).
 	principal *fixtures.Principal
 }
 
-// AgentView is an agent as the API shows it.
+// IdentityView is an agent as the API shows it.
 type IdentityView struct {
-	UID, Name string
-	Available bool
-	CreatedAt time.Time
+	UID, Name            string
+	Available            bool
+	CreatedAt, UpdatedAt time.Time
+	Settings             map[string]any // never changed in place: read only
 }
 
 func (a *Identity) build() {
@@ -114,7 +123,7 @@ func keyHash(key string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// teamAgentsLocked is the team's agents in the order the plan counts them:
+// teamIdentitiesLocked is the team's agents in the order the plan counts them:
 // the default agent first, then by creation.
 func (ms *Session) teamIdentitiesLocked(team string) []*Identity {
 	var out []*Identity
@@ -140,7 +149,11 @@ func (ms *Session) identityViewsLocked(team string) []IdentityView {
 	agents := ms.teamIdentitiesLocked(team)
 	out := make([]IdentityView, len(agents))
 	for i, a := range agents {
-		out[i] = IdentityView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt}
+		updated := a.UpdatedAt
+		if updated.IsZero() {
+			updated = a.CreatedAt
+		}
+		out[i] = IdentityView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt, UpdatedAt: updated, Settings: a.Settings}
 	}
 	return out
 }
@@ -171,8 +184,9 @@ func (ms *Session) Identities(p *fixtures.Principal) ([]IdentityView, error) {
 	return ms.identityViewsLocked(p.Team), nil
 }
 
-// CreateAgent adds an agent named name to p's team, within the plan's limit.
-func (ms *Session) CreateIdentity(p *fixtures.Principal, name string) (IdentityView, error) {
+// CreateIdentity adds an agent named name to p's team, within the plan's
+// limit, with settings (nil for none; a null setting is left out).
+func (ms *Session) CreateIdentity(p *fixtures.Principal, name string, settings ...map[string]any) (IdentityView, error) {
 	if err := mayManageIdentities(p); err != nil {
 		return IdentityView{}, err
 	}
@@ -181,7 +195,11 @@ func (ms *Session) CreateIdentity(p *fixtures.Principal, name string) (IdentityV
 	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamIdentitiesLocked(p.Team)) >= limit {
 		return IdentityView{}, ErrPlanLimit.because("the team's plan allows no more agents (%d): delete an agent or upgrade the plan", limit)
 	}
-	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: ms.clock.Now()}
+	now := ms.clock.Now()
+	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: now, UpdatedAt: now}
+	for _, set := range settings {
+		a.Settings = mergeSettings(a.Settings, set)
+	}
 	ms.identities.insert(a)
 	ms.changed()
 	return ms.identityViewLocked(a), nil
@@ -198,8 +216,29 @@ func (ms *Session) teamIdentityLocked(p *fixtures.Principal, uid string) (*Ident
 	return a, nil
 }
 
-// RenameAgent changes the name of one of p's team's agents.
-func (ms *Session) RenameIdentity(p *fixtures.Principal, uid, name string) (IdentityView, error) {
+// mergeSettings is old with each setting of set replacing its own; a
+// null setting clears it. It returns a new map: views share the old one.
+func mergeSettings(old, set map[string]any) map[string]any {
+	out := make(map[string]any, len(old)+len(set))
+	for k, v := range old {
+		out[k] = v
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(out, k)
+			continue
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// UpdateIdentity changes one of p's team's agents: its name when name is not
+// empty, and the settings set names (a null one is cleared).
+func (ms *Session) UpdateIdentity(p *fixtures.Principal, uid, name string, set map[string]any) (IdentityView, error) {
 	if err := mayManageIdentities(p); err != nil {
 		return IdentityView{}, err
 	}
@@ -209,15 +248,19 @@ func (ms *Session) RenameIdentity(p *fixtures.Principal, uid, name string) (Iden
 	if err != nil {
 		return IdentityView{}, err
 	}
-	if a.Name != name {
+	if name != "" && a.Name != name {
 		a.Name = name
 		a.build()
-		ms.changed()
 	}
+	if len(set) > 0 {
+		a.Settings = mergeSettings(a.Settings, set)
+	}
+	a.UpdatedAt = ms.clock.Now()
+	ms.changed()
 	return ms.identityViewLocked(a), nil
 }
 
-// DeleteAgent deletes one of p's team's agents and revokes its keys.
+// DeleteIdentity deletes one of p's team's agents and revokes its keys.
 func (ms *Session) DeleteIdentity(p *fixtures.Principal, uid string) error {
 	if err := mayManageIdentities(p); err != nil {
 		return err
@@ -261,7 +304,11 @@ func (ms *Session) ActAs(p *fixtures.Principal, uid string) (*fixtures.Principal
 	return a.principal, nil
 }
 
-// IssueAgentKey makes a new API key for the agent uid, whatever its team,
+// MaxIdentityKeys bounds the keys issued for one agent, as rules are bounded
+// per session: a key costs about 400 bytes, kept until a reset.
+const MaxIdentityKeys = 100
+
+// IssueIdentityKey makes a new API key for the agent uid, whatever its team,
 // for the control API. The key itself is returned once and never kept.
 func (ms *Session) IssueIdentityKey(uid string) (string, error) {
 	ms.mu.Lock()
@@ -269,6 +316,9 @@ func (ms *Session) IssueIdentityKey(uid string) (string, error) {
 	a, ok := ms.identities.byUID[uid]
 	if !ok {
 		return "", ErrIdentityNotFound.because("no agent %q in this mock session", uid)
+	}
+	if len(a.KeyHashes) >= MaxIdentityKeys {
+		return "", ErrTooManyKeys.because("agent %q has %d keys, as many as the mock issues for one agent; a reset of the mock session, or deleting the agent, makes room", uid, MaxIdentityKeys)
 	}
 	key := IdentityKeyPrefix + rand.Text()
 	h := keyHash(key)
@@ -278,7 +328,7 @@ func (ms *Session) IssueIdentityKey(uid string) (string, error) {
 	return key, nil
 }
 
-// AgentByKey is the principal an agent API key acts as; nil when the key
+// IdentityByKey is the principal an agent API key acts as; nil when the key
 // was never issued in this mock session or its agent has been deleted.
 func (ms *Session) IdentityByKey(key string) *fixtures.Principal {
 	if !strings.HasPrefix(key, IdentityKeyPrefix) {

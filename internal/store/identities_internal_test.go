@@ -25,12 +25,12 @@ func TestIdentitiesRefuseWithTheirErrors(t *testing.T) {
 			}},
 		{name: "rename an unknown agent", want: ErrIdentityNotFound, kind: NotFound,
 			do: func(t *testing.T, st *Store, ms *Session) error {
-				_, err := ms.RenameIdentity(alice(st), "agent-nope", "x")
+				_, err := ms.UpdateIdentity(alice(st), "agent-nope", "x", nil)
 				return err
 			}},
 		{name: "rename another team's agent", want: ErrIdentityOtherTeam, kind: Forbidden,
 			do: func(t *testing.T, st *Store, ms *Session) error {
-				_, err := ms.RenameIdentity(alice(st), "agent-globex-triage", "x")
+				_, err := ms.UpdateIdentity(alice(st), "agent-globex-triage", "x", nil)
 				return err
 			}},
 		{name: "delete the default agent", want: ErrDefaultIdentity, kind: Invalid,
@@ -53,10 +53,7 @@ func TestIdentitiesRefuseWithTheirErrors(t *testing.T) {
 				return err
 			}},
 		{name: "a key for an unknown agent", want: ErrIdentityNotFound, kind: NotFound,
-			do: func(t *testing.T, _ *Store, ms *Session) error {
-				_, err := ms.IssueIdentityKey("agent-nope")
-				return err
-			}},
+			do: func(t *testing.T, _ *Store, ms *Session) error { _, err := ms.IssueIdentityKey("agent-nope"); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newTestStore(t)
@@ -73,7 +70,7 @@ func TestIdentitiesIssueAndRevokeKeys(t *testing.T) {
 	views, err := ms.Identities(carol(st))
 	require.NoError(t, err)
 	require.Len(t, views, 2)
-	assert.Equal(t, IdentityView{UID: "agent-globex-default", Name: "Globex agent", Available: true, CreatedAt: views[0].CreatedAt}, views[0])
+	assert.Equal(t, IdentityView{UID: "agent-globex-default", Name: "Globex agent", Available: true, CreatedAt: views[0].CreatedAt, UpdatedAt: views[0].CreatedAt}, views[0])
 	assert.False(t, views[1].Available, "globex's plan allows one agent")
 
 	a, err := ms.CreateIdentity(alice(st), "Docs bot")
@@ -83,7 +80,7 @@ func TestIdentitiesIssueAndRevokeKeys(t *testing.T) {
 	p := ms.IdentityByKey(key)
 	require.NotNil(t, p)
 	assert.Equal(t, "Docs bot", p.DisplayName)
-	renamed, err := ms.RenameIdentity(alice(st), a.UID, "Docs writer")
+	renamed, err := ms.UpdateIdentity(alice(st), a.UID, "Docs writer", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "Docs writer", renamed.Name)
 	assert.Equal(t, "Docs writer", ms.IdentityByKey(key).DisplayName)

@@ -31,6 +31,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", err.Error())
 		return
 	}
+	if s.opts.StrictReferences {
+		if status, code, title, detail := s.catalogue.check(req); status != 0 {
+			writeProblem(w, r, status, code, title, detail)
+			return
+		}
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -40,14 +46,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		id: newID(), title: req.title, prompt: req.prompt, source: "API", location: "REMOTE",
 		createdAt: now, creator: c, config: req.config, skill: req.skill,
 		parentRunID: req.parentRunID, sessionID: newID(), conversation: req.conversationID,
+		lateSessions: s.opts.LateSessions,
 	}
 	run.taskID = run.id // a new run's task id is its run id
 	if run.conversation == "" {
 		run.conversation = newID()
 	}
 	run.phases = s.plan(now, s.created, run.selfHosted())
-	if run.phases[len(run.phases)-1].state == "FAILED" {
+	switch run.phases[len(run.phases)-1].state {
+	case "FAILED":
 		run.failure = map[string]any{"message": "The environment's setup command exited with status 1.", "error_code": "environment_setup_failed", "retryable": false}
+	case "ERROR":
+		run.failure = map[string]any{"message": "No worker could take the run.", "error_code": "resource_unavailable", "retryable": true}
 	}
 	s.add(run)
 	writeJSON(w, http.StatusOK, map[string]any{"run_id": run.id, "task_id": run.taskID, "state": "QUEUED"})
@@ -59,6 +69,17 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 func (s *Server) plan(start time.Time, n int, selfHosted bool) []phase {
 	if selfHosted {
 		return []phase{{"QUEUED", start}}
+	}
+	if s.opts.TransientErrors > 0 && n%s.opts.TransientErrors == 0 {
+		// Half of them before a worker claims the run, half while it works.
+		if n%(2*s.opts.TransientErrors) == 0 {
+			return []phase{{"QUEUED", start}, {"PENDING", start.Add(s.opts.Step)}, {"ERROR", start.Add(2 * s.opts.Step)}}
+		}
+		var out []phase
+		for i, st := range []string{"QUEUED", "PENDING", "CLAIMED", "INPROGRESS", "ERROR"} {
+			out = append(out, phase{st, start.Add(time.Duration(i) * s.opts.Step)})
+		}
+		return out
 	}
 	states := []string{"QUEUED", "PENDING", "CLAIMED", "INPROGRESS"}
 	var out []phase
@@ -146,7 +167,7 @@ func parseRequest(b map[string]any) (request, error) {
 		}
 	}
 	if _, ok := config["model_id"]; !ok {
-		config["model_id"] = "auto"
+		config["model_id"] = defaultModel
 	}
 	if req.title == "" {
 		req.title = titleFrom(req.prompt, req.skill)

@@ -41,9 +41,13 @@ func (s *Server) recordEvents(now time.Time) {
 	}
 	var fresh []event
 	var keys []eventKey
+	// With EventLag, an event shows only once that long has passed since
+	// its state began.
+	seen := now.Add(-s.opts.EventLag)
 	for _, r := range s.all {
+		cancelAt := r.cancelAt()
 		for i, p := range r.phases {
-			if p.at.After(now) || !r.cancelledAt.IsZero() && p.at.After(r.cancelledAt) {
+			if p.at.After(seen) || !cancelAt.IsZero() && p.at.After(r.cancelAccepted) {
 				break
 			}
 			k := eventKey{r.id, i}
@@ -51,8 +55,8 @@ func (s *Server) recordEvents(now time.Time) {
 				fresh, keys = append(fresh, event{kind: kind, runID: r.id, at: p.at}), append(keys, k)
 			}
 		}
-		if k := (eventKey{r.id, -1}); !r.cancelledAt.IsZero() && !r.cancelledAt.After(now) && !s.numbered[k] {
-			fresh, keys = append(fresh, event{kind: "run_cancelled", runID: r.id, at: r.cancelledAt}), append(keys, k)
+		if k := (eventKey{r.id, -1}); !cancelAt.IsZero() && !cancelAt.After(seen) && !s.numbered[k] {
+			fresh, keys = append(fresh, event{kind: "run_cancelled", runID: r.id, at: cancelAt}), append(keys, k)
 		}
 	}
 	order := make([]int, len(fresh))
@@ -68,7 +72,7 @@ func (s *Server) recordEvents(now time.Time) {
 	}
 }
 
-func (s *Server) pollEvents(w http.ResponseWriter, r *http.Request) {
+func (s *Server) pollEvents(w http.ResponseWriter, r *http.Request, c caller) {
 	q := r.URL.Query()
 	ids := q["run_ids"]
 	if len(ids) == 0 {
@@ -93,11 +97,14 @@ func (s *Server) pollEvents(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	want := map[string]bool{}
-	for _, id := range ids {
-		want[id] = true
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := s.visible(w, r, c, id); !ok {
+			return
+		}
+		want[id] = true
+	}
 	s.recordEvents(time.Now())
 	out := []any{}
 	for _, e := range s.events {

@@ -55,7 +55,7 @@ type cursor struct {
 
 // list answers GET /agent/runs: filters, the document's default order
 // (updated_at, newest first), and keyset pages.
-func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) {
 	vals := r.URL.Query()
 	q, err := parseQuery(vals)
 	if err != nil {
@@ -86,6 +86,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	var matches []entry
 	for _, run := range s.all {
+		if run.team() != c.team {
+			continue
+		}
 		item := run.item(now)
 		if q.matches(s, run, item) {
 			matches = append(matches, entry{q.sortKey(item), run.id, item})
@@ -102,7 +105,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if after != nil {
 		start = sort.Search(len(matches), func(i int) bool { return less(entry{key: after.Key, id: after.ID}, matches[i]) })
 	}
-	end := min(start+q.limit, len(matches))
+	size := q.limit
+	if s.opts.PageCap > 0 {
+		size = min(size, s.opts.PageCap)
+	}
+	end := min(start+size, len(matches))
 	page := make([]any, 0, q.limit)
 	for _, e := range matches[start:end] {
 		page = append(page, e.item)

@@ -37,16 +37,55 @@ type Options struct {
 	// Prefix is the path the API is served under. Default "/api/v1", as the
 	// real service.
 	Prefix string
+
+	// The switches below each take another choice the published document
+	// leaves open; the contract suite must pass under every one.
+
+	// Precision, when set, is the unit timestamps are shown in (a
+	// millisecond, a second), while the server keeps and filters on
+	// nanoseconds.
+	Precision time.Duration
+	// EventLag, when set, is how long after its state began an event
+	// first shows in a poll (stamped with the moment the state began).
+	EventLag time.Duration
+	// CancelLag, when set, is how long after a cancel is accepted the run
+	// turns CANCELLED (unless it ends first).
+	CancelLag time.Duration
+	// ForeignNotFound answers 404 rather than 403 for another team's run:
+	// the server hides that it exists. (Keys that begin with
+	// OtherTeamKeyPrefix are of a second team.)
+	ForeignNotFound bool
+	// StrictReferences refuses a model, an environment or a skill the
+	// server does not offer (GET /agent/models, /agent/environments,
+	// /agent): 400 for a model or a skill, 403 for an environment.
+	StrictReferences bool
+	// TerseErrors sends problems without "detail".
+	TerseErrors bool
+	// LateSessions shows a run's session only once it is in progress, not
+	// from the moment it is claimed ("if available").
+	LateSessions bool
+	// PageCap, when set, holds a page of runs to at most this many, below
+	// any limit the caller asks for.
+	PageCap int
+	// TransientErrors, when set, ends every n-th created run in ERROR on its
+	// own, a platform error: every other one before any worker claims it,
+	// the others while they work.
+	TransientErrors int
 }
+
+// OtherTeamKeyPrefix begins the API keys of a second team, for the
+// scenarios about another team's runs.
+const OtherTeamKeyPrefix = "other-team-"
 
 // Server serves the API. Create it with New.
 type Server struct {
 	opts Options
 
-	mu      sync.Mutex
-	runs    map[string]*run
-	all     []*run // every run, in creation order
-	created int    // runs created through the API so far
+	mu        sync.Mutex
+	runs      map[string]*run
+	all       []*run    // every run, in creation order
+	created   int       // runs created through the API so far
+	catalogue catalogue // what runs may name (catalogue.go)
 	// The event log (events.go).
 	events    []event
 	numbered  map[eventKey]bool
@@ -61,7 +100,7 @@ func New(opts Options) *Server {
 	if opts.Prefix == "" {
 		opts.Prefix = "/api/v1"
 	}
-	s := &Server{opts: opts, runs: map[string]*run{}}
+	s := &Server{opts: opts, runs: map[string]*run{}, catalogue: newCatalogue()}
 	for _, r := range seededRuns(time.Now()) {
 		s.add(r)
 	}
@@ -76,6 +115,16 @@ func (s *Server) add(r *run) {
 // ServeHTTP routes a request. Every path needs a bearer key, even one the
 // server does not know, as the real service checks the key first.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Precision > 0 || s.opts.TerseErrors {
+		pw := &presenter{header: http.Header{}}
+		s.serve(pw, r)
+		pw.present(w, s.opts)
+		return
+	}
+	s.serve(w, r)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	caller, ok := authenticate(r.Header.Get("Authorization"))
 	if !ok {
 		writeProblem(w, r, http.StatusUnauthorized, "authentication_required", "Authentication required", "send Authorization: Bearer <API key>")
@@ -100,35 +149,50 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			methodNotAllowed(w, r)
 			return
 		}
-		s.list(w, r)
+		s.list(w, r, caller)
 	case len(parts) == 3 && parts[0] == "agent" && parts[1] == "runs":
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, r)
 			return
 		}
-		s.get(w, r, parts[2])
+		s.get(w, r, caller, parts[2])
 	case len(parts) == 4 && parts[0] == "agent" && parts[1] == "runs" && parts[3] == "cancel":
 		if r.Method != http.MethodPost {
 			methodNotAllowed(w, r)
 			return
 		}
-		s.cancel(w, r, parts[2])
+		s.cancel(w, r, caller, parts[2])
 	case len(parts) == 2 && parts[0] == "agent" && parts[1] == "events":
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, r)
 			return
 		}
-		s.pollEvents(w, r)
+		s.pollEvents(w, r, caller)
+	case len(parts) == 1 && parts[0] == "agent",
+		len(parts) == 2 && parts[0] == "agent" && (parts[1] == "models" || parts[1] == "environments"):
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.listCatalogue(w, parts[len(parts)-1])
 	default:
 		notFound(w, r, "no such operation")
 	}
 }
 
-// caller is who sent a request: one user of the server's one team.
+// caller is who sent a request: one user of one of the server's two teams.
 type caller struct {
 	uid  string
 	name string
+	team string
 }
+
+// The server's teams: every key is of the first, but those that begin with
+// OtherTeamKeyPrefix.
+const (
+	team      = "team-reference"
+	otherTeam = "team-other"
+)
 
 // authenticate accepts any non-empty bearer key, each key its own user.
 func authenticate(header string) (caller, bool) {
@@ -139,15 +203,36 @@ func authenticate(header string) (caller, bool) {
 	}
 	sum := sha256.Sum256([]byte(key))
 	uid := "user-" + hex.EncodeToString(sum[:6])
-	return caller{uid: uid, name: "API user " + uid[5:9]}, true
+	c := caller{uid: uid, name: "API user " + uid[5:9], team: team}
+	if strings.HasPrefix(key, OtherTeamKeyPrefix) {
+		c.team = otherTeam
+	}
+	return c, true
 }
 
-func (s *Server) get(w http.ResponseWriter, r *http.Request, id string) {
+// visible finds a run the caller's team may see, or answers why not: 404
+// for no such run, 403 (or 404, with ForeignNotFound) for another team's.
+// Called with s.mu held.
+func (s *Server) visible(w http.ResponseWriter, r *http.Request, c caller, id string) (*run, bool) {
+	run, ok := s.runs[id]
+	switch {
+	case !ok:
+		notFound(w, r, "no run has the id "+id)
+	case run.team() != c.team && s.opts.ForeignNotFound:
+		notFound(w, r, "no run has the id "+id)
+	case run.team() != c.team:
+		writeProblem(w, r, http.StatusForbidden, "not_authorized", "Not authorized", "the run belongs to another team")
+	default:
+		return run, true
+	}
+	return nil, false
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, c caller, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	run, ok := s.runs[id]
+	run, ok := s.visible(w, r, c, id)
 	if !ok {
-		notFound(w, r, "no run has the id "+id)
 		return
 	}
 	writeJSON(w, http.StatusOK, run.item(time.Now()))
@@ -156,12 +241,11 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, id string) {
 // cancel follows the published document's rules: a finished or BLOCKED run
 // is a 400, a PENDING one a retryable 409, and a run the platform does not
 // run itself (local, GitHub Action, self-hosted worker) a 422.
-func (s *Server) cancel(w http.ResponseWriter, r *http.Request, id string) {
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, c caller, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	run, ok := s.runs[id]
+	run, ok := s.visible(w, r, c, id)
 	if !ok {
-		notFound(w, r, "no run has the id "+id)
 		return
 	}
 	now := time.Now()
@@ -169,12 +253,14 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, id string) {
 	switch {
 	case isTerminal(state) || state == "BLOCKED":
 		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", "the run is "+state+" and cannot be cancelled")
+	case !run.cancelledAt.IsZero():
+		writeJSON(w, http.StatusOK, run.id) // accepted before, taking effect (CancelLag)
 	case state == "PENDING":
 		writeProblem(w, r, http.StatusConflict, "conflict", "Conflict", "the run is being handed to a worker; try again in a moment")
 	case run.source == "LOCAL" || run.source == "GITHUB_ACTION" || run.selfHosted():
 		writeProblem(w, r, http.StatusUnprocessableEntity, "operation_not_supported", "Operation not supported", "runs from "+run.source+" or on a self-hosted worker cannot be cancelled here")
 	default:
-		run.cancelledAt = now
+		run.cancelAccepted, run.cancelledAt = now, now.Add(s.opts.CancelLag)
 		writeJSON(w, http.StatusOK, run.id)
 	}
 }

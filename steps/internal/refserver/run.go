@@ -11,22 +11,24 @@ import (
 // (phases); what a caller sees depends on the clock, so a run moves in real
 // time with no background work.
 type run struct {
-	id, taskID    string
-	title, prompt string
-	source        string
-	location      string // execution_location
-	createdAt     time.Time
-	creator       caller
-	config        map[string]any // the resolved agent configuration
-	skill         map[string]any // agent_skill, nil for a run without one
-	schedule      map[string]any // nil unless a schedule started it
-	triggerURL    string
-	parentRunID   string
-	conversation  string
-	phases        []phase
-	failure       map[string]any // status_message of a FAILED or ERROR end
-	sessionID     string
-	cancelledAt   time.Time // zero unless cancelled
+	id, taskID     string
+	title, prompt  string
+	source         string
+	location       string // execution_location
+	createdAt      time.Time
+	creator        caller
+	config         map[string]any // the resolved agent configuration
+	skill          map[string]any // agent_skill, nil for a run without one
+	schedule       map[string]any // nil unless a schedule started it
+	triggerURL     string
+	parentRunID    string
+	conversation   string
+	phases         []phase
+	failure        map[string]any // status_message of a FAILED or ERROR end
+	sessionID      string
+	cancelledAt    time.Time // zero unless cancelled; may lie ahead (CancelLag)
+	cancelAccepted time.Time // when the cancel was accepted
+	lateSessions   bool      // shows its session from INPROGRESS only (Options.LateSessions)
 }
 
 // phase is a state a run enters at a moment.
@@ -46,8 +48,9 @@ type view struct {
 
 func (r *run) at(now time.Time) view {
 	v := view{state: r.phases[0].state, updatedAt: r.phases[0].at, reached: map[string]time.Time{}}
+	cancelAt := r.cancelAt()
 	for _, p := range r.phases {
-		if p.at.After(now) || !r.cancelledAt.IsZero() && p.at.After(r.cancelledAt) {
+		if p.at.After(now) || !cancelAt.IsZero() && p.at.After(r.cancelAccepted) {
 			break
 		}
 		v.state, v.updatedAt = p.state, p.at
@@ -55,12 +58,25 @@ func (r *run) at(now time.Time) view {
 			v.reached[p.state] = p.at
 		}
 	}
-	if !r.cancelledAt.IsZero() && !r.cancelledAt.After(now) {
-		v.state, v.updatedAt = "CANCELLED", r.cancelledAt
+	if !cancelAt.IsZero() && !cancelAt.After(now) {
+		v.state, v.updatedAt = "CANCELLED", cancelAt
 	}
 	_, v.claimed = v.reached["CLAIMED"]
 	v.startedAt = v.reached["INPROGRESS"]
 	return v
+}
+
+// cancelAt is when the run turns CANCELLED, zero when it was never
+// cancelled. From the moment the cancel was accepted the run moves no
+// further; with CancelLag it turns CANCELLED a while later.
+func (r *run) cancelAt() time.Time { return r.cancelledAt }
+
+// team is the team the run belongs to: its creator's.
+func (r *run) team() string {
+	if r.creator.team == "" {
+		return team
+	}
+	return r.creator.team
 }
 
 func (r *run) selfHosted() bool {
@@ -91,7 +107,7 @@ func (r *run) item(now time.Time) map[string]any {
 		"updated_at":         stamp(v.updatedAt),
 		"creator":            map[string]any{"type": "user", "uid": r.creator.uid, "display_name": r.creator.name},
 		"agent_config":       r.config,
-		"scope":              map[string]any{"type": "Team", "uid": "team-reference"},
+		"scope":              map[string]any{"type": "Team", "uid": r.team()},
 		"is_sandbox_running": v.state == "INPROGRESS" || v.state == "BLOCKED",
 		"request_usage":      map[string]any{"inference_cost": 0.0, "compute_cost": 0.0},
 	}
@@ -101,7 +117,7 @@ func (r *run) item(now time.Time) map[string]any {
 	} else {
 		m["started_at"] = nil // the document allows an explicit null
 	}
-	if v.claimed {
+	if v.claimed && (!r.lateSessions || !v.startedAt.IsZero()) {
 		m["session_id"] = r.sessionID
 		m["session_link"] = "https://sessions.example.test/s/" + r.sessionID
 		m["conversation_id"] = r.conversation

@@ -1,0 +1,247 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cucumber/godog"
+)
+
+// Steps of features/environments_and_models.feature: the environments a
+// run executes in and the models it thinks with.
+
+// registerEnvironments registers the steps of environments and models.
+func (s *scenario) registerEnvironments(sc *godog.ScenarioContext) {
+	sc.Step(`^I list the models$`, s.listModels)
+	sc.Step(`^the default model is one of the listed models$`, s.defaultModelIsListed)
+	sc.Step(`^the run's model is the default model$`, s.runHasDefaultModel)
+	sc.Step(`^I list the environments$`, func(ctx context.Context) error { return s.listEnvironments(ctx, "") })
+	sc.Step(`^I list the environments with "([^"]*)"$`, s.listEnvironments)
+	sc.Step(`^the listed environments are ordered by (name|last update)$`, s.environmentsOrdered)
+	sc.Step(`^I create a run in the first listed environment$`, s.createInFirstEnvironment)
+	sc.Step(`^I create another run in that environment$`, s.createInThatEnvironment)
+	sc.Step(`^I create a run in an environment my team cannot see$`, s.createInHiddenEnvironment)
+	sc.Step(`^that environment shows the run as its last task, in state "([A-Z]+)"$`, s.environmentShowsRun)
+	sc.Step(`^that environment's last run started when the run did$`, s.environmentLastRanWhenRunStarted)
+	sc.Step(`^that environment says its setup (failed|did not fail)$`, s.environmentSetupFailed)
+}
+
+func (s *scenario) listModels(ctx context.Context) error {
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/models"})
+}
+
+func (s *scenario) listEnvironments(ctx context.Context, query string) error {
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/environments", query: parseQuery(query)})
+}
+
+func (s *scenario) defaultModelIsListed() error {
+	if err := s.last.ok("listing models"); err != nil {
+		return err
+	}
+	doc, err := s.last.object()
+	if err != nil {
+		return err
+	}
+	def := str(doc["default_model_id"])
+	models, _ := doc["models"].([]any)
+	for _, m := range models {
+		if mm, ok := m.(map[string]any); ok && str(mm["id"]) == def {
+			return nil
+		}
+	}
+	return fmt.Errorf("default_model_id %q is not among the %d listed models\n%s", def, len(models), s.last.excerpt())
+}
+
+func (s *scenario) runHasDefaultModel(ctx context.Context) error {
+	var doc struct {
+		Default string `json:"default_model_id"`
+	}
+	if _, err := s.getJSON(ctx, "/agent/models", nil, &doc); err != nil {
+		return err
+	}
+	return s.details().fieldIs("agent_config.model_id", doc.Default)
+}
+
+// environments lists the environments; the answer is returned, not kept as
+// the last response.
+func (s *scenario) environments(ctx context.Context, query url.Values) ([]map[string]any, *response, error) {
+	var doc struct {
+		Environments []map[string]any `json:"environments"`
+	}
+	resp, err := s.getJSON(ctx, "/agent/environments", query, &doc)
+	return doc.Environments, resp, err
+}
+
+// environmentsOrdered checks the order of the last listing. Names are in
+// alphabetical order as people read it: letters compared without regard
+// to case ("backend, Data pipelines, web-app"), though a server comparing
+// them as bytes is not refused either, the document saying no more than
+// "alphabetical".
+func (s *scenario) environmentsOrdered(by string) error {
+	if err := s.last.ok("listing environments"); err != nil {
+		return err
+	}
+	var doc struct {
+		Environments []map[string]any `json:"environments"`
+	}
+	if err := s.last.json(&doc); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(doc.Environments))
+	for _, e := range doc.Environments {
+		if by == "name" {
+			keys = append(keys, str(mustLookup(e, "config.name")))
+			continue
+		}
+		t, err := timestamp(e, "last_updated")
+		if err != nil {
+			return err
+		}
+		keys = append(keys, t.UTC().Format("2006-01-02T15:04:05.000000000Z"))
+	}
+	ordered := inNameOrder(keys)
+	if by != "name" {
+		ordered = descending(keys)
+	}
+	if !ordered {
+		return fmt.Errorf("%s: environments are not ordered by %s: %s", s.last.op, by, strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+// inNameOrder says whether names are in alphabetical order, with or without
+// regard to case.
+func inNameOrder(names []string) bool {
+	folded, bytewise := true, true
+	for i := 1; i < len(names); i++ {
+		a, b := names[i-1], names[i]
+		folded = folded && strings.ToLower(a) <= strings.ToLower(b)
+		bytewise = bytewise && a <= b
+	}
+	return folded || bytewise
+}
+
+func descending(keys []string) bool {
+	for i := 1; i < len(keys); i++ {
+		if keys[i-1] < keys[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scenario) createInFirstEnvironment(ctx context.Context) error {
+	envs, resp, err := s.environments(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if len(envs) == 0 {
+		return fmt.Errorf("%s: the server lists no environments to run in", resp.op)
+	}
+	s.cache["environment"] = str(envs[0]["uid"])
+	return s.createInThatEnvironment(ctx)
+}
+
+// createInThatEnvironment creates a run in the environment chosen before,
+// a moment after the scenario's last run, so that it is the newer.
+func (s *scenario) createInThatEnvironment(ctx context.Context) error {
+	env, ok := s.cache["environment"]
+	if !ok {
+		return fmt.Errorf("no environment chosen yet")
+	}
+	if s.current != nil {
+		if err := s.aMoment(ctx); err != nil {
+			return err
+		}
+	}
+	return s.create(ctx, "/agent/run", "", map[string]any{"prompt": "Check the environment", "config": map[string]any{"environment_id": env}})
+}
+
+// hiddenEnvironments are fixture environments of the bundled mock that
+// only one team sees; whichever the caller's team does not list is used.
+var hiddenEnvironments = []string{"env-globex-ml", "env-acme-data"}
+
+func (s *scenario) createInHiddenEnvironment(ctx context.Context) error {
+	envs, _, err := s.environments(ctx, nil)
+	if err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	for _, e := range envs {
+		listed[str(e["uid"])] = true
+	}
+	for _, id := range hiddenEnvironments {
+		if !listed[id] {
+			body, _ := json.Marshal(map[string]any{"prompt": "x", "config": map[string]any{"environment_id": id}})
+			return s.send(ctx, call{method: http.MethodPost, path: "/agent/run", body: body})
+		}
+	}
+	return fmt.Errorf("the caller's team sees every environment of the mock's fixtures")
+}
+
+func (s *scenario) thatEnvironment(ctx context.Context) (subject, error) {
+	uid, ok := s.cache["environment"]
+	if !ok {
+		return subject{}, fmt.Errorf("no environment chosen yet")
+	}
+	envs, resp, err := s.environments(ctx, nil)
+	if err != nil {
+		return subject{}, err
+	}
+	for _, e := range envs {
+		if str(e["uid"]) == uid {
+			return subject{what: "environment " + uid, doc: e}, nil
+		}
+	}
+	return subject{}, fmt.Errorf("environment %s is no longer listed\n%s", uid, resp.excerpt())
+}
+
+func (s *scenario) environmentShowsRun(ctx context.Context, state string) error {
+	env, err := s.thatEnvironment(ctx)
+	if err != nil {
+		return err
+	}
+	if err := env.fieldIs("last_task_created.id", s.currentID()); err != nil {
+		return err
+	}
+	return env.fieldIs("last_task_created.state", state)
+}
+
+func (s *scenario) environmentLastRanWhenRunStarted(ctx context.Context) error {
+	env, err := s.thatEnvironment(ctx)
+	if err != nil {
+		return err
+	}
+	if s.current == nil {
+		return errNoRun
+	}
+	run, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	started, err := timestamp(run, "started_at")
+	if err != nil {
+		return err
+	}
+	last, err := timestamp(env.doc, "last_task_run_timestamp")
+	if err != nil {
+		return err
+	}
+	if !last.Equal(started) {
+		return fmt.Errorf("%s: last_task_run_timestamp %s, but the run started at %s", env.what, last.Format(time.RFC3339Nano), started.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+func (s *scenario) environmentSetupFailed(ctx context.Context, which string) error {
+	env, err := s.thatEnvironment(ctx)
+	if err != nil {
+		return err
+	}
+	return env.fieldIs("setup_failed", fmt.Sprint(which == "failed"))
+}

@@ -1,0 +1,226 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/cucumber/godog"
+)
+
+// Steps of features/identities.feature: the team's agent identities under
+// /agent/identities, which team-owned runs act as. ("Agents", in the
+// suite's words, are the skills of GET /agent; see agents.go.)
+
+// identityRef is the identity a scenario created last, and the API key
+// the mock issued for it.
+type identityRef struct {
+	uid, name, key string
+}
+
+// registerIdentities registers the steps of agent identities.
+func (s *scenario) registerIdentities(sc *godog.ScenarioContext) {
+	sc.Step(`^I list the team's identities$`, s.listIdentities)
+	sc.Step(`^the team's identities are listed$`, s.identitiesListed)
+	sc.Step(`^I create an identity named "([^"]*)"$`, s.createIdentity)
+	sc.Step(`^the identity is created, available, with the name "([^"]*)"$`, s.identityCreated)
+	sc.Step(`^the team's identities (include|no longer include) it$`, s.identitiesInclude)
+	sc.Step(`^I rename the identity "([^"]*)"$`, s.renameIdentity)
+	sc.Step(`^the identity is now named "([^"]*)"$`, s.identityRenamed)
+	sc.Step(`^I delete the identity$`, s.deleteIdentity)
+	sc.Step(`^the identity is deleted$`, s.identityDeleted)
+	sc.Step(`^I delete the team's default identity$`, s.deleteDefaultIdentity)
+	sc.Step(`^I create a team-owned run acting as the identity, with the prompt "([^"]*)"$`, s.createRunAsIdentity)
+	sc.Step(`^I create a team-owned run acting as an identity that does not exist$`, s.createRunAsUnknownIdentity)
+	sc.Step(`^the run was created by the identity$`, s.runCreatedByIdentity)
+	sc.Step(`^the mock issues an API key for the identity$`, s.issueIdentityKey)
+	sc.Step(`^the identity's API key (reads|no longer reads) the team's runs$`, s.identityKeyReads)
+}
+
+// identities lists the team's identities; the answer is returned, not kept
+// as the last response.
+func (s *scenario) identities(ctx context.Context) ([]map[string]any, *response, error) {
+	var doc struct {
+		Agents []map[string]any `json:"agents"`
+	}
+	resp, err := s.getJSON(ctx, "/agent/identities", nil, &doc)
+	return doc.Agents, resp, err
+}
+
+func (s *scenario) listIdentities(ctx context.Context) error {
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/identities"})
+}
+
+func (s *scenario) identitiesListed() error {
+	if err := s.last.ok("listing identities"); err != nil {
+		return err
+	}
+	var doc struct {
+		Agents []map[string]any `json:"agents"`
+	}
+	return s.last.json(&doc)
+}
+
+func (s *scenario) createIdentity(ctx context.Context, name string) error {
+	name = s.expand(name)
+	body, _ := json.Marshal(map[string]any{"name": name})
+	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body}); err != nil {
+		return err
+	}
+	if s.last.status == http.StatusCreated {
+		var made struct {
+			UID string `json:"uid"`
+		}
+		if err := s.last.json(&made); err != nil {
+			return err
+		}
+		s.identity = identityRef{uid: made.UID, name: name}
+	}
+	return nil
+}
+
+func (s *scenario) identityCreated(name string) error {
+	if err := s.last.hasStatus(http.StatusCreated); err != nil {
+		return err
+	}
+	sub := s.last.subject()
+	if err := sub.fieldIs("name", s.expand(name)); err != nil {
+		return err
+	}
+	if err := sub.fieldIs("available", "true"); err != nil {
+		return err
+	}
+	return sub.nonEmpty("uid")
+}
+
+func (s *scenario) theIdentity() (identityRef, error) {
+	if s.identity.uid == "" {
+		return identityRef{}, fmt.Errorf("no identity was created in this scenario")
+	}
+	return s.identity, nil
+}
+
+func (s *scenario) identitiesInclude(ctx context.Context, which string) error {
+	id, err := s.theIdentity()
+	if err != nil {
+		return err
+	}
+	listed, resp, err := s.identities(ctx)
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, a := range listed {
+		found = found || str(a["uid"]) == id.uid
+	}
+	if want := which == "include"; found != want {
+		return fmt.Errorf("expected the team's identities to %s identity %s\n%s", which, id.uid, resp.excerpt())
+	}
+	return nil
+}
+
+func (s *scenario) renameIdentity(ctx context.Context, name string) error {
+	id, err := s.theIdentity()
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"name": name})
+	return s.send(ctx, call{method: http.MethodPut, path: "/agent/identities/" + pathEscape(id.uid), body: body})
+}
+
+func (s *scenario) identityRenamed(name string) error {
+	id, err := s.theIdentity()
+	if err != nil {
+		return err
+	}
+	if err := s.last.hasStatus(http.StatusOK); err != nil {
+		return err
+	}
+	sub := s.last.subject()
+	if err := sub.fieldIs("name", name); err != nil {
+		return err
+	}
+	return sub.fieldIs("uid", id.uid)
+}
+
+func (s *scenario) deleteIdentity(ctx context.Context) error {
+	id, err := s.theIdentity()
+	if err != nil {
+		return err
+	}
+	return s.send(ctx, call{method: http.MethodDelete, path: "/agent/identities/" + pathEscape(id.uid)})
+}
+
+func (s *scenario) identityDeleted() error { return s.last.hasStatus(http.StatusNoContent) }
+
+// deleteDefaultIdentity deletes the identity the team lists first, its
+// default.
+func (s *scenario) deleteDefaultIdentity(ctx context.Context) error {
+	listed, resp, err := s.identities(ctx)
+	if err != nil {
+		return err
+	}
+	if len(listed) == 0 {
+		return fmt.Errorf("the team lists no identities\n%s", resp.excerpt())
+	}
+	return s.send(ctx, call{method: http.MethodDelete, path: "/agent/identities/" + pathEscape(str(listed[0]["uid"]))})
+}
+
+// createRunAsIdentity creates a team-owned run: without "team", a caller
+// on one team starts a run of that team.
+func (s *scenario) createRunAsIdentity(ctx context.Context, prompt string) error {
+	id, err := s.theIdentity()
+	if err != nil {
+		return err
+	}
+	return s.create(ctx, "/agent/run", "", map[string]any{"prompt": prompt, "agent_identity_uid": id.uid})
+}
+
+func (s *scenario) createRunAsUnknownIdentity(ctx context.Context) error {
+	body, _ := json.Marshal(map[string]any{"prompt": "Tag the release", "team": true, "agent_identity_uid": "agent-" + s.unknownID})
+	return s.send(ctx, call{method: http.MethodPost, path: "/agent/run", body: body})
+}
+
+func (s *scenario) runCreatedByIdentity(ctx context.Context) error {
+	id, err := s.theIdentity()
+	if err != nil {
+		return err
+	}
+	if s.current == nil {
+		return errNoRun
+	}
+	if _, err := s.fetch(ctx, s.current); err != nil {
+		return err
+	}
+	return s.details().fieldIs("creator.display_name", id.name)
+}
+
+func (s *scenario) issueIdentityKey(ctx context.Context) error {
+	id, err := s.theIdentity()
+	if err != nil {
+		return err
+	}
+	m, err := s.api.controlCall(ctx, http.MethodPost, "/identities/"+pathEscape(id.uid)+"/keys", nil)
+	if err != nil {
+		return err
+	}
+	s.identity.key = str(m["api_key"])
+	return nil
+}
+
+// identityKeyReads lists the team's runs with the identity's key: a 200
+// while the identity lives, a 401 once it is deleted.
+func (s *scenario) identityKeyReads(ctx context.Context, which string) error {
+	if s.identity.key == "" {
+		return fmt.Errorf("no API key was issued for the identity")
+	}
+	resp, err := s.api.do(ctx, call{method: http.MethodGet, path: "/agent/runs", auth: auth{header: "Bearer " + s.identity.key}})
+	if err != nil {
+		return err
+	}
+	if which == "reads" {
+		return resp.hasStatus(http.StatusOK)
+	}
+	return resp.isProblem(http.StatusUnauthorized, "authentication_required")
+}

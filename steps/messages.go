@@ -1,0 +1,236 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/cucumber/godog"
+)
+
+// Steps of features/messages.feature: messages one run sends another,
+// each recipient's inbox, and the delivery and reading of a message.
+
+// sentMessage is the message a scenario sent last, and every reading of it.
+type sentMessage struct {
+	id        string
+	recipient *trackedRun
+	readings  []map[string]any // the answers to POST .../read, in order
+}
+
+// registerMessages registers the steps of run-to-run messages.
+func (s *scenario) registerMessages(sc *godog.ScenarioContext) {
+	sc.Step(`^run "([^"]*)" (?:sends|has sent) run "([^"]*)" the message "([^"]*)" saying "([^"]*)"$`, s.sendMessage)
+	sc.Step(`^the message is accepted, with an id for its recipient$`, s.messageAccepted)
+	sc.Step(`^the inbox of run "([^"]*)" holds the message "([^"]*)", neither delivered nor read$`, s.inboxHoldsUnread)
+	sc.Step(`^the inbox of run "([^"]*)" is empty$`, s.inboxIsEmpty)
+	sc.Step(`^run "([^"]*)" has no unread messages$`, s.noUnreadMessages)
+	sc.Step(`^the recipient marks the message delivered(?: again)?$`, s.markDelivered)
+	sc.Step(`^the recipient reads the message(?: again)?$`, s.readMessage)
+	sc.Step(`^the message reads "([^"]*)", with the times it was delivered and read$`, s.messageReads)
+	sc.Step(`^the times it was delivered and read are still those of the first reading$`, s.readingTimesKept)
+	sc.Step(`^run "([^"]*)" has ended, cancelled unless it ended first$`, s.runCancelledAndEnded)
+}
+
+// sendMessage posts a message from one run of the scenario to another.
+// The answer is the last response; when it is a 200, its id is kept.
+func (s *scenario) sendMessage(ctx context.Context, from, to, subject, text string) error {
+	sender, err := s.mine.named(from)
+	if err != nil {
+		return err
+	}
+	recipient, err := s.mine.named(to)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]any{"to": []string{recipient.id}, "subject": subject, "body": text, "sender_run_id": sender.id})
+	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/messages", body: body}); err != nil {
+		return err
+	}
+	s.message = sentMessage{recipient: recipient}
+	if s.last.status == http.StatusOK {
+		var doc struct {
+			IDs []string `json:"message_ids"`
+		}
+		if err := s.last.json(&doc); err != nil {
+			return err
+		}
+		if len(doc.IDs) > 0 {
+			s.message.id = doc.IDs[0]
+		}
+	}
+	return nil
+}
+
+func (s *scenario) messageAccepted() error {
+	if err := s.last.hasStatus(http.StatusOK); err != nil {
+		return err
+	}
+	if s.message.id == "" {
+		return fmt.Errorf("%s: expected one message id for the one recipient\n%s", s.last.op, s.last.excerpt())
+	}
+	return nil
+}
+
+func (s *scenario) theMessage() (sentMessage, error) {
+	if s.message.id == "" {
+		return sentMessage{}, fmt.Errorf("no message was sent in this scenario")
+	}
+	return s.message, nil
+}
+
+// inbox lists the messages sent to a run of the scenario; the answer is
+// returned, not kept as the last response.
+func (s *scenario) inbox(ctx context.Context, nick string, query url.Values) ([]map[string]any, *response, error) {
+	r, err := s.mine.named(nick)
+	if err != nil {
+		return nil, nil, err
+	}
+	var items []map[string]any
+	resp, err := s.getJSON(ctx, "/agent/messages/"+pathEscape(r.id), query, &items)
+	return items, resp, err
+}
+
+func (s *scenario) inboxHoldsUnread(ctx context.Context, nick, subject string) error {
+	m, err := s.theMessage()
+	if err != nil {
+		return err
+	}
+	items, resp, err := s.inbox(ctx, nick, nil)
+	if err != nil {
+		return err
+	}
+	if len(items) != 1 {
+		return fmt.Errorf("%s: expected 1 message, got %d\n%s", resp.op, len(items), resp.excerpt())
+	}
+	got := subjectOf(resp, items[0])
+	for _, check := range []error{got.fieldIs("message_id", m.id), got.fieldIs("subject", subject)} {
+		if check != nil {
+			return check
+		}
+	}
+	for _, f := range []string{"delivered_at", "read_at"} {
+		if v := items[0][f]; v != nil {
+			return fmt.Errorf("%s: expected the message's %q to be null, got %s", resp.op, f, show(v))
+		}
+	}
+	return nil
+}
+
+func (s *scenario) inboxIsEmpty(ctx context.Context, nick string) error {
+	return s.inboxHolds(ctx, nick, nil, 0)
+}
+
+func (s *scenario) noUnreadMessages(ctx context.Context, nick string) error {
+	return s.inboxHolds(ctx, nick, url.Values{"unread": {"true"}}, 0)
+}
+
+func (s *scenario) inboxHolds(ctx context.Context, nick string, query url.Values, n int) error {
+	items, resp, err := s.inbox(ctx, nick, query)
+	if err != nil {
+		return err
+	}
+	if len(items) != n {
+		return fmt.Errorf("%s: expected %d messages, got %d\n%s", resp.op, n, len(items), resp.excerpt())
+	}
+	return nil
+}
+
+// markDelivered marks the message delivered: 204, every time.
+func (s *scenario) markDelivered(ctx context.Context) error {
+	m, err := s.theMessage()
+	if err != nil {
+		return err
+	}
+	resp, err := s.api.do(ctx, call{method: http.MethodPost, path: "/agent/messages/" + pathEscape(m.id) + "/delivered"})
+	if err != nil {
+		return err
+	}
+	return resp.hasStatus(http.StatusNoContent)
+}
+
+// readMessage reads the message: 200 with the message, every time.
+func (s *scenario) readMessage(ctx context.Context) error {
+	m, err := s.theMessage()
+	if err != nil {
+		return err
+	}
+	resp, err := s.api.do(ctx, call{method: http.MethodPost, path: "/agent/messages/" + pathEscape(m.id) + "/read"})
+	if err != nil {
+		return err
+	}
+	if err := resp.ok("reading a message"); err != nil {
+		return err
+	}
+	doc, err := resp.object()
+	if err != nil {
+		return err
+	}
+	s.message.readings = append(s.message.readings, doc)
+	return nil
+}
+
+func (s *scenario) lastReading() (subject, error) {
+	if len(s.message.readings) == 0 {
+		return subject{}, fmt.Errorf("the message was not read")
+	}
+	return subject{what: "the message read", doc: s.message.readings[len(s.message.readings)-1]}, nil
+}
+
+func (s *scenario) messageReads(text string) error {
+	got, err := s.lastReading()
+	if err != nil {
+		return err
+	}
+	for _, check := range []error{got.fieldIs("body", text), got.fieldIs("message_id", s.message.id), got.nonEmpty("delivered_at"), got.nonEmpty("read_at")} {
+		if check != nil {
+			return check
+		}
+	}
+	return nil
+}
+
+func (s *scenario) readingTimesKept() error {
+	got, err := s.lastReading()
+	if err != nil {
+		return err
+	}
+	if len(s.message.readings) < 2 {
+		return fmt.Errorf("the message was read only once")
+	}
+	first := s.message.readings[0]
+	for _, f := range []string{"read_at", "delivered_at"} {
+		if err := got.fieldIs(f, str(first[f])); err != nil {
+			return fmt.Errorf("%w (at the first reading)", err)
+		}
+	}
+	return nil
+}
+
+// runCancelledAndEnded cancels a run of the scenario (retrying while the
+// server answers a retryable 409), then watches it until it has ended: a
+// cancel may take effect a moment after the server accepts it, and a run
+// may have ended on its own before the cancel reached it.
+func (s *scenario) runCancelledAndEnded(ctx context.Context, nick string) error {
+	r, err := s.mine.named(nick)
+	if err != nil {
+		return err
+	}
+	if err := s.cancel(ctx, r); err != nil {
+		return err
+	}
+	if err := s.judgeCancel(ctx, r); err != nil {
+		return err
+	}
+	current := s.current
+	s.current = r
+	defer func() { s.current = current }()
+	return s.watchUntilTerminal(ctx)
+}
+
+// subjectOf is one JSON object of a response, for its assertions.
+func subjectOf(resp *response, doc map[string]any) subject {
+	return subject{what: "an item of the response to " + resp.op, doc: doc}
+}
