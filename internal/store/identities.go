@@ -24,11 +24,11 @@ import (
 var (
 	ErrIdentityNotFound    = sentinel(NotFound, "no agent with this uid")
 	ErrIdentityOtherTeam   = sentinel(Forbidden, "the agent belongs to another team")
-	ErrDefaultIdentity   = sentinel(Invalid, "the team's default agent cannot be deleted")
-	ErrPlanLimit        = sentinel(Forbidden, "the team's plan allows no more agents")
+	ErrDefaultIdentity     = sentinel(Invalid, "the team's default agent cannot be deleted")
+	ErrPlanLimit           = sentinel(Forbidden, "the team's plan allows no more agents")
 	ErrIdentityUnavailable = sentinel(Forbidden, "the agent is beyond the team's plan limit")
-	ErrTooManyKeys      = sentinel(Invalid, "the agent has as many keys as the mock issues")
-	ErrNotAPerson       = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
+	ErrTooManyKeys         = sentinel(Invalid, "the agent has as many keys as the mock issues")
+	ErrNotAPerson          = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
 )
 
 // identityTable is the agent identities resource's part of a mock session.

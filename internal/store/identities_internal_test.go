@@ -53,7 +53,10 @@ func TestIdentitiesRefuseWithTheirErrors(t *testing.T) {
 				return err
 			}},
 		{name: "a key for an unknown agent", want: ErrIdentityNotFound, kind: NotFound,
-			do: func(t *testing.T, _ *Store, ms *Session) error { _, err := ms.IssueIdentityKey("agent-nope"); return err }},
+			do: func(t *testing.T, _ *Store, ms *Session) error {
+				_, err := ms.IssueIdentityKey("agent-nope")
+				return err
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newTestStore(t)
