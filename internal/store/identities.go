@@ -58,7 +58,7 @@ func (t *identityTable) save(ss *savedSession) { ss.Agents = t.list }
 // (no catalogue_at) keeps the fixtures' agents, counted from the saved
 // clock.
 func (t *identityTable) restore(ms *Session, ss *savedSession, _ *restorer) error {
-	if ss.CatalogueAt.IsZero() {
+	if ss.SeededAt.IsZero() {
 		t.reset(ms, ss.Clock.Now)
 		return nil
 	}

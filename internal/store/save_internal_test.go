@@ -43,7 +43,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*eventLog)(nil), []string{"log", "watched"}},
 		{(*savedEvents)(nil), []string{"Events"}},
 		{(*environmentTable)(nil), []string{"seededAt"}},
-		{(*savedEnvironments)(nil), []string{"CatalogueAt"}},
+		{(*savedEnvironments)(nil), []string{"SeededAt"}},
 		{(*artifactIndex)(nil), []string{"byUID"}},
 	} {
 		typ := reflect.TypeOf(tc.v).Elem()

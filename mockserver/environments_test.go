@@ -122,7 +122,7 @@ func TestModelsNameTheDefaultACreateFillsIn(t *testing.T) {
 	assert.Equal(t, out.DefaultModelID, run.AgentConfig.ModelID)
 }
 
-func TestCatalogueNeedsAuth(t *testing.T) {
+func TestEnvironmentsModelsAndIdentitiesNeedAuth(t *testing.T) {
 	c := newMock(t, mockserver.Options{})
 	for _, path := range []string{"/agent/environments", "/agent/models", "/agent/identities"} {
 		assert.Equal(t, http.StatusUnauthorized, c.as("").do("GET", path, nil).problem(t).Status, path)
@@ -131,7 +131,7 @@ func TestCatalogueNeedsAuth(t *testing.T) {
 
 // Agents and messages live in the state file like runs, and a restart
 // keeps agent keys working, and revoked ones refused.
-func TestCatalogueSurvivesARestart(t *testing.T) {
+func TestIdentitiesMessagesAndEnvironmentsSurviveARestart(t *testing.T) {
 	opts := mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart}
 	s1 := newServer(t, opts)
 	c1 := serve(t, s1).in("keep")
@@ -162,7 +162,7 @@ func TestCatalogueSurvivesARestart(t *testing.T) {
 
 // Each mock session has its own agents and messages, and a reset puts the
 // fixtures back.
-func TestCatalogueIsolationAndReset(t *testing.T) {
+func TestIdentitiesAndMessagesIsolationAndReset(t *testing.T) {
 	c := newMock(t, mockserver.Options{})
 	one, two := c.in("one"), c.in("two")
 	agent := createIdentity(t, one, "Only here")
