@@ -20,6 +20,7 @@ var exactFilters = []struct{ param, field string }{
 	{"creator", "creator.uid"},
 	{"source", "source"},
 	{"environment_id", "agent_config.environment_id"},
+	{"schedule_id", "schedule.schedule_id"},
 }
 
 var timeFilters = []struct {

@@ -60,6 +60,11 @@ type Memory struct {
 	refused  *bounded[string]
 	listed   *bounded[string]
 	sessions map[string]int // generation of each session, bumped by a reset
+
+	envNewest *bounded[envRun]    // environment -> the newest run seen created in it
+	deleted   *bounded[sighting]  // identity -> its accepted delete
+	msgTimes  *bounded[sighting]  // message and field -> the time first seen set
+	convRuns  *bounded[[]convRun] // conversation -> the runs seen ended in it
 }
 
 type runFacts struct {
@@ -77,6 +82,7 @@ type runFacts struct {
 	cancelAcceptedBy    string
 	cancelRefused       time.Time // when a 400 to a cancel arrived, until the next look
 	cancelRefusedAnswer string
+	prompt              string // its prompt, when its creation was seen (the first keptPromptBytes)
 }
 
 // page is one page of a walk in creation order, linked to the page before.
@@ -107,6 +113,11 @@ func NewMemory(l Limits) *Memory {
 		refused:  newBounded[string](def(l.Seen, 200_000)),
 		listed:   newBounded[string](def(l.Seen, 200_000)),
 		sessions: map[string]int{},
+
+		envNewest: newBounded[envRun](def(l.Runs, 100_000) / 10),
+		deleted:   newBounded[sighting](def(l.Runs, 100_000) / 10),
+		msgTimes:  newBounded[sighting](def(l.Events, 100_000)),
+		convRuns:  newBounded[[]convRun](def(l.Runs, 100_000) / 10),
 	}
 }
 
@@ -130,17 +141,24 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 		}
 		return m.refusal(ex)
 	}
-	if ex.Status != http.StatusOK {
+	if ex.Status < 200 || ex.Status > 299 {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	scope := m.scopeLocked(ex.Session)
+	if out, handled := m.resourceLocked(scope, ex, doc); handled {
+		return out
+	}
+	if ex.Status != http.StatusOK {
+		return nil
+	}
 	switch {
 	case ex.Method == http.MethodPost && (ex.Path == "/agent/run" || ex.Path == "/agent/runs"):
 		if id := str(obj["run_id"]); id != "" {
 			f := m.factsLocked(scope, id)
 			f.created = true
+			m.createdLocked(scope, ex, id)
 		}
 	case ex.Method == http.MethodGet && ex.Path == "/agent/runs":
 		return m.listingLocked(scope, ex, obj)
@@ -150,7 +168,7 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 			return append(out, m.runLocked(scope, ex, "body", obj, false)...)
 		}
 	case ex.Method == http.MethodGet && obj != nil && strings.HasPrefix(ex.Path, "/agent/artifacts/"):
-		return IsTheOneAsked("artifact_uid", lastSegment(ex.Path), obj)
+		return append(IsTheOneAsked("artifact_uid", lastSegment(ex.Path), obj), PlanContent(obj)...)
 	case ex.Method == http.MethodGet && obj != nil && strings.HasPrefix(ex.Path, "/agent/schedules/") && strings.Count(ex.Path, "/") == 3:
 		return IsTheOneAsked("id", lastSegment(ex.Path), obj)
 	case ex.Method == http.MethodPost && strings.HasPrefix(ex.Path, "/agent/events/"):
@@ -207,6 +225,7 @@ func (m *Memory) listingLocked(scope string, ex Exchange, obj map[string]any) []
 	out := ListingMatchesQuery(ex.Query, page.Runs)
 	out = append(out, ListingInOrder(ex.Query, page.Runs)...)
 	out = append(out, PageWithin(ex.Query, page.Runs)...)
+	out = append(out, OneRunPerTick(page.Runs)...)
 	out = append(out, m.walkLocked(scope, ex, page.Runs, page.PageInfo.NextCursor, page.PageInfo.HasNext)...)
 	for i, run := range page.Runs {
 		out = append(out, m.runLocked(scope, ex, at("body.runs", i), run, true)...)
@@ -276,6 +295,7 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 	if f.created {
 		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
 	}
+	m.sawRunLocked(scope, ex, f, run)
 	if str(run["state"]) == "CLAIMED" || str(run["session_link"]) != "" {
 		f.wasClaimed = true
 	}
