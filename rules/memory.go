@@ -155,7 +155,7 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 	}
 	switch {
 	case ex.Method == http.MethodPost && (ex.Path == "/agent/run" || ex.Path == "/agent/runs"):
-		if id := str(obj["run_id"]); id != "" {
+		if id := Str(obj["run_id"]); id != "" {
 			f := m.factsLocked(scope, id)
 			f.created = true
 			m.createdLocked(scope, ex, id)
@@ -256,7 +256,7 @@ func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, ne
 			Expected: "runs, since the page before (" + prev.req + ") said has_next_page: true", Got: "an empty page"})
 	}
 	for i, run := range runs {
-		id := str(run["run_id"])
+		id := Str(run["run_id"])
 		for q, n := prev, 0; q != nil && n < maxWalkDepth; q, n = q.prev, n+1 {
 			if q.ids[id] {
 				out = append(out, Violation{Rule: WalkNeverRepeats, Field: at("body.runs", i) + ".run_id", RunID: id,
@@ -275,7 +275,7 @@ func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, ne
 // runLocked checks one look at a run.
 func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[string]any, listed bool) []Violation {
 	out := RunAlone(field, run)
-	id := str(run["run_id"])
+	id := Str(run["run_id"])
 	if id == "" {
 		return out
 	}
@@ -296,7 +296,7 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
 	}
 	m.sawRunLocked(scope, ex, f, run)
-	if str(run["state"]) == "CLAIMED" || str(run["session_link"]) != "" {
+	if Str(run["state"]) == "CLAIMED" || Str(run["session_link"]) != "" {
 		f.wasClaimed = true
 	}
 	now := LookAt(run, ex.Sent, ex.Received, ex.Request)
@@ -338,7 +338,7 @@ func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation
 	out := EventsInOrder(events)
 	seqs := map[string]map[float64]bool{} // run -> sequences in this poll
 	for i, e := range events {
-		field, run := at("body", i), str(e["run_id"])
+		field, run := at("body", i), Str(e["run_id"])
 		data, _ := json.Marshal(e)
 		if key, ok := EventBySequence(e); ok {
 			if first, seen := m.bySeq.get(scope + "/" + key); seen {
@@ -353,11 +353,11 @@ func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation
 			}
 			seqs[run][seq] = true
 		}
-		if end := EndOf(str(e["event_type"])); end != "" {
+		if end := EndOf(Str(e["event_type"])); end != "" {
 			f := m.factsLocked(scope, run)
 			if f.hasLast && IsTerminal(f.look.State) && f.look.State != end {
 				out = append(out, Violation{Rule: EventsTellTheEnd, Field: field + ".event_type", RunID: run,
-					Expected: "the event of the state the run ended in, " + f.look.State + " (seen by " + f.look.Request + ")", Got: str(e["event_type"])})
+					Expected: "the event of the state the run ended in, " + f.look.State + " (seen by " + f.look.Request + ")", Got: Str(e["event_type"])})
 			}
 			if f.endEvent == "" {
 				f.endEvent, f.endEventBy, f.endEventAt = end, ex.Request, ex.Received

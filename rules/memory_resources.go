@@ -60,7 +60,7 @@ func (m *Memory) resourceLocked(scope string, ex Exchange, doc any) (out []Viola
 		return nil, true
 	case get && ex.Path == "/agent/identities" && obj != nil:
 		for i, a := range objects(obj["agents"]) {
-			out = append(out, m.stillThereLocked(scope, ex, at("body.agents", i)+".uid", str(a["uid"]))...)
+			out = append(out, m.stillThereLocked(scope, ex, at("body.agents", i)+".uid", Str(a["uid"]))...)
 		}
 		return out, true
 	case get && len(segs) == 3 && segs[1] == "identities":
@@ -72,7 +72,7 @@ func (m *Memory) resourceLocked(scope string, ex Exchange, doc any) (out []Viola
 	case get && len(segs) == 3 && segs[1] == "messages":
 		list, _ := doc.([]any)
 		for i, item := range objects(list) {
-			out = append(out, m.messageTimesLocked(scope, ex, at("body", i), str(item["message_id"]), item)...)
+			out = append(out, m.messageTimesLocked(scope, ex, at("body", i), Str(item["message_id"]), item)...)
 		}
 		return out, true
 	case get && obj != nil && (len(segs) == 3 && segs[1] == "conversations" || len(segs) == 4 && segs[1] == "runs" && segs[3] == "conversation"):
@@ -118,20 +118,20 @@ func (m *Memory) createdLocked(scope string, ex Exchange, id string) {
 // sawRunLocked notes what a look at a run says of the environment it
 // was created in and of the conversation it ended in.
 func (m *Memory) sawRunLocked(scope string, ex Exchange, f *runFacts, run map[string]any) {
-	id := str(run["run_id"])
-	if env, _ := lookup(run, "agent_config.environment_id"); str(env) != "" {
+	id := Str(run["run_id"])
+	if env, _ := Lookup(run, "agent_config.environment_id"); Str(env) != "" {
 		if created, ok := timeOf(run, "created_at"); ok {
 			// A run whose creation was seen but not yet its time stays the
 			// newest: it was created after everything seen before it.
-			key := scope + "/" + str(env)
+			key := scope + "/" + Str(env)
 			newest, known := m.envNewest.get(key)
 			if !known || newest.runID == id || !newest.createdAt.IsZero() && created.After(newest.createdAt) {
 				m.envNewest.put(key, envRun{runID: id, createdAt: created, by: ex.Request, at: ex.Received})
 			}
 		}
 	}
-	conv := str(run["conversation_id"])
-	if f.prompt == "" || conv == "" || !IsTerminal(str(run["state"])) {
+	conv := Str(run["conversation_id"])
+	if f.prompt == "" || conv == "" || !IsTerminal(Str(run["state"])) {
 		return
 	}
 	key := scope + "/" + conv
@@ -153,7 +153,7 @@ func (m *Memory) sawRunLocked(scope string, ex Exchange, f *runFacts, run map[st
 func (m *Memory) environmentsLocked(scope string, ex Exchange, envs []map[string]any) []Violation {
 	var out []Violation
 	for i, e := range envs {
-		newest, ok := m.envNewest.get(scope + "/" + str(e["uid"]))
+		newest, ok := m.envNewest.get(scope + "/" + Str(e["uid"]))
 		if !ok || !newest.at.Before(ex.Sent) {
 			continue
 		}
@@ -165,7 +165,7 @@ func (m *Memory) environmentsLocked(scope string, ex Exchange, envs []map[string
 		if t, ok := timeOf(last, "created_at"); ok && !newest.createdAt.IsZero() && t.Before(newest.createdAt) {
 			out = append(out, Violation{Rule: EnvironmentShowsNewestRun, Field: field + ".id", RunID: newest.runID,
 				Expected: "run " + newest.runID + " (created " + newest.createdAt.Format(time.RFC3339Nano) + ", seen by " + newest.by + ") or a newer one",
-				Got:      str(last["id"]) + ", created " + str(last["created_at"])})
+				Got:      Str(last["id"]) + ", created " + Str(last["created_at"])})
 		}
 	}
 	return out
@@ -216,10 +216,10 @@ func (m *Memory) messageTimesLocked(scope string, ex Exchange, field, id string,
 	for _, name := range []string{"delivered_at", "read_at"} {
 		key := scope + "/" + id + "/" + name
 		before, seen := m.msgTimes.get(key)
-		now := str(msg[name])
+		now := Str(msg[name])
 		if seen && before.at.Before(ex.Sent) && now != before.value {
 			out = append(out, Violation{Rule: MessageTimesSetOnce, Field: field + "." + name,
-				Expected: before.value + ", as message " + id + " showed it to " + before.by, Got: show(msg[name])})
+				Expected: before.value + ", as message " + id + " showed it to " + before.by, Got: Show(msg[name])})
 			continue
 		}
 		if !seen && now != "" {
@@ -232,11 +232,11 @@ func (m *Memory) messageTimesLocked(scope string, ex Exchange, field, id string,
 // conversationLocked checks a conversation holds the prompt of every run
 // seen ended in it before it was asked for.
 func (m *Memory) conversationLocked(scope string, ex Exchange, conv map[string]any) []Violation {
-	runs, _ := m.convRuns.get(scope + "/" + str(conv["conversation_id"]))
+	runs, _ := m.convRuns.get(scope + "/" + Str(conv["conversation_id"]))
 	for _, r := range runs {
 		if r.at.Before(ex.Sent) && !ConversationHolds(conv, r.prompt) {
 			return []Violation{{Rule: ConversationKeepsItsRuns, Field: "body.steps", RunID: r.runID,
-				Expected: "the prompt of run " + r.runID + ", which ended in this conversation (seen by " + r.by + "): " + show(r.prompt),
+				Expected: "the prompt of run " + r.runID + ", which ended in this conversation (seen by " + r.by + "): " + Show(r.prompt),
 				Got:      "no user message or step holding it"}}
 		}
 	}

@@ -23,14 +23,14 @@ func DefaultModelIn(doc map[string]any) []Violation {
 	ids := make([]string, 0, len(models))
 	for _, m := range models {
 		if mm, ok := m.(map[string]any); ok {
-			if str(mm["id"]) == str(def) {
+			if Str(mm["id"]) == Str(def) {
 				return nil
 			}
-			ids = append(ids, str(mm["id"]))
+			ids = append(ids, Str(mm["id"]))
 		}
 	}
 	return []Violation{{Rule: DefaultModelListed, Field: "body.default_model_id",
-		Expected: "one of the models listed: " + cut(strings.Join(ids, ", ")), Got: show(def)}}
+		Expected: "one of the models listed: " + cut(strings.Join(ids, ", ")), Got: Show(def)}}
 }
 
 // InNameOrder says whether names are in alphabetical order as people read
@@ -53,8 +53,8 @@ func EnvironmentsInOrder(q url.Values, envs []map[string]any) []Violation {
 	if q.Get("sort_by") == "name" {
 		names := make([]string, len(envs))
 		for i, e := range envs {
-			n, _ := lookup(e, "config.name")
-			names[i] = str(n)
+			n, _ := Lookup(e, "config.name")
+			names[i] = Str(n)
 		}
 		if InNameOrder(names) {
 			return nil
@@ -82,9 +82,9 @@ func NewestFirst(field, tsField, idField string, items []map[string]any, rule, e
 		if prevID != "" && t.After(prev) {
 			return []Violation{{Rule: rule, Field: at(field, i) + "." + tsField,
 				Expected: expected + ": not newer than " + prevID + " above it (" + prev.Format(time.RFC3339Nano) + ")",
-				Got:      str(it[tsField])}}
+				Got:      Str(it[tsField])}}
 		}
-		prev, prevID = t, str(it[idField])
+		prev, prevID = t, Str(it[idField])
 	}
 	return nil
 }
@@ -97,7 +97,7 @@ func SkillsInOrder(q url.Values, agents []map[string]any) []Violation {
 	}
 	names := make([]string, len(agents))
 	for i, a := range agents {
-		names[i] = str(a["name"])
+		names[i] = Str(a["name"])
 	}
 	if InNameOrder(names) {
 		return nil
@@ -109,15 +109,15 @@ func SkillsInOrder(q url.Values, agents []map[string]any) []Violation {
 // PlanContent checks an artifact fetched by id: a PLAN carries its
 // markdown in data.content.
 func PlanContent(doc map[string]any) []Violation {
-	if str(doc["artifact_type"]) != "PLAN" {
+	if Str(doc["artifact_type"]) != "PLAN" {
 		return nil
 	}
-	c, _ := lookup(doc, "data.content")
-	if strings.TrimSpace(str(c)) != "" {
+	c, _ := Lookup(doc, "data.content")
+	if strings.TrimSpace(Str(c)) != "" {
 		return nil
 	}
 	return []Violation{{Rule: PlanHasContent, Field: "body.data.content",
-		Expected: "the plan's markdown", Got: show(c)}}
+		Expected: "the plan's markdown", Got: Show(c)}}
 }
 
 // ConversationInOrder checks a conversation: the messages of each step
@@ -138,7 +138,7 @@ func ConversationInOrder(doc map[string]any) []Violation {
 			}
 			if prevAt >= 0 && t.Before(prev) {
 				return []Violation{{Rule: ConversationInTimeOrder, Field: at(at("body.steps", i)+".messages", j) + ".timestamp",
-					Expected: "not before the message above it, at " + prev.Format(time.RFC3339Nano), Got: str(msg["timestamp"])}}
+					Expected: "not before the message above it, at " + prev.Format(time.RFC3339Nano), Got: Str(msg["timestamp"])}}
 			}
 			prev, prevAt = t, j
 		}
@@ -153,18 +153,18 @@ func ConversationHolds(doc map[string]any, text string) bool {
 	walk = func(steps []any) bool {
 		for _, st := range steps {
 			step, _ := st.(map[string]any)
-			if strings.Contains(str(step["description"]), text) {
+			if strings.Contains(Str(step["description"]), text) {
 				return true
 			}
 			msgs, _ := step["messages"].([]any)
 			for _, m := range msgs {
 				msg, _ := m.(map[string]any)
-				if str(msg["role"]) != "user" {
+				if Str(msg["role"]) != "user" {
 					continue
 				}
 				blocks, _ := msg["content"].([]any)
 				for _, b := range blocks {
-					if block, _ := b.(map[string]any); str(block["type"]) == "text" && strings.Contains(str(block["text"]), text) {
+					if block, _ := b.(map[string]any); Str(block["type"]) == "text" && strings.Contains(Str(block["text"]), text) {
 						return true
 					}
 				}
@@ -185,16 +185,16 @@ func OneRunPerTick(runs []map[string]any) []Violation {
 	seen := map[string]string{} // schedule and created_at -> run
 	for i, run := range runs {
 		sched, _ := run["schedule"].(map[string]any)
-		id, created := str(sched["schedule_id"]), str(run["created_at"])
+		id, created := Str(sched["schedule_id"]), Str(run["created_at"])
 		if id == "" || created == "" {
 			continue
 		}
 		key := id + "\x00" + created
 		if other, ok := seen[key]; ok {
-			return []Violation{{Rule: ScheduleOneRunPerTick, Field: at("body.runs", i) + ".created_at", RunID: str(run["run_id"]),
+			return []Violation{{Rule: ScheduleOneRunPerTick, Field: at("body.runs", i) + ".created_at", RunID: Str(run["run_id"]),
 				Expected: "one run per tick of schedule " + id + ": run " + other + " was started at this tick already", Got: created}}
 		}
-		seen[key] = str(run["run_id"])
+		seen[key] = Str(run["run_id"])
 	}
 	return nil
 }

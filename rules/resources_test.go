@@ -92,7 +92,9 @@ func TestResourceMemory(t *testing.T) {
 	assert.Equal(t, []string{rules.DeletedIdentityGone}, see(exchange("GET", "/agent/identities/ag1", 200, map[string]any{"uid": "ag1"}, time.Second)))
 
 	// A message's times are set once.
-	read := func(at string) map[string]any { return map[string]any{"message_id": "m1", "delivered_at": at, "read_at": at} }
+	read := func(at string) map[string]any {
+		return map[string]any{"message_id": "m1", "delivered_at": at, "read_at": at}
+	}
 	require.Empty(t, see(exchange("POST", "/agent/messages/m1/read", 200, read("2026-01-01T10:00:01Z"), 0)))
 	assert.Empty(t, see(exchange("GET", "/agent/messages/r9", 200, []any{read("2026-01-01T10:00:01Z")}, time.Second)))
 	assert.Equal(t, []string{rules.MessageTimesSetOnce, rules.MessageTimesSetOnce}, see(exchange("POST", "/agent/messages/m1/read", 200, read("2026-01-01T10:00:02Z"), 2*time.Second)))

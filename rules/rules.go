@@ -158,10 +158,19 @@ func Rank(state string) int {
 
 // Helpers over decoded JSON.
 
-// lookup follows a dotted path ("agent_config.model_id") into an object.
-func lookup(doc map[string]any, path string) (any, bool) {
+// Lookup follows a dotted path ("agent_config.model_id") into a JSON
+// object; a number steps into an array ("message_ids.0").
+func Lookup(doc map[string]any, path string) (any, bool) {
 	var cur any = doc
 	for _, key := range strings.Split(path, ".") {
+		if arr, isArr := cur.([]any); isArr {
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(arr) {
+				return nil, false
+			}
+			cur = arr[i]
+			continue
+		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
@@ -173,20 +182,20 @@ func lookup(doc map[string]any, path string) (any, bool) {
 	return cur, true
 }
 
-// str is a JSON value as a string: strings as they are, null and absent
+// Str is a JSON value as a string: strings as they are, null and absent
 // as "", anything else in JSON.
-func str(v any) string {
+func Str(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return ""
 	case string:
 		return v
 	}
-	return show(v)
+	return Show(v)
 }
 
-// show is a JSON value for messages: absent values say so.
-func show(v any) string {
+// Show is a JSON value for messages: absent values say so.
+func Show(v any) string {
 	if v == nil {
 		return "nothing"
 	}
