@@ -70,8 +70,8 @@ const (
 	ScheduleOneRunPerTick     = "schedule-one-run-per-tick"
 )
 
-// Catalogue is every rule, in the order the reports show them.
-var Catalogue = []Rule{
+// All is every rule, in the order the reports show them.
+var All = []Rule{
 	{InvalidRequestRefused, "A request the OpenAPI document does not allow is refused with a 4xx", "document"},
 	{ResponseFollowsDocument, "Every response follows the OpenAPI document", "document"},
 	{EndedRunSaysWhy, "A FAILED or ERROR run carries a status_message with a message and an error_code", "runs"},
@@ -108,9 +108,9 @@ var Catalogue = []Rule{
 	{ConversationKeepsItsRuns, "A conversation holds the prompt of every run that ended in it", "conversations"},
 }
 
-// RuleByID finds a rule of the Catalogue.
+// RuleByID finds a rule of All.
 func RuleByID(id string) (Rule, bool) {
-	for _, r := range Catalogue {
+	for _, r := range All {
 		if r.ID == id {
 			return r, true
 		}

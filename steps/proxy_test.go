@@ -129,7 +129,7 @@ var proxyCatches = map[string]string{
 	"an artifact answered under another uid":                            rules.AnswerIsTheOneAsked,
 	"a transcript served in place of a redirect":                        rules.ResponseFollowsDocument,
 	"a schedule create answering 200":                                   rules.ResponseFollowsDocument,
-	"a catalogue variant without its source":                            rules.ResponseFollowsDocument,
+	"an agent variant without its source":                               rules.ResponseFollowsDocument,
 	"creating an identity answers 200 rather than 201":                  rules.ResponseFollowsDocument,
 	"plans without their content":                                       rules.PlanHasContent,
 	"a default model that is not listed":                                rules.DefaultModelListed,
@@ -140,7 +140,7 @@ var proxyCatches = map[string]string{
 	"conversations with their messages newest first":                    rules.ConversationInTimeOrder,
 	"a continued run that starts a conversation of its own":             rules.ConversationKeepsItsRuns,
 	"a schedule that fires twice per tick":                              rules.ScheduleOneRunPerTick,
-	"a catalogue out of name order":                                     rules.SkillsOrdered,
+	"agents out of name order":                                          rules.SkillsOrdered,
 }
 
 // proxyCannotSee names the broken servers whose fault the traffic of one
