@@ -11,7 +11,9 @@
 # Knobs (environment): BENCH_DURATION (10s), BENCH_CONNECTIONS (32),
 # BENCH_THREADS (2), BENCH_ROUNDS (2: each load runs this many times and the
 # better run is kept), BENCH_GO_TIME (1s per Go benchmark), BENCH_SKIP_GO=1
-# (HTTP load only), BENCH_SKIP_HTTP=1 (Go benchmarks only).
+# (HTTP load only), BENCH_SKIP_HTTP=1 (no load against the mock, Prism and
+# the limit server), BENCH_SKIP_PROXY=1 (no load through the validating
+# proxy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +26,7 @@ ROUNDS=${BENCH_ROUNDS:-2}
 GO_TIME=${BENCH_GO_TIME:-1s}
 PRISM_VERSION=5.16.0
 HOST=127.0.0.1
-PORT_MOCK=4610 PORT_PRISM=4611 PORT_LIMIT=4612 PORT_START=4613
+PORT_MOCK=4610 PORT_PRISM=4611 PORT_LIMIT=4612 PORT_START=4613 PORT_UPSTREAM=4614 PORT_PROXY=4615
 RUN_ID=f29d0da9-953f-48f1-a09f-76b5a170b338 # a fixture run alice's team sees
 AUTH="Authorization: Bearer wk-mock-alice"
 
@@ -217,6 +219,62 @@ http_bench() {
   echo "20 runs (limit=20) or one (limit=1), so the limit=1 row compares answers of about the same size."
 }
 
+# --- the validating proxy ---------------------------------------------------
+
+# proxy_bench: the same mock answered directly and through the validating
+# proxy (agentruns-mock --proxy), interleaved, one connection (the latency a
+# request gains) and $CONNS (under load). The proxy checks answers after they
+# are sent; what it could not check in time is counted and printed.
+proxy_bench() {
+  note "bench: starting a mock and the validating proxy in front of it"
+  "$CACHE/bin/agentruns-mock" --quiet --addr "$HOST:$PORT_UPSTREAM" >"$CACHE/logs/upstream.log" 2>&1 &
+  pids+=($!)
+  local up_pid=$!
+  "$CACHE/bin/agentruns-mock" --quiet --addr "$HOST:$PORT_PROXY" --proxy "http://$HOST:$PORT_UPSTREAM" >"$CACHE/logs/proxy.log" 2>&1 &
+  pids+=($!)
+  local proxy_pid=$!
+  PID[direct]=$up_pid PID[proxied]=$up_pid
+  wait_ready "http://$HOST:$PORT_UPSTREAM/agent/runs/$RUN_ID" "$up_pid"
+  wait_ready "http://$HOST:$PORT_PROXY/agent/runs/$RUN_ID" "$proxy_pid"
+  DURATION=2s wrk_once "http://$HOST:$PORT_PROXY/agent/runs/$RUN_ID" -H "$AUTH" >/dev/null
+  local r c e
+  for ((r = 1; r <= ROUNDS; r++)); do
+    for c in 1 "$CONNS"; do
+      for e in get list; do
+        local path="/agent/runs/$RUN_ID"
+        [ "$e" = list ] && path="/agent/runs?limit=20"
+        CONNS=$c THREADS=1 load direct "$e-c$c" "http://$HOST:$PORT_UPSTREAM$path" -H "$AUTH"
+        CONNS=$c THREADS=1 load proxied "$e-c$c" "http://$HOST:$PORT_PROXY$path" -H "$AUTH"
+      done
+    done
+  done
+  local summary
+  summary=$(curl -s --max-time 60 "http://$HOST:$PORT_PROXY/__mock/proxy" | awk -F'[:,]' '
+    /"exchanges"/ { x = $2 } /"checked"/ { c = $2 } /"violations"/ && !v { v = $2 }
+    END { printf "%d exchanges forwarded, %d checked, %d violations", x, c, v }')
+  kill "$up_pid" "$proxy_pid" 2>/dev/null || true
+  wait "$up_pid" "$proxy_pid" 2>/dev/null || true
+
+  echo
+  echo "The validating proxy: the same mock directly and through agentruns-mock --proxy; wrk -t1 -d$DURATION --latency, best of $ROUNDS rounds; ms"
+  echo
+  printf '| %-32s | %-16s | %-16s | %-17s |\n' "endpoint, connections" "direct p50  p99" "proxied p50  p99" "added p50    p99"
+  printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..34})" "$(printf -- '-%.0s' {1..18})" "$(printf -- '-%.0s' {1..18})" "$(printf -- '-%.0s' {1..19})"
+  local label
+  for c in 1 "$CONNS"; do
+    for e in get list; do
+      label="GET /agent/runs/{id}, $c"
+      [ "$e" = list ] && label="GET /agent/runs?limit=20, $c"
+      awk -v label="$label" -v d="${RESULT[direct,$e-c$c]}" -v p="${RESULT[proxied,$e-c$c]}" 'BEGIN {
+        split(d, a, " "); split(p, b, " ")
+        printf "| %-32s | %7.3f %8.3f | %7.3f %8.3f | %+7.3f %+9.3f |\n", label, a[2], a[3], b[2], b[3], b[2] - a[2], b[3] - a[3]
+      }'
+    done
+  done
+  echo
+  echo "proxy after the runs: $summary"
+}
+
 # --- start-up and contract suite -------------------------------------------
 
 startup_bench() {
@@ -302,6 +360,7 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "$($GO version | cut -d' ' -f3), wrk $(wrk --version 2>&1 | awk 'NR == 1 { print $2 }' || true), Prism $PRISM_VERSION (node $(node --version 2>/dev/null || echo '?'))"
 build
 if [ "${BENCH_SKIP_HTTP:-}" != 1 ]; then http_bench; fi
+if [ "${BENCH_SKIP_PROXY:-}" != 1 ]; then proxy_bench; fi
 startup_bench
 contract_bench
 if [ "${BENCH_SKIP_GO:-}" != 1 ]; then go_bench; fi

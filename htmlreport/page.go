@@ -95,6 +95,10 @@ func WriteSpec(w io.Writer, title string, features []*Feature) error {
 	return write(w, &Page{Title: title, Features: features, Generated: time.Now().UTC()})
 }
 
+// Write writes a page built elsewhere: a report of another kind of check
+// (the validating proxy's) in the same look as the suite's.
+func Write(w io.Writer, p *Page) error { return write(w, p) }
+
 func write(w io.Writer, p *Page) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if err := pageTemplate.Execute(bw, p); err != nil {

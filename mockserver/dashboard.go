@@ -24,7 +24,39 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request, path string) 
 		http.Redirect(w, r, strings.TrimSuffix(r.URL.Path, "/")+"/", http.StatusMovedPermanently)
 		return
 	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		e := errorf(codeMethodNotAllowed, "%s is not allowed on %s; the dashboard is read with GET", r.Method, r.URL.Path)
+		e.allow = "GET, HEAD"
+		writeProblem(w, r, e)
+		return
+	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = path, ""
-	dashboardHandler.ServeHTTP(w, r2)
+	nf := &notFoundCatcher{ResponseWriter: w}
+	dashboardHandler.ServeHTTP(nf, r2)
+	if nf.caught {
+		writeProblem(w, r, errorf(codeNotFound, "the dashboard has no file %s", r.URL.Path))
+	}
+}
+
+// notFoundCatcher holds back the file server's text/plain 404, so the
+// dashboard answers it as a problem like the rest of the mock.
+type notFoundCatcher struct {
+	http.ResponseWriter
+	caught bool
+}
+
+func (w *notFoundCatcher) WriteHeader(code int) {
+	if code == http.StatusNotFound {
+		w.caught = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *notFoundCatcher) Write(b []byte) (int, error) {
+	if w.caught {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
 }

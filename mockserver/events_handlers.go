@@ -18,6 +18,9 @@ const (
 	maxEventLimit     = 500
 	// maxEventRuns caps run_ids, so one poll cannot ask for a whole session.
 	maxEventRuns = 500
+	// maxEventFieldBytes bounds a reported event's ref_id and execution_id,
+	// ids of a few dozen bytes at the service: the log keeps every event.
+	maxEventFieldBytes = 1024
 )
 
 // RunEvent is one event as the API shows it.
@@ -113,6 +116,11 @@ func (s *Server) reportEvent(c *call) (any, *apiError) {
 	var req reportEventRequest
 	if err := json.Unmarshal(c.body, &req); err != nil {
 		return nil, decodeError(err)
+	}
+	for _, f := range []struct{ name, value string }{{"ref_id", req.RefID}, {"execution_id", req.ExecutionID}} {
+		if len(f.value) > maxEventFieldBytes {
+			return nil, errorf(codeInvalidRequest, "%s: %d bytes; at most %d", f.name, len(f.value), maxEventFieldBytes)
+		}
 	}
 	seq, err := c.session.Report(c.principal, c.id, store.ReportedEvent{
 		Type: store.EventType(req.EventType), ExecutionID: req.ExecutionID, RefID: req.RefID,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -192,6 +194,34 @@ func TestJournalAndLogKeepABoundedPartOfEachRequest(t *testing.T) {
 	}
 }
 
+// A full journal costs what its entries list, not the requests they came
+// from: an entry keeps copies of the method and path, never substrings that
+// would pin a whole request line (up to the 64 KiB of headers) in memory.
+func TestAFullJournalHoldsOnlyWhatItLists(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	long := strings.Repeat("q", 60<<10)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	c.do("GET", "/agent/runs", nil) // the session and its journal exist
+	before := heap()
+	const requests = 500 // a journal's worth
+	for i := range requests {
+		// Each request line is its own 60 KB; the journal keeps its path.
+		c.do("GET", "/agent/runs?q="+strconv.Itoa(i)+long, nil)
+	}
+	grown := int64(heap()) - int64(before)
+	var attempts []mockserver.Attempt
+	c.do("GET", "/__mock/requests", nil).json(t, &attempts)
+	require.Len(t, attempts, requests)
+	// 500 entries of at most about 400 bytes each, with room for the
+	// runtime's own noise; pinned request lines would be 30 MB.
+	assert.Less(t, grown, int64(2<<20), "the heap grew by %d bytes for %d journal entries", grown, requests)
+}
+
 // 7. Fault and fate rules are capped per session, and so are a pattern's
 // size, its compiled size and the text it runs over.
 func TestRulesAndPatternsAreCapped(t *testing.T) {
@@ -262,6 +292,28 @@ func TestQueriesThatDoNotParseAreRefused(t *testing.T) {
 	// Well-formed queries, repeated parameters and encoded ';' included, still work.
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs?state=QUEUED&state=SUCCEEDED&limit=2", nil).status)
 	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/runs?q=a%3Bb", nil).status)
+}
+
+// The query cap counts names, not repeats: an events poll may name the 500
+// runs the document allows, while a query of more than 100 names, or of
+// more parameters than any operation reads, is still refused.
+func TestTheQueryCapLetsAnEventsPollNameItsRuns(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	run := "f29d0da9-953f-48f1-a09f-76b5a170b338" // Alice's fixture run
+	runIDs := func(n int) string { return strings.TrimSuffix(strings.Repeat("run_ids="+run+"&", n), "&") }
+	r := c.do("GET", "/agent/events?"+runIDs(500)+"&since=0&limit=500", nil)
+	require.Equal(t, http.StatusOK, r.status, "%.300s", r.body)
+	r = c.do("GET", "/agent/events?"+runIDs(501), nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "%.300s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "run_ids")
+
+	var names strings.Builder
+	for i := range 101 {
+		fmt.Fprintf(&names, "p%d=1&", i)
+	}
+	r = c.do("GET", "/agent/runs?"+names.String()+"limit=1", nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "%.300s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "102 names")
 }
 
 // 14. A cursor is good in the mock session, and the incarnation of it,
@@ -397,4 +449,242 @@ func TestControlTokenSchemeIsRequiredAndCaseInsensitive(t *testing.T) {
 	for auth, want := range map[string]int{"bearer wk-mock-alice": 200, "wk-mock-alice": 401} {
 		assert.Equal(t, want, c.do("GET", "/agent/runs", nil, "Authorization", auth).status, "API %q", auth)
 	}
+}
+
+// The dashboard's refusals read as every other refusal of the mock: a file
+// it does not have is a 404 problem, a method it does not take a 405
+// problem with Allow.
+func TestDashboardRefusalsAreProblems(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	r := c.do("GET", "/__mock/ui/no-such-file.js", nil)
+	require.Equal(t, http.StatusNotFound, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "no-such-file.js")
+	for _, method := range []string{"POST", "DELETE", "OPTIONS"} {
+		r = c.do(method, "/__mock/ui/", nil)
+		require.Equal(t, http.StatusMethodNotAllowed, r.status, "%s: %s", method, r.body)
+		assert.Contains(t, r.problem(t).Detail, method)
+		assert.Equal(t, "GET, HEAD", r.header.Get("Allow"))
+	}
+	assert.Equal(t, http.StatusOK, c.do("GET", "/__mock/ui/app.js", nil).status, "the files it has are served as before")
+}
+
+// trickle opens a connection and sends a create whose body stops after
+// sent bytes, a prompt of length bytes; it returns the connection (closed
+// with the test) and the rest of the body.
+func trickle(t *testing.T, base string, length, sent int) (net.Conn, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	body := `{"prompt":"` + strings.Repeat("t", length) + `"}`
+	_, err = io.WriteString(conn, "POST /agent/run HTTP/1.1\r\nHost: mock\r\nAuthorization: Bearer wk-mock-alice\r\n"+
+		"Content-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:sent])
+	require.NoError(t, err)
+	return conn, body[sent:]
+}
+
+// eventually retries probe until it is true, for up to five seconds; it
+// waits for a condition, never for a time.
+func eventually(probe func() bool) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+		if probe() {
+			return true
+		}
+	}
+	return false
+}
+
+// A body that is still arriving holds no in-flight slot: clients trickling
+// bodies, as many as the cap, lock nobody out, however long the body
+// timeout; once a body has arrived, its request takes a slot again and is
+// answered. The bodies being received are bounded by bytes instead.
+func TestTrickledBodiesHoldNoInFlightSlot(t *testing.T) {
+	s := newServer(t, mockserver.Options{BodyTimeout: time.Hour})
+	const places = 3
+	// Counts the creates past the limiter, so each trickle is known to be
+	// in before the next is sent: entering takes a place for a moment.
+	var entered atomic.Int32
+	c := serve(t, mockserver.LimitInFlight(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			entered.Add(1)
+		}
+		s.ServeHTTP(w, r)
+	}), places))
+	var conns []net.Conn
+	var rests []string
+	for i := range places + 1 {
+		conn, rest := trickle(t, c.base, 40, 10)
+		conns, rests = append(conns, conn), append(rests, rest)
+		require.True(t, eventually(func() bool { return entered.Load() == int32(i+1) }), "trickle %d entered", i)
+	}
+	served := eventually(func() bool { return c.do("GET", "/agent/runs?limit=1", nil).status == http.StatusOK })
+	require.True(t, served, "other callers are served while bodies trickle in")
+	assert.True(t, eventually(func() bool { return c.do("GET", "/__mock/info", nil).status == http.StatusOK }))
+	for i, conn := range conns {
+		_, err := io.WriteString(conn, rests[i])
+		require.NoError(t, err)
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "the finished body is answered: %s", body)
+	}
+}
+
+// The bytes of bodies being received are capped: past the budget a body
+// is refused with a retryable 429, and the budget is free again once the
+// body holding it goes.
+func TestBodiesBeingReceivedHaveAByteBudget(t *testing.T) {
+	s := newServer(t, mockserver.Options{BodyTimeout: time.Hour, BodyBudget: 100})
+	c := serve(t, s)
+	stalled, _ := trickle(t, c.base, 200, 90)
+	// The stalled body holds about 90 bytes once read; a create of 40
+	// bytes more is then over the budget.
+	refused := eventually(func() bool {
+		return c.do("POST", "/agent/run", `{"prompt":"over the body budget"}`).status == http.StatusTooManyRequests
+	})
+	require.True(t, refused, "a body over the budget is refused")
+	r := c.do("POST", "/agent/run", `{"prompt":"over the body budget"}`)
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	p := r.problem(t)
+	assert.True(t, p.Retryable)
+	assert.Contains(t, p.Detail, "100 bytes")
+	require.NoError(t, stalled.Close())
+	created := eventually(func() bool {
+		return c.do("POST", "/agent/run", `{"prompt":"within the body budget"}`).status == http.StatusOK
+	})
+	assert.True(t, created, "the budget is given back when the stalled body goes")
+}
+
+// schedule creates a schedule in c's session and returns it.
+func schedule(t *testing.T, c *client, cron string) mockserver.ScheduledAgentItem {
+	t.Helper()
+	r := c.do("POST", "/agent/schedules", map[string]any{"name": "nightly", "cron_schedule": cron, "prompt": "triage"})
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	var sc mockserver.ScheduledAgentItem
+	r.json(t, &sc)
+	return sc
+}
+
+// A cron with no tick ahead is refused with a 400 naming it, on create,
+// update and resume, changing nothing; and a state file the mock wrote
+// always loads, an enabled schedule whose ticks have run out included.
+func TestACronThatNeverFiresIsRefusedAndStateAlwaysLoads(t *testing.T) {
+	s := newServer(t, mockserver.Options{})
+	c := serve(t, s)
+	for _, cron := range []string{"0 0 30 2 *", "0 0 31 4 *", "0 0 31 11 *"} {
+		r := c.do("POST", "/agent/schedules", map[string]any{"name": "never", "cron_schedule": cron, "prompt": "p"})
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", cron, r.body)
+		assert.Contains(t, r.problem(t).Detail, cron)
+	}
+	sc := schedule(t, c, "0 3 * * *")
+	r := c.do("PUT", "/agent/schedules/"+sc.ID, map[string]any{"name": "never", "cron_schedule": "0 0 30 2 *", "prompt": "p", "enabled": true})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "0 0 30 2 *")
+	var got mockserver.ScheduledAgentItem
+	c.do("GET", "/agent/schedules/"+sc.ID, nil).json(t, &got)
+	assert.Equal(t, "0 3 * * *", got.CronSchedule, "a refused update changes nothing")
+	r = c.do("POST", "/agent/schedules", map[string]any{"name": "paused", "cron_schedule": "0 0 30 2 *", "prompt": "p", "enabled": false})
+	require.Equal(t, http.StatusCreated, r.status, "a paused schedule never fires anyway: %s", r.body)
+	var paused mockserver.ScheduledAgentItem
+	r.json(t, &paused)
+	r = c.do("POST", "/agent/schedules/"+paused.ID+"/resume", nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "0 0 30 2 *")
+
+	// The clock moves to the end of 9999: the schedule has no tick left,
+	// shows next_run null, and its state saves and loads.
+	r = c.do("PUT", "/__mock/clock", map[string]string{"now": "9999-12-31T23:59:59Z"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	c.do("GET", "/agent/schedules/"+sc.ID, nil).json(t, &got)
+	assert.Nil(t, got.History.NextRun)
+	s2 := newServer(t, mockserver.Options{})
+	require.NoError(t, s2.Load(bytes.NewReader(saved(t, s))), "a mock loads every file it saved")
+	c2 := serve(t, s2)
+	c2.do("GET", "/agent/schedules/"+sc.ID, nil).json(t, &got)
+	assert.True(t, got.Enabled)
+	assert.Nil(t, got.History.NextRun)
+	r = c2.do("POST", "/agent/schedules", map[string]any{"name": "too late", "cron_schedule": "* * * * *", "prompt": "p"})
+	require.Equal(t, http.StatusBadRequest, r.status, "no tick is left before the end of the clock: %s", r.body)
+}
+
+// Schedules fire after 2262-04-11, where nanoseconds since 1970 overflow,
+// and a clock moved across centuries does not hang the catch-up.
+func TestSchedulesFireAcrossTheCenturies(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	r := c.do("PUT", "/__mock/clock", map[string]string{"now": "2262-04-12T00:00:00Z"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	nightly := schedule(t, c, "0 3 * * *")
+	c.advance(24 * time.Hour)
+	var got mockserver.ScheduledAgentItem
+	c.do("GET", "/agent/schedules/"+nightly.ID, nil).json(t, &got)
+	require.NotNil(t, got.History.LastRan, "the schedule fired in 2262")
+	assert.Equal(t, "2262-04-12T03:00:00.000Z", *got.History.LastRan)
+
+	yearly := schedule(t, c, "0 0 1 1 *")
+	r = c.do("PUT", "/__mock/clock", map[string]string{"now": "9990-06-01T00:00:00Z"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	c.do("GET", "/agent/schedules/"+yearly.ID, nil).json(t, &got)
+	require.NotNil(t, got.History.LastRan)
+	assert.Equal(t, "9990-01-01T00:00:00.000Z", *got.History.LastRan)
+}
+
+// The inbox reads its parameters as runs and events do: a parameter
+// repeated with another value is a 400 naming it, never the first taken.
+func TestTheInboxRefusesConflictingRepeats(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	run := "f29d0da9-953f-48f1-a09f-76b5a170b338"
+	for _, tc := range []struct{ query, name string }{
+		{"limit=5&limit=6", "limit"},
+		{"unread=true&unread=false", "unread"},
+		{"since=2026-01-01T00:00:00Z&since=2026-02-01T00:00:00Z", "since"},
+	} {
+		r := c.do("GET", "/agent/messages/"+run+"?"+tc.query, nil)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", tc.query, r.body)
+		assert.Contains(t, r.problem(t).Detail, tc.name)
+	}
+	assert.Equal(t, http.StatusOK, c.do("GET", "/agent/messages/"+run+"?limit=5&limit=5", nil).status, "the same value repeated is one")
+}
+
+// Keys issued for an agent through the control API are capped, as rules
+// are: past the cap a 400 says so, and the keys issued keep working.
+func TestAgentKeysAreCapped(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	var agents struct {
+		Agents []struct {
+			UID string `json:"uid"`
+		} `json:"agents"`
+	}
+	r := c.do("GET", "/agent/identities", nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r.json(t, &agents)
+	require.NotEmpty(t, agents.Agents)
+	uid := agents.Agents[0].UID
+	var first mockserver.AgentKey
+	for i := range 100 {
+		r = c.do("POST", "/__mock/identities/"+uid+"/keys", nil)
+		require.Equal(t, http.StatusCreated, r.status, "key %d: %s", i, r.body)
+		if i == 0 {
+			r.json(t, &first)
+		}
+	}
+	r = c.do("POST", "/__mock/identities/"+uid+"/keys", nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "100 keys")
+	assert.Equal(t, http.StatusOK, c.as(first.APIKey).do("GET", "/agent/runs?limit=1", nil).status)
+}
+
+// A reported event's ref_id and execution_id are bounded: the log keeps
+// every event, so an id the size of a body would stay for good.
+func TestReportedEventFieldsAreBounded(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	id := c.create(map[string]any{"prompt": "reports its progress"}).RunID
+	for _, field := range []string{"ref_id", "execution_id"} {
+		r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": "run_in_progress", field: strings.Repeat("e", 1025)})
+		require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+		assert.Contains(t, r.problem(t).Detail, field)
+	}
+	r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": "run_in_progress", "ref_id": strings.Repeat("e", 1024)})
+	assert.Equal(t, http.StatusOK, r.status, "%s", r.body)
 }

@@ -3,6 +3,7 @@ package mockserver
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -68,7 +69,9 @@ func (j *journal) clear() {
 
 // attempt is the journal entry for a request answered through w.
 func attempt(r *http.Request, path string, w *statusWriter, injected bool) Attempt {
-	a := Attempt{At: formatTime(time.Now()), Method: truncate(r.Method, 16), Path: truncate(path, journalPathMax), Injected: injected, Status: w.status}
+	// Copies, not substrings: net/http's method and path are slices of the
+	// whole request line, which an entry would otherwise keep alive.
+	a := Attempt{At: formatTime(time.Now()), Method: strings.Clone(truncate(r.Method, 16)), Path: strings.Clone(truncate(path, journalPathMax)), Injected: injected, Status: w.status}
 	if v := r.Header.Get("X-Stainless-Retry-Count"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
 			a.RetryCount = &n

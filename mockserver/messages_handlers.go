@@ -94,21 +94,31 @@ func (s *Server) sendMessage(c *call) (any, *apiError) {
 func (s *Server) listMessages(c *call) (any, *apiError) {
 	q := c.r.URL.Query()
 	iq := store.InboxQuery{Limit: 50}
-	if v := q.Get("limit"); v != "" {
+	// Each parameter once, or repeated with the same value, as for runs and
+	// events: a conflicting repeat is a 400, never the first one taken.
+	var values [3]string
+	for i, name := range []string{"limit", "unread", "since"} {
+		v, err := single(q, name)
+		if err != nil {
+			return nil, err.(*apiError)
+		}
+		values[i] = v
+	}
+	if v := values[0]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
 			return nil, queryError("limit", "must be a whole number from 1 to 100")
 		}
 		iq.Limit = n
 	}
-	if v := q.Get("unread"); v != "" {
+	if v := values[1]; v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return nil, queryError("unread", "must be true or false")
 		}
 		iq.UnreadOnly = b
 	}
-	if v := q.Get("since"); v != "" {
+	if v := values[2]; v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
 			return nil, queryError("since", "must be an RFC 3339 date-time")

@@ -152,7 +152,8 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		// 5. Inject faults. The body is read before a delay fault waits:
 		// only then does the server notice a client that hangs up, so
 		// nothing is created for a caller gone.
-		body, bodyErr := s.readBody(w, r)
+		body, held, bodyErr := s.readBody(w, r)
+		defer s.bodies.give(held)
 		if !observer && s.inject(w, r, c.session, path, &injected) {
 			return
 		}
@@ -239,46 +240,62 @@ func truncate(s string, n int) string {
 }
 
 // readBody reads a POST body within the size cap. Only create takes a
-// body; it must be JSON.
+// body; it must be JSON. held is what the body drew on the server's body
+// budget, to give back when the request ends.
 //
 // The body must arrive within bodyTimeout of the handler starting to read
 // it, or by the server's own read deadline (--read-timeout) if that comes
-// first: a client trickling a body holds an in-flight slot, so it gets
-// seconds, not minutes.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+// first. While it arrives the request holds no in-flight slot (limit.go),
+// only the bytes it has sent so far; it takes a slot again once the body is
+// whole, so trickled bodies cannot lock others out.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, aerr *apiError) {
 	if r.Body == nil || r.Method != http.MethodPost && r.Method != http.MethodPut {
-		return nil, nil
+		return nil, 0, nil
 	}
 	rc := http.NewResponseController(w)
 	deadline, within := s.bodyDeadline(r)
 	_ = rc.SetReadDeadline(deadline) // not every transport has deadlines
 	if r.ContentLength > s.maxBodyBytes {
-		return nil, errorf(codePayloadTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.maxBodyBytes)
+		return nil, 0, errorf(codePayloadTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.maxBodyBytes)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, s.maxBodyBytes+1))
+	waits := r.ContentLength != 0 // unknown (-1, chunked) or declared
+	if waits {
+		leaveInFlight(r.Context())
+	}
+	br := &budgetedReader{r: io.LimitReader(r.Body, s.maxBodyBytes+1), budget: s.bodies}
+	body, err := io.ReadAll(br)
+	held = br.held
+	if errors.Is(err, errOverBudget) {
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+		return nil, held, &apiError{code: codeUnavailable, retryAfter: time.Second,
+			detail: fmt.Sprintf("the mock holds at most %d bytes of request bodies at once and has no room for this one now; try again shortly", s.bodies.size)}
+	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		// The rest of the body is not waited for: the connection closes
 		// after the answer.
 		w.Header().Set("Connection", "close")
-		return nil, errorf(codeInvalidRequest, "the body did not arrive within %v", within.Round(time.Millisecond))
+		return nil, held, errorf(codeInvalidRequest, "the body did not arrive within %v", within.Round(time.Millisecond))
 	}
 	if err != nil {
-		return nil, errorf(codeInvalidRequest, "reading the body: %v", err)
+		return nil, held, errorf(codeInvalidRequest, "reading the body: %v", err)
 	}
 	_ = rc.SetReadDeadline(time.Time{})
+	if waits && !reenterInFlight(r.Context()) {
+		return nil, held, errBusy()
+	}
 	if int64(len(body)) > s.maxBodyBytes {
-		return nil, errorf(codePayloadTooLarge, "the body is over the limit of %d bytes", s.maxBodyBytes)
+		return nil, held, errorf(codePayloadTooLarge, "the body is over the limit of %d bytes", s.maxBodyBytes)
 	}
 	if len(body) == 0 {
-		return body, nil
+		return body, held, nil
 	}
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
-		return nil, errorf(codeUnsupportedMediaType, "the body must be application/json, not %q", ct)
+		return nil, held, errorf(codeUnsupportedMediaType, "the body must be application/json, not %q", ct)
 	}
 	if !utf8.Valid(body) {
-		return nil, errorf(codeInvalidRequest, "the body is not valid UTF-8")
+		return nil, held, errorf(codeInvalidRequest, "the body is not valid UTF-8")
 	}
-	return body, nil
+	return body, held, nil
 }
 
 func isJSON(contentType string) bool {

@@ -5,10 +5,15 @@ import (
 	"strings"
 )
 
-// maxQueryParams bounds the parameters of one query. The API's richest
-// query (listing runs) has about twenty; net/http would drop the whole
-// query, silently, past 10,000.
-const maxQueryParams = 100
+// A query is bounded by the names it uses and by its parameters in all.
+// The API's richest query (listing runs) has about twenty names; an events
+// poll repeats run_ids for up to 500 runs, so repeats of a name count
+// towards the total only. net/http would drop the whole query, silently,
+// past 10,000 parameters.
+const (
+	maxQueryNames  = 100
+	maxQueryParams = 1000
+)
 
 // checkQuery refuses a query the mock cannot read completely: a handler
 // reading r.URL.Query() would otherwise see a filter, a limit or a cursor
@@ -18,8 +23,13 @@ func checkQuery(raw string) *apiError {
 	if raw == "" {
 		return nil
 	}
-	if n := strings.Count(raw, "&") + 1; n > maxQueryParams {
+	n := strings.Count(raw, "&") + 1
+	if n > maxQueryParams {
 		return errorf(codeInvalidRequest, "the query has %d parameters; the mock reads at most %d", n, maxQueryParams)
+	}
+	var names map[string]struct{} // counted only when there may be too many
+	if n > maxQueryNames {
+		names = make(map[string]struct{}, maxQueryNames+1)
 	}
 	for part := range strings.SplitSeq(raw, "&") {
 		if part == "" {
@@ -39,6 +49,12 @@ func checkQuery(raw string) *apiError {
 		if _, err := url.QueryUnescape(value); err != nil {
 			return errorf(codeInvalidRequest, "query parameter %s: its value %q is not valid percent-encoding", truncate(name, 80), truncate(value, 80))
 		}
+		if names != nil {
+			names[name] = struct{}{}
+		}
+	}
+	if len(names) > maxQueryNames {
+		return errorf(codeInvalidRequest, "the query has %d names; the mock reads at most %d (a name repeated counts once)", len(names), maxQueryNames)
 	}
 	return nil
 }

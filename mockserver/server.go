@@ -49,6 +49,10 @@ type Options struct {
 	// MaxPageBytes is the byte budget of one page of runs (a page over it
 	// ends early, with a cursor to the rest); 0 means 2 MiB.
 	MaxPageBytes int
+	// BodyBudget bounds the bytes of request bodies held at once, those
+	// still arriving included; 0 means 256 × MaxBodyBytes. A body past it
+	// is refused with a retryable 429.
+	BodyBudget int64
 	// BodyTimeout is how long a request body may take to arrive once the
 	// mock reads it; 0 means 10s.
 	BodyTimeout time.Duration
@@ -80,6 +84,7 @@ type Server struct {
 	disableControl  bool
 	maxBodyBytes    int64
 	bodyTimeout     time.Duration
+	bodies          *byteBudget
 	maxPageBytes    int
 	sessionLinkBase string // without a trailing slash
 	cursorSecret    []byte
@@ -145,6 +150,11 @@ func New(opts Options) (*Server, error) {
 	if s.maxBodyBytes == 0 {
 		s.maxBodyBytes = 1 << 20
 	}
+	budget := opts.BodyBudget
+	if budget <= 0 {
+		budget = bodiesAtOnce * s.maxBodyBytes
+	}
+	s.bodies = newByteBudget(budget)
 	if s.sessionLinkBase == "" {
 		s.sessionLinkBase = "https://app.warp.dev/session"
 	}

@@ -27,9 +27,20 @@ const addr = "127.0.0.1:4690"
 var base = "http://" + addr
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: attack path/to/agentruns-mock")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: attack path/to/agentruns-mock [flood...]")
 		os.Exit(2)
+	}
+	if len(os.Args) > 2 { // only the floods named, each on a fresh mock
+		for _, name := range os.Args[2:] {
+			f, ok := floods[name]
+			if !ok {
+				fmt.Fprintf(os.Stderr, "no flood %q; there are %s\n", name, strings.Join(floodNames, ", "))
+				os.Exit(2)
+			}
+			runFlood(os.Args[1], name, f)
+		}
+		return
 	}
 	cmd := exec.Command(os.Args[1], "--addr", addr, "--quiet", "--strict-auth", "--control-token", "ctl")
 	cmd.Stderr = os.Stderr
@@ -190,6 +201,14 @@ func main() {
 	}
 	s14, _ := do("GET", "/agent/runs?limit=1&cursor="+cur, alice, "", "X-Mock-Session", "cur-b")
 	fmt.Printf("11. bad escape: %d; 10,001 parameters: %d   12. 80 KB header: %s   14. cursor of another session: %d\n", s11, s11b, ct, s14)
+
+	// The floods of the newer resources, each on a fresh mock so its
+	// figures stand alone.
+	cmd.Process.Kill()
+	cmd.Wait()
+	for _, name := range floodNames {
+		runFlood(os.Args[1], name, floods[name])
+	}
 }
 
 // mem is VmRSS and VmHWM in KiB.

@@ -39,6 +39,8 @@ type config struct {
 	quiet       bool
 	opts        mockserver.Options
 
+	proxy proxyConfig // --proxy and its flags (proxy.go)
+
 	maxInFlight     int
 	stateFile       string
 	saveEvery       time.Duration
@@ -75,11 +77,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a whole request")
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 3*time.Minute, "time to answer a request, from the end of its headers (above the longest delay fault, 2m)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
+	c.proxy.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if err := c.proxy.check(fs); err != nil {
+		return c, err
 	}
 	c.opts.ClockMode = mockserver.ClockMode(*clock)
 	if c.saveEvery < 0 || c.shutdownTimeout < 0 || c.maxInFlight < 0 || c.opts.MaxRuns < 0 {
@@ -102,6 +108,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	c.opts.Logger = log
 	if c.quiet {
 		c.opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if c.proxy.upstream != "" {
+		return runProxy(ctx, c, log, ready)
 	}
 	if c.fixturesDir != "" {
 		if fi, err := os.Stat(c.fixturesDir); err != nil || !fi.IsDir() {
@@ -126,6 +135,31 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 			return err
 		}
 	}
+	saverCtx, stopSaver := context.WithCancel(context.Background())
+	saverDone := make(chan struct{})
+	go func() {
+		defer close(saverDone)
+		if store != nil && c.saveEvery > 0 {
+			store.loop(saverCtx, c.saveEvery)
+		}
+	}()
+	serveErr := serve(ctx, c, handler, log, ready, []any{"clock", c.opts.ClockMode, "state_file", c.stateFile})
+	stopSaver()
+	<-saverDone
+	if store != nil {
+		if err := store.save(); err != nil {
+			return errors.Join(serveErr, fmt.Errorf("saving the state: %w", err))
+		}
+		log.Info("state saved", "state_file", c.stateFile)
+	}
+	return serveErr
+}
+
+// serve listens on c.addr and serves handler until ctx ends, then shuts
+// down gracefully: requests in flight are finished, for at most
+// --shutdown-timeout. ready, when not nil, learns the address once the
+// server listens; attrs go on the line that says so.
+func serve(ctx context.Context, c config, handler http.Handler, log *slog.Logger, ready func(addr string), attrs []any) error {
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
@@ -141,44 +175,32 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		ConnContext:       mockserver.ConnContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("agentruns mock listening", "url", "http://"+ln.Addr().String(), "clock", c.opts.ClockMode, "state_file", c.stateFile)
+	what := "agentruns mock listening"
+	if c.proxy.upstream != "" {
+		what = "agentruns proxy listening"
+	}
+	log.Info(what, append([]any{"url", "http://" + ln.Addr().String()}, attrs...)...)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	saverCtx, stopSaver := context.WithCancel(context.Background())
-	saverDone := make(chan struct{})
-	go func() {
-		defer close(saverDone)
-		if store != nil && c.saveEvery > 0 {
-			store.loop(saverCtx, c.saveEvery)
-		}
-	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	var serveErr error
 	select {
-	case serveErr = <-errc:
+	case err := <-errc:
+		return err
 	case <-ctx.Done():
-		log.Info("shutting down")
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
-		defer cancel()
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			// Requests still running past the timeout are cut off; the state
-			// is saved all the same.
-			log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
-			_ = srv.Close()
-		}
-		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-			serveErr = err
-		}
 	}
-	stopSaver()
-	<-saverDone
-	if store != nil {
-		if err := store.save(); err != nil {
-			return errors.Join(serveErr, fmt.Errorf("saving the state: %w", err))
-		}
-		log.Info("state saved", "state_file", c.stateFile)
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		// Requests still running past the timeout are cut off; the state
+		// is saved all the same.
+		log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
+		_ = srv.Close()
 	}
-	return serveErr
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -27,6 +27,7 @@ var (
 	ErrAgentIsDefault   = sentinel(Invalid, "the team's default agent cannot be deleted")
 	ErrPlanLimit        = sentinel(Forbidden, "the team's plan allows no more agents")
 	ErrAgentUnavailable = sentinel(Forbidden, "the agent is beyond the team's plan limit")
+	ErrTooManyKeys      = sentinel(Invalid, "the agent has as many keys as the mock issues")
 	ErrNotAPerson       = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
 )
 
@@ -261,6 +262,10 @@ func (ms *Session) ActAs(p *fixtures.Principal, uid string) (*fixtures.Principal
 	return a.principal, nil
 }
 
+// MaxAgentKeys bounds the keys issued for one agent, as rules are bounded
+// per session: a key costs about 400 bytes, kept until a reset.
+const MaxAgentKeys = 100
+
 // IssueAgentKey makes a new API key for the agent uid, whatever its team,
 // for the control API. The key itself is returned once and never kept.
 func (ms *Session) IssueAgentKey(uid string) (string, error) {
@@ -269,6 +274,9 @@ func (ms *Session) IssueAgentKey(uid string) (string, error) {
 	a, ok := ms.identities.byUID[uid]
 	if !ok {
 		return "", ErrAgentNotFound.because("no agent %q in this mock session", uid)
+	}
+	if len(a.KeyHashes) >= MaxAgentKeys {
+		return "", ErrTooManyKeys.because("agent %q has %d keys, as many as the mock issues for one agent; a reset of the mock session, or deleting the agent, makes room", uid, MaxAgentKeys)
 	}
 	key := AgentKeyPrefix + rand.Text()
 	h := keyHash(key)

@@ -381,6 +381,20 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	if state.FinalFate() {
 		r.Timeline.Final = state
 	}
+	if p := f.Replay; p != nil { // a recorded run, replaying what was seen of it
+		for i, s := range progression {
+			if d, ok := p.Steps[string(s)]; ok {
+				r.Timeline.Steps[i] = time.Duration(d)
+			}
+		}
+		r.Timeline.Final = State(p.Final)
+		if m := p.FinalMessage; m != nil {
+			r.FateMsg = &StatusMessage{Message: m.Message, ErrorCode: m.ErrorCode, Retryable: m.Retryable}
+			if m.Retryable == nil && m.ErrorCode != "" {
+				r.FateMsg.Retryable = boolPtr(errcode.Retryable(m.ErrorCode))
+			}
+		}
+	}
 	if rank[state] >= rank[InProgress] && state != Cancelled {
 		r.Timeline.StartedAt = r.CreatedAt.Add(updated.Sub(r.CreatedAt) / 4)
 	}

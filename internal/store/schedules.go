@@ -25,6 +25,7 @@ var (
 	ErrScheduleNotFound = sentinel(NotFound, "no schedule with this id")
 	ErrScheduleOther    = sentinel(Forbidden, "the schedule belongs to another team")
 	ErrBadCron          = sentinel(Invalid, "not a 5-field cron expression")
+	ErrCronNeverFires   = sentinel(Invalid, "the cron expression has no tick ahead")
 )
 
 // scheduleTable is the schedules resource's part of a mock session.
@@ -32,7 +33,8 @@ type scheduleTable struct {
 	byID    map[string]*ScheduleRecord
 	nextSeq int64 // numbers the next schedule created
 	// dueAt is the earliest next tick of an enabled schedule (unix
-	// nanoseconds; MaxInt64: none), so catchUp costs one load when none is due.
+	// microseconds, which reach year 9999 where nanoseconds stop in 2262;
+	// MaxInt64: none), so catchUp costs one load when none is due.
 	dueAt atomic.Int64
 }
 
@@ -165,11 +167,14 @@ func (c Cron) check() error {
 }
 
 // next is the first tick strictly after t, in UTC; zero when there is none
-// (a date that never comes, such as 30 February).
-func (sc *ScheduleRecord) next(t time.Time) time.Time {
-	n := sc.sched.Next(t.UTC())
-	if n.IsZero() {
-		return n
+// (a date that never comes, such as 30 February, or none before the last
+// instant a mock clock reaches: every time the mock shows stays in range).
+func (sc *ScheduleRecord) next(t time.Time) time.Time { return nextTick(sc.sched, t) }
+
+func nextTick(s cron.Schedule, t time.Time) time.Time {
+	n := s.Next(t.UTC())
+	if n.IsZero() || n.After(MaxInstant) {
+		return time.Time{}
 	}
 	return n.UTC()
 }
@@ -189,22 +194,33 @@ func (ms *Session) CreateSchedule(p *fixtures.Principal, spec ScheduleSpec) (Sch
 		Owner: Creator{p}, UpdatedBy: Creator{p}, Team: p.Team, TeamScope: spec.TeamScope,
 		CreatedAt: now,
 	}
-	sc.apply(spec, now)
+	if err := sc.apply(spec, now); err != nil {
+		ms.schedules.nextSeq--
+		return ScheduleRecord{}, err
+	}
 	ms.schedules.byID[sc.ID] = sc
 	ms.schedules.refreshDue()
 	ms.changed()
 	return *sc, nil
 }
 
-// apply sets what a create or an update chooses, and the next tick.
-func (sc *ScheduleRecord) apply(spec ScheduleSpec, now time.Time) {
+// apply sets what a create or an update chooses, and the next tick. An
+// enabled schedule whose cron has no tick ahead (30 February, or none
+// before the end of the mock's clocks) is refused, changing nothing: it
+// would be a schedule that silently never runs.
+func (sc *ScheduleRecord) apply(spec ScheduleSpec, now time.Time) error {
+	var next time.Time
+	if spec.Enabled {
+		if next = nextTick(spec.Cron.sched, now); next.IsZero() {
+			return ErrCronNeverFires.because("cron_schedule: %q has no tick after %s (a date that never comes, such as 30 February, or none before %s)",
+				spec.Cron.Expr, now.Format(time.RFC3339), MaxInstant.Format(time.RFC3339))
+		}
+	}
 	sc.Name, sc.Cron, sc.sched, sc.Prompt, sc.Enabled = spec.Name, spec.Cron.Expr, spec.Cron.sched, spec.Prompt, spec.Enabled
 	sc.Config, sc.FromSkill = spec.Config, spec.FromSkill
 	sc.UpdatedAt = now
-	sc.NextTick = time.Time{}
-	if sc.Enabled {
-		sc.NextTick = sc.next(now)
-	}
+	sc.NextTick = next
+	return nil
 }
 
 // visibleScheduleLocked finds a schedule p's team may see.
@@ -258,9 +274,9 @@ func (ms *Session) UpdateSchedule(p *fixtures.Principal, id string, spec Schedul
 	if err := spec.Cron.check(); err != nil {
 		return ScheduleRecord{}, err
 	}
-	return ms.changeSchedule(p, id, func(sc *ScheduleRecord, now time.Time) {
+	return ms.changeSchedule(p, id, func(sc *ScheduleRecord, now time.Time) error {
 		spec.TeamScope = sc.TeamScope
-		sc.apply(spec, now)
+		return sc.apply(spec, now)
 	})
 }
 
@@ -268,16 +284,16 @@ func (ms *Session) UpdateSchedule(p *fixtures.Principal, id string, spec Schedul
 // schedule starts runs from its next tick on: ticks missed while it was
 // paused are not made up.
 func (ms *Session) SetScheduleEnabled(p *fixtures.Principal, id string, enabled bool) (ScheduleRecord, error) {
-	return ms.changeSchedule(p, id, func(sc *ScheduleRecord, now time.Time) {
+	return ms.changeSchedule(p, id, func(sc *ScheduleRecord, now time.Time) error {
 		if sc.Enabled == enabled {
-			return
+			return nil
 		}
 		spec := ScheduleSpec{Name: sc.Name, Cron: Cron{sc.Cron, sc.sched}, Prompt: sc.Prompt, Enabled: enabled, Config: sc.Config, FromSkill: sc.FromSkill}
-		sc.apply(spec, now)
+		return sc.apply(spec, now)
 	})
 }
 
-func (ms *Session) changeSchedule(p *fixtures.Principal, id string, change func(sc *ScheduleRecord, now time.Time)) (ScheduleRecord, error) {
+func (ms *Session) changeSchedule(p *fixtures.Principal, id string, change func(sc *ScheduleRecord, now time.Time) error) (ScheduleRecord, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	now := ms.clock.Now()
@@ -286,7 +302,9 @@ func (ms *Session) changeSchedule(p *fixtures.Principal, id string, change func(
 	if err != nil {
 		return ScheduleRecord{}, err
 	}
-	change(sc, now)
+	if err := change(sc, now); err != nil {
+		return ScheduleRecord{}, err
+	}
 	sc.UpdatedBy = Creator{p}
 	ms.schedules.refreshDue()
 	ms.changed()
@@ -387,7 +405,7 @@ func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error)
 // when nothing is due, so every use of the mock session can afford it.
 func (ms *Session) catchUp() {
 	due := ms.schedules.dueAt.Load()
-	if due == math.MaxInt64 || ms.Now().UnixNano() < due {
+	if due == math.MaxInt64 || ms.Now().UnixMicro() < due {
 		return
 	}
 	ms.mu.Lock()
@@ -403,7 +421,7 @@ type dueTick struct {
 // catchUpLocked starts, in tick order (ties in the schedules' creation
 // order), a run for every tick of an enabled schedule up to now.
 func (ms *Session) catchUpLocked(now time.Time) {
-	if ms.schedules.dueAt.Load() > now.UnixNano() {
+	if ms.schedules.dueAt.Load() > now.UnixMicro() {
 		return
 	}
 	var due []dueTick
@@ -452,7 +470,9 @@ func (sc *ScheduleRecord) ticksUpTo(now time.Time) (ticks []time.Time, skipped s
 		// Too many. Rather than walk them all (a month of a schedule that
 		// fires every minute), find the shortest window ending now, from an
 		// hour and doubling, that holds more than the bound, and walk that.
-		for span := time.Hour; now.Add(-span).After(start); span *= 2 {
+		// (span stops doubling before it overflows: over centuries of a
+		// sparse cron, the walk from start is short anyway.)
+		for span := time.Hour; span > 0 && now.Add(-span).After(start); span *= 2 {
 			if first := sc.next(now.Add(-span).Add(-time.Nanosecond)); count(first) > MaxTicksPerCatchUp {
 				start = first
 				break
@@ -483,8 +503,8 @@ func (sc *ScheduleRecord) ticksUpTo(now time.Time) (ticks []time.Time, skipped s
 func (t *scheduleTable) refreshDue() {
 	due := int64(math.MaxInt64)
 	for _, sc := range t.byID {
-		if sc.Enabled && !sc.NextTick.IsZero() && sc.NextTick.UnixNano() < due {
-			due = sc.NextTick.UnixNano()
+		if sc.Enabled && !sc.NextTick.IsZero() && sc.NextTick.UnixMicro() < due {
+			due = sc.NextTick.UnixMicro()
 		}
 	}
 	t.dueAt.Store(due)
@@ -500,9 +520,11 @@ func (sc *ScheduleRecord) check() error {
 		return errors.New("no owner or team")
 	case sc.CreatedAt.IsZero():
 		return errors.New("no creation time")
-	case sc.Enabled && sc.NextTick.IsZero():
-		return errors.New("enabled without a next tick")
 	}
+	// An enabled schedule without a next tick is one whose cron has no tick
+	// left before the end of the mock's clocks (the clock moved there): it
+	// is kept, and never fires again, as it would have if the mock had not
+	// stopped.
 	c, err := ParseCron(sc.Cron)
 	if err != nil {
 		return err

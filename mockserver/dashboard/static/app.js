@@ -7,9 +7,12 @@
   "use strict";
 
   // Paths relative to this page, so it works at /__mock/ui/ and under the
-  // API's version prefix alike.
-  var CONTROL = new URL("../", location.href);
-  var API = new URL("../../agent/", location.href);
+  // API's version prefix alike. Served by the validating proxy (at
+  // /__mock/proxy/ui/), the page shows the traffic it checked and what it
+  // found instead of the mock's clock, sessions and rules.
+  var PROXY = /\/__mock\/proxy\/ui\/$/.test(location.pathname);
+  var CONTROL = new URL(PROXY ? "../../" : "../", location.href);
+  var API = new URL(PROXY ? "../../../agent/" : "../../agent/", location.href);
   var PROGRESSION = ["QUEUED", "PENDING", "CLAIMED", "INPROGRESS"];
   var TERMINAL = { SUCCEEDED: 1, FAILED: 1, ERROR: 1, CANCELLED: 1 };
   var POLL_MS = 1000;
@@ -276,17 +279,47 @@
     }), "No fate rules: runs end as the fixtures and X-Mock-Fate say.", 6);
   }
 
+  function ruleLink(rule) {
+    return el("span", { class: "pill pill-violation", title: "A rule of the contract this answer broke", text: rule });
+  }
+
   function renderJournal(list) {
     list = (list || []).slice().reverse();
     $("journal-count").textContent = list.length ? "latest " + Math.min(list.length, 200) + " of " + list.length : "";
     fill($("journal").tBodies[0], list.slice(0, 200).map(function (a) {
-      return el("tr", { class: a.status >= 400 ? "bad" : "" }, [
+      var tr = el("tr", { class: a.status >= 400 || (a.violations && a.violations.length) ? "bad" : "" }, [
         timeCell(a.at, true), el("td", { text: a.method }), el("td", { class: "mono", text: a.path }),
         el("td", { class: "num status-" + String(a.status).charAt(0), text: String(a.status) }),
         el("td", { class: "num", text: a.retry_count != null ? String(a.retry_count) : "" }),
-        el("td", null, [a.injected ? el("span", { class: "pill pill-injected", text: "injected" }) : null]),
+        el("td", null, [a.injected ? el("span", { class: "pill pill-injected", text: "injected" }) : null]
+          .concat((a.violations || []).map(ruleLink))
+          .concat(a.unchecked ? [el("span", { class: "muted", title: a.unchecked, text: "unchecked" })] : [])),
       ]);
+      return tr;
     }), "No requests yet in this session.", 6);
+  }
+
+  // renderViolations shows what the proxy found: the count per rule broken,
+  // then each violation, newest first, with its request, rule, field,
+  // expected and got.
+  function renderViolations(s) {
+    $("upstream").textContent = s.upstream;
+    var broken = (s.rules || []).filter(function (r) { return r.violations > 0; });
+    $("violations-count").textContent = s.violations + " violation" + (s.violations === 1 ? "" : "s") + " in " + s.checked + " checked";
+    $("rule-counts").replaceChildren.apply($("rule-counts"), broken.length ? broken.map(function (r) {
+      return el("li", { title: r.title }, [ruleLink(r.id), el("b", { text: " ×" + r.violations }), el("span", { class: "muted", text: " " + r.title })]);
+    }) : [el("li", { class: "muted", text: "No rule broken: every checked answer kept the contract." })]);
+    var list = (s.latest || []).slice().reverse().slice(0, 200);
+    fill($("violations").tBodies[0], list.map(function (f) {
+      return el("tr", { class: "bad" }, [
+        timeCell(f.at, true),
+        el("td", { class: "mono request", text: f.request + " → " + f.status }),
+        el("td", null, [ruleLink(f.rule)]),
+        el("td", { class: "mono", text: f.field }),
+        el("td", { class: "expected", text: f.expected }),
+        el("td", { class: "got mono", text: f.got }),
+      ]);
+    }), "No violations yet.", 6);
   }
 
   // PANELS is what one refresh reads and where it goes. Schedules (with
@@ -298,6 +331,18 @@
     { read: function () { return control("GET", "fates"); }, show: renderFates },
     { read: function () { return control("GET", "requests"); }, show: renderJournal },
   ];
+  // Behind the proxy: the upstream's runs, the proxy's journal and what it
+  // found.
+  if (PROXY) {
+    document.body.classList.add("proxy-mode");
+    document.querySelector(".brand-sub").textContent = "proxy";
+    document.title = "agentruns proxy";
+    PANELS = [
+      { read: function () { return api("runs?limit=100"); }, show: renderRuns },
+      { read: function () { return control("GET", "proxy/requests"); }, show: renderJournal },
+      { read: function () { return control("GET", "proxy"); }, show: renderViolations },
+    ];
+  }
 
   function showError(err) {
     var box = $("error");
@@ -307,9 +352,11 @@
   }
 
   function refresh() {
-    // The clock first: the other panels show times relative to it.
-    return control("GET", "clock").then(function (c) {
-      renderClock(c);
+    // The clock first: the other panels show times relative to it. The
+    // proxy has no clock of its own: the upstream's times are wall time.
+    var clock = PROXY ? Promise.resolve({ now: new Date().toISOString(), mode: "real" }) : control("GET", "clock");
+    return clock.then(function (c) {
+      if (!PROXY) renderClock(c); else state.clock = c;
       var reads = PANELS.map(function (p) { return p.read().then(p.show); });
       var sel = state.selected;
       if (sel) {

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/agentruns/agentruns/proxy"
+	"github.com/agentruns/agentruns/proxy/record"
+)
+
+// The proxy mode: --proxy URL puts the validating proxy (package proxy) in
+// place of the mock. See docs/proxy.md.
+
+type proxyConfig struct {
+	upstream  string
+	recordDir string
+	junit     string
+	html      string
+}
+
+func (p *proxyConfig) flags(fs *flag.FlagSet) {
+	fs.StringVar(&p.upstream, "proxy", "", "forward every request to this server (e.g. https://staging.example.com/api/v1) and check its traffic against the contract, instead of serving the mock")
+	fs.StringVar(&p.recordDir, "record", "", "with --proxy, write what passes through as a fixtures folder here, on exit and on POST /__mock/proxy/record")
+	fs.StringVar(&p.junit, "proxy-junit", "", "with --proxy, write the violations found as a JUnit report to this file on exit")
+	fs.StringVar(&p.html, "proxy-html", "", "with --proxy, write the violations found as an HTML report to this file on exit")
+}
+
+// check refuses what makes no sense: the proxy's flags without --proxy (or
+// with an empty one: the proxy never guesses where to send credentials),
+// and the mock's own world flags with it.
+func (p *proxyConfig) check(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["proxy"] {
+		if _, err := proxy.ParseUpstream(p.upstream); err != nil {
+			return fmt.Errorf("--proxy: %w", err)
+		}
+		for _, name := range []string{"fixtures", "state-file", "clock", "step", "queued", "pending", "claimed", "inprogress", "strict-auth", "max-runs"} {
+			if set[name] {
+				return fmt.Errorf("--%s shapes the mock's own runs; with --proxy the upstream serves them", name)
+			}
+		}
+		return nil
+	}
+	for _, name := range []string{"record", "proxy-junit", "proxy-html"} {
+		if set[name] {
+			return fmt.Errorf("--%s needs --proxy URL: the upstream server to forward to", name)
+		}
+	}
+	return nil
+}
+
+// runProxy serves the proxy until ctx ends, then writes the reports and the
+// recording. It fails when the traffic broke the contract, so a CI job
+// running its tests through the proxy fails with them.
+func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr string)) error {
+	opts := proxy.Options{
+		Upstream: c.proxy.upstream, ControlToken: c.opts.ControlToken, DisableControl: c.opts.DisableControl,
+		Logger: c.opts.Logger,
+	}
+	var rec *record.Recorder
+	if c.proxy.recordDir != "" {
+		rec = record.New(c.proxy.recordDir, 0)
+		opts.Observer = rec
+	}
+	p, err := proxy.New(opts)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	serveErr := serve(ctx, c, p, log, ready, []any{"upstream", p.Upstream(), "record", c.proxy.recordDir})
+
+	drainCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	defer cancel()
+	errs := []error{serveErr}
+	if err := p.Drain(drainCtx); err != nil {
+		errs = append(errs, fmt.Errorf("checking the last answers: %w", err))
+	}
+	if c.proxy.junit != "" {
+		errs = append(errs, writeFile(c.proxy.junit, p.WriteJUnit))
+	}
+	if c.proxy.html != "" {
+		errs = append(errs, writeFile(c.proxy.html, p.WriteHTML))
+	}
+	if rec != nil {
+		if sum, err := rec.Write(); err != nil {
+			errs = append(errs, fmt.Errorf("--record %s: %w", c.proxy.recordDir, err))
+		} else {
+			log.Info("recorded", "summary", fmt.Sprintf("%+v", sum))
+		}
+	}
+	s := p.Summary()
+	log.Info("proxy checked the traffic", "exchanges", s.Exchanges, "checked", s.Checked, "violations", s.Violations, "requests_off_document", s.OffDocument)
+	if s.Violations > 0 {
+		errs = append(errs, fmt.Errorf("the upstream broke the contract %d times; GET /__mock/proxy or the reports say where", s.Violations))
+	}
+	return errors.Join(errs...)
+}
+
+// writeFile writes a report whole or not at all.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	_ = os.Chmod(tmp.Name(), 0o644)
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,201 @@
+// Package proxy is a validating proxy for the Cloud Agent Runs API: it
+// forwards every request to a real server unchanged, with the caller's own
+// credentials, and checks each request and answer against the OpenAPI
+// document and the rules every server keeps (package rules), off the
+// request's path, so a caller waits for the upstream and little else.
+//
+// What it finds is counted per rule and kept (bounded) for its own control
+// API under /__mock/proxy, which also serves the mock's dashboard and the
+// JUnit and HTML reports. Nothing under /__mock/proxy is ever forwarded;
+// every other path is, the mock's own control API included when the
+// upstream is a mock, so the contract suite can drive a mock through it.
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/openapi"
+	"github.com/agentruns/agentruns/rules"
+)
+
+// Observer is given every exchange the proxy checked, in the order their
+// answers completed, from one goroutine: the recorder (package
+// proxy/record) is one.
+type Observer interface {
+	Observe(rules.Exchange)
+}
+
+// Options configure a Proxy.
+type Options struct {
+	// Upstream is the server to forward to; required. Its path is the
+	// prefix every forwarded path is put under.
+	Upstream string
+	// Validator checks requests and answers against the document; nil
+	// means the embedded document's.
+	Validator *openapi.Validator
+	// ControlToken, when set, must be sent as a bearer token to
+	// /__mock/proxy; DisableControl turns /__mock/proxy off (it is then
+	// 404, never forwarded).
+	ControlToken   string
+	DisableControl bool
+	// Observer, when set, sees every checked exchange (the recorder).
+	Observer Observer
+	// MaxBodyBytes is the largest body (request or answer) the proxy
+	// checks; larger ones pass through unchecked. 0 means 4 MiB.
+	MaxBodyBytes int
+	// QueueBytes bounds the bodies waiting to be checked; past it, answers
+	// pass through unchecked and are counted so. 0 means 256 MiB.
+	QueueBytes int64
+	// Limits bound the memory of the rules across answers.
+	Limits rules.Limits
+	// Transport reaches the upstream; nil means a transport tuned for one
+	// host (many idle connections, no compression added).
+	Transport http.RoundTripper
+	// Logger gets one line per request (never a header); nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Proxy is an http.Handler. Close it to stop its checker.
+type Proxy struct {
+	upstream *url.URL
+	opts     Options
+	rp       *httputil.ReverseProxy
+	check    *checker
+	found    *findings
+	salt     []byte // makes a caller's id useless outside this process
+	log      *slog.Logger
+}
+
+// New checks the options and starts the checker.
+func New(opts Options) (*Proxy, error) {
+	u, err := ParseUpstream(opts.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Validator == nil {
+		if opts.Validator, err = openapi.NewValidator(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 4 << 20
+	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = 256 << 20
+	}
+	if opts.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = 512, 512
+		// A client that asked for no compression gets none; one that did
+		// gets the upstream's answer as it is.
+		t.DisableCompression = true
+		opts.Transport = t
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(discard{})
+	}
+	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), salt: make([]byte, 32), log: log}
+	_, _ = rand.Read(p.salt)
+	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, opts.Observer, opts.QueueBytes)
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      opts.Transport,
+		ModifyResponse: p.capture,
+		ErrorHandler:   p.upstreamFailed,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return p, nil
+}
+
+// ParseUpstream checks an upstream URL: absolute, http or https, no query.
+// The proxy refuses to start without one: it never guesses where to send a
+// caller's credentials.
+func ParseUpstream(raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, errors.New("the proxy needs the upstream server's URL, e.g. https://staging.example.com/api/v1")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q: give an absolute http:// or https:// URL", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("upstream %q: give the base URL only, without credentials, query or fragment", u.Redacted())
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// Upstream is the URL requests are forwarded to.
+func (p *Proxy) Upstream() string { return p.upstream.String() }
+
+// Close stops the checker once everything queued is checked.
+func (p *Proxy) Close() { p.check.close() }
+
+// Drain waits until every answer completed so far has been checked (and
+// seen by the Observer), or ctx ends.
+func (p *Proxy) Drain(ctx context.Context) error { return p.check.drain(ctx) }
+
+// Summary is what was found so far (GET /__mock/proxy).
+func (p *Proxy) Summary() Summary { return p.found.summary(p.upstream.String()) }
+
+// ControlPrefix is the proxy's own control API; nothing under it is
+// forwarded.
+const ControlPrefix = "/__mock/proxy"
+
+// versionPrefix is where the service serves the API; the proxy's rules see
+// paths without it.
+const versionPrefix = "/api/v1"
+
+// ServeHTTP answers the proxy's control API or forwards the request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if path == ControlPrefix || strings.HasPrefix(path, ControlPrefix+"/") ||
+		strings.HasPrefix(path, versionPrefix+ControlPrefix) {
+		p.control(w, r)
+		return
+	}
+	p.forward(w, r)
+}
+
+type discard struct{}
+
+func (discard) Enabled(context.Context, slog.Level) bool  { return false }
+func (discard) Handle(context.Context, slog.Record) error { return nil }
+func (d discard) WithAttrs([]slog.Attr) slog.Handler      { return d }
+func (d discard) WithGroup(string) slog.Handler           { return d }
+
+// callerOf is an id for the request's credentials that cannot be turned
+// back into them: a salted digest, "" without credentials.
+func (p *Proxy) callerOf(r *http.Request) string {
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(p.salt)
+	h.Write([]byte(auth))
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// isTimeout tells a timeout from other upstream failures, for the 504.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}

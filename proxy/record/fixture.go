@@ -1,0 +1,222 @@
+package record
+
+import (
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+)
+
+// progression is the order of the active states a run moves through.
+var progression = []string{"QUEUED", "PENDING", "CLAIMED", "INPROGRESS"}
+
+func indexOf(state string) int {
+	for i, s := range progression {
+		if s == state {
+			return i
+		}
+	}
+	return -1
+}
+
+// fixtureRun is the fixture of one recorded run. A run seen moving forward
+// through its states to SUCCEEDED, FAILED or ERROR replays that timeline
+// from the moment the fixtures load: it enters the first state it was seen
+// in and spends in each state the time it was seen to (a state passed
+// between two looks shares the gap with the one before). Any other run is
+// kept as last seen, its times as long before the recording was written
+// as they were before its last look.
+func fixtureRun(s *seenRun, ids map[string]bool, now time.Time) fixtures.Run {
+	run := s.latest
+	f := fixtures.Run{
+		ID: str(run["run_id"]), Title: str(run["title"]), Prompt: str(run["prompt"]), State: str(run["state"]),
+		Source: str(run["source"]), Creator: defaultUID, TriggerURL: noQuery(str(run["trigger_url"])),
+	}
+	if f.Source == "" {
+		f.Source = "API"
+	}
+	if c, ok := run["creator"].(map[string]any); ok && str(c["uid"]) != "" {
+		f.Creator = str(c["uid"])
+	}
+	if sc, ok := run["scope"].(map[string]any); ok {
+		f.Team = str(sc["type"]) == "Team"
+	}
+	if cfg, ok := run["agent_config"].(map[string]any); ok {
+		f.Config, _ = json.Marshal(scrub(cfg))
+	}
+	if p := str(run["parent_run_id"]); ids[p] {
+		f.ParentRunID = p
+	}
+	if sch, ok := run["schedule"].(map[string]any); ok {
+		f.ScheduleID, f.ScheduleName, f.CronSchedule = str(sch["schedule_id"]), str(sch["schedule_name"]), str(sch["cron_schedule"])
+	}
+	seenType := map[string]bool{}
+	if arts, ok := run["artifacts"].([]any); ok {
+		for _, a := range arts {
+			if m, ok := a.(map[string]any); ok {
+				if t := str(m["artifact_type"]); t != "" && !seenType[t] {
+					seenType[t] = true
+					f.ArtifactTypes = append(f.ArtifactTypes, t)
+				}
+			}
+		}
+	}
+	created, errC := time.Parse(time.RFC3339Nano, str(run["created_at"]))
+	updated, errU := time.Parse(time.RFC3339Nano, str(run["updated_at"]))
+	if errC != nil {
+		created = s.seenAt
+	}
+	if errU != nil || updated.Before(created) {
+		updated = created
+	}
+	if replay, first, ok := replayOf(s.looks); ok {
+		f.State, f.Replay = first.state, replay
+		f.CreatedAgo = fixtures.Duration(max(0, first.began.Sub(created)))
+		return f
+	}
+	// As last seen, shifted to end at the moment of writing.
+	shift := now.Sub(s.seenAt)
+	f.CreatedAgo = fixtures.Duration(max(0, s.seenAt.Sub(created)+shift))
+	f.UpdatedAgo = fixtures.Duration(min(time.Duration(f.CreatedAgo), max(0, s.seenAt.Sub(updated)+shift)))
+	if m := statusMessage(run["status_message"]); m != nil {
+		f.StatusMessage = m
+	}
+	return f
+}
+
+// replayOf is the replay of a run seen moving forward to an end.
+func replayOf(looks []look) (*fixtures.Replay, look, bool) {
+	if len(looks) < 2 {
+		return nil, look{}, false
+	}
+	last := looks[len(looks)-1]
+	switch last.state {
+	case "SUCCEEDED", "FAILED", "ERROR":
+	default:
+		return nil, look{}, false
+	}
+	steps := map[string]fixtures.Duration{}
+	for i := 0; i < len(looks)-1; i++ {
+		a, b := looks[i], looks[i+1]
+		from, to := indexOf(a.state), indexOf(b.state)
+		if i+1 == len(looks)-1 {
+			to = len(progression)
+		}
+		if from < 0 || to <= from {
+			return nil, look{}, false // BLOCKED, a step back, or a state no run replays
+		}
+		share := max(time.Millisecond, b.began.Sub(a.began)/time.Duration(to-from))
+		for _, s := range progression[from:to] {
+			steps[s] = fixtures.Duration(share)
+		}
+	}
+	r := &fixtures.Replay{Steps: steps, Final: last.state}
+	if last.state != "SUCCEEDED" {
+		m := statusMessage(last.message)
+		if m == nil || m.ErrorCode == "" {
+			return nil, look{}, false // a run that broke the rules is kept as seen
+		}
+		r.FinalMessage = m
+	}
+	return r, looks[0], true
+}
+
+func statusMessage(v any) *fixtures.StatusMessage {
+	m, ok := v.(map[string]any)
+	if !ok || str(m["message"]) == "" {
+		return nil
+	}
+	sm := &fixtures.StatusMessage{Message: str(m["message"]), ErrorCode: str(m["error_code"])}
+	if b, ok := m["retryable"].(bool); ok {
+		sm.Retryable = &b
+	}
+	return sm
+}
+
+// environment is the fixture of one recorded environment.
+func environment(raw json.RawMessage, uids map[string]bool, now time.Time) fixtures.Environment {
+	var e struct {
+		UID         string         `json:"uid"`
+		Config      map[string]any `json:"config"`
+		LastUpdated string         `json:"last_updated"`
+		Creator     struct {
+			UID string `json:"uid"`
+		} `json:"creator"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	out := fixtures.Environment{UID: e.UID, Team: Team, Creator: defaultUID}
+	if uids[e.Creator.UID] {
+		out.Creator = e.Creator.UID
+	}
+	if t, err := time.Parse(time.RFC3339Nano, e.LastUpdated); err == nil {
+		out.LastUpdatedAgo = fixtures.Duration(max(0, now.Sub(t)))
+	}
+	if e.Config == nil {
+		e.Config = map[string]any{"name": e.UID}
+	}
+	out.Config, _ = json.Marshal(scrub(e.Config))
+	return out
+}
+
+// secretName is a field whose value is a secret, whatever it looks like.
+var secretName = regexp.MustCompile(`(?i)token|secret|passw|api[_-]?key|^key$|private[_-]?key|authorization|credential|signature|cookie`)
+
+// secretMap is a field whose every value may be a secret: headers sent to
+// an MCP server, environment variables.
+var secretMap = regexp.MustCompile(`(?i)^(headers|env|environment|environment_variables|secrets)$`)
+
+// Redacted replaces a secret in what the recorder writes.
+const Redacted = "REDACTED"
+
+// scrub copies a JSON value without its secrets; URLs lose their query.
+func scrub(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, val := range v {
+			switch {
+			case secretName.MatchString(k):
+				out[k] = Redacted
+			case secretMap.MatchString(k):
+				if m, ok := val.(map[string]any); ok {
+					red := make(map[string]any, len(m))
+					for mk := range m {
+						red[mk] = Redacted
+					}
+					out[k] = red
+				} else {
+					out[k] = Redacted
+				}
+			default:
+				out[k] = scrub(val)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = scrub(e)
+		}
+		return out
+	case string:
+		return noQuery(v)
+	}
+	return v
+}
+
+// noQuery drops the query and fragment of a URL (a signature, a token);
+// anything else is returned as it is.
+func noQuery(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
+}

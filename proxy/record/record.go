@@ -1,0 +1,373 @@
+// Package record turns the answers a validating proxy saw into a fixtures
+// folder in the mock's own format (package fixtures), so that
+// `agentruns-mock --fixtures DIR` serves the recorded world offline: the
+// runs with their timelines as observed, environments, models and agent
+// identities.
+//
+// What is written holds no credential and no secret: API keys are made up
+// (wk-recorded-1, ...), download URLs are not kept, URLs lose their query,
+// and in a run's configuration or an environment's every value under a
+// name that says it is secret (token, key, password, authorization,
+// headers, env, ...) is replaced. Ids are kept as seen, so runs, their
+// creators, environments and models still name each other; whatever a run
+// names that was not seen listed is added, so the folder loads.
+//
+// A Recorder keeps at most Limit runs (the first seen); it is fed from one
+// goroutine (the proxy's checker) and written from another, so it locks.
+package record
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/rules"
+)
+
+// Team is the one team every recorded principal belongs to: the recorded
+// world is what the callers could see, so every key of it sees all of it.
+const Team = "team-recorded"
+
+// Recorder collects what passes through the proxy.
+type Recorder struct {
+	dir   string
+	limit int
+	now   func() time.Time
+
+	mu         sync.Mutex
+	runs       map[string]*seenRun
+	order      []string
+	dropped    int
+	creators   map[string]creator
+	envs       map[string]json.RawMessage // uid -> the environment as answered
+	envOrder   []string
+	models     []fixtures.Model
+	defModel   string
+	agents     map[string]fixtures.Agent
+	agentOrder []string
+}
+
+type creator struct {
+	Type, DisplayName, Email string
+}
+
+// seenRun is every look at one run, reduced to what a fixture needs.
+type seenRun struct {
+	latest map[string]any // the latest look, whole
+	seenAt time.Time      // when the latest look was answered
+	looks  []look         // one per state change seen, in order
+}
+
+type look struct {
+	state   string
+	began   time.Time // the run's updated_at in that look: when the state began
+	message any
+}
+
+// New returns a Recorder writing into dir; limit bounds the runs kept (0
+// means 10 000).
+func New(dir string, limit int) *Recorder {
+	if limit <= 0 {
+		limit = 10_000
+	}
+	return &Recorder{dir: dir, limit: limit, now: time.Now, runs: map[string]*seenRun{},
+		creators: map[string]creator{}, envs: map[string]json.RawMessage{}, agents: map[string]fixtures.Agent{}}
+}
+
+// Observe takes what one exchange shows. Only successful reads teach it
+// anything.
+func (r *Recorder) Observe(ex rules.Exchange) {
+	if ex.Method != http.MethodGet || ex.Status != http.StatusOK || len(ex.Body) == 0 || ex.Session != "" {
+		return // a mock session other than the default is a test's own world
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case ex.Path == "/agent/runs":
+		var page struct {
+			Runs []map[string]any `json:"runs"`
+		}
+		if json.Unmarshal(ex.Body, &page) == nil {
+			for _, run := range page.Runs {
+				r.run(run, ex.Received)
+			}
+		}
+	case strings.HasPrefix(ex.Path, "/agent/runs/") && strings.Count(ex.Path, "/") == 3:
+		var run map[string]any
+		if json.Unmarshal(ex.Body, &run) == nil {
+			r.run(run, ex.Received)
+		}
+	case ex.Path == "/agent/environments":
+		var page struct {
+			Environments []json.RawMessage `json:"environments"`
+		}
+		if json.Unmarshal(ex.Body, &page) == nil {
+			for _, e := range page.Environments {
+				var id struct {
+					UID     string         `json:"uid"`
+					Creator map[string]any `json:"creator"`
+				}
+				if json.Unmarshal(e, &id) == nil && id.UID != "" {
+					r.creator(id.Creator)
+					if _, ok := r.envs[id.UID]; !ok {
+						r.envOrder = append(r.envOrder, id.UID)
+					}
+					r.envs[id.UID] = e
+				}
+			}
+		}
+	case ex.Path == "/agent/models":
+		var page struct {
+			Default string           `json:"default_model_id"`
+			Models  []fixtures.Model `json:"models"`
+		}
+		if json.Unmarshal(ex.Body, &page) == nil && len(page.Models) > 0 {
+			r.models, r.defModel = page.Models, page.Default
+		}
+	case ex.Path == "/agent/identities":
+		var page struct {
+			Agents []struct {
+				UID       string `json:"uid"`
+				Name      string `json:"name"`
+				Default   bool   `json:"default"`
+				CreatedAt string `json:"created_at"`
+			} `json:"agents"`
+		}
+		if json.Unmarshal(ex.Body, &page) == nil {
+			for _, a := range page.Agents {
+				created, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
+				if _, ok := r.agents[a.UID]; !ok {
+					r.agentOrder = append(r.agentOrder, a.UID)
+				}
+				r.agents[a.UID] = fixtures.Agent{UID: a.UID, Team: Team, Name: a.Name, Default: a.Default,
+					CreatedAgo: fixtures.Duration(max(0, ex.Received.Sub(created)))}
+			}
+		}
+	}
+}
+
+func (r *Recorder) run(run map[string]any, at time.Time) {
+	id, _ := run["run_id"].(string)
+	state, _ := run["state"].(string)
+	if id == "" || state == "" {
+		return
+	}
+	s, ok := r.runs[id]
+	if !ok {
+		if len(r.runs) >= r.limit {
+			r.dropped++
+			return
+		}
+		s = &seenRun{}
+		r.runs[id] = s
+		r.order = append(r.order, id)
+	}
+	if at.Before(s.seenAt) {
+		return // an older look answered late
+	}
+	s.latest, s.seenAt = run, at
+	c, _ := run["creator"].(map[string]any)
+	r.creator(c)
+	if n := len(s.looks); n == 0 || s.looks[n-1].state != state {
+		began, err := time.Parse(time.RFC3339Nano, str(run["updated_at"]))
+		if err != nil {
+			began = at
+		}
+		s.looks = append(s.looks, look{state: state, began: began, message: run["status_message"]})
+	}
+}
+
+// creator notes a creator object of an answer.
+func (r *Recorder) creator(c map[string]any) {
+	if uid := str(c["uid"]); uid != "" {
+		r.creators[uid] = creator{Type: str(c["type"]), DisplayName: str(c["display_name"]), Email: str(c["email"])}
+	}
+}
+
+// Summary is what Write wrote.
+type Summary struct {
+	Dir          string `json:"dir"`
+	Runs         int    `json:"runs"`
+	Replayed     int    `json:"replayed"` // runs that replay a timeline
+	Principals   int    `json:"principals"`
+	Environments int    `json:"environments"`
+	Models       int    `json:"models"`
+	Agents       int    `json:"agents"`
+	// Dropped counts the runs seen past the limit, not recorded.
+	Dropped int `json:"dropped"`
+}
+
+// Write writes the fixtures folder, then loads it back as the mock does at
+// start-up: a folder the mock would refuse is an error, never left half
+// written in place of a good one.
+func (r *Recorder) Write() (any, error) {
+	r.mu.Lock()
+	files, sum, err := r.files()
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(r.dir)), ".record-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	for name, v := range files {
+		data, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name), append(data, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := fixtures.Load(os.DirFS(tmp)); err != nil {
+		return nil, fmt.Errorf("the recorded fixtures do not load: %w", err)
+	}
+	for name := range files {
+		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(r.dir, name)); err != nil {
+			return nil, err
+		}
+	}
+	sum.Dir = r.dir
+	return sum, nil
+}
+
+// files builds every file's content; r.mu is held.
+func (r *Recorder) files() (map[string]any, Summary, error) {
+	now := r.now()
+	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.agents) == 0 && len(r.models) == 0 {
+		return nil, Summary{}, errors.New("nothing recorded yet: no run, environment, model or identity has passed through")
+	}
+	sum := Summary{Dropped: r.dropped}
+	principals := r.principals()
+	sum.Principals = len(principals)
+	uids := map[string]bool{}
+	for _, p := range principals {
+		uids[p.UID] = true
+	}
+	models := append([]fixtures.Model(nil), r.models...)
+	known := map[string]bool{}
+	for _, m := range models {
+		known[m.ID] = true
+	}
+	envIDs := map[string]bool{}
+	var envs []fixtures.Environment
+	for _, uid := range r.envOrder {
+		envs = append(envs, environment(r.envs[uid], uids, now))
+		envIDs[uid] = true
+	}
+	var runs []fixtures.Run
+	ids := map[string]bool{}
+	for _, id := range r.order {
+		ids[id] = true
+	}
+	for _, id := range r.order {
+		s := r.runs[id]
+		f := fixtureRun(s, ids, now)
+		var cfg struct {
+			ModelID       string `json:"model_id"`
+			EnvironmentID string `json:"environment_id"`
+		}
+		_ = json.Unmarshal(f.Config, &cfg)
+		if len(models) > 0 && cfg.ModelID != "" && !known[cfg.ModelID] {
+			models = append(models, fixtures.Model{ID: cfg.ModelID, DisplayName: cfg.ModelID, Provider: "UNKNOWN"})
+			known[cfg.ModelID] = true
+		}
+		if len(envs) > 0 && cfg.EnvironmentID != "" && !envIDs[cfg.EnvironmentID] {
+			envs = append(envs, fixtures.Environment{UID: cfg.EnvironmentID, Team: Team, Creator: defaultUID,
+				Config: json.RawMessage(`{"name":` + quote(cfg.EnvironmentID) + `}`)})
+			envIDs[cfg.EnvironmentID] = true
+		}
+		if f.Replay != nil {
+			sum.Replayed++
+		}
+		runs = append(runs, f)
+	}
+	// A parent is listed before its children; one that is not (created
+	// after its child, or not recorded) is left out.
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].CreatedAgo > runs[j].CreatedAgo })
+	before := map[string]bool{}
+	for i := range runs {
+		if !before[runs[i].ParentRunID] {
+			runs[i].ParentRunID = ""
+		}
+		before[runs[i].ID] = true
+	}
+	sum.Runs, sum.Environments, sum.Models = len(runs), len(envs), len(models)
+	files := map[string]any{
+		"principals.json": map[string]any{"default_principal": defaultPrincipal, "principals": principals},
+		"runs.json":       map[string]any{"runs": runs},
+		"fates.json":      map[string]any{"rules": []any{}},
+	}
+	if len(envs) > 0 {
+		files["environments.json"] = map[string]any{"environments": envs}
+	}
+	if len(models) > 0 {
+		def := r.defModel
+		if !known[def] {
+			def = models[0].ID
+		}
+		files["models.json"] = map[string]any{"default_model_id": def, "models": models}
+	}
+	if len(r.agents) > 0 {
+		var agents []fixtures.Agent
+		for _, uid := range r.agentOrder {
+			if a := r.agents[uid]; !uids[a.UID] {
+				agents = append(agents, a)
+			}
+		}
+		sum.Agents = len(agents)
+		files["identities.json"] = map[string]any{"agents": agents}
+	}
+	return files, sum, nil
+}
+
+const defaultUID = "user-recorded"
+
+// defaultPrincipal is who an API key that no recorded principal owns acts
+// as: a user of the recorded team, so any key sees the recorded runs.
+var defaultPrincipal = map[string]any{"type": "user", "uid": defaultUID, "display_name": "Recorded user", "team": Team}
+
+// principals are the creators seen, with made-up keys.
+func (r *Recorder) principals() []fixtures.Principal {
+	uids := make([]string, 0, len(r.creators))
+	for uid := range r.creators {
+		if uid != defaultUID {
+			uids = append(uids, uid)
+		}
+	}
+	sort.Strings(uids)
+	out := []fixtures.Principal{}
+	for i, uid := range uids {
+		c := r.creators[uid]
+		typ := c.Type
+		if typ != "service_account" {
+			typ = "user"
+		}
+		out = append(out, fixtures.Principal{APIKey: fmt.Sprintf("wk-recorded-%d", i+1), Type: typ, UID: uid,
+			DisplayName: c.DisplayName, Email: c.Email, Team: Team})
+	}
+	return out
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,474 @@
+package rules
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Exchange is one request and its answer, as an observer saw them.
+type Exchange struct {
+	Method string
+	// Path is the API path without the server's prefix: "/agent/runs/abc".
+	// Paths of the mock's control API ("/__mock/...") are seen too, so that
+	// a state forced or a session reset through it is not taken for a
+	// server moving a run backwards.
+	Path  string
+	Query url.Values
+	// Session is the mock session the request named (X-Mock-Session), ""
+	// against any other server: each session is a world of its own.
+	Session string
+	// Caller stands for the request's credentials (never the credentials
+	// themselves): two requests with the same Caller came from one caller.
+	Caller string
+	// RequestBody is the request's body, nil when there was none or it was
+	// not kept.
+	RequestBody []byte
+	Status      int
+	// Body is the answer's body, nil when it was not kept (too large).
+	Body []byte
+	// Sent is when the request left, Received when its answer had arrived.
+	Sent, Received time.Time
+	// Request names the request in messages, e.g. "GET /agent/runs?limit=5".
+	Request string
+}
+
+// Limits bound a Memory. The zero value means the defaults.
+type Limits struct {
+	Runs   int // runs remembered (their last look and what was done to them); 100 000
+	Pages  int // pages of walks remembered; 10 000
+	Events int // events remembered; 100 000
+	Seen   int // (caller, run) pairs listed or refused; 200 000
+}
+
+// Memory holds what the rules across answers need of the answers before:
+// the last look at each run, the pages of each walk, which runs each caller
+// was refused or shown, the events polled. Everything is bounded: past its
+// limits it forgets the oldest, which can only make it miss a violation,
+// never report a false one. Safe for concurrent use.
+type Memory struct {
+	mu       sync.Mutex
+	runs     *bounded[*runFacts]
+	pages    *bounded[*page]
+	bySeq    *bounded[string]
+	runSeqs  *bounded[[]float64]
+	refused  *bounded[string]
+	listed   *bounded[string]
+	sessions map[string]int // generation of each session, bumped by a reset
+}
+
+type runFacts struct {
+	hasLast             bool
+	look                Look
+	created             bool // its creation was seen
+	wasClaimed          bool // seen CLAIMED or with a session link
+	endEvent            string
+	endEventBy          string
+	endEventAt          time.Time
+	reportedEnd         string // a terminal event reported and accepted
+	reportedEndBy       string
+	reportedEndAt       time.Time
+	cancelAccepted      time.Time // when an accepted cancel's answer arrived
+	cancelAcceptedBy    string
+	cancelRefused       time.Time // when a 400 to a cancel arrived, until the next look
+	cancelRefusedAnswer string
+}
+
+// page is one page of a walk in creation order, linked to the page before.
+type page struct {
+	prev    *page
+	depth   int
+	ids     map[string]bool
+	req     string
+	hasNext bool
+}
+
+// maxWalkDepth bounds how many pages back a walk is checked.
+const maxWalkDepth = 500
+
+// NewMemory returns an empty Memory.
+func NewMemory(l Limits) *Memory {
+	def := func(n, d int) int {
+		if n <= 0 {
+			return d
+		}
+		return n
+	}
+	return &Memory{
+		runs:     newBounded[*runFacts](def(l.Runs, 100_000)),
+		pages:    newBounded[*page](def(l.Pages, 10_000)),
+		bySeq:    newBounded[string](def(l.Events, 100_000)),
+		runSeqs:  newBounded[[]float64](def(l.Runs, 100_000)),
+		refused:  newBounded[string](def(l.Seen, 200_000)),
+		listed:   newBounded[string](def(l.Seen, 200_000)),
+		sessions: map[string]int{},
+	}
+}
+
+// Observe checks one exchange against every rule of a single answer and
+// against what was seen before, then remembers what later answers are
+// checked against. The rules of the OpenAPI document are not here: the
+// caller checks them with the project's validator.
+func (m *Memory) Observe(ex Exchange) []Violation {
+	if strings.HasPrefix(ex.Path, "/__mock/") {
+		m.control(ex)
+		return nil
+	}
+	var doc any
+	if len(ex.Body) > 0 && json.Unmarshal(ex.Body, &doc) != nil {
+		return nil // not JSON: the document check says what is wrong
+	}
+	obj, _ := doc.(map[string]any)
+	if ex.Status >= 400 {
+		if obj != nil {
+			return append(ProblemStatus(ex.Status, obj), m.refusal(ex)...)
+		}
+		return m.refusal(ex)
+	}
+	if ex.Status != http.StatusOK {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	scope := m.scopeLocked(ex.Session)
+	switch {
+	case ex.Method == http.MethodPost && (ex.Path == "/agent/run" || ex.Path == "/agent/runs"):
+		if id := str(obj["run_id"]); id != "" {
+			f := m.factsLocked(scope, id)
+			f.created = true
+		}
+	case ex.Method == http.MethodGet && ex.Path == "/agent/runs":
+		return m.listingLocked(scope, ex, obj)
+	case ex.Method == http.MethodGet && isRunPath(ex.Path):
+		if obj != nil {
+			out := IsTheOneAsked("run_id", runIDOf(ex.Path), obj)
+			return append(out, m.runLocked(scope, ex, "body", obj, false)...)
+		}
+	case ex.Method == http.MethodGet && obj != nil && strings.HasPrefix(ex.Path, "/agent/artifacts/"):
+		return IsTheOneAsked("artifact_uid", lastSegment(ex.Path), obj)
+	case ex.Method == http.MethodGet && obj != nil && strings.HasPrefix(ex.Path, "/agent/schedules/") && strings.Count(ex.Path, "/") == 3:
+		return IsTheOneAsked("id", lastSegment(ex.Path), obj)
+	case ex.Method == http.MethodPost && strings.HasPrefix(ex.Path, "/agent/events/"):
+		return m.reportedLocked(scope, ex)
+	case ex.Method == http.MethodPost && isCancelPath(ex.Path):
+		id := runIDOf(ex.Path)
+		f := m.factsLocked(scope, id)
+		f.cancelAccepted, f.cancelAcceptedBy = ex.Received, ex.Request
+	case ex.Method == http.MethodGet && ex.Path == "/agent/events":
+		if list, ok := doc.([]any); ok {
+			return m.eventsLocked(scope, ex, list)
+		}
+	}
+	return nil
+}
+
+// refusal notes a 4xx to a run's fetch or cancel.
+func (m *Memory) refusal(ex Exchange) []Violation {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	scope := m.scopeLocked(ex.Session)
+	switch {
+	case ex.Method == http.MethodGet && isRunPath(ex.Path) && (ex.Status == http.StatusForbidden || ex.Status == http.StatusNotFound):
+		id := runIDOf(ex.Path)
+		if ex.Caller == "" || id == "" {
+			return nil
+		}
+		key := scope + "/" + ex.Caller + "/" + id
+		if _, ok := m.refused.get(key); !ok {
+			m.refused.put(key, ex.Request)
+		}
+		if by, ok := m.listed.get(key); ok {
+			return []Violation{{Rule: RefusedRunNeverListed, Field: "status", RunID: id,
+				Expected: "the run, which was listed to this caller by " + by, Got: strconv.Itoa(ex.Status)}}
+		}
+	case ex.Method == http.MethodPost && isCancelPath(ex.Path) && ex.Status == http.StatusBadRequest:
+		f := m.factsLocked(scope, runIDOf(ex.Path))
+		f.cancelRefused, f.cancelRefusedAnswer = ex.Received, ex.Request
+	}
+	return nil
+}
+
+func (m *Memory) listingLocked(scope string, ex Exchange, obj map[string]any) []Violation {
+	var page struct {
+		Runs     []map[string]any `json:"runs"`
+		PageInfo struct {
+			NextCursor string `json:"next_cursor"`
+			HasNext    bool   `json:"has_next_page"`
+		} `json:"page_info"`
+	}
+	if obj == nil || json.Unmarshal(ex.Body, &page) != nil {
+		return nil
+	}
+	out := ListingMatchesQuery(ex.Query, page.Runs)
+	out = append(out, ListingInOrder(ex.Query, page.Runs)...)
+	out = append(out, PageWithin(ex.Query, page.Runs)...)
+	out = append(out, m.walkLocked(scope, ex, page.Runs, page.PageInfo.NextCursor, page.PageInfo.HasNext)...)
+	for i, run := range page.Runs {
+		out = append(out, m.runLocked(scope, ex, at("body.runs", i), run, true)...)
+	}
+	return out
+}
+
+// walkLocked checks a page of a walk in creation order against the pages
+// before it, found by the cursor that asked for it.
+func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, next string, hasNext bool) []Violation {
+	if field, _ := SortedBy(ex.Query); field != "created_at" {
+		return nil
+	}
+	var prev *page
+	if c := ex.Query.Get("cursor"); c != "" {
+		prev, _ = m.pages.get(scope + "/" + c)
+	}
+	p := &page{prev: prev, ids: make(map[string]bool, len(runs)), req: ex.Request, hasNext: hasNext}
+	if prev != nil {
+		p.depth = prev.depth + 1
+	}
+	var out []Violation
+	// A run may leave a filter on its state or last update between two
+	// pages; nothing else makes a promised page empty.
+	mutable := ex.Query.Has("state") || ex.Query.Has("updated_after")
+	if prev != nil && prev.hasNext && len(runs) == 0 && !mutable {
+		out = append(out, Violation{Rule: NextPageHasRuns, Field: "body.runs",
+			Expected: "runs, since the page before (" + prev.req + ") said has_next_page: true", Got: "an empty page"})
+	}
+	for i, run := range runs {
+		id := str(run["run_id"])
+		for q, n := prev, 0; q != nil && n < maxWalkDepth; q, n = q.prev, n+1 {
+			if q.ids[id] {
+				out = append(out, Violation{Rule: WalkNeverRepeats, Field: at("body.runs", i) + ".run_id", RunID: id,
+					Expected: "a run not listed on an earlier page of this walk (" + q.req + ")", Got: id})
+				break
+			}
+		}
+		p.ids[id] = true
+	}
+	if next != "" && p.depth < maxWalkDepth {
+		m.pages.put(scope+"/"+next, p)
+	}
+	return out
+}
+
+// runLocked checks one look at a run.
+func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[string]any, listed bool) []Violation {
+	out := RunAlone(field, run)
+	id := str(run["run_id"])
+	if id == "" {
+		return out
+	}
+	if ex.Caller != "" {
+		key := scope + "/" + ex.Caller + "/" + id
+		if by, ok := m.refused.get(key); ok {
+			out = append(out, Violation{Rule: RefusedRunNeverListed, Field: field + ".run_id", RunID: id,
+				Expected: "no run refused to this caller (by " + by + ")", Got: id})
+		}
+		if listed {
+			if _, ok := m.listed.get(key); !ok {
+				m.listed.put(key, ex.Request)
+			}
+		}
+	}
+	f := m.factsLocked(scope, id)
+	if f.created {
+		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
+	}
+	if str(run["state"]) == "CLAIMED" || str(run["session_link"]) != "" {
+		f.wasClaimed = true
+	}
+	now := LookAt(run, ex.Sent, ex.Received, ex.Request)
+	if f.endEvent != "" && f.endEventAt.Before(ex.Sent) && now.State != f.endEvent {
+		out = append(out, Violation{Rule: EventsTellTheEnd, Field: field + ".state", RunID: id,
+			Expected: f.endEvent + ", as the events polled by " + f.endEventBy + " said", Got: now.State})
+		f.endEvent = "" // said once
+	}
+	if f.hasLast && f.look.Before(now) {
+		out = append(out, MovedOn(field, id, f.look, now)...)
+	}
+	if !f.cancelAccepted.IsZero() && f.cancelAccepted.Before(ex.Sent) && now.State != "CANCELLED" {
+		out = append(out, Violation{Rule: AcceptedCancelCancels, Field: field + ".state", RunID: id,
+			Expected: "CANCELLED, since " + f.cancelAcceptedBy + " was accepted", Got: now.State})
+		f.cancelAccepted = time.Time{} // said once
+	}
+	if !f.cancelRefused.IsZero() && f.cancelRefused.Before(ex.Sent) {
+		// States only move forward: a run still QUEUED or PENDING after the
+		// refusal was so when it came, neither ended nor BLOCKED.
+		if now.State == "QUEUED" || now.State == "PENDING" {
+			out = append(out, Violation{Rule: CancelRefusedOnlyLate, Field: field + ".state", RunID: id,
+				Expected: "a run that had ended or was BLOCKED when " + f.cancelRefusedAnswer + " was refused with 400", Got: now.State + " afterwards"})
+		}
+		f.cancelRefused = time.Time{}
+	}
+	if !f.hasLast || now.Received.After(f.look.Received) {
+		f.look, f.hasLast = now, true
+	}
+	return out
+}
+
+func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation {
+	events := make([]map[string]any, 0, len(list))
+	for _, e := range list {
+		if o, ok := e.(map[string]any); ok {
+			events = append(events, o)
+		}
+	}
+	out := EventsInOrder(events)
+	seqs := map[string]map[float64]bool{} // run -> sequences in this poll
+	for i, e := range events {
+		field, run := at("body", i), str(e["run_id"])
+		data, _ := json.Marshal(e)
+		if key, ok := EventBySequence(e); ok {
+			if first, seen := m.bySeq.get(scope + "/" + key); seen {
+				out = append(out, EventUnchanged(field, run, first, string(data))...)
+			} else {
+				m.bySeq.put(scope+"/"+key, string(data))
+			}
+		}
+		if seq, ok := e["sequence"].(float64); ok {
+			if seqs[run] == nil {
+				seqs[run] = map[float64]bool{}
+			}
+			seqs[run][seq] = true
+		}
+		if end := EndOf(str(e["event_type"])); end != "" {
+			f := m.factsLocked(scope, run)
+			if f.hasLast && IsTerminal(f.look.State) && f.look.State != end {
+				out = append(out, Violation{Rule: EventsTellTheEnd, Field: field + ".event_type", RunID: run,
+					Expected: "the event of the state the run ended in, " + f.look.State + " (seen by " + f.look.Request + ")", Got: str(e["event_type"])})
+			}
+			if f.endEvent == "" {
+				f.endEvent, f.endEventBy, f.endEventAt = end, ex.Request, ex.Received
+			}
+		}
+	}
+	limit := 100.0
+	if n, err := strconv.Atoi(ex.Query.Get("limit")); err == nil {
+		limit = float64(n)
+	}
+	since, _ := strconv.ParseFloat(ex.Query.Get("since"), 64)
+	for _, run := range ex.Query["run_ids"] {
+		key := scope + "/" + run
+		before, _ := m.runSeqs.get(key)
+		if float64(len(events)) < limit {
+			out = append(out, EventsStillThere(run, since, before, seqs[run])...)
+		}
+		for seq := range seqs[run] {
+			if !slices.Contains(before, seq) && len(before) < maxEventsPerRun {
+				before = append(before, seq)
+			}
+		}
+		m.runSeqs.put(key, before)
+	}
+	return out
+}
+
+// maxEventsPerRun bounds the sequences remembered of one run.
+const maxEventsPerRun = 1000
+
+// reportedLocked checks an accepted report of an event against the run's
+// last look: a finished run takes no event that would move it.
+func (m *Memory) reportedLocked(scope string, ex Exchange) []Violation {
+	if ex.Status < 200 || ex.Status > 299 {
+		return nil
+	}
+	var report struct {
+		EventType string `json:"event_type"`
+	}
+	if json.Unmarshal(ex.RequestBody, &report) != nil {
+		return nil
+	}
+	id := lastSegment(ex.Path)
+	to := StateOf(report.EventType)
+	f := m.factsLocked(scope, id)
+	ended, by := "", ""
+	switch {
+	case f.hasLast && IsTerminal(f.look.State) && f.look.Before(Look{Sent: ex.Sent}):
+		ended, by = f.look.State, "seen by "+f.look.Request
+	case f.reportedEnd != "" && f.reportedEndAt.Before(ex.Sent):
+		ended, by = f.reportedEnd, "reported by "+f.reportedEndBy+" and accepted"
+	}
+	if ended == "" {
+		if end := EndOf(report.EventType); end != "" {
+			f.reportedEnd, f.reportedEndBy, f.reportedEndAt = end, ex.Request, ex.Received
+		}
+		return nil
+	}
+	if to == "" || to == ended {
+		return nil
+	}
+	return []Violation{{Rule: FinishedRunTakesNoEvent, Field: "status", RunID: id,
+		Expected: "a 4xx refusing " + report.EventType + " for a run that had ended " + ended + " (" + by + ")",
+		Got:      strconv.Itoa(ex.Status)}}
+}
+
+// control follows what the mock's control API does to its world: a state
+// forced by fiat is no server moving a run, and a reset session is a new
+// world.
+func (m *Memory) control(ex Exchange) {
+	if ex.Status < 200 || ex.Status > 299 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case ex.Method == http.MethodPost && strings.HasPrefix(ex.Path, "/__mock/runs/") && strings.HasSuffix(ex.Path, "/state"):
+		id, _ := url.PathUnescape(strings.TrimSuffix(strings.TrimPrefix(ex.Path, "/__mock/runs/"), "/state"))
+		m.runs.del(m.scopeLocked(ex.Session) + "/" + id)
+	case ex.Method == http.MethodPost && ex.Path == "/__mock/reset", ex.Method == http.MethodDelete && ex.Path == "/__mock/session":
+		if len(m.sessions) > 100_000 {
+			m.sessions = map[string]int{} // generations restart; old keys are forgotten with them
+		}
+		m.sessions[ex.Session]++
+	}
+}
+
+func (m *Memory) scopeLocked(session string) string {
+	return session + "#" + strconv.Itoa(m.sessions[session])
+}
+
+func (m *Memory) factsLocked(scope, id string) *runFacts {
+	key := scope + "/" + id
+	f, ok := m.runs.get(key)
+	if !ok {
+		f = &runFacts{}
+		m.runs.put(key, f)
+	}
+	return f
+}
+
+// lastSegment is the last segment of a path, unescaped.
+func lastSegment(p string) string {
+	seg := p[strings.LastIndexByte(p, '/')+1:]
+	if v, err := url.PathUnescape(seg); err == nil {
+		return v
+	}
+	return seg
+}
+
+// isRunPath tells whether p is /agent/runs/{id}.
+func isRunPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/agent/runs/")
+	return ok && rest != "" && !strings.Contains(rest, "/")
+}
+
+func isCancelPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/agent/runs/")
+	id, ok2 := strings.CutSuffix(rest, "/cancel")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
+}
+
+// runIDOf is the run id in /agent/runs/{id}[/...], unescaped.
+func runIDOf(p string) string {
+	rest := strings.TrimPrefix(p, "/agent/runs/")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	id, err := url.PathUnescape(rest)
+	if err != nil {
+		return rest
+	}
+	return id
+}

@@ -1,0 +1,188 @@
+// Package rules holds what every server of the Cloud Agent Runs API must do,
+// as seen from outside: the rules every run, listing, problem and event is
+// held to, written as functions over the answers a client observes.
+//
+// The rules of a single answer (RunAlone, ListingMatchesQuery, ...) are pure
+// functions. The rules across answers (a run only moves forward, a walk
+// never repeats a run, a run refused to a caller is never listed to it) need
+// a memory of what was seen before; Memory keeps that, bounded, and hands
+// each exchange to the pure functions.
+//
+// Nothing here speaks HTTP or knows the mock: the proxy (package proxy)
+// turns the traffic it forwards into Exchanges, and anything else that sees
+// a server's answers could do the same.
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rule is one thing a server must do, as the reports list it.
+type Rule struct {
+	ID    string `json:"id"`    // stable, kebab-case: what violations are counted by
+	Title string `json:"title"` // one sentence a person reads
+	// Area groups the rules in the reports: "document", "runs", "listings",
+	// "errors", "cancels", "visibility", "events".
+	Area string `json:"area"`
+}
+
+// The rules, by ID.
+const (
+	InvalidRequestRefused   = "invalid-request-refused"
+	ResponseFollowsDocument = "response-follows-document"
+	EndedRunSaysWhy         = "ended-run-says-why"
+	StartedAtFitsState      = "started-at-fits-state"
+	TimestampsOrdered       = "timestamps-ordered"
+	StatesMoveForward       = "states-move-forward"
+	TerminalRunNeverChanges = "terminal-run-never-changes"
+	CreatedRunIsItsTask     = "created-run-is-its-task"
+	ClaimedRunLinksSession  = "claimed-run-links-session"
+	AnswerIsTheOneAsked     = "answer-is-the-one-asked"
+	ListingMatchesFilters   = "listing-matches-filters"
+	PageWithinLimit         = "page-within-limit"
+	NextPageHasRuns         = "next-page-has-runs"
+	ListingOrdered          = "listing-in-order"
+	WalkNeverRepeats        = "walk-never-repeats"
+	ProblemStatusMatches    = "problem-status-matches"
+	AcceptedCancelCancels   = "accepted-cancel-cancels"
+	CancelRefusedOnlyLate   = "cancel-refused-only-when-too-late"
+	RefusedRunNeverListed   = "refused-run-never-listed"
+	EventsOrdered           = "events-in-order"
+	EventsNeverChange       = "events-never-change"
+	EventsTellTheEnd        = "events-tell-the-end"
+	FinishedRunTakesNoEvent = "finished-run-takes-no-event"
+)
+
+// Catalogue is every rule, in the order the reports show them.
+var Catalogue = []Rule{
+	{InvalidRequestRefused, "A request the OpenAPI document does not allow is refused with a 4xx", "document"},
+	{ResponseFollowsDocument, "Every response follows the OpenAPI document", "document"},
+	{EndedRunSaysWhy, "A FAILED or ERROR run carries a status_message with a message and an error_code", "runs"},
+	{StartedAtFitsState, "started_at is unset while a run is QUEUED or PENDING, and set while it is INPROGRESS or BLOCKED", "runs"},
+	{TimestampsOrdered, "A run's updated_at and started_at are never before its created_at", "runs"},
+	{StatesMoveForward, "A run's state only moves forward (BLOCKED and INPROGRESS may alternate)", "runs"},
+	{TerminalRunNeverChanges, "A run seen in a terminal state never changes afterwards", "runs"},
+	{CreatedRunIsItsTask, "A run created through the API has its run_id as its task_id", "runs"},
+	{ClaimedRunLinksSession, "A run created through the API links to its session once a worker has claimed it", "runs"},
+	{AnswerIsTheOneAsked, "A run, schedule or artifact fetched by its id is the one asked for", "runs"},
+	{ListingMatchesFilters, "Every run a listing shows matches every filter of the query", "listings"},
+	{ListingOrdered, "A listing sorted by a timestamp is in the order asked for", "listings"},
+	{PageWithinLimit, "A page holds no more runs than its limit (20 when none is given)", "listings"},
+	{NextPageHasRuns, "A page that says there is a next page, in creation order, is followed by runs", "listings"},
+	{WalkNeverRepeats, "Walking the pages of a listing in creation order shows each run once", "listings"},
+	{ProblemStatusMatches, "A problem document's status is the HTTP status it came with", "errors"},
+	{AcceptedCancelCancels, "A run whose cancel was accepted is CANCELLED afterwards", "cancels"},
+	{CancelRefusedOnlyLate, "A cancel is refused with 400 only once the run has ended or is BLOCKED", "cancels"},
+	{RefusedRunNeverListed, "A run refused to a caller is never listed to that caller, nor fetched by it", "visibility"},
+	{EventsOrdered, "A poll's events come in increasing sequence order", "events"},
+	{EventsNeverChange, "An event polled again is the same, under the same sequence, and none is lost", "events"},
+	{EventsTellTheEnd, "A run's terminal event names the state the run ended in", "events"},
+	{FinishedRunTakesNoEvent, "A reported event that would move a finished run is refused", "events"},
+}
+
+// RuleByID finds a rule of the Catalogue.
+func RuleByID(id string) (Rule, bool) {
+	for _, r := range Catalogue {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Violation is one rule broken by one answer (or a request).
+type Violation struct {
+	Rule string `json:"rule"`
+	// Field names where: "body.runs[2].state", "query.limit", "status".
+	Field    string `json:"field"`
+	Expected string `json:"expected"`
+	Got      string `json:"got"`
+	// RunID is the run the violation is about, if any.
+	RunID string `json:"run_id,omitempty"`
+}
+
+func (v Violation) String() string {
+	s := v.Rule + ": " + v.Field + ": expected " + v.Expected + ", got " + v.Got
+	if v.RunID != "" {
+		s += " (run " + v.RunID + ")"
+	}
+	return s
+}
+
+// The run states, ranked so that "only forward" can be checked. BLOCKED sits
+// beside INPROGRESS: a run goes from one to the other and back.
+var rank = map[string]int{
+	"QUEUED": 0, "PENDING": 1, "CLAIMED": 2, "INPROGRESS": 3, "BLOCKED": 3,
+	"SUCCEEDED": 4, "FAILED": 4, "ERROR": 4, "CANCELLED": 4,
+}
+
+// IsTerminal tells whether a run in state has ended.
+func IsTerminal(state string) bool { r, ok := rank[state]; return ok && r == 4 }
+
+// Rank orders the states: 0 for QUEUED up to 4 for the terminal ones, -1
+// for a name that is no state.
+func Rank(state string) int {
+	if r, ok := rank[state]; ok {
+		return r
+	}
+	return -1
+}
+
+// Helpers over decoded JSON.
+
+// lookup follows a dotted path ("agent_config.model_id") into an object.
+func lookup(doc map[string]any, path string) (any, bool) {
+	var cur any = doc
+	for _, key := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[key]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// str is a JSON value as a string: strings as they are, null and absent
+// as "", anything else in JSON.
+func str(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	}
+	return show(v)
+}
+
+// show is a JSON value for messages: absent values say so.
+func show(v any) string {
+	if v == nil {
+		return "nothing"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
+
+// timeOf reads an RFC 3339 timestamp; ok is false when the field is absent,
+// null or not a timestamp (the OpenAPI check says so).
+func timeOf(doc map[string]any, field string) (time.Time, bool) {
+	s, _ := doc[field].(string)
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// at names element i of a list field: "body.runs[3]".
+func at(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }

@@ -1,0 +1,155 @@
+package rules_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/rules"
+)
+
+func ids(vs []rules.Violation) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Rule)
+	}
+	return out
+}
+
+func run(fields ...any) map[string]any {
+	m := map[string]any{"run_id": "r1", "created_at": "2026-01-01T10:00:00Z", "updated_at": "2026-01-01T10:00:05Z"}
+	for i := 0; i+1 < len(fields); i += 2 {
+		m[fields[i].(string)] = fields[i+1]
+	}
+	return m
+}
+
+func TestRunAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  map[string]any
+		want []string
+	}{
+		{"a queued run", run("state", "QUEUED"), nil},
+		{"a failed run with its code", run("state", "FAILED", "status_message", map[string]any{"message": "m", "error_code": "e"}), nil},
+		{"a failed run without a code", run("state", "FAILED", "status_message", map[string]any{"message": "m"}), []string{rules.EndedRunSaysWhy}},
+		{"an errored run without a message", run("state", "ERROR"), []string{rules.EndedRunSaysWhy}},
+		{"a pending run already started", run("state", "PENDING", "started_at", "2026-01-01T10:00:01Z"), []string{rules.StartedAtFitsState}},
+		{"a run in progress not started", run("state", "INPROGRESS"), []string{rules.StartedAtFitsState}},
+		{"updated before created", run("state", "QUEUED", "updated_at", "2026-01-01T09:00:00Z"), []string{rules.TimestampsOrdered}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, ids(rules.RunAlone("body", tc.run)))
+		})
+	}
+}
+
+func TestMovedOn(t *testing.T) {
+	t0 := time.Now()
+	look := func(state string, at time.Duration) rules.Look {
+		return rules.Look{State: state, Sent: t0.Add(at), Received: t0.Add(at + time.Millisecond), Request: "GET"}
+	}
+	assert.Empty(t, rules.MovedOn("body", "r", look("QUEUED", 0), look("INPROGRESS", time.Second)))
+	assert.Empty(t, rules.MovedOn("body", "r", look("BLOCKED", 0), look("INPROGRESS", time.Second)))
+	assert.Equal(t, []string{rules.StatesMoveForward}, ids(rules.MovedOn("body", "r", look("CLAIMED", 0), look("PENDING", time.Second))))
+	assert.Equal(t, []string{rules.TerminalRunNeverChanges}, ids(rules.MovedOn("body", "r", look("SUCCEEDED", 0), look("FAILED", time.Second))))
+}
+
+func TestListingRules(t *testing.T) {
+	q, _ := url.ParseQuery("state=QUEUED&model_id=gpt-5&created_after=2026-01-01T10:00:00Z&sort_by=created_at&sort_order=asc&limit=2")
+	ok := run("state", "QUEUED", "created_at", "2026-01-01T10:00:01Z", "agent_config", map[string]any{"model_id": "gpt-5"})
+	assert.Empty(t, rules.ListingMatchesQuery(q, []map[string]any{ok}))
+	wrong := run("state", "SUCCEEDED", "created_at", "2026-01-01T10:00:00Z", "agent_config", map[string]any{"model_id": "auto"})
+	assert.Equal(t, []string{rules.ListingMatchesFilters, rules.ListingMatchesFilters, rules.ListingMatchesFilters},
+		ids(rules.ListingMatchesQuery(q, []map[string]any{wrong})), "state, model_id and the strict time bound")
+
+	older := run("created_at", "2026-01-01T09:00:00Z")
+	assert.Empty(t, rules.ListingInOrder(q, []map[string]any{older, ok}))
+	assert.Equal(t, []string{rules.ListingOrdered}, ids(rules.ListingInOrder(q, []map[string]any{ok, older})))
+	assert.Equal(t, []string{rules.PageWithinLimit}, ids(rules.PageWithin(q, []map[string]any{ok, ok, ok})))
+	assert.Empty(t, rules.PageWithin(url.Values{}, make([]map[string]any, 20)))
+	assert.Equal(t, []string{rules.PageWithinLimit}, ids(rules.PageWithin(url.Values{}, make([]map[string]any, 21))))
+}
+
+func TestProblemAndRefusal(t *testing.T) {
+	assert.Empty(t, rules.ProblemStatus(404, map[string]any{"status": 404.0}))
+	assert.Equal(t, []string{rules.ProblemStatusMatches}, ids(rules.ProblemStatus(404, map[string]any{"status": 500.0})))
+	assert.Empty(t, rules.Refused(400, []string{"query.limit: must be at least 1"}))
+	assert.Empty(t, rules.Refused(200, nil))
+	assert.Equal(t, []string{rules.InvalidRequestRefused}, ids(rules.Refused(200, []string{"query.limit: must be at least 1"})))
+}
+
+// exchange builds what an observer saw: a request sent at +at, answered a
+// millisecond later.
+func exchange(method, target string, status int, body any, at time.Duration) rules.Exchange {
+	u, _ := url.Parse(target)
+	data, _ := json.Marshal(body)
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	return rules.Exchange{Method: method, Path: u.Path, Query: u.Query(), Caller: "alice", Status: status, Body: data,
+		Sent: t0.Add(at), Received: t0.Add(at + time.Millisecond), Request: method + " " + target}
+}
+
+func TestMemoryAcrossAnswers(t *testing.T) {
+	m := rules.NewMemory(rules.Limits{})
+	see := func(ex rules.Exchange) []string { return ids(m.Observe(ex)) }
+
+	require.Empty(t, see(exchange("GET", "/agent/runs/r1", 200, run("state", "SUCCEEDED"), 0)))
+	assert.Equal(t, []string{rules.TerminalRunNeverChanges}, see(exchange("GET", "/agent/runs/r1", 200, run("state", "CANCELLED"), time.Second)))
+
+	// A state forced through the mock's control API is no server moving a run.
+	require.Empty(t, see(exchange("GET", "/agent/runs/r2", 200, run("run_id", "r2", "state", "CLAIMED", "session_link", "x"), 0)))
+	require.Empty(t, see(exchange("POST", "/__mock/runs/r2/state", 200, map[string]any{}, time.Second)))
+	assert.Empty(t, see(exchange("GET", "/agent/runs/r2", 200, run("run_id", "r2", "state", "QUEUED"), 2*time.Second)))
+
+	// A cancel accepted must cancel.
+	require.Empty(t, see(exchange("POST", "/agent/runs/r3/cancel", 200, "r3", 0)))
+	assert.Equal(t, []string{rules.AcceptedCancelCancels}, see(exchange("GET", "/agent/runs/r3", 200, run("run_id", "r3", "state", "INPROGRESS", "started_at", "2026-01-01T10:00:01Z"), time.Second)))
+
+	// A run refused to a caller is never listed to it.
+	require.Empty(t, see(exchange("GET", "/agent/runs/r4", http.StatusForbidden, map[string]any{"status": 403}, 0)))
+	page := map[string]any{"runs": []any{run("run_id", "r4", "state", "QUEUED")}, "page_info": map[string]any{"has_next_page": false}}
+	assert.Equal(t, []string{rules.RefusedRunNeverListed}, see(exchange("GET", "/agent/runs", 200, page, time.Second)))
+
+	// A walk in creation order never repeats a run, and a promised page has runs.
+	p1 := map[string]any{"runs": []any{run("run_id", "a", "state", "QUEUED")}, "page_info": map[string]any{"has_next_page": true, "next_cursor": "c1"}}
+	p2 := map[string]any{"runs": []any{run("run_id", "a", "state", "QUEUED")}, "page_info": map[string]any{"has_next_page": true, "next_cursor": "c2"}}
+	p3 := map[string]any{"runs": []any{}, "page_info": map[string]any{"has_next_page": false}}
+	require.Empty(t, see(exchange("GET", "/agent/runs?sort_by=created_at&limit=1", 200, p1, 0)))
+	assert.Equal(t, []string{rules.WalkNeverRepeats}, see(exchange("GET", "/agent/runs?sort_by=created_at&limit=1&cursor=c1", 200, p2, time.Second)))
+	assert.Equal(t, []string{rules.NextPageHasRuns}, see(exchange("GET", "/agent/runs?sort_by=created_at&limit=1&cursor=c2", 200, p3, 2*time.Second)))
+
+	// Events: renumbered, they are lost from a later poll.
+	ev := func(seq float64) map[string]any {
+		return map[string]any{"run_id": "r5", "event_type": "run_in_progress", "occurred_at": "2026-01-01T10:00:01Z", "sequence": seq}
+	}
+	require.Empty(t, see(exchange("GET", "/agent/events?run_ids=r5", 200, []any{ev(1)}, 0)))
+	assert.Equal(t, []string{rules.EventsNeverChange}, see(exchange("GET", "/agent/events?run_ids=r5", 200, []any{ev(7)}, time.Second)))
+	assert.Equal(t, []string{rules.EventsOrdered}, see(exchange("GET", "/agent/events?run_ids=r6", 200, []any{ev(3), ev(2)}, 2*time.Second)))
+}
+
+// Two looks whose requests overlapped are not ordered: a server answering
+// an older state to the request that was sent first breaks nothing.
+func TestOverlappingLooksAreNotOrdered(t *testing.T) {
+	m := rules.NewMemory(rules.Limits{})
+	late := exchange("GET", "/agent/runs/r1", 200, run("state", "INPROGRESS", "started_at", "2026-01-01T10:00:01Z"), 0)
+	early := exchange("GET", "/agent/runs/r1", 200, run("state", "QUEUED"), -time.Microsecond)
+	early.Received = late.Received.Add(time.Millisecond)
+	require.Empty(t, m.Observe(late))
+	assert.Empty(t, m.Observe(early))
+}
+
+// The memory forgets its oldest runs past its limit: it then misses, never
+// invents, a violation.
+func TestMemoryIsBounded(t *testing.T) {
+	m := rules.NewMemory(rules.Limits{Runs: 2})
+	require.Empty(t, m.Observe(exchange("GET", "/agent/runs/r1", 200, run("state", "SUCCEEDED"), 0)))
+	for _, id := range []string{"r2", "r3"} {
+		require.Empty(t, m.Observe(exchange("GET", "/agent/runs/"+id, 200, run("run_id", id, "state", "QUEUED"), time.Second)))
+	}
+	assert.Empty(t, m.Observe(exchange("GET", "/agent/runs/r1", 200, run("state", "FAILED", "status_message", map[string]any{"message": "m", "error_code": "e"}), 2*time.Second)))
+}
