@@ -1,14 +1,16 @@
 module github.com/agentruns/agentruns
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cucumber/gherkin/go/v26 v26.2.0
 	github.com/cucumber/godog v0.15.1
 	github.com/cucumber/messages/go/v21 v21.0.1
+	github.com/google/btree v1.1.3
 	github.com/google/uuid v1.6.0
 	github.com/jarcoal/httpmock v1.4.2
+	github.com/joshdk/go-junit v1.0.0
 	github.com/pb33f/go-yaml v0.1.1
 	github.com/pb33f/jsonschema/v6 v6.0.3
 	github.com/pb33f/libopenapi v0.42.3
@@ -28,7 +30,6 @@ require (
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
 	github.com/hashicorp/go-memdb v1.3.4 // indirect
 	github.com/hashicorp/golang-lru v0.5.4 // indirect
-	github.com/joshdk/go-junit v1.0.0 // indirect
 	github.com/pb33f/jsonpath v0.8.5 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.2 // indirect
 	github.com/spf13/pflag v1.0.7 // indirect

@@ -310,24 +310,24 @@ contract_bench() {
 
 go_bench() {
   note "bench: Go benchmarks (filling stores of up to 1,000,000 runs takes a few minutes)"
-  $GO test -run '^$' -bench '^Benchmark(Create|Get|ListFiltered|ListDefault)$' -benchtime="$GO_TIME" -count="$ROUNDS" \
+  $GO test -run '^$' -bench '^Benchmark(Create|Get|ListFiltered|ListDefault|ListOrders|EventsPoll|SchedulesList)$' -benchtime="$GO_TIME" -count="$ROUNDS" \
     -benchmem -timeout 60m ./mockserver/ >"$CACHE/logs/gobench.txt"
   $GO test -run '^$' -bench '^BenchmarkHeapPerRun$' -benchtime=1x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
   $GO test -run '^$' -bench '^BenchmarkStartup$' -benchtime=20x -count="$ROUNDS" ./mockserver/ >>"$CACHE/logs/gobench.txt"
   echo
   echo "Go benchmarks (in process, through Server.ServeHTTP; best of $ROUNDS by median; times in µs)"
   echo
-  printf '| %-34s | %9s | %9s | %9s | %9s | %9s |\n' benchmark p50 p99 mean B/op allocs/op
+  printf '| %-44s | %9s | %9s | %9s | %9s | %9s |\n' benchmark p50 p99 mean B/op allocs/op
   printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})" \
     "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})"
   awk '
-    /^Benchmark(Create|Get|ListFiltered|ListDefault|Startup)/ {
+    /^Benchmark(Create|Get|ListFiltered|ListDefault|ListOrders|EventsPoll|SchedulesList|Startup)/ {
       name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
       delete v
       for (i = 3; i < NF; i += 2) v[$(i + 1)] = $i
       if (!(name in best) || v["p50-ns"] < p50[name]) {
         best[name] = 1; p50[name] = v["p50-ns"]
-        row[name] = sprintf("| %-34s | %9.1f | %9.1f | %9.1f | %9d | %9d |", name, v["p50-ns"] / 1000, v["p99-ns"] / 1000,
+        row[name] = sprintf("| %-44s | %9.1f | %9.1f | %9.1f | %9d | %9d |", name, v["p50-ns"] / 1000, v["p99-ns"] / 1000,
           v["ns/op"] / 1000, v["B/op"], v["allocs/op"])
         if (!(name in seen)) { seen[name] = 1; order[++n] = name }
       }

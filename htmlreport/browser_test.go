@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,6 +83,12 @@ func TestReportInABrowser(t *testing.T) {
 	assert.False(t, browsertest.Eval[bool](t, ctx, `window.pwned !== undefined`), "markup from the server ran in the page")
 	skipReason := browsertest.Text(t, ctx, `#state-progression--a-successful-run-passes-through-every-state-in-order .reason-skipped`)
 	assert.Contains(t, skipReason, "needs the mock control API (@mock-control)")
+	// Durations are the scenarios' own, from their start to their end, as
+	// JUnit times them: scenarios that poll a server take milliseconds.
+	durations := browsertest.Eval[[]string](t, ctx, `Array.from(document.querySelectorAll('.scenario .duration')).map(e => e.textContent)`)
+	require.NotEmpty(t, durations)
+	assert.True(t, slices.ContainsFunc(durations, func(d string) bool { return d != "<1 ms" && strings.HasSuffix(d, "s") }),
+		"every scenario took under a millisecond: %v", durations)
 	browsertest.Screenshot(t, ctx, "report")
 
 	// Only the failures: every scenario still shown has a failed run, and

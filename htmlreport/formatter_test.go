@@ -2,19 +2,16 @@ package htmlreport_test
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
-	"github.com/cucumber/godog"
-	"github.com/cucumber/godog/formatters"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/htmlreport"
+	"github.com/agentruns/agentruns/report"
 )
 
 // hostile is what a server might send back inside an error: markup that
@@ -69,57 +66,62 @@ Feature: Billing
 `)},
 }
 
-func initSteps(sc *godog.ScenarioContext) {
-	sc.Before(func(ctx context.Context, s *godog.Scenario) (context.Context, error) {
-		for _, t := range s.Tags {
-			if t.Name == "@mock-control" {
-				return ctx, godog.ErrSkip
-			}
+// lineOf is the line of text in the billing feature.
+func lineOf(t *testing.T, text string) int {
+	t.Helper()
+	for i, l := range strings.Split(string(testFeatures["billing.feature"].Data), "\n") {
+		if strings.TrimSpace(l) == text {
+			return i + 1
 		}
-		return ctx, nil
-	})
-	sc.Step(`^a run(?: in (\w+))?$`, func() error { return nil })
-	sc.Step(`^a run with:$`, func(*godog.Table) error { return nil })
-	sc.Step(`^it ends$`, func() error { return nil })
-	sc.Step(`^it fails$`, func() error { return nil })
-	sc.Step(`^the server answers:$`, func(*godog.DocString) error { return nil })
-	sc.Step(`^the bill says "([^"]*)"$`, func(want string) error {
-		if want == "broken" {
-			return errors.New("expected 1 credit, got " + hostile)
-		}
-		return nil
-	})
+	}
+	t.Fatalf("no line %q in billing.feature", text)
+	return 0
 }
 
-// runReport runs testFeatures through godog with the HTML formatter and
+// runReport hands the formatter a run of testFeatures as the suite's
+// collector would, "~@never" leaving out the unselected feature, and
 // returns the page.
 func runReport(t *testing.T) string {
 	t.Helper()
-	name := "html-" + t.Name()
-	godog.Format(name, "the HTML page under test", func(_ string, w io.Writer) formatters.Formatter {
-		return htmlreport.New(w, func() htmlreport.RunInfo {
-			return htmlreport.RunInfo{
-				Server:   "http://127.0.0.1:9/api/v1?<b>bold</b>",
-				Mode:     "polling the server",
-				Tags:     "~@never",
-				Seed:     42,
-				Features: testFeatures,
-				SkipReason: func(string) string {
-					return "needs the mock control API (@mock-control), which the server does not offer"
-				},
-			}
-		})
-	})
-	var out bytes.Buffer
-	status := godog.TestSuite{
-		Name:                "test",
-		ScenarioInitializer: initSteps,
-		Options: &godog.Options{
-			Format: name, Output: &out, NoColors: true, Strict: true,
-			FS: testFeatures, Paths: []string{"."}, Tags: "~@never", Concurrency: 2,
+	const skipReason = "needs the mock control API (@mock-control), which the server does not offer"
+	step := func(kw, text string, st report.Status) report.Step {
+		return report.Step{Keyword: kw, Text: text, Status: st, Line: lineOf(t, kw+text)}
+	}
+	skipped := func(name, line string, steps ...report.Step) report.Scenario {
+		return report.Scenario{Feature: "Billing", URI: "billing.feature", Line: lineOf(t, line), Name: name,
+			Tags: []string{"@billing", "@mock-control"}, Status: report.Skipped, Message: skipReason, Steps: steps}
+	}
+	charged := step("Given ", "a run with:", report.Passed)
+	charged.Table = [][]string{{"prompt", "Fix the build"}}
+	broken := step("Then ", `the bill says "<amount>"`, report.Failed)
+	broken.Text, broken.Message = `the bill says "broken"`, "expected 1 credit, got "+hostile
+	answers := step("And ", "the server answers:", report.Skipped)
+	answers.DocString = `{"state": "FAILED"}`
+	run := report.Run{
+		Name: "agentruns-contract", Target: "http://127.0.0.1:9/api/v1?<b>bold</b>", Mode: "polling the server",
+		Tags: "~@never", Seed: 42, Start: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), Duration: 3 * time.Second,
+		Scenarios: []report.Scenario{
+			{Feature: "Billing", URI: "billing.feature", Line: lineOf(t, "Scenario: A run is charged"), Name: "A run is charged",
+				Tags: []string{"@billing"}, Status: report.Passed, Duration: 1500 * time.Millisecond, Steps: []report.Step{
+					charged, step("When ", "it ends", report.Passed), step("Then ", `the bill says "1 credit"`, report.Passed)}},
+			skipped("Credits run out", "Scenario: Credits run out",
+				step("Given ", "a run", report.Skipped), step("Then ", "it fails", report.Skipped)),
+			skipped("A forced FAILED run is billed nothing", "| FAILED |"),
+			skipped("A forced ERROR run is billed nothing", "| ERROR  |"),
+			{Feature: "Billing", URI: "billing.feature", Line: lineOf(t, "| SUCCEEDED | 1 credit |"), Name: "A SUCCEEDED run is billed 1 credit",
+				Tags: []string{"@billing"}, Status: report.Passed, Duration: 2 * time.Millisecond},
+			{Feature: "Billing", URI: "billing.feature", Line: lineOf(t, "| FAILED    | broken   |"), Name: "A FAILED run is billed broken",
+				Tags: []string{"@billing"}, Status: report.Failed, Message: broken.Message, Duration: 40 * time.Millisecond,
+				Steps: []report.Step{step("Given ", "a run in <state>", report.Passed), broken, answers}},
 		},
-	}.Run()
-	require.Equal(t, 1, status, "one row of the outline fails")
+	}
+	run.Scenarios[5].Steps[0].Text = "a run in FAILED"
+	var out bytes.Buffer
+	f := htmlreport.New(&out, testFeatures)
+	for _, sc := range run.Scenarios {
+		require.NoError(t, f.Scenario(sc))
+	}
+	require.NoError(t, f.Close(run))
 	return out.String()
 }
 
@@ -152,6 +154,10 @@ func TestReportShowsOutcomesAndReasons(t *testing.T) {
 	// An outline skipped for one reason says it once, not on every row.
 	has(t, page, "<b>Skipped</b>, every example: ")
 	assert.Equal(t, 2, strings.Count(page, "which the server does not offer"), "one plain scenario, one outline")
+	// Each scenario's own duration, as the other reports time it.
+	has(t, page, `<span class="duration">1.5s</span>`)
+	has(t, page, `<span class="duration">40 ms</span>`)
+	hasNot(t, page, "&lt;1 ms")
 }
 
 // Everything a server sent back is text on the page, never markup.
@@ -201,4 +207,28 @@ func hasNot(t *testing.T, page, unwanted string, msg ...any) {
 	if i := strings.Index(page, unwanted); i >= 0 {
 		t.Errorf("the page holds %q: …%s… %v", unwanted, page[max(0, i-80):min(len(page), i+len(unwanted)+80)], msg)
 	}
+}
+
+// A run that skipped scenarios an option would have run is not "All
+// passed": the verdict counts them and the page names the flag.
+func TestReportWithAvoidableSkipsIsNotAllPassed(t *testing.T) {
+	page := func(needs *report.Need) string {
+		run := report.Run{Start: time.Now(), Scenarios: []report.Scenario{
+			{URI: "billing.feature", Line: lineOf(t, "Scenario: A run is charged"), Name: "A run is charged", Status: report.Passed},
+			{URI: "billing.feature", Line: lineOf(t, "Scenario: Credits run out"), Name: "Credits run out", Status: report.Skipped,
+				Message: "needs a key of another team: pass --other-api-key", Needs: needs},
+		}}
+		var out bytes.Buffer
+		f := htmlreport.New(&out, testFeatures)
+		require.NoError(t, f.Close(run))
+		return out.String()
+	}
+	withoutOption := page(&report.Need{Flag: "--other-api-key", What: "one team never sees another team's runs"})
+	hasNot(t, withoutOption, "All passed")
+	has(t, withoutOption, `id="verdict">Passed, 1 not checked</div>`)
+	has(t, withoutOption, `<li data-flag="--other-api-key"><span class="what">one team never sees another team&#39;s runs</span> (1 skipped): run again with <code>--other-api-key</code> to check it</li>`)
+
+	serverRuledOut := page(nil)
+	has(t, serverRuledOut, `id="verdict">All passed</div>`)
+	hasNot(t, serverRuledOut, `id="not-checked"`)
 }

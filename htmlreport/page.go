@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentruns/agentruns/report"
 )
 
 // The page's template, styles and script are embedded, so the page carries
@@ -61,6 +63,18 @@ type Run struct {
 	Started  time.Time
 	Duration time.Duration
 	Counts   Counts
+	// Unchecked is what the run skipped for want of an option: a run with
+	// such skips did not check everything, and does not say "All passed".
+	Unchecked []report.Unchecked
+}
+
+// NotChecked counts the scenarios skipped for want of an option.
+func (r *Run) NotChecked() int {
+	n := 0
+	for _, u := range r.Unchecked {
+		n += len(u.Scenarios)
+	}
+	return n
 }
 
 // Counts are scenarios by outcome; an outline counts once per examples row.
@@ -68,15 +82,15 @@ type Counts struct {
 	Passed, Failed, Skipped, NotRun int
 }
 
-func (c *Counts) add(status string) {
-	switch status {
-	case Passed:
+func (c *Counts) add(status report.Status) {
+	switch filterStatus(status) {
+	case report.Passed:
 		c.Passed++
-	case Failed, Undefined, Pending:
+	case report.Failed:
 		c.Failed++
-	case Skipped:
+	case report.Skipped:
 		c.Skipped++
-	case NotRun:
+	case report.NotRun:
 		c.NotRun++
 	}
 }
@@ -149,7 +163,7 @@ func (f *Feature) Count() Counts {
 	for _, s := range f.Scenarios {
 		for _, st := range s.statuses() {
 			if st == "" {
-				st = NotRun // a spec page: each counts as one scenario
+				st = report.NotRun // a spec page: each counts as one scenario
 			}
 			c.add(st)
 		}
@@ -159,11 +173,11 @@ func (f *Feature) Count() Counts {
 
 // statuses lists the outcome of each run of the scenario: one for a plain
 // scenario, one per examples row for an outline.
-func (s *Scenario) statuses() []string {
+func (s *Scenario) statuses() []report.Status {
 	if len(s.Examples) == 0 {
-		return []string{s.Status}
+		return []report.Status{s.Status}
 	}
-	var out []string
+	var out []report.Status
 	for _, e := range s.Examples {
 		for _, r := range e.Rows {
 			out = append(out, r.Status)
@@ -175,13 +189,13 @@ func (s *Scenario) statuses() []string {
 // Statuses is the set of outcomes among the scenario's runs, space
 // separated, for the status filter.
 func (s *Scenario) Statuses() string {
-	seen := map[string]bool{}
+	seen := map[report.Status]bool{}
 	var out []string
 	for _, st := range s.statuses() {
 		st = filterStatus(st)
 		if st != "" && !seen[st] {
 			seen[st] = true
-			out = append(out, st)
+			out = append(out, string(st))
 		}
 	}
 	return strings.Join(out, " ")
@@ -189,10 +203,10 @@ func (s *Scenario) Statuses() string {
 
 // Overall is the scenario's outcome as one word: failed if any run failed,
 // then passed, skipped, not run.
-func (s *Scenario) Overall() string {
+func (s *Scenario) Overall() report.Status {
 	set := " " + s.Statuses() + " "
-	for _, st := range []string{Failed, Passed, Skipped, NotRun} {
-		if strings.Contains(set, " "+st+" ") {
+	for _, st := range []report.Status{report.Failed, report.Passed, report.Skipped, report.NotRun} {
+		if strings.Contains(set, " "+string(st)+" ") {
 			return st
 		}
 	}
@@ -203,7 +217,7 @@ func (s *Scenario) Overall() string {
 // of the scenario's own steps (and so needs no repeating above them).
 func (s *Scenario) FailureShownOnStep() bool {
 	for _, st := range s.Steps {
-		if st.Message != "" && filterStatus(st.Status) == Failed {
+		if st.Message != "" && filterStatus(st.Status) == report.Failed {
 			return true
 		}
 	}
@@ -216,7 +230,7 @@ func (s *Scenario) SharedSkip() string {
 	reason, n := "", 0
 	for _, e := range s.Examples {
 		for _, r := range e.Rows {
-			if r.Status != Skipped || (n > 0 && r.Message != reason) {
+			if r.Status != report.Skipped || (n > 0 && r.Message != reason) {
 				return ""
 			}
 			reason, n = r.Message, n+1
@@ -229,53 +243,57 @@ func (s *Scenario) SharedSkip() string {
 func (s *Scenario) IsOutline() bool { return len(s.Examples) > 0 }
 
 // Overall is the feature's outcome as one word.
-func (f *Feature) Overall() string {
+func (f *Feature) Overall() report.Status {
 	c := f.Count()
 	switch {
 	case c.Failed > 0:
-		return Failed
+		return report.Failed
 	case c.Passed > 0:
-		return Passed
+		return report.Passed
 	case c.Skipped > 0:
-		return Skipped
+		return report.Skipped
 	case c.NotRun > 0 && c.NotRun == c.Total():
-		return NotRun
+		return report.NotRun
 	}
 	return ""
 }
 
-// filterStatus folds the outcomes the filter does not tell apart.
-func filterStatus(st string) string {
-	switch st {
-	case Undefined, Pending:
-		return Failed
+// filterStatus folds the outcomes the page does not tell apart: a step
+// the suite could not run counts as failed, an interrupted scenario as
+// skipped.
+func filterStatus(st report.Status) report.Status {
+	switch {
+	case st.Incomplete():
+		return report.Failed
+	case st == report.Interrupted:
+		return report.Skipped
 	}
 	return st
 }
 
-func label(st string) string {
+func label(st report.Status) string {
 	switch filterStatus(st) {
-	case Passed:
+	case report.Passed:
 		return "passed"
-	case Failed:
+	case report.Failed:
 		return "failed"
-	case Skipped:
+	case report.Skipped:
 		return "skipped"
-	case NotRun:
+	case report.NotRun:
 		return "not run"
 	}
 	return ""
 }
 
-func icon(st string) string {
+func icon(st report.Status) string {
 	switch filterStatus(st) {
-	case Passed:
+	case report.Passed:
 		return "✓"
-	case Failed:
+	case report.Failed:
 		return "✗"
-	case Skipped:
+	case report.Skipped:
 		return "↷"
-	case NotRun:
+	case report.NotRun:
 		return "–"
 	}
 	return ""

@@ -3,9 +3,9 @@
 // scenario marked passed, failed or skipped with its reason. The page needs
 // no network: its styles and script are embedded in it.
 //
-// Formatter is a godog formatter that writes the page when a run ends;
-// Parse and Write render the same page from feature files alone, with no
-// results, for publishing the behaviour as documentation.
+// Formatter is a report.Formatter that writes the page when a run ends;
+// Parse and WriteSpec render the same page from feature files alone, with
+// no results, for publishing the behaviour as documentation.
 package htmlreport
 
 import (
@@ -19,17 +19,8 @@ import (
 
 	gherkin "github.com/cucumber/gherkin/go/v26"
 	messages "github.com/cucumber/messages/go/v21"
-)
 
-// Outcomes of a scenario or a step. NotRun is a scenario the run did not
-// select (a tag expression left it out); a spec page has no outcomes at all.
-const (
-	Passed    = "passed"
-	Failed    = "failed"
-	Skipped   = "skipped"
-	Undefined = "undefined"
-	Pending   = "pending"
-	NotRun    = "notrun"
+	"github.com/agentruns/agentruns/report"
 )
 
 // Feature is one feature file as a reader sees it.
@@ -73,7 +64,7 @@ type Scenario struct {
 // Result is the outcome of one run of a scenario: a plain scenario, or one
 // row of an outline's examples.
 type Result struct {
-	Status string // "" on a spec page
+	Status report.Status // "" on a spec page; passed, failed, skipped or not run on a report
 	// Message says why the run failed or was skipped.
 	Message string
 	// FailedStep is the text of the step that failed.
@@ -88,7 +79,7 @@ type Step struct {
 	DocString *DocString
 	Table     [][]string
 	// Status and Message are this step's outcome in a plain scenario.
-	Status  string
+	Status  report.Status
 	Message string
 }
 
@@ -158,12 +149,12 @@ func parseDocuments(fsys fs.FS) ([]*messages.GherkinDocument, error) {
 	return docs, nil
 }
 
-// index finds the model's parts by the Gherkin AST node ids a pickle refers
-// to; ids are unique within one document.
+// index finds the model's parts of one feature file by the line a
+// report.Scenario or report.Step names.
 type index struct {
-	scenarios map[string]*Scenario
-	rows      map[string]*Row
-	steps     map[string]*Step
+	scenarioAt map[int64]*Scenario
+	rowAt      map[int64]*Row
+	stepAt     map[int64]*Step
 }
 
 // fromDocuments builds the model of docs; when ix is not nil it is filled
@@ -182,14 +173,14 @@ func fromDocuments(docs []*messages.GherkinDocument, ix map[string]*index) []*Fe
 		if doc == nil || doc.Feature == nil {
 			continue
 		}
-		in := &index{scenarios: map[string]*Scenario{}, rows: map[string]*Row{}, steps: map[string]*Step{}}
+		in := &index{scenarioAt: map[int64]*Scenario{}, rowAt: map[int64]*Row{}, stepAt: map[int64]*Step{}}
 		if ix != nil {
-			ix[doc.Uri] = in
+			ix[cleanURI(doc.Uri)] = in
 		}
 		ft := doc.Feature
 		f := &Feature{
 			Anchor:      unique(slug(strings.TrimSuffix(path.Base(doc.Uri), ".feature"))),
-			URI:         strings.TrimPrefix(doc.Uri, "./"),
+			URI:         cleanURI(doc.Uri),
 			Keyword:     ft.Keyword,
 			Name:        ft.Name,
 			Description: trimDescription(ft.Description),
@@ -208,7 +199,7 @@ func fromDocuments(docs []*messages.GherkinDocument, ix map[string]*index) []*Fe
 			s.AllTags = append(append(append([]string(nil), f.Tags...), ruleTags...), s.Tags...)
 			for _, st := range sc.Steps {
 				step := newStep(st)
-				in.steps[st.Id] = step
+				in.stepAt[st.Location.Line] = step
 				s.Steps = append(s.Steps, step)
 			}
 			for _, ex := range sc.Examples {
@@ -220,13 +211,13 @@ func fromDocuments(docs []*messages.GherkinDocument, ix map[string]*index) []*Fe
 				for _, tr := range ex.TableBody {
 					row := &Row{Cells: cells(tr)}
 					row.Anchor = unique(s.Anchor + "--" + slug(strings.Join(row.Cells, " ")))
-					in.rows[tr.Id] = row
+					in.rowAt[tr.Location.Line] = row
 					e.Rows = append(e.Rows, row)
 				}
 				s.Examples = append(s.Examples, e)
 			}
 			s.AllTags = dedupe(s.AllTags)
-			in.scenarios[sc.Id] = s
+			in.scenarioAt[sc.Location.Line] = s
 			f.Scenarios = append(f.Scenarios, s)
 		}
 		for _, child := range ft.Children {
@@ -258,7 +249,7 @@ func newBackground(bg *messages.Background, in *index) *Background {
 	b := &Background{Keyword: bg.Keyword, Name: bg.Name, Description: trimDescription(bg.Description)}
 	for _, st := range bg.Steps {
 		step := newStep(st)
-		in.steps[st.Id] = step
+		in.stepAt[st.Location.Line] = step
 		b.Steps = append(b.Steps, step)
 	}
 	return b

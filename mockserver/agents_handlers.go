@@ -47,24 +47,24 @@ type AgentListEnvironment struct {
 
 // listAgents is GET /agent. refresh is accepted and changes nothing: the
 // mock reads its catalogue from the fixtures and caches nothing.
-func (s *Server) listAgents(c *call) (any, *apiError) {
+func (s *Server) listAgents(c *call) response {
 	params := c.r.URL.Query()
 	q := store.AgentQuery{Repo: params.Get("repo"), SortBy: params.Get("sort_by")}
 	if q.Repo != "" {
 		if o, n, ok := strings.Cut(q.Repo, "/"); !ok || o == "" || n == "" || strings.Contains(n, "/") {
-			return nil, queryError("repo", "write the repository as owner/repo")
+			return fail(queryError("repo", "write the repository as owner/repo"))
 		}
 	}
 	switch q.SortBy {
 	case "", "name", "last_run":
 	default:
-		return nil, queryError("sort_by", "must be name or last_run")
+		return fail(queryError("sort_by", "must be name or last_run"))
 	}
 	for _, name := range []string{"refresh", "include_malformed_skills"} {
 		if v := params.Get(name); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return nil, queryError(name, "must be true or false")
+				return fail(queryError(name, "must be true or false"))
 			}
 			if name == "include_malformed_skills" {
 				q.IncludeMalformed = b
@@ -94,5 +94,5 @@ func (s *Server) listAgents(c *call) (any, *apiError) {
 		}
 		out.Agents = append(out.Agents, item)
 	}
-	return out, nil
+	return ok(out)
 }

@@ -60,14 +60,14 @@ type ArtifactData struct {
 }
 
 // getArtifact is GET /agent/artifacts/{artifactUid}.
-func (s *Server) getArtifact(c *call) (any, *apiError) {
+func (s *Server) getArtifact(c *call) response {
 	uid, err := uuid.Parse(c.id)
 	if err != nil {
-		return nil, errorf(codeInvalidRequest, "artifactUid: %q is not a UUID, as the artifact_uid of a run's artifacts is", truncate(c.id, 80))
+		return fail(errorf(codeInvalidRequest, "artifactUid: %q is not a UUID, as the artifact_uid of a run's artifacts is", truncate(c.id, 80)))
 	}
 	a, err := c.session.Artifact(c.principal, uid)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	r := a.Run.Run
 	out := ArtifactResponse{ArtifactUID: uid.String(), ArtifactType: a.Type, CreatedAt: formatTime(a.CreatedAt())}
@@ -86,7 +86,7 @@ func (s *Server) getArtifact(c *call) (any, *apiError) {
 		out.Data = ArtifactData{DownloadURL: link, ExpiresAt: expires, ContentType: store.FileArtifactMIMEType,
 			Filepath: store.FileArtifactPath, Filename: store.FileArtifactName, SizeBytes: &size, Description: store.FileArtifactDesc}
 	}
-	return out, nil
+	return ok(out)
 }
 
 // downloadURL is a signed address of the artifact's bytes on this mock,
@@ -117,34 +117,34 @@ func (s *Server) downloadSignature(session, uid string, expiresMilli int64) stri
 // a screenshot (a PNG) or a file, for a download URL that is this mock's
 // and has not expired. It needs no credentials: the signature is the
 // permission.
-func (s *Server) downloadArtifact(c *call) (any, *apiError) {
+func (s *Server) downloadArtifact(c *call) response {
 	q := c.r.URL.Query()
 	session, sig := q.Get("session"), q.Get("signature")
 	expiresMilli, err := strconv.ParseInt(q.Get("expires"), 10, 64)
 	uid, uerr := uuid.Parse(c.id)
 	if err != nil || uerr != nil || sig == "" ||
 		!hmac.Equal([]byte(sig), []byte(s.downloadSignature(session, uid.String(), expiresMilli))) {
-		return nil, errorf(codeNotAuthorized, "this download URL was not issued by this mock (or was changed, or issued before it restarted): GET /agent/artifacts/{artifactUid} gives a new one")
+		return fail(errorf(codeNotAuthorized, "this download URL was not issued by this mock (or was changed, or issued before it restarted): GET /agent/artifacts/{artifactUid} gives a new one"))
 	}
 	ms := s.store.Existing(session)
 	if ms == nil {
-		return nil, errorf(codeNotFound, "the mock session this download URL belongs to is closed")
+		return fail(errorf(codeNotFound, "the mock session this download URL belongs to is closed"))
 	}
 	expires, now := time.UnixMilli(expiresMilli).UTC(), ms.Now()
 	if !now.Before(expires) {
-		return nil, errorf(codeNotAuthorized, "this download URL expired at %s (the mock session's clock reads %s): GET /agent/artifacts/%s gives a new one",
-			formatTime(expires), formatTime(now), uid)
+		return fail(errorf(codeNotAuthorized, "this download URL expired at %s (the mock session's clock reads %s): GET /agent/artifacts/%s gives a new one",
+			formatTime(expires), formatTime(now), uid))
 	}
 	a, err := ms.Artifact(nil, uid)
 	if err != nil { // the mock session was reset since
-		return nil, errorf(codeNotFound, "artifact %s no longer exists in this mock session", uid)
+		return fail(errorf(codeNotFound, "artifact %s no longer exists in this mock session", uid))
 	}
 	switch a.Type {
 	case store.ArtifactScreenshot:
-		return rawBody{store.ScreenshotMIMEType, store.ScreenshotPNG(a.Run.Run)}, nil
+		return rawBody(store.ScreenshotMIMEType, store.ScreenshotPNG(a.Run.Run))
 	case store.ArtifactFile:
-		return rawBody{store.FileArtifactMIMEType + "; charset=utf-8", []byte(store.FileContent(a.Run.Run))}, nil
+		return rawBody(store.FileArtifactMIMEType+"; charset=utf-8", []byte(store.FileContent(a.Run.Run)))
 	}
-	return nil, errorf(codeNotFound, "artifact %s has nothing to download", uid) // only screenshots and files are signed
+	return fail(errorf(codeNotFound, "artifact %s has nothing to download", uid)) // only screenshots and files are signed
 
 }

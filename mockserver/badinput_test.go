@@ -69,7 +69,7 @@ func badRequests(cursor string) []badRequest {
 		{name: "attachments and images over five together", method: "POST", path: "/agent/run", body: `{"prompt":"x","attachments":[` + strings.Repeat(attachment+",", 2) + attachment + `],"images":[` + image + "," + image + "," + image + `]}`, status: 400, detail: "attachments"},
 		{name: "an attachment without a file name", method: "POST", path: "/agent/run", body: `{"prompt":"x","attachments":[{"data":"aGk=","mime_type":"text/plain"}]}`, status: 400, detail: "file_name"},
 		{name: "an attachment whose data is not base64", method: "POST", path: "/agent/run", body: `{"prompt":"x","attachments":[{"file_name":"a.txt","data":"@@","mime_type":"text/plain"}]}`, status: 400, detail: "data"},
-		{name: "an unknown harness", method: "POST", path: "/agent/run", body: `{"prompt":"x","config":{"harness":{"type":"codex"}}}`, status: 400, detail: "harness.type"},
+		{name: "an unknown harness", method: "POST", path: "/agent/run", body: `{"prompt":"x","config":{"harness":{"type":"cursor"}}}`, status: 400, detail: "harness.type"},
 		{name: "an idle timeout of 0", method: "POST", path: "/agent/run", body: `{"prompt":"x","config":{"idle_timeout_minutes":0}}`, status: 400, detail: "idle_timeout_minutes"},
 		{name: "an idle timeout over 60", method: "POST", path: "/agent/run", body: `{"prompt":"x","config":{"idle_timeout_minutes":61}}`, status: 400, detail: "idle_timeout_minutes"},
 		{name: "a harness secret a number", method: "POST", path: "/agent/run", body: `{"prompt":"x","config":{"harness_auth_secrets":{"claude_auth_secret_name":5}}}`, status: 400, detail: "claude_auth_secret_name"},

@@ -11,11 +11,14 @@ package mockserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -26,8 +29,22 @@ import (
 	"github.com/agentruns/agentruns/internal/store"
 )
 
-// benchSizes are the store sizes the scale benchmarks run at.
-var benchSizes = []int{10_000, 100_000, 1_000_000}
+// benchSizes are the store sizes the scale benchmarks run at;
+// BENCH_SIZES (such as "10000,100000") picks others.
+var benchSizes = sizesFromEnv(os.Getenv("BENCH_SIZES"), []int{10_000, 100_000, 1_000_000})
+
+func sizesFromEnv(s string, def []int) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return def
+	}
+	return out
+}
 
 // benchPrompts are prompts of the length people give a coding agent: a few
 // sentences saying what to change and how to check it.
@@ -104,11 +121,11 @@ func (f *benchFill) fill(tb testing.TB, s *Server, from, to int) {
 		if f := benchFate(i); f != "" {
 			req.Header.Set(FateHeader, f)
 		}
-		out, aerr := s.createRun(&call{r: req, session: f.session, principal: p, body: []byte(benchRequest(i))})
-		if aerr != nil {
-			tb.Fatalf("create %d: %v", i, aerr)
+		out := s.createRun(&call{r: req, session: f.session, principal: p, body: []byte(benchRequest(i))})
+		if out.problem != nil {
+			tb.Fatalf("create %d: %v", i, out.problem)
 		}
-		id := out.(RunAgentResponse).RunID
+		id := out.body.(RunAgentResponse).RunID
 		f.ids, f.teams = append(f.ids, id), append(f.teams, p.Team)
 		if i%50 == 13 {
 			if err := f.session.Cancel(p, id); err != nil {
@@ -336,7 +353,7 @@ func TestBenchHelpers(t *testing.T) {
 	if counts[Failed] < 30 || counts[Errored] < 15 || counts[Cancelled] < 5 || counts[Succeeded] < 250 {
 		t.Fatalf("unexpected mix of states: %v", counts)
 	}
-	q, _, aerr := s.parseListQuery(mustQuery(t, benchFilters), f.session, "")
+	q, _, aerr := parseListQuery(mustQuery(t, benchFilters), cursorSigner{f.session.CursorKey(), ""})
 	if aerr != nil {
 		t.Fatal(aerr)
 	}
@@ -366,4 +383,87 @@ func mustQuery(t *testing.T, raw string) map[string][]string {
 	t.Helper()
 	r := httptest.NewRequest(http.MethodGet, "/agent/runs?"+raw, nil)
 	return r.URL.Query()
+}
+
+// BenchmarkListOrders is a page of 20 in every order the listing has, a
+// filtered page in the default order, and a deep page: the page of 20 that a
+// cursor points to after 5,000 runs of the default order. Each is measured
+// at every size of benchSizes; the targets compare the sizes with each other.
+func BenchmarkListOrders(b *testing.B) {
+	queries := []struct{ name, query string }{
+		{"updated_at-desc", "limit=20"},
+		{"updated_at-asc", "limit=20&sort_order=asc"},
+		{"created_at-desc", "limit=20&sort_by=created_at"},
+		{"created_at-asc", "limit=20&sort_by=created_at&sort_order=asc"},
+		{"title-asc", "limit=20&sort_by=title&sort_order=asc"},
+		{"title-desc", "limit=20&sort_by=title"},
+		{"agent-asc", "limit=20&sort_by=agent&sort_order=asc"},
+		{"agent-desc", "limit=20&sort_by=agent"},
+		{"state-failed", "limit=20&state=FAILED"},
+		{"deep-cursor", "deep"},
+	}
+	forEachSize(b, func(b *testing.B, s *Server, _ *benchFill, n int) {
+		for _, q := range queries {
+			b.Run(q.name, func(b *testing.B) {
+				w := newDiscard()
+				raw := q.query
+				if raw == "deep" {
+					raw = "limit=20&cursor=" + url.QueryEscape(deepCursor(b, s, 5_000))
+				}
+				r := authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?"+raw, nil))
+				timed(b, func(int) { serve(b, s, w, r, http.StatusOK) })
+			})
+		}
+	})
+}
+
+// deepCursor follows the default order's cursors past depth runs and
+// returns the cursor there.
+func deepCursor(b *testing.B, s *Server, depth int) string {
+	cursor := ""
+	for seen := 0; seen < depth; seen += 500 {
+		raw := "limit=500"
+		if cursor != "" {
+			raw += "&cursor=" + url.QueryEscape(cursor)
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?"+raw, nil)))
+		var page struct {
+			PageInfo struct {
+				NextCursor string `json:"next_cursor"`
+			} `json:"page_info"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || page.PageInfo.NextCursor == "" {
+			b.Fatalf("page after %d runs: %d %s", seen, rec.Code, truncate(rec.Body.String(), 200))
+		}
+		cursor = page.PageInfo.NextCursor
+	}
+	return cursor
+}
+
+// BenchmarkEventsPoll is GET /agent/events for 5 runs from the middle of
+// the store since the start of the log: the log holds about five events
+// per stored run.
+func BenchmarkEventsPoll(b *testing.B) {
+	forEachSize(b, func(b *testing.B, s *Server, f *benchFill, n int) {
+		w := newDiscard()
+		v := url.Values{}
+		for i := n / 2; i < len(f.ids) && len(v["run_ids"]) < 5; i++ {
+			if f.teams[i] == "team-acme" {
+				v.Add("run_ids", f.ids[i])
+			}
+		}
+		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/events?"+v.Encode(), nil))
+		timed(b, func(int) { serve(b, s, w, r, http.StatusOK) })
+	})
+}
+
+// BenchmarkSchedulesList is GET /agent/schedules in a store of n runs: the
+// listing of the fixtures' schedules, caught up to the clock.
+func BenchmarkSchedulesList(b *testing.B) {
+	forEachSize(b, func(b *testing.B, s *Server, _ *benchFill, n int) {
+		w := newDiscard()
+		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/schedules", nil))
+		timed(b, func(int) { serve(b, s, w, r, http.StatusOK) })
+	})
 }

@@ -40,7 +40,7 @@ type ListEnvironmentsResponse struct {
 }
 
 // listEnvironments is GET /agent/environments.
-func (s *Server) listEnvironments(c *call) (any, *apiError) {
+func (s *Server) listEnvironments(c *call) response {
 	sortBy := c.r.URL.Query().Get("sort_by") // the document's enum is checked by validate
 	views := c.session.Environments(c.principal)
 	out := ListEnvironmentsResponse{Environments: make([]CloudEnvironment, 0, len(views))}
@@ -54,7 +54,7 @@ func (s *Server) listEnvironments(c *call) (any, *apiError) {
 		// last_updated, the default: most recently changed first.
 		sort.SliceStable(envs, func(i, j int) bool { return envs[i].LastUpdated > envs[j].LastUpdated })
 	}
-	return out, nil
+	return ok(out)
 }
 
 // envName is an environment's config.name, "" when it has none.
@@ -123,10 +123,10 @@ type ModelInfo struct {
 
 // listModels is GET /agent/models: the fixtures' models, the same for
 // every caller.
-func (s *Server) listModels(*call) (any, *apiError) {
+func (s *Server) listModels(*call) response {
 	out := ListModelsResponse{DefaultModelID: s.fixtures.DefaultModelID, Models: make([]ModelInfo, 0, len(s.fixtures.Models))}
 	for _, m := range s.fixtures.Models {
 		out.Models = append(out.Models, ModelInfo(m))
 	}
-	return out, nil
+	return ok(out)
 }

@@ -38,16 +38,16 @@ func info(c *call) Info {
 	return Info{Mock: "agentruns", Session: c.r.Header.Get(SessionHeader), Clock: clockInfo(c.session)}
 }
 
-func (s *Server) info(c *call) (any, *apiError) { return info(c), nil }
+func (s *Server) info(c *call) response { return ok(info(c)) }
 
-func (s *Server) reset(c *call) (any, *apiError) {
+func (s *Server) reset(c *call) response {
 	c.session.Reset()
-	return info(c), nil
+	return ok(info(c))
 }
 
-func (s *Server) closeSession(c *call) (any, *apiError) {
+func (s *Server) closeSession(c *call) response {
 	s.store.Close(c.r.Header.Get(SessionHeader))
-	return info(c), nil
+	return ok(info(c))
 }
 
 // decodeControl reads a control request body strictly: a misspelt field is
@@ -65,53 +65,53 @@ func decodeControl(r *http.Request, v any) *apiError {
 	return nil
 }
 
-func (s *Server) readClock(c *call) (any, *apiError) { return clockInfo(c.session), nil }
+func (s *Server) readClock(c *call) response { return ok(clockInfo(c.session)) }
 
-func (s *Server) setClock(c *call) (any, *apiError) {
+func (s *Server) setClock(c *call) response {
 	var req struct {
 		Mode ClockMode `json:"mode"`
 		Now  string    `json:"now"`
 	}
 	if aerr := decodeControl(c.r, &req); aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	switch req.Mode {
 	case "":
 	case RealClock, VirtualClock:
 		c.session.SetClockMode(req.Mode)
 	default:
-		return nil, errorf(codeInvalidRequest, "mode: must be real or virtual, not %q", req.Mode)
+		return fail(errorf(codeInvalidRequest, "mode: must be real or virtual, not %q", req.Mode))
 	}
 	if req.Now != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.Now)
 		if err != nil {
-			return nil, errorf(codeInvalidRequest, "now: must be an RFC 3339 date-time, not %q", req.Now)
+			return fail(errorf(codeInvalidRequest, "now: must be an RFC 3339 date-time, not %q", req.Now))
 		}
 		if _, err = c.session.SetNow(t); err != nil {
-			return nil, problemOf(fmt.Errorf("now: %w (asked for %s; it is %s)", err, req.Now, formatTime(c.session.Now())))
+			return fail(problemOf(fmt.Errorf("now: %w (asked for %s; it is %s)", err, req.Now, formatTime(c.session.Now()))))
 		}
 	}
-	return clockInfo(c.session), nil
+	return ok(clockInfo(c.session))
 }
 
-func (s *Server) advanceClock(c *call) (any, *apiError) {
+func (s *Server) advanceClock(c *call) response {
 	var req struct {
 		By string `json:"by"`
 	}
 	if aerr := decodeControl(c.r, &req); aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	d, err := time.ParseDuration(req.By)
 	if err != nil || d < 0 {
-		return nil, errorf(codeInvalidRequest, "by: must be a positive duration such as 90s or 5m, not %q", req.By)
+		return fail(errorf(codeInvalidRequest, "by: must be a positive duration such as 90s or 5m, not %q", req.By))
 	}
 	if _, err := c.session.Advance(d); err != nil {
-		return nil, problemOf(fmt.Errorf("by: %w", err))
+		return fail(problemOf(fmt.Errorf("by: %w", err)))
 	}
-	return clockInfo(c.session), nil
+	return ok(clockInfo(c.session))
 }
 
-func (s *Server) forceState(c *call) (any, *apiError) {
+func (s *Server) forceState(c *call) response {
 	var req struct {
 		State     State  `json:"state"`
 		Message   string `json:"message"`
@@ -119,16 +119,16 @@ func (s *Server) forceState(c *call) (any, *apiError) {
 		Retryable *bool  `json:"retryable"`
 	}
 	if aerr := decodeControl(c.r, &req); aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	if !req.State.Valid() {
-		return nil, errorf(codeInvalidRequest, "state: %q is not a run state", req.State)
+		return fail(errorf(codeInvalidRequest, "state: %q is not a run state", req.State))
 	}
 	if req.ErrorCode != "" && !errcode.Known(req.ErrorCode) {
-		return nil, errorf(codeInvalidRequest, "error_code: %q is not an error code of the API", req.ErrorCode)
+		return fail(errorf(codeInvalidRequest, "error_code: %q is not an error code of the API", req.ErrorCode))
 	}
 	if err := (store.Fate{Final: req.State, ErrorCode: req.ErrorCode}).Check(); err != nil {
-		return nil, errorf(codeInvalidRequest, "error_code: %v", err)
+		return fail(errorf(codeInvalidRequest, "error_code: %v", err))
 	}
 	var msg *StatusMessage
 	if req.Message != "" || req.ErrorCode != "" || req.Retryable != nil {
@@ -142,65 +142,65 @@ func (s *Server) forceState(c *call) (any, *apiError) {
 	}
 	v, err := c.session.Force(c.id, req.State, msg)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return runJSON{v, s.sessionLinkBase}, nil
+	return ok(runJSON{v, s.sessionLinkBase})
 }
 
 // Fault rules: list (GET), add (POST), clear (DELETE), remove one.
 
-func listFaults(c *call) (any, *apiError) { return harnessOf(c.session).faults.List(), nil }
+func listFaults(c *call) response { return ok(harnessOf(c.session).faults.List()) }
 
-func addFault(c *call) (any, *apiError) {
+func addFault(c *call) response {
 	var rule FaultRule
 	if aerr := decodeControl(c.r, &rule); aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	added, err := harnessOf(c.session).faults.add(rule)
 	if err != nil {
-		return nil, errorf(codeInvalidRequest, "fault rule: %v", err)
+		return fail(errorf(codeInvalidRequest, "fault rule: %v", err))
 	}
-	return added, nil
+	return ok(added)
 }
 
-func clearFaults(c *call) (any, *apiError) {
+func clearFaults(c *call) response {
 	harnessOf(c.session).faults.Clear()
 	return listFaults(c)
 }
 
-func removeFault(c *call) (any, *apiError) {
+func removeFault(c *call) response {
 	if !harnessOf(c.session).faults.removeID(c.id) {
-		return nil, errorf(codeNotFound, "no fault rule %q in this session", c.id)
+		return fail(errorf(codeNotFound, "no fault rule %q in this session", c.id))
 	}
 	return listFaults(c)
 }
 
 // Fate rules: list (GET), add (POST), clear (DELETE).
 
-func listFates(c *call) (any, *apiError) { return c.session.Fates(), nil }
+func listFates(c *call) response { return ok(c.session.Fates()) }
 
-func addFate(c *call) (any, *apiError) {
+func addFate(c *call) response {
 	var rule FateRule
 	if aerr := decodeControl(c.r, &rule); aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	added, err := c.session.AddFate(rule)
 	if err != nil {
-		return nil, errorf(codeInvalidRequest, "fate rule: %v", err)
+		return fail(errorf(codeInvalidRequest, "fate rule: %v", err))
 	}
-	return added, nil
+	return ok(added)
 }
 
-func clearFates(c *call) (any, *apiError) {
+func clearFates(c *call) response {
 	c.session.ClearFates()
 	return listFates(c)
 }
 
 // The request journal: list (GET), clear (DELETE).
 
-func listRequests(c *call) (any, *apiError) { return harnessOf(c.session).journal.list(), nil }
+func listRequests(c *call) response { return ok(harnessOf(c.session).journal.list()) }
 
-func clearRequests(c *call) (any, *apiError) {
+func clearRequests(c *call) response {
 	harnessOf(c.session).journal.clear()
 	return listRequests(c)
 }
@@ -211,24 +211,24 @@ type ScheduleRuns struct {
 	Runs []RunItem `json:"runs"`
 }
 
-func (s *Server) scheduleRuns(c *call) (any, *apiError) {
+func (s *Server) scheduleRuns(c *call) response {
 	views, err := c.session.ScheduleRuns(c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	out := ScheduleRuns{Runs: make([]RunItem, 0, len(views))}
 	for _, v := range views {
 		out.Runs = append(out.Runs, runItem(v, s.sessionLinkBase))
 	}
-	return out, nil
+	return ok(out)
 }
 
 // fireSchedule is POST /__mock/schedules/{scheduleId}/fire: the schedule
 // starts a run now, paused or not; it answers the run.
-func (s *Server) fireSchedule(c *call) (any, *apiError) {
+func (s *Server) fireSchedule(c *call) response {
 	v, err := c.session.FireSchedule(c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return runJSON{v, s.sessionLinkBase}, nil
+	return ok(runJSON{v, s.sessionLinkBase})
 }

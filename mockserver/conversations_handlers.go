@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"time"
 
@@ -110,50 +109,54 @@ func conversationJSON(cv store.ConversationView) Conversation {
 
 // getRunConversation is GET /agent/runs/{runId}/conversation: the whole
 // conversation the run belongs to, as GET /agent/conversations/{id} shows it.
-func (s *Server) getRunConversation(c *call) (any, *apiError) {
+func (s *Server) getRunConversation(c *call) response {
 	cv, err := c.session.RunConversation(c.principal, c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return conversationJSON(cv), nil
+	return ok(conversationJSON(cv))
 }
 
 // getConversation is GET /agent/conversations/{conversation_id}.
-func (s *Server) getConversation(c *call) (any, *apiError) {
+func (s *Server) getConversation(c *call) response {
 	cv, err := c.session.Conversation(c.principal, c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return conversationJSON(cv), nil
+	return ok(conversationJSON(cv))
 }
 
 // getSessionRedirect is GET /agent/sessions/{sessionUuid}/redirect.
-func (s *Server) getSessionRedirect(c *call) (any, *apiError) {
+func (s *Server) getSessionRedirect(c *call) response {
 	u, err := uuid.Parse(c.id)
 	if err != nil {
-		return nil, errorf(codeInvalidRequest, "sessionUuid: %q is not a UUID (a run's session_id)", truncate(c.id, 80))
+		return fail(errorf(codeInvalidRequest, "sessionUuid: %q is not a UUID (a run's session_id)", truncate(c.id, 80)))
 	}
 	out := map[string]string{}
-	if id := c.session.SessionRedirect(c.principal, u); id != "" {
+	if id := c.session.SessionRedirect(u); id != "" {
 		out["conversation_id"] = id
 	}
-	return out, nil
+	return ok(out)
 }
 
-// redirect is an answer of 302 Found to location.
-type redirect struct{ location string }
-
-func (v redirect) write(w http.ResponseWriter) {
-	w.Header().Set("Location", v.location)
-	w.WriteHeader(http.StatusFound)
+// getConversationRedirect is GET /agent/conversations/{conversationId}/redirect,
+// the session redirect's mirror: the live session of the conversation's
+// latest run while it has one, else an empty object. Like the session
+// redirect it needs no key.
+func (s *Server) getConversationRedirect(c *call) response {
+	out := map[string]string{}
+	if id := c.session.ConversationRedirect(c.id); id != "" {
+		out["session_id"] = id
+	}
+	return ok(out)
 }
 
 // getRunTranscript is GET /agent/runs/{runId}/transcript: a 302 to a link,
 // valid for transcriptLinkTTL of the mock session's clock, that needs no
 // credentials (it is one).
-func (s *Server) getRunTranscript(c *call) (any, *apiError) {
+func (s *Server) getRunTranscript(c *call) response {
 	if _, _, err := c.session.Transcript(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	link := transcriptLink{Session: c.r.Header.Get(SessionHeader), RunID: c.id,
 		Expires: c.session.Now().Add(transcriptLinkTTL).UnixMilli()}
@@ -165,7 +168,7 @@ func (s *Server) getRunTranscript(c *call) (any, *apiError) {
 	if strings.HasPrefix(c.r.URL.Path, versionPrefix+"/") {
 		prefix = versionPrefix
 	}
-	return redirect{location: scheme + "://" + c.r.Host + prefix + transcriptsPath + s.signLink(link)}, nil
+	return redirectTo(scheme + "://" + c.r.Host + prefix + transcriptsPath + s.signLink(link))
 }
 
 // transcriptLink is what a download link carries.
@@ -192,27 +195,27 @@ func (s *Server) linkMAC(payload string) []byte {
 
 // downloadTranscript is GET /downloads/transcripts/{token}: the transcript
 // a link names, while the link is valid.
-func (s *Server) downloadTranscript(c *call) (any, *apiError) {
+func (s *Server) downloadTranscript(c *call) response {
 	p, sig, ok := strings.Cut(c.id, ".")
 	mac, err := base64.RawURLEncoding.DecodeString(sig)
 	var l transcriptLink
 	if !ok || err != nil || !hmac.Equal(mac, s.linkMAC(p)) {
-		return nil, errorf(codeNotAuthorized, "this download link is not one the mock signed (or the mock has restarted since); ask GET /agent/runs/{runId}/transcript for a new one")
+		return fail(errorf(codeNotAuthorized, "this download link is not one the mock signed (or the mock has restarted since); ask GET /agent/runs/{runId}/transcript for a new one"))
 	}
 	payload, _ := base64.RawURLEncoding.DecodeString(p)
 	if json.Unmarshal(payload, &l) != nil {
-		return nil, errorf(codeNotAuthorized, "this download link is not one the mock signed")
+		return fail(errorf(codeNotAuthorized, "this download link is not one the mock signed"))
 	}
 	ms, ok := s.store.Lookup(l.Session)
 	if !ok {
-		return nil, errorf(codeNotFound, "the mock session of this link no longer exists")
+		return fail(errorf(codeNotFound, "the mock session of this link no longer exists"))
 	}
 	if expires := time.UnixMilli(l.Expires); ms.Now().After(expires) {
-		return nil, errorf(codeNotAuthorized, "this download link expired at %s; ask GET /agent/runs/%s/transcript for a new one", formatTime(expires), l.RunID)
+		return fail(errorf(codeNotAuthorized, "this download link expired at %s; ask GET /agent/runs/%s/transcript for a new one", formatTime(expires), l.RunID))
 	}
 	x, conv, err := ms.TranscriptOf(l.RunID)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	doc := struct {
 		ConversationID string                `json:"conversation_id"`
@@ -226,20 +229,7 @@ func (s *Server) downloadTranscript(c *call) (any, *apiError) {
 	}
 	body, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return nil, errorf(codeInternal, "encoding the transcript: %v", err)
+		return fail(errorf(codeInternal, "encoding the transcript: %v", err))
 	}
-	return download{name: "transcript-" + x.RunID + ".json", contentType: "application/json", body: append(body, '\n')}, nil
-}
-
-// download is a file answered as an attachment.
-type download struct {
-	name, contentType string
-	body              []byte
-}
-
-func (v download) write(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", v.contentType)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+v.name+`"`)
-	w.Header().Set("Cache-Control", "private, no-store")
-	_, _ = w.Write(v.body)
+	return download("transcript-"+x.RunID+".json", "application/json", append(body, '\n'))
 }

@@ -275,7 +275,6 @@ func TestConversationsKeepToTheirTeamAndCheckTheirInput(t *testing.T) {
 		{c.as(""), "/agent/runs/" + id + "/conversation", 401, ""},
 		{c.as(""), "/agent/conversations/" + conv, 401, ""},
 		{c.as(""), "/agent/runs/" + id + "/transcript", 401, ""},
-		{c.as(""), "/agent/sessions/" + session + "/redirect", 401, ""},
 		{c.in("elsewhere"), "/agent/runs/" + id + "/conversation", 404, "no run"},
 		{c.in("elsewhere"), "/agent/conversations/" + conv, 404, "no conversation"},
 	} {
@@ -283,9 +282,16 @@ func TestConversationsKeepToTheirTeamAndCheckTheirInput(t *testing.T) {
 		require.Equal(t, tc.status, r.status, "%s: %s", tc.path, r.body)
 		assert.Contains(t, r.problem(t).Detail, tc.detail, tc.path)
 	}
-	var red map[string]string
-	carol.do("GET", "/agent/sessions/"+session+"/redirect", nil).json(t, &red)
-	assert.Empty(t, red, "another team's session: nothing to go to")
+	// The redirects are public (their ids are unguessable): another team's
+	// caller, or one without a key, holding the id is told the same.
+	var mine, theirs, keyless map[string]string
+	c.do("GET", "/agent/sessions/"+session+"/redirect", nil).json(t, &mine)
+	carol.do("GET", "/agent/sessions/"+session+"/redirect", nil).json(t, &theirs)
+	r := c.as("").noFollow("/agent/sessions/"+session+"/redirect", "")
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r.json(t, &keyless)
+	assert.Equal(t, mine, theirs)
+	assert.Equal(t, mine, keyless)
 
 	require.Equal(t, http.StatusOK, c.do("POST", "/__mock/reset", nil).status)
 	assert.Equal(t, http.StatusNotFound, c.do("GET", "/agent/conversations/"+conv, nil).status, "a reset forgets the conversation")
@@ -309,6 +315,31 @@ func TestTheSessionRedirectsToTheConversationOnceTheRunEnds(t *testing.T) {
 	red = nil
 	c.do("GET", "/agent/sessions/6f9f1a52-0000-4000-8000-000000000000/redirect", nil).json(t, &red)
 	assert.Empty(t, red, "an unknown session: nothing to go to")
+}
+
+// The conversation redirect mirrors the session redirect: while the
+// conversation's run is live it names the run's session, afterwards
+// nothing; it answers without a key.
+func TestTheConversationRedirectsToTheLiveSession(t *testing.T) {
+	c := newMock(t, mockserver.Options{Step: 10 * time.Second})
+	id := c.create(map[string]any{"prompt": "Update the docs"}).RunID
+	c.advance(35 * time.Second)
+	run := c.get(id)
+	require.NotEmpty(t, run.SessionID)
+	require.NotEmpty(t, run.ConversationID)
+	keyless := c.as("")
+	var red map[string]string
+	r := keyless.noFollow("/agent/conversations/"+run.ConversationID+"/redirect", "")
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r.json(t, &red)
+	assert.Equal(t, map[string]string{"session_id": run.SessionID}, red, "the run is live")
+	c.advance(time.Hour)
+	red = nil
+	keyless.noFollow("/agent/conversations/"+run.ConversationID+"/redirect", "").json(t, &red)
+	assert.Empty(t, red, "the run has ended: nothing to go to")
+	red = nil
+	keyless.noFollow("/agent/conversations/6f9f1a52-0000-4000-8000-000000000000/redirect", "").json(t, &red)
+	assert.Empty(t, red, "an unknown conversation: nothing to go to")
 }
 
 // The transcript is a 302 to a link the mock serves without credentials,

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -12,6 +13,17 @@ import (
 // of the request journal and no fault rule matches it, so watching a session
 // never changes what its clients see.
 const ObserverHeader = "X-Mock-Observer"
+
+// requestLogLevel is the level of a request's log line: Debug for what the
+// dashboard fetches to look (its page and its reads, marked with
+// ObserverHeader), which it repeats every few seconds and would otherwise
+// flood the console; Info for everything else.
+func requestLogLevel(r *http.Request) slog.Level {
+	if r.Method == http.MethodGet && (r.Header.Get(ObserverHeader) != "" || strings.HasPrefix(r.URL.Path, "/__mock/ui")) {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
 
 var dashboardHandler = http.StripPrefix("/__mock/ui", dashboard.Handler())
 

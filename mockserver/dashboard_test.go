@@ -1,13 +1,16 @@
 package mockserver_test
 
 import (
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/internal/syncbuf"
 	"github.com/agentruns/agentruns/mockserver"
 )
 
@@ -88,4 +91,34 @@ func TestDashboardIsServedWithTheControlAPI(t *testing.T) {
 	r := off.do("GET", "/__mock/ui/", nil)
 	assert.Equal(t, http.StatusNotFound, r.status)
 	off.do("GET", "/__mock/ui/", nil).problem(t)
+}
+
+// The dashboard's own polling (its reads, marked as an observer's, and its
+// page) is logged at debug level, so it does not flood the mock's console;
+// every other request is logged as before.
+func TestDashboardPollingDoesNotFloodTheLog(t *testing.T) {
+	var logs syncbuf.Buffer
+	m, err := mockserver.New(mockserver.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	require.NoError(t, err)
+	srv := httptest.NewServer(m)
+	t.Cleanup(srv.Close)
+	get := func(path string, observer bool) {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer wk-mock-alice")
+		if observer {
+			req.Header.Set(mockserver.ObserverHeader, "dashboard")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	for range 3 {
+		get("/__mock/sessions", true)
+		get("/agent/runs?limit=5", true)
+		get("/__mock/ui/", false)
+	}
+	assert.NotContains(t, logs.String(), "msg=request", "the dashboard's polling was logged at info")
+	get("/agent/runs?limit=1", false)
+	assert.Equal(t, 1, strings.Count(logs.String(), "msg=request"), "%s", logs.String())
 }

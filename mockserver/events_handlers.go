@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"net/url"
 	"strconv"
 
@@ -45,20 +44,20 @@ func eventJSON(e store.Event) RunEvent {
 }
 
 // pollEvents is GET /agent/events.
-func (s *Server) pollEvents(c *call) (any, *apiError) {
+func (s *Server) pollEvents(c *call) response {
 	q, aerr := parseEventQuery(c.r.URL.Query())
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	events, err := c.session.Events(c.principal, q)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	out := make([]RunEvent, 0, len(events))
 	for _, e := range events {
 		out = append(out, eventJSON(e))
 	}
-	return out, nil
+	return ok(out)
 }
 
 func parseEventQuery(v url.Values) (store.EventQuery, *apiError) {
@@ -112,23 +111,23 @@ type ReportEventResponse struct {
 }
 
 // reportEvent is POST /agent/events/{runId}.
-func (s *Server) reportEvent(c *call) (any, *apiError) {
+func (s *Server) reportEvent(c *call) response {
 	var req reportEventRequest
-	if err := json.Unmarshal(c.body, &req); err != nil {
-		return nil, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return fail(aerr)
 	}
 	for _, f := range []struct{ name, value string }{{"ref_id", req.RefID}, {"execution_id", req.ExecutionID}} {
 		if len(f.value) > maxEventFieldBytes {
-			return nil, errorf(codeInvalidRequest, "%s: %d bytes; at most %d", f.name, len(f.value), maxEventFieldBytes)
+			return fail(errorf(codeInvalidRequest, "%s: %d bytes; at most %d", f.name, len(f.value), maxEventFieldBytes))
 		}
 	}
 	seq, err := c.session.Report(c.principal, c.id, store.ReportedEvent{
 		Type: store.EventType(req.EventType), ExecutionID: req.ExecutionID, RefID: req.RefID,
 	})
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return ReportEventResponse{Sequence: seq}, nil
+	return ok(ReportEventResponse{Sequence: seq})
 }
 
 // Events returns the mock session's whole event log as it is now, every

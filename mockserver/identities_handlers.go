@@ -14,12 +14,62 @@ import (
 // returns no key on create (keys are issued elsewhere in the service), so
 // the mock issues them from POST /__mock/identities/{uid}/keys.
 
-// AgentResponse is an agent as the API shows it.
+// AgentResponse is an agent as the API shows it: the published fields,
+// then the settings oz-agent-sdk 1.4.0-alpha.6 reads, five of them always
+// present (the client declares them required).
 type AgentResponse struct {
-	UID       string `json:"uid"`
-	Name      string `json:"name"`
-	Available bool   `json:"available"`
-	CreatedAt string `json:"created_at"`
+	UID              string         `json:"uid"`
+	Name             string         `json:"name"`
+	Available        bool           `json:"available"`
+	CreatedAt        string         `json:"created_at"`
+	UpdatedAt        string         `json:"updated_at"`
+	DefaultRunnerUID string         `json:"default_runner_uid"`
+	Memory           map[string]any `json:"memory"`
+	Secrets          []any          `json:"secrets"`
+	Skills           []any          `json:"skills"`
+	// Settings are the other settings as they were set.
+	Settings map[string]any `json:"-"`
+}
+
+// MarshalJSON writes the fields above, then the other settings.
+func (a AgentResponse) MarshalJSON() ([]byte, error) {
+	type plain AgentResponse
+	b, err := json.Marshal(plain(a))
+	if err != nil || len(a.Settings) == 0 {
+		return b, err
+	}
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	for k, v := range a.Settings {
+		if _, fixed := all[k]; !fixed {
+			all[k] = v
+		}
+	}
+	return json.Marshal(all)
+}
+
+// agentSettings are the settings an identity keeps beyond its name: every
+// field of CreateAgentRequest and UpdateAgentRequest but name.
+var agentSettings = []string{"agent_type", "base_harness", "base_model", "credential_strategy", "default_runner_uid",
+	"description", "environment_id", "factory_uid", "harness", "harness_auth_secrets", "inference_providers",
+	"mcp_servers", "memory", "on_behalf_of_enabled", "prompt", "secrets", "skills", "worker_host"}
+
+// readAgentSettings picks the settings out of a create or update body; a
+// null one is kept as nil, which clears it.
+func readAgentSettings(body []byte) (map[string]any, *apiError) {
+	var all map[string]any
+	if err := json.Unmarshal(body, &all); err != nil {
+		return nil, decodeError(err)
+	}
+	out := map[string]any{}
+	for _, k := range agentSettings {
+		if v, ok := all[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
 }
 
 // ListAgentIdentitiesResponse answers GET /agent/identities.
@@ -28,30 +78,60 @@ type ListAgentIdentitiesResponse struct {
 }
 
 func agentJSON(v store.AgentView) AgentResponse {
-	return AgentResponse{UID: v.UID, Name: v.Name, Available: v.Available, CreatedAt: formatTime(v.CreatedAt)}
+	out := AgentResponse{UID: v.UID, Name: v.Name, Available: v.Available, CreatedAt: formatTime(v.CreatedAt),
+		UpdatedAt: formatTime(v.UpdatedAt), Secrets: []any{}, Skills: []any{}, Settings: v.Settings}
+	out.DefaultRunnerUID, _ = v.Settings["default_runner_uid"].(string)
+	if l, ok := v.Settings["secrets"].([]any); ok {
+		out.Secrets = l
+	}
+	if l, ok := v.Settings["skills"].([]any); ok {
+		out.Skills = l
+	}
+	// Memory as the client reads it: the attached stores, and whether the
+	// agent keeps an automatic memory of its own.
+	stores, enabled := []any{}, false
+	if m, ok := v.Settings["memory"].(map[string]any); ok {
+		if l, ok := m["attached_stores"].([]any); ok {
+			stores = l
+		}
+		if auto, ok := m["auto_memory"].(map[string]any); ok {
+			enabled, _ = auto["enabled"].(bool)
+		}
+	}
+	out.Memory = map[string]any{"attached_stores": stores, "auto_memory": map[string]any{"enabled": enabled}}
+	return out
+}
+
+// getAgent is GET /agent/identities/{uid}.
+func (s *Server) getAgent(c *call) response {
+	v, err := c.session.Identity(c.principal, c.id)
+	if err != nil {
+		return fail(problemOf(err))
+	}
+	return ok(agentJSON(v))
 }
 
 // listAgentIdentities is GET /agent/identities.
-func (s *Server) listAgentIdentities(c *call) (any, *apiError) {
+func (s *Server) listAgentIdentities(c *call) response {
 	views, err := c.session.Identities(c.principal)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	out := ListAgentIdentitiesResponse{Agents: make([]AgentResponse, 0, len(views))}
 	for _, v := range views {
 		out.Agents = append(out.Agents, agentJSON(v))
 	}
-	return out, nil
+	return ok(out)
 }
 
 // agentName reads the name of a create or update body; required says
 // whether it must be there.
-func agentName(body []byte, required bool) (name string, given bool, aerr *apiError) {
+func agentName(c *call, required bool) (name string, given bool, aerr *apiError) {
 	var req struct {
 		Name *string `json:"name"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return "", false, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return "", false, aerr
 	}
 	if req.Name == nil {
 		if required {
@@ -71,43 +151,51 @@ func agentName(body []byte, required bool) (name string, given bool, aerr *apiEr
 }
 
 // createAgent is POST /agent/identities; it answers 201.
-func (s *Server) createAgent(c *call) (any, *apiError) {
-	name, _, aerr := agentName(c.body, true)
+func (s *Server) createAgent(c *call) response {
+	name, _, aerr := agentName(c, true)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
-	v, err := c.session.CreateAgent(c.principal, name)
+	settings, aerr := readAgentSettings(c.body)
+	if aerr != nil {
+		return fail(aerr)
+	}
+	v, err := c.session.CreateAgent(c.principal, name, settings)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{http.StatusCreated, agentJSON(v)}, nil
+	return response{status: http.StatusCreated, body: agentJSON(v)}
 }
 
 // updateAgent is PUT /agent/identities/{uid}.
-func (s *Server) updateAgent(c *call) (any, *apiError) {
-	name, given, aerr := agentName(c.body, false)
+func (s *Server) updateAgent(c *call) response {
+	name, given, aerr := agentName(c, false)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
+	}
+	settings, aerr := readAgentSettings(c.body)
+	if aerr != nil {
+		return fail(aerr)
 	}
 	var v store.AgentView
 	var err error
-	if given {
-		v, err = c.session.RenameAgent(c.principal, c.id, name)
+	if given || len(settings) > 0 {
+		v, err = c.session.UpdateAgent(c.principal, c.id, name, settings)
 	} else {
 		v, err = c.session.Identity(c.principal, c.id)
 	}
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return agentJSON(v), nil
+	return ok(agentJSON(v))
 }
 
 // deleteAgent is DELETE /agent/identities/{uid}; it answers 204.
-func (s *Server) deleteAgent(c *call) (any, *apiError) {
+func (s *Server) deleteAgent(c *call) response {
 	if err := c.session.DeleteAgent(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{status: http.StatusNoContent}, nil
+	return response{status: http.StatusNoContent}
 }
 
 // AgentKey is the control API's answer to POST /__mock/identities/{uid}/keys.
@@ -117,10 +205,10 @@ type AgentKey struct {
 
 // issueAgentKey is POST /__mock/identities/{uid}/keys: a new API key that
 // acts as the agent, until the agent is deleted.
-func issueAgentKey(c *call) (any, *apiError) {
+func issueAgentKey(c *call) response {
 	key, err := c.session.IssueAgentKey(c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{http.StatusCreated, AgentKey{APIKey: key}}, nil
+	return response{status: http.StatusCreated, body: AgentKey{APIKey: key}}
 }

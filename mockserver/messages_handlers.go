@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -59,39 +58,39 @@ func messageHeader(m store.Message) MessageHeader {
 }
 
 // sendMessage is POST /agent/messages.
-func (s *Server) sendMessage(c *call) (any, *apiError) {
+func (s *Server) sendMessage(c *call) response {
 	var req sendMessageRequest
-	if err := json.Unmarshal(c.body, &req); err != nil {
-		return nil, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return fail(aerr)
 	}
 	// The document marks all four required; validate has checked that.
 	switch {
 	case len(req.To) == 0:
-		return nil, errorf(codeInvalidRequest, "to: name at least one recipient run")
+		return fail(errorf(codeInvalidRequest, "to: name at least one recipient run"))
 	case len(req.To) > 100:
-		return nil, errorf(codeInvalidRequest, "to: at most 100 recipients") // the mock's own bound
+		return fail(errorf(codeInvalidRequest, "to: at most 100 recipients")) // the mock's own bound
 	case req.SenderRunID == nil || req.Subject == nil || req.Body == nil:
-		return nil, errorf(codeInvalidRequest, "to, subject, body and sender_run_id are required")
+		return fail(errorf(codeInvalidRequest, "to, subject, body and sender_run_id are required"))
 	}
 	seen := map[string]bool{}
 	for i, id := range req.To {
 		if !isRunID(id) {
-			return nil, errorf(codeInvalidRequest, "to[%d]: %q is not a run id", i, truncate(id, 80))
+			return fail(errorf(codeInvalidRequest, "to[%d]: %q is not a run id", i, truncate(id, 80)))
 		}
 		if seen[id] {
-			return nil, errorf(codeInvalidRequest, "to[%d]: %q is named twice", i, id)
+			return fail(errorf(codeInvalidRequest, "to[%d]: %q is named twice", i, id))
 		}
 		seen[id] = true
 	}
 	ids, err := c.session.SendMessage(c.principal, store.NewMessage{SenderRunID: *req.SenderRunID, To: req.To, Subject: *req.Subject, Body: *req.Body})
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return SendMessageResponse{MessageIDs: ids}, nil
+	return ok(SendMessageResponse{MessageIDs: ids})
 }
 
 // listMessages is GET /agent/messages/{runId}: the run's inbox, oldest first.
-func (s *Server) listMessages(c *call) (any, *apiError) {
+func (s *Server) listMessages(c *call) response {
 	q := c.r.URL.Query()
 	iq := store.InboxQuery{Limit: 50}
 	// Each parameter once, or repeated with the same value, as for runs and
@@ -100,56 +99,56 @@ func (s *Server) listMessages(c *call) (any, *apiError) {
 	for i, name := range []string{"limit", "unread", "since"} {
 		v, err := single(q, name)
 		if err != nil {
-			return nil, err.(*apiError)
+			return fail(err.(*apiError))
 		}
 		values[i] = v
 	}
 	if v := values[0]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return nil, queryError("limit", "must be a whole number from 1 to 100")
+			return fail(queryError("limit", "must be a whole number from 1 to 100"))
 		}
 		iq.Limit = n
 	}
 	if v := values[1]; v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, queryError("unread", "must be true or false")
+			return fail(queryError("unread", "must be true or false"))
 		}
 		iq.UnreadOnly = b
 	}
 	if v := values[2]; v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			return nil, queryError("since", "must be an RFC 3339 date-time")
+			return fail(queryError("since", "must be an RFC 3339 date-time"))
 		}
 		iq.Since = t
 	}
 	msgs, err := c.session.Inbox(c.principal, c.id, iq)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
 	out := make([]MessageHeader, len(msgs))
 	for i, m := range msgs {
 		out[i] = messageHeader(m)
 	}
-	return out, nil
+	return ok(out)
 }
 
 // readMessage is POST /agent/messages/{messageId}/read.
-func (s *Server) readMessage(c *call) (any, *apiError) {
+func (s *Server) readMessage(c *call) response {
 	m, err := c.session.ReadMessage(c.principal, c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return MessageContent{MessageID: m.ID, SenderRunID: m.SenderRunID, Subject: m.Subject, Body: m.Body, SentAt: formatTime(m.SentAt),
-		DeliveredAt: optTime(m.DeliveredAt), ReadAt: optTime(m.ReadAt)}, nil
+	return ok(MessageContent{MessageID: m.ID, SenderRunID: m.SenderRunID, Subject: m.Subject, Body: m.Body, SentAt: formatTime(m.SentAt),
+		DeliveredAt: optTime(m.DeliveredAt), ReadAt: optTime(m.ReadAt)})
 }
 
 // markDelivered is POST /agent/messages/{messageId}/delivered; it answers 204.
-func (s *Server) markDelivered(c *call) (any, *apiError) {
+func (s *Server) markDelivered(c *call) response {
 	if err := c.session.MarkDelivered(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return withStatus{status: http.StatusNoContent}, nil
+	return response{status: http.StatusNoContent}
 }

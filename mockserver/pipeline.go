@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -27,7 +26,8 @@ const versionPrefix = "/api/v1"
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// Per-request logging is off under --quiet; then not even its arguments
 	// are built, since at tens of thousands of requests a second they show.
-	logging := s.log.Enabled(r.Context(), slog.LevelInfo)
+	level := requestLogLevel(r) // dashboard.go: its own polling is not news
+	logging := s.log.Enabled(r.Context(), level)
 	var start time.Time
 	if logging {
 		start = time.Now()
@@ -44,7 +44,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if logging {
-			s.log.Info("request", "method", truncate(r.Method, 16), "path", truncate(r.URL.Path, logFieldMax), "status", w.status,
+			s.log.Log(r.Context(), level, "request", "method", truncate(r.Method, 16), "path", truncate(r.URL.Path, logFieldMax), "status", w.status,
 				"duration", time.Since(start), "session", truncate(r.Header.Get(SessionHeader), logFieldMax))
 		}
 	}()
@@ -107,6 +107,9 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 	// 2. Authenticate.
 	switch rt.area {
 	case api:
+		if rt.keyless && r.Header.Get("Authorization") == "" {
+			break // c.principal stays nil: the handler answers anyone
+		}
 		p, aerr := s.authenticate(r)
 		if aerr != nil {
 			writeProblem(w, r, aerr)
@@ -195,12 +198,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 	}
 
 	// 7. Handle, and 8. write the answer.
-	out, aerr := rt.handle(c)
-	if aerr != nil {
-		writeProblem(w, r, aerr)
-		return
-	}
-	writeJSON(w, r, out)
+	rt.handle(c).write(w, r)
 }
 
 // statusWriter remembers the status for the request log and the journal.

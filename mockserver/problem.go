@@ -168,39 +168,3 @@ func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(body)
 }
-
-func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
-	switch v := v.(type) {
-	case jsonAppender: // runs and pages write their own JSON (runs_json.go)
-		writeAppended(w, v)
-		return
-	case rawBody:
-		w.Header().Set("Content-Type", v.contentType)
-		_, _ = w.Write(v.body)
-		return
-	case withStatus: // answers.go
-		writeWithStatus(w, r, v)
-		return
-	case selfWriter: // a redirect or a download (conversations_handlers.go)
-		v.write(w)
-		return
-	}
-	status := http.StatusOK
-	if c, ok := v.(created); ok {
-		status, v = http.StatusCreated, c.body
-	}
-	body, err := json.Marshal(v)
-	if err != nil {
-		writeProblem(w, r, errorf(codeInternal, "encoding the response: %v", err))
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// selfWriter is an answer that writes itself: not JSON, or not a 200.
-type selfWriter interface{ write(w http.ResponseWriter) }
-
-// created is an answer sent with 201 Created.
-type created struct{ body any }

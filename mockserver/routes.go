@@ -34,9 +34,8 @@ type call struct {
 	id        string              // the {…} segment of the path, unescaped
 }
 
-// handler answers a call with a body to write as JSON (or a jsonAppender,
-// or rawBody) or an error to write as a problem.
-type handler func(c *call) (any, *apiError)
+// handler answers a call: every handler returns one response (answers.go).
+type handler func(c *call) response
 
 // route is one entry of the routing table.
 type route struct {
@@ -44,6 +43,9 @@ type route struct {
 	pattern string // "/agent/runs/{runId}": a {…} segment matches any one segment
 	area    area
 	handle  handler
+	// keyless routes of the API answer without a key as with one (the
+	// newest client sends none): the ids they take are unguessable.
+	keyless bool
 	// segments is pattern split at "/", and hasID says one is a {…}; both
 	// filled in by routingTable.
 	segments []string
@@ -86,6 +88,7 @@ func (s *Server) routingTable() []route {
 		// agent identities (identities_handlers.go)
 		{method: "GET", pattern: "/agent/identities", area: api, handle: s.listAgentIdentities},
 		{method: "POST", pattern: "/agent/identities", area: api, handle: s.createAgent},
+		{method: "GET", pattern: "/agent/identities/{uid}", area: api, handle: s.getAgent},
 		{method: "PUT", pattern: "/agent/identities/{uid}", area: api, handle: s.updateAgent},
 		{method: "DELETE", pattern: "/agent/identities/{uid}", area: api, handle: s.deleteAgent},
 
@@ -104,7 +107,8 @@ func (s *Server) routingTable() []route {
 		{method: "GET", pattern: "/agent/runs/{runId}/conversation", area: api, handle: s.getRunConversation},
 		{method: "GET", pattern: "/agent/conversations/{conversation_id}", area: api, handle: s.getConversation},
 		{method: "GET", pattern: "/agent/runs/{runId}/transcript", area: api, handle: s.getRunTranscript},
-		{method: "GET", pattern: "/agent/sessions/{sessionUuid}/redirect", area: api, handle: s.getSessionRedirect},
+		{method: "GET", pattern: "/agent/sessions/{sessionUuid}/redirect", area: api, handle: s.getSessionRedirect, keyless: true},
+		{method: "GET", pattern: "/agent/conversations/{conversationId}/redirect", area: api, handle: s.getConversationRedirect, keyless: true},
 		{method: "GET", pattern: transcriptsPath + "{token}", area: public, handle: s.downloadTranscript},
 
 		// the control API (control.go)
@@ -194,12 +198,6 @@ func (s *Server) publicPath(path string) bool {
 	return false
 }
 
-// rawBody is an answer written as it is, with its content type.
-type rawBody struct {
-	contentType string
-	body        []byte
-}
-
-func serveDocument(*call) (any, *apiError) {
-	return rawBody{"application/yaml", openapi.Document}, nil
+func serveDocument(*call) response {
+	return rawBody("application/yaml", openapi.Document)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/agentruns/agentruns/internal/store"
@@ -42,50 +41,43 @@ type RunAgentResponse struct {
 	State  State  `json:"state"`
 }
 
-// skillSpecPattern is a skill as the service takes it: [owner/]repo, a
-// colon, then a skill name or the path of its SKILL.md.
-var skillSpecPattern = regexp.MustCompile(`^(?:[A-Za-z0-9_.-]+/)?[A-Za-z0-9_.-]+:[^\s:]+$`)
-
 // createRun is POST /agent/run and POST /agent/runs.
-func (s *Server) createRun(c *call) (any, *apiError) {
+func (s *Server) createRun(c *call) response {
 	var req runRequest
-	if err := json.Unmarshal(c.body, &req); err != nil {
-		return nil, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return fail(aerr)
 	}
-	n, aerr := s.resolve(req)
+	n, aerr := s.resolve(c.principal.Team, req)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	if aerr := s.checkEnvironment(c, n.Config.EnvironmentID); aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	creator := c.principal
 	if n.AgentIdentityUID != "" { // the agent identity the run acts as
 		p, err := c.session.ActAs(c.principal, n.AgentIdentityUID)
 		if err != nil {
-			return nil, problemOf(err)
+			return fail(problemOf(err))
 		}
 		creator = p
-	}
-	if n.FromSkill { // the catalogue's name and base prompt for a skill it knows
-		s.applySkill(c.principal.Team, n.Config)
 	}
 	// The fate: the fixtures' and the mock session's rules, then the
 	// request's X-Mock-Fate header.
 	n.Fate = c.session.FateFor(n.Prompt)
 	if h := c.r.Header.Get(FateHeader); h != "" {
 		if err := applyFateHeader(&n.Fate, h); err != nil {
-			return nil, errorf(codeInvalidRequest, "header %s: %v", FateHeader, err)
+			return fail(errorf(codeInvalidRequest, "header %s: %v", FateHeader, err))
 		}
 	}
 	if err := n.Fate.Check(); err != nil {
-		return nil, errorf(codeInvalidRequest, "the run's fate (fate rules and header %s): %v", FateHeader, err)
+		return fail(errorf(codeInvalidRequest, "the run's fate (fate rules and header %s): %v", FateHeader, err))
 	}
 	v, err := c.session.Create(creator, n)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return RunAgentResponse{RunID: v.Run.ID, TaskID: v.Run.ID, State: v.Snap.State}, nil
+	return ok(RunAgentResponse{RunID: v.Run.ID, TaskID: v.Run.ID, State: v.Snap.State})
 }
 
 // FateHeader lets a client choose, per create request, how the new run ends
@@ -106,9 +98,10 @@ func applyFateHeader(f *store.Fate, h string) error {
 	return nil
 }
 
-// resolve fills in what the service would: the skill's name, the default
-// model and a title, and checks what the schema alone cannot.
-func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
+// resolve fills in what the service would for a run of team's: the agent
+// config (resolveConfig) and a title, and checks what the schema alone
+// cannot.
+func (s *Server) resolve(team string, req runRequest) (store.NewRun, *apiError) {
 	var n store.NewRun
 	if req.Prompt != nil {
 		n.Prompt = *req.Prompt
@@ -124,14 +117,15 @@ func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
 	if strings.TrimSpace(n.Prompt) == "" && cfg.SkillSpec == "" {
 		return n, errorf(codeInvalidRequest, "prompt: a prompt or a skill is required")
 	}
-	if cfg.SkillSpec != "" {
-		if !skillSpecPattern.MatchString(cfg.SkillSpec) {
-			return n, errorf(codeInvalidRequest, "%s: %q is not [<owner>/]<repo>:<skill_name> or [<owner>/]<repo>:<path>/SKILL.md", field, cfg.SkillSpec)
-		}
-		n.FromSkill = true
-		if cfg.Name == "" {
-			cfg.Name = store.SkillName(cfg.SkillSpec)
-		}
+	// A run from a skill without a title is named after the skill as the
+	// request names it.
+	skillName := cfg.Name
+	if skillName == "" {
+		skillName = store.SkillName(cfg.SkillSpec)
+	}
+	var aerr *apiError
+	if n.FromSkill, aerr = s.resolveConfig(team, &cfg, field); aerr != nil {
+		return n, aerr
 	}
 	for name, m := range cfg.MCPServers {
 		kinds := 0
@@ -144,9 +138,6 @@ func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
 			return n, errorf(codeInvalidRequest, "config.mcp_servers.%s: give exactly one of warp_id, command or url", name)
 		}
 	}
-	if cfg.ModelID == "" {
-		cfg.ModelID = s.fixtures.DefaultModelID
-	}
 	n.Config = &cfg
 	switch {
 	case req.Title != nil && strings.TrimSpace(*req.Title) != "":
@@ -154,7 +145,7 @@ func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
 	case strings.TrimSpace(n.Prompt) != "":
 		n.Title = store.TitleFrom(n.Prompt)
 	default:
-		n.Title = "Run skill " + cfg.Name
+		n.Title = "Run skill " + skillName
 	}
 	// Every caller of the mock is on exactly one team, and the service
 	// makes a run of a user on a single team team-owned unless told not to.
@@ -185,6 +176,15 @@ func (s *Server) resolve(req runRequest) (store.NewRun, *apiError) {
 	}
 	n.Interactive = req.Interactive != nil && *req.Interactive
 	return n, nil
+}
+
+// decode reads the call's body, which validate has checked against the
+// document, into v: the one decoding of a request body.
+func (c *call) decode(v any) *apiError {
+	if err := json.Unmarshal(c.body, v); err != nil {
+		return decodeError(err)
+	}
+	return nil
 }
 
 // decodeError turns a JSON decoding failure into a problem that names the
@@ -218,15 +218,15 @@ func jsonType(kind string) string {
 }
 
 // listRuns is GET /agent/runs.
-func (s *Server) listRuns(c *call) (any, *apiError) {
+func (s *Server) listRuns(c *call) response {
 	sg := cursorSigner{c.session.CursorKey(), c.r.Header.Get(SessionHeader)}
-	q, h, aerr := s.parseListQuery(c.r.URL.Query(), c.session, sg.sessionName)
-	if aerr != nil {
-		return nil, aerr
+	q, h, err := parseListQuery(c.r.URL.Query(), sg)
+	if err != nil {
+		return fail(problemOf(err))
 	}
 	page, err := c.session.List(c.principal, q)
 	if err != nil { // a listing's errors name their query parameter
-		return nil, problemOf(fmt.Errorf("query parameter %w", err))
+		return fail(problemOf(fmt.Errorf("query parameter %w", err)))
 	}
 	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
 	if kept := out.fitPage(s.maxPageBytes); kept < len(page.Runs) {
@@ -237,24 +237,24 @@ func (s *Server) listRuns(c *call) (any, *apiError) {
 	if page.Next != nil {
 		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, sg), sg)}
 	}
-	return out, nil
+	return ok(out)
 }
 
 // getRun is GET /agent/runs/{runId}.
-func (s *Server) getRun(c *call) (any, *apiError) {
+func (s *Server) getRun(c *call) response {
 	v, err := c.session.Get(c.principal, c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return runJSON{v, s.sessionLinkBase}, nil
+	return ok(runJSON{v, s.sessionLinkBase})
 }
 
 // cancelRun is POST /agent/runs/{runId}/cancel; it answers the run's id.
-func (s *Server) cancelRun(c *call) (any, *apiError) {
+func (s *Server) cancelRun(c *call) response {
 	if err := c.session.Cancel(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return c.id, nil
+	return ok(c.id)
 }
 
 // isRunID reports whether s is a run id the mock accepts: 1 to 128 letters,

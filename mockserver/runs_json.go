@@ -157,9 +157,9 @@ func runItem(v store.View, linkBase string) RunItem {
 // encoding.
 var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
-// writeAppended answers 200 with v's JSON, as writeJSON does with
-// json.Marshal's.
-func writeAppended(w http.ResponseWriter, v jsonAppender) {
+// writeAppended answers status with v's JSON, as response.write does
+// with json.Marshal's.
+func writeAppended(w http.ResponseWriter, status int, v jsonAppender) {
 	bp := bodyBuffers.Get().(*[]byte)
 	body := v.appendJSON((*bp)[:0])
 	h := w.Header()
@@ -167,7 +167,7 @@ func writeAppended(w http.ResponseWriter, v jsonAppender) {
 	// Without a length net/http sends a body over 2 KB (a page of runs)
 	// chunked, in more writes.
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, _ = w.Write(body) // a Writer keeps no part of what it is given
 	if cap(body) <= 1<<20 {
 		*bp = body

@@ -45,17 +45,9 @@ func single(v url.Values, names ...string) (string, error) {
 	return got, nil
 }
 
-// parseListQuery reads and checks a GET /agent/runs query of the mock
-// session ms, named sessionName: the store's ListQuery, and the hash of its
-// filters and order that a cursor carries.
-func (s *Server) parseListQuery(v url.Values, ms *store.Session, sessionName string) (store.ListQuery, uint64, *apiError) {
-	q, h, err := parseListQuery(v, cursorSigner{ms.CursorKey(), sessionName})
-	if err != nil {
-		return q, h, err.(*apiError)
-	}
-	return q, h, nil
-}
-
+// parseListQuery reads and checks a GET /agent/runs query whose cursor, if
+// any, sg signed: the store's ListQuery, and the hash of its filters and
+// order that a cursor carries.
 func parseListQuery(v url.Values, secret cursorSigner) (store.ListQuery, uint64, error) {
 	// The service's default order: the runs updated last first.
 	q := store.ListQuery{Limit: defaultLimit, SortBy: "updated_at", Desc: true}
@@ -202,9 +194,11 @@ func fingerprint(q *store.ListQuery) uint64 {
 	return h.Sum64()
 }
 
-// sources are the RunSourceType values.
+// sources are the RunSourceType values: the published document's, then
+// those of oz-agent-sdk 1.4.0-alpha.6.
 var sources = map[string]bool{"LINEAR": true, "API": true, "SLACK": true, "LOCAL": true, "SCHEDULED_AGENT": true,
-	"WEB_APP": true, "GITHUB_ACTION": true, "CLOUD_MODE": true, "CLI": true}
+	"WEB_APP": true, "GITHUB_ACTION": true, "CLOUD_MODE": true, "CLI": true,
+	"JIRA": true, "SELF_IMPROVEMENT": true, "GITHUB_WEBHOOK": true, "GITLAB_WEBHOOK": true, "AUTOFIX": true, "RUN_SCORER": true, "ORCHESTRATION": true}
 
 func validSource(s string) bool { return sources[s] }
 

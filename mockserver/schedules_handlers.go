@@ -1,7 +1,7 @@
 package mockserver
 
 import (
-	"encoding/json"
+	"net/http"
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -122,12 +122,11 @@ func creatorOf(p *fixtures.Principal) *creatorInfo {
 
 // scheduleSpec checks a create or update body beyond its schema and
 // resolves it: a name, a cron expression that parses, a prompt or a skill.
-func (s *Server) scheduleSpec(c *call, update bool) (store.ScheduleSpec, *apiError) {
+func (s *Server) scheduleSpec(c *call, update bool) (spec store.ScheduleSpec, aerr *apiError) {
 	var req scheduleRequest
-	if err := json.Unmarshal(c.body, &req); err != nil {
-		return store.ScheduleSpec{}, decodeError(err)
+	if aerr := c.decode(&req); aerr != nil {
+		return spec, aerr
 	}
-	var spec store.ScheduleSpec
 	switch {
 	case req.Name == nil || strings.TrimSpace(*req.Name) == "":
 		return spec, errorf(codeInvalidRequest, "name: a schedule needs a name")
@@ -154,15 +153,8 @@ func (s *Server) scheduleSpec(c *call, update bool) (store.ScheduleSpec, *apiErr
 	if strings.TrimSpace(spec.Prompt) == "" && cfg.SkillSpec == "" {
 		return spec, errorf(codeInvalidRequest, "prompt: a prompt or agent_config.skill_spec is required")
 	}
-	if cfg.SkillSpec != "" {
-		if !skillSpecPattern.MatchString(cfg.SkillSpec) {
-			return spec, errorf(codeInvalidRequest, "agent_config.skill_spec: %q is not <owner>/<repo>:<skill_name> or <owner>/<repo>:<path>/SKILL.md", cfg.SkillSpec)
-		}
-		spec.FromSkill = true
-		s.applySkill(c.principal.Team, &cfg)
-	}
-	if cfg.ModelID == "" {
-		cfg.ModelID = s.fixtures.DefaultModelID
+	if spec.FromSkill, aerr = s.resolveConfig(c.principal.Team, &cfg, "agent_config.skill_spec"); aerr != nil {
+		return spec, aerr
 	}
 	spec.Config = &cfg
 	// A caller on exactly one team (every principal of the mock) gets a
@@ -174,91 +166,72 @@ func (s *Server) scheduleSpec(c *call, update bool) (store.ScheduleSpec, *apiErr
 	return spec, nil
 }
 
-// applySkill fills in what the catalogue knows of the skill cfg names:
-// its name (unless the caller chose one) and base prompt (likewise).
-// A skill the catalogue does not know keeps the name its spec gives.
-func (s *Server) applySkill(team string, cfg *AgentConfig) {
-	sk, ok := s.store.ResolveSkill(team, cfg.SkillSpec)
-	if !ok {
-		if cfg.Name == "" {
-			cfg.Name = store.SkillName(cfg.SkillSpec)
-		}
-		return
-	}
-	if cfg.Name == "" || cfg.Name == store.SkillName(cfg.SkillSpec) {
-		cfg.Name = sk.Name
-	}
-	if cfg.BasePrompt == "" {
-		cfg.BasePrompt = sk.BasePrompt
-	}
-}
-
 // createSchedule is POST /agent/schedules; it answers 201.
-func (s *Server) createSchedule(c *call) (any, *apiError) {
+func (s *Server) createSchedule(c *call) response {
 	spec, aerr := s.scheduleSpec(c, false)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	sc, err := c.session.CreateSchedule(c.principal, spec)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return created{s.scheduleItem(sc)}, nil
+	return response{status: http.StatusCreated, body: s.scheduleItem(sc)}
 }
 
 // listSchedules is GET /agent/schedules, by name.
-func (s *Server) listSchedules(c *call) (any, *apiError) {
+func (s *Server) listSchedules(c *call) response {
 	list := c.session.ListSchedules(c.principal)
 	out := ListScheduledAgentsResponse{Schedules: make([]ScheduledAgentItem, 0, len(list))}
 	for _, sc := range list {
 		out.Schedules = append(out.Schedules, s.scheduleItem(sc))
 	}
-	return out, nil
+	return ok(out)
 }
 
 // getSchedule is GET /agent/schedules/{scheduleId}.
-func (s *Server) getSchedule(c *call) (any, *apiError) {
+func (s *Server) getSchedule(c *call) response {
 	sc, err := c.session.GetSchedule(c.principal, c.id)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return s.scheduleItem(sc), nil
+	return ok(s.scheduleItem(sc))
 }
 
 // updateSchedule is PUT /agent/schedules/{scheduleId}.
-func (s *Server) updateSchedule(c *call) (any, *apiError) {
+func (s *Server) updateSchedule(c *call) response {
 	if _, err := c.session.GetSchedule(c.principal, c.id); err != nil {
-		return nil, problemOf(err) // 404 or 403 before any complaint about the body
+		return fail(problemOf(err)) // 404 or 403 before any complaint about the body
 	}
 	spec, aerr := s.scheduleSpec(c, true)
 	if aerr != nil {
-		return nil, aerr
+		return fail(aerr)
 	}
 	sc, err := c.session.UpdateSchedule(c.principal, c.id, spec)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return s.scheduleItem(sc), nil
+	return ok(s.scheduleItem(sc))
 }
 
 // deleteSchedule is DELETE /agent/schedules/{scheduleId}.
-func (s *Server) deleteSchedule(c *call) (any, *apiError) {
+func (s *Server) deleteSchedule(c *call) response {
 	if err := c.session.DeleteSchedule(c.principal, c.id); err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return DeleteScheduledAgentResponse{Success: true}, nil
+	return ok(DeleteScheduledAgentResponse{Success: true})
 }
 
 // pauseSchedule is POST /agent/schedules/{scheduleId}/pause.
-func (s *Server) pauseSchedule(c *call) (any, *apiError) { return s.setEnabled(c, false) }
+func (s *Server) pauseSchedule(c *call) response { return s.setEnabled(c, false) }
 
 // resumeSchedule is POST /agent/schedules/{scheduleId}/resume.
-func (s *Server) resumeSchedule(c *call) (any, *apiError) { return s.setEnabled(c, true) }
+func (s *Server) resumeSchedule(c *call) response { return s.setEnabled(c, true) }
 
-func (s *Server) setEnabled(c *call, enabled bool) (any, *apiError) {
+func (s *Server) setEnabled(c *call, enabled bool) response {
 	sc, err := c.session.SetScheduleEnabled(c.principal, c.id, enabled)
 	if err != nil {
-		return nil, problemOf(err)
+		return fail(problemOf(err))
 	}
-	return s.scheduleItem(sc), nil
+	return ok(s.scheduleItem(sc))
 }

@@ -11,11 +11,11 @@ type SessionInfo struct {
 
 // listSessions answers GET /__mock/sessions: the open mock sessions, the
 // default one first, then the most recently used.
-func (s *Server) listSessions(*call) (any, *apiError) {
+func (s *Server) listSessions(*call) response {
 	listed := s.store.Sessions()
 	out := make([]SessionInfo, 0, len(listed))
 	for _, l := range listed {
 		out = append(out, SessionInfo{Name: l.Name, Runs: l.Session.Len(), Clock: clockInfo(l.Session), LastUsed: formatTime(l.LastUsed)})
 	}
-	return out, nil
+	return ok(out)
 }

@@ -33,11 +33,11 @@ func TestRememberedGETsAnswerAsValidatedOnes(t *testing.T) {
 	{
 		r := httptest.NewRequest(http.MethodGet, "/agent/runs?limit=1", nil)
 		// The handler alone: the pipeline would warm the cache.
-		out, aerr := s.listRuns(&call{r: r, session: openDefault(t, s), principal: s.principals["wk-mock-alice"]})
-		if aerr != nil {
-			t.Fatal(aerr)
+		out := s.listRuns(&call{r: r, session: openDefault(t, s), principal: s.principals["wk-mock-alice"]})
+		if out.problem != nil {
+			t.Fatal(out.problem)
 		}
-		if err := json.Unmarshal(out.(jsonAppender).appendJSON(nil), &page); err != nil {
+		if err := json.Unmarshal(out.body.(jsonAppender).appendJSON(nil), &page); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -46,7 +46,7 @@ func TestBodyCheckAcceptsOnlyWhatTheLibraryAccepts(t *testing.T) {
 		`{"prompt":`, `["x"]`, `null`, `"x"`, `{"prompt":"x"} {"prompt":"y"}`, `{"prompt":"x"}]`,
 		`{"prompt":"x","team":"yes"}`, `{"prompt":"x","config":{"computer_use_enabled":1}}`,
 		`{"prompt":"x","attachments":[{"file_name":"a.txt","mime_type":"text/plain","data":"not base64!"}]}`,
-		`{"prompt":"x","config":{"idle_timeout_minutes":61}}`, `{"prompt":"x","config":{"harness":{"type":"codex"}}}`,
+		`{"prompt":"x","config":{"idle_timeout_minutes":61}}`, `{"prompt":"x","config":{"harness":{"type":"cursor"}}}`,
 	}
 	for _, body := range valid {
 		for _, path := range []string{"/agent/run", "/agent/runs"} {

@@ -101,13 +101,25 @@ func TestDocumentIsValidOpenAPI(t *testing.T) {
 
 	t.Run("operations", func(t *testing.T) {
 		// Every operation of the published document, under its published
-		// id, but one: its duplicate listAgents (see drift_test.go).
+		// id, but one: its duplicate listAgents (see drift_test.go); and the
+		// operations only the newest client calls, under ids of our own.
 		published := loadPublishedFacts(t)
 		want := map[string]string{}
 		for key, op := range published.Operations {
 			want[key] = op.OperationID
 		}
 		want["GET /agent/identities"] = "listAgentIdentities"
+		client := loadClientFacts(t)
+		for key := range client.Operations {
+			if _, ok := want[key]; !ok {
+				want[key] = map[string]string{
+					"POST /agent/runs/{runId}/followups":                 "submitRunFollowup",
+					"GET /agent/runs/{runId}/handoff/attachments":        "listRunHandoffAttachments",
+					"GET /agent/identities/{uid}":                        "getAgent",
+					"GET /agent/conversations/{conversationId}/redirect": "getConversationRedirect",
+				}[key]
+			}
+		}
 		got := map[string]string{}
 		for p := model.Model.Paths.PathItems.First(); p != nil; p = p.Next() {
 			for op := p.Value().GetOperations().First(); op != nil; op = op.Next() {
@@ -237,8 +249,8 @@ func TestValidateRequestRejectsInvalidRequests(t *testing.T) {
 			"body.prompt", "must be a string, not a number"},
 		{"idle timeout over an hour", "POST", "/agent/run", "application/json", `{"prompt":"x","config":{"idle_timeout_minutes":61}}`,
 			"body.config.idle_timeout_minutes", "must be at most 60 (got 61)"},
-		{"harness of unknown type", "POST", "/agent/run", "application/json", `{"prompt":"x","config":{"harness":{"type":"codex"}}}`,
-			"body.config.harness.type", `value must be one of "oz", "claude"`},
+		{"harness of unknown type", "POST", "/agent/run", "application/json", `{"prompt":"x","config":{"harness":{"type":"cursor"}}}`,
+			"body.config.harness.type", `value must be one of "oz", "claude", "codex", "gemini"`},
 		{"config of wrong type", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":"fast"}`,
 			"body.config", "must be an object, not a string"},
 		{"nested field of wrong type", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":{"model_id":3}}`,
@@ -314,8 +326,8 @@ func TestValidateRequestRejectsInvalidRequests(t *testing.T) {
 			"body.config.idle_timeout_minutes", "must be at least 1 (got 0)"},
 		{"idle timeout of 61", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":{"idle_timeout_minutes":61}}`,
 			"body.config.idle_timeout_minutes", "must be at most 60 (got 61)"},
-		{"unknown harness", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":{"harness":{"type":"codex"}}}`,
-			"body.config.harness.type", `value must be one of "oz", "claude"`},
+		{"unknown harness", "POST", "/agent/runs", "application/json", `{"prompt":"x","config":{"harness":{"type":"cursor"}}}`,
+			"body.config.harness.type", `value must be one of "oz", "claude", "codex", "gemini"`},
 		{"interactive not a boolean", "POST", "/agent/runs", "application/json", `{"prompt":"x","interactive":"yes"}`,
 			"body.interactive", "must be a boolean, not a string"},
 		{"unknown path", "GET", "/agent/nothing", "", "",

@@ -123,7 +123,7 @@ func TestValidateResponseOnEveryArea(t *testing.T) {
 		{"schedules", "GET", "/agent/schedules", 200, `{"schedules":[` + scheduleItem + `]}`, nil},
 		{"paused schedule", "POST", "/agent/schedules/sch_1/pause", 200, strings.Replace(scheduleItem, `"enabled":true`, `"enabled":false`, 1), nil},
 		{"deleted schedule", "DELETE", "/agent/schedules/sch_1", 200, `{"success":true}`, nil},
-		{"created identity", "POST", "/agent/identities", 201, `{"uid":"ag_1","name":"Bot","available":true,"created_at":"2025-01-01T00:00:00Z"}`, nil},
+		{"created identity", "POST", "/agent/identities", 201, `{"uid":"ag_1","name":"Bot","available":true,"created_at":"2025-01-01T00:00:00Z","updated_at":"2025-01-01T00:00:00Z","default_runner_uid":"","memory":{"attached_stores":[],"auto_memory":{"enabled":false}},"secrets":[],"skills":[]}`, nil},
 		{"deleted identity", "DELETE", "/agent/identities/ag_1", 204, "", nil},
 		{"sent message", "POST", "/agent/messages", 200, `{"message_ids":["m1","m2"]}`, nil},
 		{"recipient finished", "POST", "/agent/messages", 422, problem404, nil},

@@ -129,7 +129,7 @@ func (p *Proxy) WriteHTML(w io.Writer) error {
 			byArea[area] = f
 			page.Features = append(page.Features, f)
 		}
-		status := string(sc.Status)
+		status := sc.Status
 		res := htmlreport.Result{Status: status, Message: sc.Message}
 		if sc.Status == report.Failed {
 			res.FailedStep = sc.Steps[0].Text

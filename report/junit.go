@@ -13,7 +13,9 @@ import (
 // the GitHub test-report actions): one <testsuite> per feature, one
 // <testcase> per scenario with the feature's name as its classname. A failed
 // scenario has one <failure> naming the step and its error; a skipped or
-// interrupted one a <skipped message="why"/>; an <error> means the suite
+// interrupted one a <skipped message="why"/> (for a skip an option would
+// have avoided, "not checked: what; --flag would check it", and the
+// feature's property not_checked says so for all of them); an <error> means the suite
 // itself is incomplete (an undefined, pending or ambiguous step). The
 // counters are those of the elements. junit.xsd describes the format.
 type JUnit struct {
@@ -108,6 +110,9 @@ func (j *JUnit) Close(r Run) error {
 		if r.Seed != 0 {
 			suite.Properties.Property = append(suite.Properties.Property, junitProperty{Name: "seed", Value: fmt.Sprint(r.Seed)})
 		}
+		if nc := (Run{Scenarios: scs}).NotChecked(); nc != "" {
+			suite.Properties.Property = append(suite.Properties.Property, junitProperty{Name: "not_checked", Value: nc})
+		}
 		var total time.Duration
 		start := scs[0].Start
 		for _, sc := range scs {
@@ -121,8 +126,11 @@ func (j *JUnit) Close(r Run) error {
 				suite.Errors++
 			case sc.Status == Skipped, sc.Status == Interrupted:
 				msg := sc.Message
-				if sc.Status == Interrupted {
+				switch {
+				case sc.Status == Interrupted:
 					msg = "interrupted: " + msg
+				case sc.Needs != nil:
+					msg = fmt.Sprintf("not checked: %s; %s would check it (%s)", sc.Needs.What, sc.Needs.Flag, msg)
 				}
 				c.Skipped = &junitSkipped{Message: msg}
 				suite.Skipped++

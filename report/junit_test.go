@@ -117,3 +117,59 @@ type fakeT struct {
 func (f *fakeT) Helper()               {}
 func (f *fakeT) Fatalf(string, ...any) { f.failed = true; panic("stop") }
 func (f *fakeT) Fatal(...any)          { f.failed = true; panic("stop") }
+
+// aRunWithAvoidableSkips is a run that passed where it ran, but skipped two
+// scenarios for want of a second key and one for want of a failing prompt.
+func aRunWithAvoidableSkips() report.Run {
+	other := &report.Need{Flag: "--other-api-key", What: "one team never sees another team's runs"}
+	prompt := &report.Need{Flag: "--failing-prompt", What: "a run that fails says why"}
+	skipped := func(uri, name, why string, need *report.Need) report.Scenario {
+		return report.Scenario{Feature: uri, URI: uri, Name: name, Status: report.Skipped, Message: why, Needs: need}
+	}
+	return report.Run{Name: "agentruns-contract", Duration: time.Second, Scenarios: []report.Scenario{
+		{Feature: "get_run.feature", URI: "get_run.feature", Name: "A run is fetched", Status: report.Passed},
+		skipped("tenancy.feature", "Another team's run cannot be fetched", "needs a key of another team", other),
+		skipped("tenancy.feature", "Another team's run cannot be cancelled", "needs a key of another team", other),
+		skipped("state_progression.feature", "A run that fails says why", "needs a failing prompt", prompt),
+		skipped("state_progression.feature", "A forced state", "needs the mock control API", nil),
+	}}
+}
+
+// A skip an option would have avoided says what was not checked and which
+// flag would check it, on the test case and on its feature.
+func TestJUnitSaysWhatWasNotChecked(t *testing.T) {
+	var out bytes.Buffer
+	f := report.NewJUnit(&out, report.Options{})
+	run := aRunWithAvoidableSkips()
+	require.NoError(t, f.Close(run))
+	data := out.Bytes()
+	junitcheck.Validate(t, data)
+	_, tests := junitcheck.Totals(t, data)
+	byName := map[string]string{}
+	for _, tc := range tests {
+		byName[tc.Name] = tc.Message
+	}
+	assert.Equal(t, "not checked: one team never sees another team's runs; --other-api-key would check it (needs a key of another team)",
+		byName["Another team's run cannot be fetched"])
+	assert.Equal(t, "needs the mock control API", byName["A forced state"], "a skip the server rules out is no option's")
+	assert.Contains(t, out.String(), `<property name="not_checked" value="not checked: 2 scenarios skipped for want of an option: --other-api-key would run 2 scenarios (one team never sees another team&#39;s runs)"></property>`)
+	assert.Contains(t, out.String(), `<property name="not_checked" value="not checked: 1 scenario skipped for want of an option: --failing-prompt would run 1 scenario (a run that fails says why)"></property>`)
+}
+
+func TestUncheckedGroupsSkipsByOption(t *testing.T) {
+	run := aRunWithAvoidableSkips()
+	u := run.Unchecked()
+	require.Len(t, u, 2)
+	assert.Equal(t, "--failing-prompt", u[0].Flag)
+	assert.Len(t, u[0].Scenarios, 1)
+	assert.Equal(t, "--other-api-key", u[1].Flag)
+	assert.Len(t, u[1].Scenarios, 2)
+	assert.Equal(t, "not checked: 3 scenarios skipped for want of an option: --failing-prompt would run 1 scenario (a run that fails says why); "+
+		"--other-api-key would run 2 scenarios (one team never sees another team's runs)", run.NotChecked())
+	assert.Empty(t, aRun().NotChecked())
+
+	var out bytes.Buffer
+	f := report.NewPretty(&out, report.Options{})
+	require.NoError(t, f.Close(run))
+	assert.Contains(t, out.String(), "\nNot checked: 3 scenarios skipped for want of an option: --failing-prompt would run 1 scenario")
+}

@@ -104,13 +104,14 @@ func indent(s, pad string) string {
 	return pad + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pad)
 }
 
-// Close prints the tally.
+// Close prints the tally and what was not checked.
 func (p *Pretty) Close(r Run) error {
 	_, err := fmt.Fprintf(p.w, "\n%s\n", tally(r))
 	return err
 }
 
-// tally is one line: "57 scenarios (50 passed, 1 failed, 6 skipped) in 3.2s".
+// tally is one line, "57 scenarios (50 passed, 1 failed, 6 skipped) in
+// 3.2s", and a second saying what was not checked for want of an option.
 func tally(r Run) string {
 	n := r.Count()
 	var parts []string
@@ -119,7 +120,11 @@ func tally(r Run) string {
 			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
 		}
 	}
-	return fmt.Sprintf("%d scenarios (%s) in %s", len(r.Scenarios), strings.Join(parts, ", "), r.Duration.Round(time.Millisecond))
+	line := fmt.Sprintf("%d scenarios (%s) in %s", len(r.Scenarios), strings.Join(parts, ", "), r.Duration.Round(time.Millisecond))
+	if nc := r.NotChecked(); nc != "" {
+		line += "\n" + strings.ToUpper(nc[:1]) + nc[1:]
+	}
+	return line
 }
 
 // Progress prints one character per scenario as it ends (. passed, F

@@ -5,7 +5,10 @@
 package report
 
 import (
+	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -24,6 +27,11 @@ const (
 	Ambiguous   Status = "ambiguous"
 	Interrupted Status = "interrupted"
 )
+
+// NotRun is a scenario of the suite that the run did not select (its tags
+// left it out). Only a report that knows every feature file, the HTML page,
+// shows such scenarios; no Scenario of a Run carries it.
+const NotRun Status = "notrun"
 
 // Incomplete tells whether s means the suite, not the server, is at fault.
 func (s Status) Incomplete() bool {
@@ -53,10 +61,26 @@ type Scenario struct {
 	Status  Status
 	// Message says why the scenario did not pass: the failing step's error,
 	// or the reason it was skipped or interrupted.
-	Message  string
+	Message string
+	// Needs, on a scenario skipped only for want of an option the run was
+	// not given, is that option: the skip was avoidable.
+	Needs    *Need
 	Steps    []Step
 	Start    time.Time
 	Duration time.Duration
+}
+
+// Need is an option of the suite without which some scenarios are skipped:
+// given it, they would have checked What.
+type Need struct {
+	Flag string // the command line's flag, e.g. "--other-api-key"
+	What string // what those scenarios check, e.g. "one team never sees nor cancels another team's runs"
+}
+
+// Unchecked is what a run did not check for want of one option.
+type Unchecked struct {
+	Need
+	Scenarios []Scenario
 }
 
 // FailedStep returns the step that decided the scenario's status, if any.
@@ -88,6 +112,47 @@ func (r Run) Count() map[Status]int {
 		n[s.Status]++
 	}
 	return n
+}
+
+// Unchecked lists what the run did not check for want of an option, one
+// entry per option, in the order of their flags.
+func (r Run) Unchecked() []Unchecked {
+	var out []Unchecked
+	for _, s := range r.Scenarios {
+		if s.Status != Skipped || s.Needs == nil {
+			continue
+		}
+		i := slices.IndexFunc(out, func(u Unchecked) bool { return u.Flag == s.Needs.Flag })
+		if i < 0 {
+			out = append(out, Unchecked{Need: *s.Needs})
+			i = len(out) - 1
+		}
+		out[i].Scenarios = append(out[i].Scenarios, s)
+	}
+	slices.SortFunc(out, func(a, b Unchecked) int { return strings.Compare(a.Flag, b.Flag) })
+	return out
+}
+
+// NotChecked says in one sentence what the run did not check and which
+// flags would check it; "" when nothing was skipped for want of an option.
+func (r Run) NotChecked() string {
+	var parts []string
+	n := 0
+	for _, u := range r.Unchecked() {
+		n += len(u.Scenarios)
+		parts = append(parts, fmt.Sprintf("%s would run %s (%s)", u.Flag, scenarios(len(u.Scenarios)), u.What))
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("not checked: %s skipped for want of an option: %s", scenarios(n), strings.Join(parts, "; "))
+}
+
+func scenarios(n int) string {
+	if n == 1 {
+		return "1 scenario"
+	}
+	return fmt.Sprintf("%d scenarios", n)
 }
 
 // A Formatter writes a report. The suite calls Scenario once per scenario as

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/features"
+	"github.com/agentruns/agentruns/htmlreport"
 	"github.com/agentruns/agentruns/internal/tagexpr"
 	"github.com/agentruns/agentruns/report"
 )
@@ -74,8 +77,8 @@ type Config struct {
 	// nil, Format names the report.
 	Report report.Formatter
 	// Format names a report written to Output: pretty (default), progress
-	// or junit (package report), or cucumber (godog's Cucumber JSON) or
-	// html (package htmlreport, as a godog formatter).
+	// or junit (package report), html (package htmlreport), or cucumber
+	// (godog's Cucumber JSON).
 	Format string
 	// Output receives the report named by Format; os.Stdout when nil.
 	Output io.Writer
@@ -100,7 +103,19 @@ type Config struct {
 }
 
 // godogFormats are godog's own formatters the suite passes on.
-var godogFormats = map[string]bool{"cucumber": true, "html": true}
+var godogFormats = map[string]bool{"cucumber": true}
+
+// newReport makes the report named by c.Format: one of package report's,
+// the HTML page, or none when godog's own formatter writes it.
+func (c Config) newReport() report.Formatter {
+	switch {
+	case report.Builtin[c.Format] != nil:
+		return report.Builtin[c.Format](c.Output, report.Options{Colors: !c.NoColors})
+	case c.Format == "html":
+		return htmlreport.New(c.Output, c.Features)
+	}
+	return noReport{}
+}
 
 // withDefaults checks c and fills in its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -137,10 +152,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Format == "" {
 		c.Format = DefaultFormat
 	}
-	if c.Report == nil && report.Builtin[c.Format] == nil && !godogFormats[c.Format] {
+	if c.Report == nil && report.Builtin[c.Format] == nil && c.Format != "html" && !godogFormats[c.Format] {
 		errs = append(errs, fmt.Errorf("format %q: want pretty, progress, junit, cucumber or html", c.Format))
 	}
+	if c.Features == nil {
+		c.Features = features.FS
+	}
 	if _, err := c.tags(); err != nil {
+		errs = append(errs, err)
+	} else if err := c.knownTags(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Output == nil {
@@ -152,10 +172,94 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
 	}
-	if c.Features == nil {
-		c.Features = features.FS
+	if err := errors.Join(errs...); err != nil {
+		return c, &ConfigError{Err: err}
 	}
-	return c, errors.Join(errs...)
+	return c, nil
+}
+
+// ConfigError means a Config cannot be run as it is (no base URL, no key,
+// a malformed tag expression, a tag no feature carries...); nothing was
+// asked of the server.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Check reports what is wrong with c, as a *ConfigError, or nil.
+func (c Config) Check() error {
+	_, err := c.withDefaults()
+	return err
+}
+
+// knownTags refuses a tag expression naming a tag no scenario carries (a
+// typo would select nothing, or everything under "not"), suggesting the
+// nearest known tag.
+func (c Config) knownTags() error {
+	x, err := tagexpr.Parse(c.Tags)
+	if err != nil || len(tagexpr.Tags(x)) == 0 {
+		return err
+	}
+	// A tag of the suite's own features is never a typo, even when the
+	// features chosen (a subset, in tests) do not carry it.
+	known := map[string]bool{}
+	for _, fsys := range []fs.FS{c.Features, features.FS} {
+		spec, err := htmlreport.Parse(fsys)
+		if err != nil {
+			return fmt.Errorf("reading the features: %w", err)
+		}
+		for _, f := range spec {
+			for _, s := range f.Scenarios {
+				for _, t := range s.AllTags {
+					known[t] = true
+				}
+			}
+		}
+	}
+	list := slices.Sorted(maps.Keys(known))
+	for _, t := range tagexpr.Tags(x) {
+		if known[t] {
+			continue
+		}
+		hint := ""
+		if near := nearest(t, list); near != "" {
+			hint = fmt.Sprintf("did you mean %s? ", near)
+		}
+		return fmt.Errorf("tag expression %q: no scenario is tagged %s; %sthe tags are %s", c.Tags, t, hint, strings.Join(list, ", "))
+	}
+	return nil
+}
+
+// nearest is the known tag within two edits of t, if any.
+func nearest(t string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(t, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // tags is the expression selecting the scenarios: the caller's tags, less
@@ -183,4 +287,33 @@ func (c Config) tagExpression() string {
 	}
 	s, _ := tagexpr.Godog(x)
 	return s
+}
+
+// options are the scenarios that run only when the suite is given an
+// option: without it they are skipped, saying which flag would run them.
+var options = []struct {
+	tag     string
+	need    report.Need
+	missing func(Config) bool
+}{
+	{"@two-callers", report.Need{Flag: "--other-api-key", What: "one team never sees, fetches nor cancels another team's runs"},
+		func(c Config) bool { return c.OtherAPIKey == "" }},
+	{"@failing-prompt", report.Need{Flag: "--failing-prompt", What: "a run that fails says why, with an error code"},
+		func(c Config) bool { return c.FailingPrompt == "" }},
+}
+
+// avoidable names the option that would have run a skipped scenario with
+// these tags; nil when none would, because the server itself rules the
+// scenario out (it needs the mock's control API, which the server lacks).
+func (su *Suite) avoidable(tags []string) *report.Need {
+	if su.control == nil && (slices.Contains(tags, "@mock-control") || slices.Contains(tags, "@mock-only")) {
+		return nil
+	}
+	for _, o := range options {
+		if slices.Contains(tags, o.tag) && o.missing(su.cfg) {
+			need := o.need
+			return &need
+		}
+	}
+	return nil
 }

@@ -1,13 +1,16 @@
 package steps
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -61,6 +64,109 @@ func preflight(ctx context.Context, hc *http.Client, base, key string) error {
 		return fail("GET %s without a key answered %d with %s, not a JSON problem: the server does not speak the API's errors", target, status, describe(ctype))
 	}
 	return nil
+}
+
+// sameTeamPrompt names the run the pre-flight creates when the suite's key
+// sees none, to ask the other key about.
+const sameTeamPrompt = "Contract suite pre-flight: do the two keys belong to different teams? (cancelled at once)"
+
+// preflightTeams asks whether the key given as another team's belongs to
+// the suite key's own team, which would fail every tenancy scenario with
+// "expected status 403, got 200" as if the server leaked runs: it fetches,
+// with the other key, a run the suite's key sees. With no run to ask
+// about, it creates one (and cancels it) unless the run is read-only, in
+// which case the tenancy scenarios, which create runs, are left out anyway.
+func preflightTeams(ctx context.Context, hc *http.Client, base, key, otherKey string, readOnly bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var list struct {
+		Runs []struct {
+			RunID string `json:"run_id"`
+		} `json:"runs"`
+	}
+	if err := askJSON(ctx, hc, http.MethodGet, base+"/agent/runs?limit=1", key, nil, &list); err != nil {
+		return nil // the scenarios will say what is wrong with listing
+	}
+	id, made := "", false
+	if len(list.Runs) > 0 {
+		id = list.Runs[0].RunID
+	} else if !readOnly {
+		var created struct {
+			RunID string `json:"run_id"`
+		}
+		body, _ := json.Marshal(map[string]string{"prompt": sameTeamPrompt})
+		if err := askJSON(ctx, hc, http.MethodPost, base+"/agent/run", key, body, &created); err != nil {
+			return nil // the scenarios will say what is wrong with creating
+		}
+		id, made = created.RunID, true
+	}
+	if id == "" {
+		return nil
+	}
+	if made {
+		defer func() {
+			_ = askJSON(context.WithoutCancel(ctx), hc, http.MethodPost, base+"/agent/runs/"+url.PathEscape(id)+"/cancel", key, nil, nil)
+		}()
+	}
+	status, _, err := ask(ctx, hc, base+"/agent/runs/"+url.PathEscape(id), "Bearer "+otherKey)
+	if err == nil && status == http.StatusOK && !seesAnotherTeam(ctx, hc, base, key, otherKey) {
+		return &PreflightError{Sentence: fmt.Sprintf("the --other-api-key sees run %s that the --api-key's team made, so the two keys belong to one team; "+
+			"the tenancy scenarios need a key of another team (or leave --other-api-key out to skip them)", id)}
+	}
+	return nil
+}
+
+// seesAnotherTeam tells a server that shows one team's run to another (a
+// tenancy bug the scenarios must report) from two keys of one team by a
+// resource that belongs to a team: its agent identities. Two keys that
+// list different identities are of two teams. When either listing cannot
+// be read the keys are taken as one team.
+func seesAnotherTeam(ctx context.Context, hc *http.Client, base, key, otherKey string) bool {
+	identities := func(k string) (string, bool) {
+		var list struct {
+			Agents []struct {
+				UID string `json:"uid"`
+			} `json:"agents"`
+		}
+		if askJSON(ctx, hc, http.MethodGet, base+"/agent/identities", k, nil, &list) != nil || len(list.Agents) == 0 {
+			return "", false
+		}
+		uids := make([]string, 0, len(list.Agents))
+		for _, a := range list.Agents {
+			uids = append(uids, a.UID)
+		}
+		slices.Sort(uids)
+		return strings.Join(uids, ","), true
+	}
+	mine, ok1 := identities(key)
+	theirs, ok2 := identities(otherKey)
+	return ok1 && ok2 && mine != theirs
+}
+
+// askJSON sends a request with the key and decodes a 2xx JSON answer into
+// out (when not nil).
+func askJSON(ctx context.Context, hc *http.Client, method, u, key string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s answered %d", method, u, resp.StatusCode)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
 }
 
 // ask sends GET u with the Authorization header auth (none when empty) and

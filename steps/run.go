@@ -22,16 +22,17 @@ import (
 	"github.com/agentruns/agentruns/report"
 )
 
-// Status is the outcome of one scenario.
-type Status string
+// Status is the outcome of one scenario, as every report says it.
+type Status = report.Status
 
-// The outcomes of a scenario. A scenario whose step has no definition (or
-// two) counts as failed: the suite cannot vouch for the server.
+// The outcomes of a scenario in a Result. A scenario whose step has no
+// definition (or two) counts as failed: the suite cannot vouch for the
+// server.
 const (
-	Passed      Status = "passed"
-	Failed      Status = "failed"
-	Skipped     Status = "skipped"
-	Interrupted Status = "interrupted" // the run was stopped before it finished
+	Passed      = report.Passed
+	Failed      = report.Failed
+	Skipped     = report.Skipped
+	Interrupted = report.Interrupted // the run was stopped before it finished
 )
 
 // ScenarioResult is the outcome of one scenario (one row, for an outline).
@@ -42,6 +43,8 @@ type ScenarioResult struct {
 	Status  Status
 	// Message says why the scenario failed or was skipped.
 	Message string
+	// Needs, on a scenario skipped for want of an option, is that option.
+	Needs *report.Need
 }
 
 // Result is the outcome of a whole run of the suite.
@@ -122,25 +125,21 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	}
 	rep := cfg.Report
 	if rep == nil {
-		rep = noReport{}
-		if newFormatter := report.Builtin[cfg.Format]; newFormatter != nil {
-			rep = newFormatter(cfg.Output, report.Options{Colors: !cfg.NoColors})
-		}
+		rep = cfg.newReport()
 	}
-	format := eventsFormat
-	if report.Builtin[cfg.Format] == nil && cfg.Report == nil {
+	format := collectorFormat
+	if cfg.Report == nil && godogFormats[cfg.Format] {
 		format += "," + cfg.Format // one of godog's own formatters
 	}
-	ev := newCollector(rep, func() bool { return ctx.Err() != nil })
-	suiteName, unregister := ev.register()
+	col := newCollector(rep, func() bool { return ctx.Err() != nil }, su.avoidable)
+	suiteName, unregister := col.register()
 	defer unregister()
-	defer su.htmlReport(suiteName, seed, ev)()
 	su.mu.Lock()
-	su.events, su.runCtx = ev, ctx
+	su.collecting, su.runCtx = col, ctx
 	su.mu.Unlock()
 	defer func() {
 		su.mu.Lock()
-		su.events, su.runCtx = nil, context.Background()
+		su.collecting, su.runCtx = nil, context.Background()
 		su.mu.Unlock()
 	}()
 
@@ -165,7 +164,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		Options: &opts,
 	}.Run()
 
-	scenarios, repErr := ev.finish()
+	scenarios, repErr := col.finish()
 	run := report.Run{
 		Name: "agentruns-contract", Target: cfg.BaseURL, Mode: su.mode(), Tags: cfg.Tags, Seed: seed,
 		Start: start, Duration: time.Since(start), Scenarios: scenarios,
@@ -204,7 +203,7 @@ func NewSeed() int64 { return mrand.Int64N(1<<62) + 1 }
 
 // scenarioResult is the short form of a scenario's report.
 func scenarioResult(sc report.Scenario) ScenarioResult {
-	r := ScenarioResult{Feature: sc.URI, Name: sc.Name, Tags: sc.Tags, Message: sc.Message}
+	r := ScenarioResult{Feature: sc.URI, Name: sc.Name, Tags: sc.Tags, Message: sc.Message, Needs: sc.Needs}
 	switch {
 	case sc.Status == report.Passed:
 		r.Status = Passed
@@ -221,19 +220,19 @@ func scenarioResult(sc report.Scenario) ScenarioResult {
 	return r
 }
 
-// collector returns the current Run's event collector, nil outside Run.
+// collector returns the current Run's collector, nil outside Run.
 func (su *Suite) collector() *collector {
 	su.mu.Lock()
 	defer su.mu.Unlock()
-	return su.events
+	return su.collecting
 }
 
 // record keeps one scenario's outcome; the after-scenario hook calls it.
 // The outcome itself comes from the steps' events: the hook adds why the
 // scenario was skipped, if it was.
 func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string) {
-	if ev := su.collector(); ev != nil {
-		ev.ended(sc, skipReason)
+	if c := su.collector(); c != nil {
+		c.ended(sc, skipReason)
 	}
 }
 

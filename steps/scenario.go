@@ -33,14 +33,15 @@ type scenario struct {
 	theirs    *trackedRun // a run another team created (@two-callers)
 	listing   *listing
 	walked    *walk
-	events    eventPolls          // every poll of GET /agent/events (run_events.go)
-	convs     []conversationDoc   // every conversation fetched (conversations.go)
-	cache     map[string]string   // resolved placeholders
-	schedules map[string]string   // nickname -> id of the schedules this scenario created
-	fetched   []fetchedArtifact   // the artifacts last fetched (artifacts.go)
-	identity  identityRef         // the identity created last (identities.go)
-	message   sentMessage         // the message sent last (messages.go)
-	offers    map[string][]string // what the server offers, by kind (offered.go)
+	events    eventPolls            // every poll of GET /agent/events (run_events.go)
+	convs     []conversationDoc     // every conversation fetched (conversations.go)
+	cache     map[string]string     // resolved placeholders
+	schedules map[string]string     // nickname -> id of the schedules this scenario created
+	fetched   []fetchedArtifact     // the artifacts last fetched (artifacts.go)
+	identity  identityRef           // the identity created last (identities.go)
+	message   sentMessage           // the message sent last (messages.go)
+	offers    map[string][]string   // what the server offers, by kind (offered.go)
+	handoffs  [][]handoffAttachment // every handoff listing (newest_client.go)
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -69,6 +70,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerMessages(sc)      // messages.go: run-to-run messages
 	s.registerArtifacts(sc)     // artifacts.go
 	s.registerConversations(sc) // conversations.go: conversations, transcripts, session redirects
+	s.registerNewestClient(sc)  // newest_client.go: follow-ups, handoff files, public redirects, newer filters
 }
 
 // before isolates the scenario in its own mock session, or skips it when it

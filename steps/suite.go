@@ -26,8 +26,8 @@ type Suite struct {
 	// for any run at any time.
 	runs *ledger
 
-	mu     sync.Mutex
-	events *collector // the current Run's, nil outside Run
+	mu         sync.Mutex
+	collecting *collector // the current Run's, nil outside Run
 }
 
 // NewSuite checks cfg, loads the OpenAPI validator, checks that the server
@@ -51,6 +51,11 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	}
 	if err := preflight(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey); err != nil {
 		return nil, err
+	}
+	if cfg.OtherAPIKey != "" {
+		if err := preflightTeams(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey, cfg.OtherAPIKey, cfg.ReadOnly); err != nil {
+			return nil, err
+		}
 	}
 	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger()}
 	if !cfg.NoControl {

@@ -219,6 +219,9 @@ func (s *scenario) localValue(key string) (string, bool) {
 			return s.theirs.id, true
 		}
 	}
+	if v, ok := s.cache[key]; ok { // a value remembered by an earlier step
+		return v, true
+	}
 	return "", false
 }
 

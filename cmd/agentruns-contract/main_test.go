@@ -53,7 +53,7 @@ func newMock(t *testing.T, opts mockserver.Options, wrap func(http.Handler) http
 
 // With no base URL the command starts the bundled mock and verifies it.
 func TestRunVerifiesTheBundledMock(t *testing.T) {
-	out, errOut, err := runCmd(t, "--tags", "@mock-control", "--format", "progress", "--concurrency", "8")
+	out, errOut, err := runCmd(t, "--tags", "@mock-control and not @newest-client", "--format", "progress", "--concurrency", "8")
 	require.NoError(t, err, "%s\n%s", out, errOut)
 	assert.True(t, strings.HasPrefix(errOut, "testing the bundled mock at http://127.0.0.1:"), errOut)
 	assert.Contains(t, errOut, "0 failed, 0 skipped")
@@ -76,12 +76,49 @@ func TestTwoCallersOnTheBundledMockAndSkippedWithoutASecondKey(t *testing.T) {
 	require.NoError(t, err, "%s\n%s", out, errOut)
 	total, _, _, skipped := summaryCounts(t, errOut)
 	assert.Equal(t, total, skipped, errOut)
-	assert.Contains(t, errOut, "needs a key of another team (@two-callers): pass --other-api-key")
+	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs ("+strconv.Itoa(total)+" scenarios skipped): pass --other-api-key KEY")
+	assert.NotContains(t, errOut, "SKIPPED", "a skip a flag would avoid is told once, as not checked")
 
 	out, errOut, err = runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-nightly", "--tags", "@two-callers", "--format", "progress")
 	require.NoError(t, err, "%s\n%s", out, errOut)
 	total, passed, _, _ = summaryCounts(t, errOut)
 	assert.Equal(t, total, passed, errOut)
+}
+
+// A run that passed where it ran but skipped scenarios a flag would have
+// run says so in the summary, the HTML report and JUnit, naming the flags;
+// skips the server rules out (no control API) are not counted as such.
+func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
+	srv := newMock(t, mockserver.Options{DisableControl: true}, nil)
+	dir := t.TempDir()
+	args := []string{"--base-url", srv.URL, "--api-key", "wk-mock-alice", "--tags", "@two-callers or @failing-prompt or not @creates-runs and not @slow"}
+	out, errOut, err := runCmd(t, append(args, "--format", "html", "--output", filepath.Join(dir, "report.html"))...)
+	require.NoError(t, err, "skips do not fail the run: %s\n%s", out, errOut)
+	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs (12 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
+	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code (1 scenario skipped): pass --failing-prompt PROMPT")
+	assert.Regexp(t, `SKIPPED \d+ scenarios: checks what only the bundled mock promises`, errOut, "skips the server rules out, grouped by reason")
+	assert.True(t, strings.HasSuffix(errOut, "Passed, but not all checked: add --failing-prompt and --other-api-key to check the rest.\n"), errOut)
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `id="verdict">Passed, 13 not checked</div>`)
+	assert.NotContains(t, string(page), "All passed")
+	assert.Contains(t, string(page), `<code>--other-api-key</code>`)
+
+	out, errOut, err = runCmd(t, append(args, "--format", "junit", "--output", filepath.Join(dir, "contract.xml"))...)
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	data, err := os.ReadFile(filepath.Join(dir, "contract.xml"))
+	require.NoError(t, err)
+	junitcheck.Validate(t, data)
+	_, tests := junitcheck.Totals(t, data)
+	notChecked := 0
+	for _, tc := range tests {
+		if strings.HasPrefix(tc.Message, "not checked: ") {
+			notChecked++
+			assert.Regexp(t, `; --(other-api-key|failing-prompt) would check it`, tc.Message)
+		}
+	}
+	assert.Equal(t, 13, notChecked)
+	assert.Contains(t, string(data), `<property name="not_checked" value="not checked: 12 scenarios skipped for want of an option: --other-api-key would run 12 scenarios`)
 }
 
 // summaryCounts reads "N scenarios: p passed, f failed, s skipped" from the
@@ -258,12 +295,15 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 		{"no key for a real server", []string{"--base-url", "http://127.0.0.1:1"}, "no API key"},
 		{"bad base URL", []string{"--base-url", "ftp://example.com", "--api-key", "k"}, "want http(s)://host"},
 		{"bad tags", []string{"--tags", "@a and", "--base-url", "http://127.0.0.1:1", "--api-key", "k"}, "ends where a tag was expected"},
+		{"no scheme", []string{"--base-url", "127.0.0.1:8080", "--api-key", "k"}, "has no scheme: write it as http://127.0.0.1:8080"},
+		{"unknown tag", []string{"--tags", "not @sloww"}, "no scenario is tagged @sloww; did you mean @slow? the tags are @creates-runs, "},
+		{"bare timeout", []string{"--timeout", "5"}, `invalid value "5" for flag -timeout: want a duration with its unit, such as 30s, 5m or 1h30m`},
 		{"negative seed", []string{"--seed", "-3"}, "want a positive number"},
 		{"no concurrency", []string{"--concurrency", "0"}, "want 1 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, err := runCmd(t, tc.args...)
-			require.Error(t, err)
+			require.ErrorIs(t, err, errUsage, "exit status 2: the command line is wrong")
 			assert.Contains(t, errOut+err.Error(), tc.want)
 		})
 	}
@@ -278,6 +318,7 @@ func TestHelpShowsEveryFlagButNoKey(t *testing.T) {
 	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--format", "--output", "--concurrency", "--seed", "--no-control"} {
 		assert.Contains(t, errOut.String(), strings.TrimPrefix(f, "-"))
 	}
+	assert.Contains(t, errOut.String(), "agentruns-contract docs [--output spec.html]", "the docs command is listed")
 }
 
 // statusRecorder notes the status of an answer.
@@ -355,7 +396,7 @@ func TestTargetSaysWhereTheServerCameFrom(t *testing.T) {
 			before := creates.Load()
 			var out, errOut bytes.Buffer
 			// @mock-control scenarios create runs; they are quick with the control API.
-			args := append([]string{"--tags", "@mock-control and @creates-runs", "--format", "progress"}, tc.args...)
+			args := append([]string{"--tags", "@mock-control and @creates-runs and not @newest-client", "--format", "progress"}, tc.args...)
 			err := run(context.Background(), args, &out, &errOut)
 			if tc.readOnly {
 				require.ErrorContains(t, err, "no scenario matches")
@@ -549,4 +590,58 @@ func TestDocsWritesTheSpecPage(t *testing.T) {
 
 	_, _, err = runCmd(t, "docs", "extra")
 	assert.ErrorIs(t, err, errUsage)
+}
+
+// One mistake of a server fails many scenarios with one message (its
+// details, such as the body naming each scenario's run, aside): the summary
+// says it once, with how many scenarios, the first few names and the first
+// one's details.
+func TestSummaryGroupsIdenticalFailures(t *testing.T) {
+	const created = "contract violation: POST /agent/run 201: status: 201 is not documented for this operation"
+	var res steps.Result
+	for _, name := range []string{"A", "B", "C", "D", "E"} {
+		res.Scenarios = append(res.Scenarios, steps.ScenarioResult{Feature: "create_run.feature", Name: "Create " + name, Status: steps.Failed,
+			Message: created + "\n  body: {\"run_id\":\"" + name + "\"}"})
+	}
+	res.Scenarios = append(res.Scenarios,
+		steps.ScenarioResult{Feature: "get_run.feature", Name: "An unknown run is not found", Status: steps.Failed, Message: "want application/problem+json"},
+		steps.ScenarioResult{Feature: "list_runs.feature", Name: "Listing", Status: steps.Passed})
+	var out strings.Builder
+	summarise(&out, res, steps.Config{})
+	assert.Contains(t, out.String(), "FAILED  5 scenarios with the same failure: create_run.feature: Create A; create_run.feature: Create B; create_run.feature: Create C; and 2 more\n"+
+		"        "+created+"\n          body: {\"run_id\":\"A\"}\n")
+	assert.Equal(t, 1, strings.Count(out.String(), created), out.String())
+	assert.Contains(t, out.String(), "FAILED  get_run.feature: An unknown run is not found\n        want application/problem+json\n")
+	assert.NotContains(t, out.String(), "not all checked")
+}
+
+// Two keys of one team would fail every tenancy scenario with "expected
+// status 403, got 200", as if the server leaked runs: the pre-flight sees
+// the other key fetch a run of the first key's team and stops, in one
+// sentence, before any scenario.
+func TestASecondKeyOfTheSameTeamStopsBeforeTheScenarios(t *testing.T) {
+	srv := newMock(t, mockserver.Options{}, nil)
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-bob", "--tags", "@two-callers", "--format", "progress")
+	var pre *steps.PreflightError
+	require.ErrorAs(t, err, &pre, "%s\n%s", out, errOut)
+	assert.Regexp(t, `^the --other-api-key sees run [0-9a-f-]{36} that the --api-key's team made, so the two keys belong to one team; `, pre.Sentence)
+	assert.NotContains(t, errOut, "scenarios:", "no scenario ran")
+	assert.Empty(t, out)
+}
+
+// Every flag --help shows, and every --format, is named in the flags table
+// of docs/running-the-suite.md, where a server team looks them up.
+func TestTheDocsNameEveryFlagOfHelp(t *testing.T) {
+	var errOut bytes.Buffer
+	require.ErrorIs(t, run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &errOut), errHelp)
+	page, err := os.ReadFile("../../docs/running-the-suite.md")
+	require.NoError(t, err)
+	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(errOut.String(), -1)
+	require.Greater(t, len(flags), 10, errOut.String())
+	for _, f := range flags {
+		assert.Contains(t, string(page), "| `--"+f[1]+"` |", "docs/running-the-suite.md's flags table lacks --%s", f[1])
+	}
+	for _, f := range formats {
+		assert.Contains(t, string(page), "`"+f.name+"`", "docs/running-the-suite.md lacks --format %s", f.name)
+	}
 }

@@ -109,3 +109,26 @@ func TestListeningIsLoggedAtInfo(t *testing.T) {
 		assert.Contains(t, line, "level=INFO", "%v: %s", args, m.stderr)
 	}
 }
+
+// The start-up line gives the dashboard's address and says whether the
+// control API is open to anyone who can reach the port.
+func TestStartUpLineShowsTheDashboardAndTheControlAPI(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		control, board string
+	}{
+		{nil, "control=open", `dashboard=http://127\.0\.0\.1:\d+/__mock/ui/`},
+		{[]string{"--control-token", "T"}, "control=token", `dashboard=http://127\.0\.0\.1:\d+/__mock/ui/`},
+		{[]string{"--no-control"}, "control=off", `dashboard="off \(--no-control\)"`},
+	} {
+		m := startRun(t, tc.args...)
+		line := ""
+		for _, l := range strings.Split(m.stderr.String(), "\n") {
+			if strings.Contains(l, "listening") {
+				line = l
+			}
+		}
+		assert.Contains(t, line, tc.control, "%v", tc.args)
+		assert.Regexp(t, tc.board, line, "%v", tc.args)
+	}
+}

@@ -94,6 +94,27 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return c, nil
 }
 
+// controlState says who may use the control API (/__mock/ and the
+// X-Mock-* headers), for the start-up line: by default anyone who can
+// reach the port.
+func controlState(o mockserver.Options) string {
+	switch {
+	case o.DisableControl:
+		return "off"
+	case o.ControlToken != "":
+		return "token"
+	}
+	return "open"
+}
+
+// dashboardURL is the dashboard's address, or what keeps it closed.
+func dashboardURL(url string, o mockserver.Options) string {
+	if o.DisableControl {
+		return "off (--no-control)"
+	}
+	return url + "/__mock/ui/"
+}
+
 // run serves until ctx ends, then shuts down gracefully: requests in flight
 // are finished and, with --state-file, the state is saved. ready, when not
 // nil, learns the address once the server listens.
@@ -175,11 +196,12 @@ func serve(ctx context.Context, c config, handler http.Handler, log *slog.Logger
 		ConnContext:       mockserver.ConnContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	what := "agentruns mock listening"
+	url := "http://" + ln.Addr().String()
 	if c.proxy.upstream != "" {
-		what = "agentruns proxy listening"
+		log.Info("agentruns proxy listening", append([]any{"url", url}, attrs...)...)
+	} else {
+		log.Info("agentruns mock listening", append([]any{"url", url, "dashboard", dashboardURL(url, c.opts), "control", controlState(c.opts)}, attrs...)...)
 	}
-	log.Info(what, append([]any{"url", "http://" + ln.Addr().String()}, attrs...)...)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

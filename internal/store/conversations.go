@@ -290,26 +290,46 @@ func (ms *Session) transcriptLocked(r *Run) (Exchange, string, error) {
 
 // SessionRedirect answers whether the agent session should now be shown as
 // its conversation: the id of the run's conversation once the run has
-// ended (its sandbox has stopped), else "". An agent session of no run p's
-// team may see is "" too: the document has no error for it.
-func (ms *Session) SessionRedirect(p *fixtures.Principal, agentSession uuid.UUID) string {
+// ended (its sandbox has stopped), else "". It asks for no caller: the
+// operation is public, its ids unguessable (random UUIDs), and what it
+// gives is another unguessable id whose content stays behind the
+// conversation's own access rules.
+func (ms *Session) SessionRedirect(agentSession uuid.UUID) string {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	now := ms.clock.Now()
 	for _, r := range ms.runs.list {
-		if r.AgentSession != agentSession || r.Team != p.Team {
+		if r.AgentSession != agentSession {
 			continue
 		}
 		snap := r.Timeline.At(now)
 		if !snap.Claimed || !snap.State.Terminal() {
 			return ""
 		}
-		if _, err := ms.openConversationLocked(p, r.ConversationOf(), now); err != nil {
+		if runs := ms.conversationLocked(r.ConversationOf()); len(runs) == 0 || !runs[0].Timeline.At(now).Claimed {
 			return ""
 		}
 		return r.ConversationOf()
 	}
 	return ""
+}
+
+// ConversationRedirect is SessionRedirect's mirror: the agent session of
+// the conversation's latest run while that run is live (claimed by a
+// worker and not ended), else "". Public, as SessionRedirect.
+func (ms *Session) ConversationRedirect(conversation string) string {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	now := ms.clock.Now()
+	runs := ms.conversationLocked(conversation)
+	if len(runs) == 0 {
+		return ""
+	}
+	last := runs[len(runs)-1]
+	if snap := last.Timeline.At(now); !snap.Claimed || snap.State.Terminal() {
+		return ""
+	}
+	return last.AgentSession.String()
 }
 
 // exchangeLocked derives a run's exchange at now from its record and its

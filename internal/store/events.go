@@ -216,6 +216,7 @@ func (ms *Session) appendEventLocked(e Event) int64 {
 func (ms *Session) reanchorLocked(r *Run, now time.Time, state State, executionID, refID string) int64 {
 	ms.recordEventsLocked(now)
 	r.Timeline.reanchor(now, state)
+	ms.runs.index.moved(r, now)
 	r.Logged = 0
 	if r.Timeline.prelude() {
 		r.Logged = 1 // the start was recorded under the old timeline

@@ -93,7 +93,14 @@ type Identity struct {
 	Name      string    `json:"name"`
 	Default   bool      `json:"default,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
-	KeyHashes []string  `json:"key_hashes,omitempty"`
+	// UpdatedAt is when the agent last changed; zero in files saved before
+	// it was kept (the creation time stands for it).
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// Settings are the agent's settings beyond its name (agent_type,
+	// prompt, harness, memory, secrets, skills, ...), as last sent: the API
+	// gives them back as they were set.
+	Settings  map[string]any `json:"settings,omitempty"`
+	KeyHashes []string       `json:"key_hashes,omitempty"`
 	// principal is who the agent acts as on runs; rebuilt from the fields
 	// above when they change, never changed in place (views share it).
 	principal *fixtures.Principal
@@ -101,9 +108,10 @@ type Identity struct {
 
 // AgentView is an agent as the API shows it.
 type AgentView struct {
-	UID, Name string
-	Available bool
-	CreatedAt time.Time
+	UID, Name            string
+	Available            bool
+	CreatedAt, UpdatedAt time.Time
+	Settings             map[string]any // never changed in place: read only
 }
 
 func (a *Identity) build() {
@@ -141,7 +149,11 @@ func (ms *Session) agentViewsLocked(team string) []AgentView {
 	agents := ms.teamAgentsLocked(team)
 	out := make([]AgentView, len(agents))
 	for i, a := range agents {
-		out[i] = AgentView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt}
+		updated := a.UpdatedAt
+		if updated.IsZero() {
+			updated = a.CreatedAt
+		}
+		out[i] = AgentView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt, UpdatedAt: updated, Settings: a.Settings}
 	}
 	return out
 }
@@ -172,8 +184,9 @@ func (ms *Session) Identities(p *fixtures.Principal) ([]AgentView, error) {
 	return ms.agentViewsLocked(p.Team), nil
 }
 
-// CreateAgent adds an agent named name to p's team, within the plan's limit.
-func (ms *Session) CreateAgent(p *fixtures.Principal, name string) (AgentView, error) {
+// CreateAgent adds an agent named name to p's team, within the plan's
+// limit, with settings (nil for none; a null setting is left out).
+func (ms *Session) CreateAgent(p *fixtures.Principal, name string, settings ...map[string]any) (AgentView, error) {
 	if err := mayManageAgents(p); err != nil {
 		return AgentView{}, err
 	}
@@ -182,7 +195,11 @@ func (ms *Session) CreateAgent(p *fixtures.Principal, name string) (AgentView, e
 	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamAgentsLocked(p.Team)) >= limit {
 		return AgentView{}, ErrPlanLimit.because("the team's plan allows no more agents (%d): delete an agent or upgrade the plan", limit)
 	}
-	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: ms.clock.Now()}
+	now := ms.clock.Now()
+	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: now, UpdatedAt: now}
+	for _, set := range settings {
+		a.Settings = mergeSettings(a.Settings, set)
+	}
 	ms.identities.insert(a)
 	ms.changed()
 	return ms.agentViewLocked(a), nil
@@ -199,6 +216,50 @@ func (ms *Session) teamAgentLocked(p *fixtures.Principal, uid string) (*Identity
 	return a, nil
 }
 
+// mergeSettings is old with each setting of set replacing its own; a
+// null setting clears it. It returns a new map: views share the old one.
+func mergeSettings(old, set map[string]any) map[string]any {
+	out := make(map[string]any, len(old)+len(set))
+	for k, v := range old {
+		out[k] = v
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(out, k)
+			continue
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// UpdateAgent changes one of p's team's agents: its name when name is not
+// empty, and the settings set names (a null one is cleared).
+func (ms *Session) UpdateAgent(p *fixtures.Principal, uid, name string, set map[string]any) (AgentView, error) {
+	if err := mayManageAgents(p); err != nil {
+		return AgentView{}, err
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	a, err := ms.teamAgentLocked(p, uid)
+	if err != nil {
+		return AgentView{}, err
+	}
+	if name != "" && a.Name != name {
+		a.Name = name
+		a.build()
+	}
+	if len(set) > 0 {
+		a.Settings = mergeSettings(a.Settings, set)
+	}
+	a.UpdatedAt = ms.clock.Now()
+	ms.changed()
+	return ms.agentViewLocked(a), nil
+}
+
 // RenameAgent changes the name of one of p's team's agents.
 func (ms *Session) RenameAgent(p *fixtures.Principal, uid, name string) (AgentView, error) {
 	if err := mayManageAgents(p); err != nil {
@@ -212,6 +273,7 @@ func (ms *Session) RenameAgent(p *fixtures.Principal, uid, name string) (AgentVi
 	}
 	if a.Name != name {
 		a.Name = name
+		a.UpdatedAt = ms.clock.Now()
 		a.build()
 		ms.changed()
 	}

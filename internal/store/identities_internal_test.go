@@ -70,7 +70,7 @@ func TestIdentitiesIssueAndRevokeKeys(t *testing.T) {
 	views, err := ms.Identities(carol(st))
 	require.NoError(t, err)
 	require.Len(t, views, 2)
-	assert.Equal(t, AgentView{UID: "agent-globex-default", Name: "Globex agent", Available: true, CreatedAt: views[0].CreatedAt}, views[0])
+	assert.Equal(t, AgentView{UID: "agent-globex-default", Name: "Globex agent", Available: true, CreatedAt: views[0].CreatedAt, UpdatedAt: views[0].CreatedAt}, views[0])
 	assert.False(t, views[1].Available, "globex's plan allows one agent")
 
 	a, err := ms.CreateAgent(alice(st), "Docs bot")

@@ -130,6 +130,12 @@ type Run struct {
 	// Logged is how many transitions of the timeline's history the event
 	// log has recorded (events.go).
 	Logged int `json:"logged,omitempty"`
+
+	// Kept by the runs index (runs_index.go): the updated_at key, in
+	// milliseconds, the run is filed under, and the instant (Unix ns) that
+	// key next changes, 0 if it never does.
+	indexedAt int64 `json:"-"`
+	nextAt    int64 `json:"-"`
 }
 
 // Creator is who started a run: a fixtures principal, shared with the keys
@@ -244,6 +250,8 @@ type runTable struct {
 	// the fixtures' runs), which Options.MaxRuns caps. An index: rebuilt
 	// by insert, never saved.
 	createdBy map[string]int
+	// index keeps the other orders a listing has (runs_index.go).
+	index *runIndex
 }
 
 // savedRuns is the runs table's part of the save.
@@ -257,6 +265,7 @@ type savedRuns struct {
 
 func (t *runTable) empty() {
 	t.list, t.byID, t.byName, t.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
+	t.index = newRunIndex()
 	t.nextSeq = 0
 }
 
@@ -578,6 +587,7 @@ func (ms *Session) Truncate(n int) {
 	cut := ms.runs.list[n].Seq // runs from this Seq on go
 	for _, r := range ms.runs.list[n:] {
 		delete(ms.runs.byID, r.ID)
+		ms.runs.index.remove(r)
 	}
 	for name, list := range ms.runs.byName {
 		k := len(list)

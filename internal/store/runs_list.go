@@ -65,9 +65,11 @@ type Page struct {
 // List answers one page. In creation order it walks the runs (or the name
 // index) from the position and stops once the page is full, so a page costs
 // what it holds rather than what the store holds; runs created meanwhile
-// sort before the first page and never shift later ones. Other orders (the
-// default, updated_at, among them) depend on derived values: they look at
-// every match and keep the best limit+1 after the position.
+// sort before the first page and never shift later ones. The other orders
+// (the default, updated_at, among them) walk the runs index the same way
+// (runs_index.go); only when it cannot serve (the clock shows an instant
+// before the index's) do they look at every match and keep the best
+// limit+1 after the position.
 func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
@@ -88,6 +90,8 @@ func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 	var page []*Run
 	if q.SortBy == "created_at" {
 		page = q.walkCreated(p, candidates, now)
+	} else if indexed, ok := ms.runs.index.indexedPage(p.Team, &q, now); ok {
+		page = indexed
 	} else {
 		page = q.sortAll(p, candidates, now)
 	}

@@ -25,10 +25,10 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock",
 			"environments", "identities", "messages", "schedules", "runs", "artifacts", "events"}},
 		{(*savedSession)(nil), []string{"Name", "Clock", "savedRuns", "savedEnvironments", "savedIdentities", "savedMessages", "savedSchedules", "savedEvents"}},
-		{(*runTable)(nil), []string{"list", "byID", "byName", "generation", "cursorKey", "nextSeq", "createdBy"}},
+		{(*runTable)(nil), []string{"list", "byID", "byName", "generation", "cursorKey", "nextSeq", "createdBy", "index"}},
 		{(*savedRuns)(nil), []string{"Generation", "CursorKey", "NextSeq", "Runs"}},
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
-			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged"}},
+			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "indexedAt", "nextAt"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed"}},
 		{(*scheduleTable)(nil), []string{"byID", "nextSeq", "dueAt"}},
 		{(*savedSchedules)(nil), []string{"Schedules", "NextScheduleSeq"}},
@@ -36,7 +36,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 			"Team", "TeamScope", "CreatedAt", "UpdatedAt", "LastRan", "NextTick", "LastSpawnError", "sched"}},
 		{(*identityTable)(nil), []string{"list", "byUID", "byKey"}},
 		{(*savedIdentities)(nil), []string{"Agents"}},
-		{(*Identity)(nil), []string{"UID", "Team", "Name", "Default", "CreatedAt", "KeyHashes", "principal"}},
+		{(*Identity)(nil), []string{"UID", "Team", "Name", "Default", "CreatedAt", "UpdatedAt", "Settings", "KeyHashes", "principal"}},
 		{(*messageTable)(nil), []string{"list", "byID"}},
 		{(*savedMessages)(nil), []string{"Messages"}},
 		{(*Message)(nil), []string{"ID", "Team", "SenderRunID", "RecipientID", "Subject", "Body", "SentAt", "DeliveredAt", "ReadAt"}},
@@ -104,7 +104,8 @@ func TestSaveAndLoadKeepEachResource(t *testing.T) {
 				var out []shown
 				for _, v := range ms.Runs() {
 					r := *v.Run
-					r.Creator.Principal = nil // compared by uid below
+					r.Creator.Principal = nil    // compared by uid below
+					r.indexedAt, r.nextAt = 0, 0 // the index's own, kept up lazily
 					out = append(out, shown{r, v.Snap, v.Msg})
 					assert.Same(t, st.Principal(v.Run.Creator.UID), v.Run.Creator.Principal, "the fixtures' principal, shared")
 				}

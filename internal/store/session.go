@@ -108,6 +108,7 @@ func (ms *Session) resetLocked() {
 // from it.
 func (ms *Session) insertLocked(r *Run) {
 	ms.runs.insert(r, ms.st.fixtureIDs[r.ID])
+	ms.runs.index.add(r, ms.clock.Now())
 	ms.events.watch(r)
 	ms.artifacts.index(r)
 }

@@ -327,3 +327,18 @@ func cnfOr(a, b Expr, neg bool) ([][]string, error) {
 	}
 	return out, nil
 }
+
+// Tags lists the tags x names, with their "@", in the order written.
+func Tags(x Expr) []string {
+	switch n := x.(type) {
+	case tagNode:
+		return []string{"@" + n.name}
+	case notNode:
+		return Tags(n.x)
+	case andNode:
+		return append(Tags(n.l), Tags(n.r)...)
+	case orNode:
+		return append(Tags(n.l), Tags(n.r)...)
+	}
+	return nil
+}

@@ -65,7 +65,9 @@
   }
 
   function control(method, path, body) {
-    var opts = { method: method, headers: controlHeaders(body ? { "Content-Type": "application/json" } : null) };
+    var extra = body ? { "Content-Type": "application/json" } : {};
+    if (method === "GET") extra["X-Mock-Observer"] = "dashboard"; // a look: logged at debug level only
+    var opts = { method: method, headers: controlHeaders(extra) };
     if (body) opts.body = JSON.stringify(body);
     return fetch(new URL(path, CONTROL), opts).then(answer);
   }

@@ -4,12 +4,17 @@
 //
 //	go run ./openapi/facts/gen -o openapi/testdata/published-facts.json path/to/agent-api-openapi.yaml
 //
-// Without -o the facts go to standard output.
+// Without -o the facts go to standard output. With -facts the input is
+// facts already (as openapi/clientfacts prints a client's surface), and gen
+// writes them in the canonical form; "-" reads standard input:
+//
+//	node openapi/clientfacts/extract.cjs ../oz-sdk-typescript | go run ./openapi/facts/gen -facts -o openapi/testdata/client-facts.json -
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/agentruns/agentruns/openapi/facts"
@@ -25,8 +30,9 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	out := fs.String("o", "", "write the facts to this file instead of standard output")
+	isFacts := fs.Bool("facts", false, "the input is facts JSON, not an OpenAPI document: rewrite it canonically")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: go run ./openapi/facts/gen [-o facts.json] openapi.yaml")
+		fmt.Fprintln(fs.Output(), "usage: go run ./openapi/facts/gen [-o facts.json] [-facts] openapi.yaml|facts.json|-")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -36,13 +42,26 @@ func run(args []string) error {
 		fs.Usage()
 		return fmt.Errorf("want one document, got %d arguments", fs.NArg())
 	}
-	doc, err := os.ReadFile(fs.Arg(0))
+	var doc []byte
+	var err error
+	if fs.Arg(0) == "-" {
+		doc, err = io.ReadAll(os.Stdin)
+	} else {
+		doc, err = os.ReadFile(fs.Arg(0))
+	}
 	if err != nil {
 		return err
 	}
-	f, err := facts.Extract(doc)
+	read := facts.Extract
+	if *isFacts {
+		read = facts.Unmarshal
+	}
+	f, err := read(doc)
 	if err != nil {
 		return err
+	}
+	if len(f.Operations) == 0 {
+		return fmt.Errorf("%s: no operations", fs.Arg(0))
 	}
 	b, err := facts.Marshal(f)
 	if err != nil {

@@ -17,15 +17,16 @@ import (
 	"github.com/agentruns/agentruns/report"
 )
 
-// The suite writes its reports itself (package report) from godog's events,
-// collected here: godog hands its formatters the parsed features, each
-// scenario, and each step's outcome. The collector joins them with what the
-// scenario hooks know (why a scenario was skipped, whether the run was
-// interrupted) into one report.Scenario per scenario, handed whole to the
-// report formatter as the scenario ends.
+// The suite writes its reports itself (packages report and htmlreport) from
+// godog's events, collected here: godog hands its formatters the parsed
+// features, each scenario, and each step's outcome. The collector joins them
+// with what the scenario hooks know (when a scenario began and ended, why it
+// was skipped, whether the run was interrupted) into one report.Scenario per
+// scenario, handed whole to the report formatter as the scenario ends. Every
+// report, the HTML page included, is fed from this one collector.
 
-// eventsFormat is the name of the collector among godog's formatters.
-const eventsFormat = "agentruns-events"
+// collectorFormat is the name of the collector among godog's formatters.
+const collectorFormat = "agentruns-collector"
 
 // collectors are the collectors of the runs under way, by the suite name
 // each run gives godog: godog's formatter registry is global, so the one
@@ -36,7 +37,7 @@ var (
 )
 
 func init() {
-	godog.Format(eventsFormat, "the contract suite's report events", func(suite string, _ io.Writer) formatters.Formatter {
+	godog.Format(collectorFormat, "the contract suite's reports", func(suite string, _ io.Writer) formatters.Formatter {
 		if c, ok := collectors.Load(suite); ok {
 			return c.(*collector)
 		}
@@ -55,11 +56,13 @@ func (c *collector) register() (suiteName string, unregister func()) {
 type collector struct {
 	report      report.Formatter
 	interrupted func() bool
+	// avoidable names the option that would have run a skipped scenario
+	// with these tags, nil when none would.
+	avoidable func(tags []string) *report.Need
 
 	mu       sync.Mutex
 	features map[string]*featureIndex // by URI
 	running  map[string]*scenarioRun  // by pickle id
-	skips    map[string]string        // skip reasons by pickle id, for the HTML report
 	done     []report.Scenario
 	err      error // the report formatter's first error
 }
@@ -84,12 +87,11 @@ type featureIndex struct {
 	kws   map[string]string
 }
 
-func newCollector(rep report.Formatter, interrupted func() bool) *collector {
+func newCollector(rep report.Formatter, interrupted func() bool, avoidable func([]string) *report.Need) *collector {
 	return &collector{
-		report: rep, interrupted: interrupted,
+		report: rep, interrupted: interrupted, avoidable: avoidable,
 		features: map[string]*featureIndex{},
 		running:  map[string]*scenarioRun{},
-		skips:    map[string]string{},
 	}
 }
 
@@ -130,9 +132,6 @@ func (c *collector) ended(p *messages.Pickle, skipReason string) {
 	defer c.mu.Unlock()
 	r := c.scenario(p)
 	r.end, r.hooked, r.skipReason = time.Now(), true, skipReason
-	if skipReason != "" {
-		c.skips[p.Id] = skipReason
-	}
 	r.interrupted = c.interrupted()
 	c.finishIfDone(r)
 }
@@ -203,6 +202,9 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 		sc.Status, sc.Message = report.Skipped, r.skipReason
 		if sc.Message == "" {
 			sc.Message = "skipped"
+		}
+		if c.avoidable != nil {
+			sc.Needs = c.avoidable(sc.Tags)
 		}
 	}
 	if r.interrupted && sc.Status != report.Passed {
@@ -312,8 +314,8 @@ func (c *collector) Summary()                                                   
 // starts and, once a run is interrupted, skip the scenarios not yet begun.
 func (su *Suite) trackScenario(sc *godog.ScenarioContext) {
 	sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
-		if ev := su.collector(); ev != nil {
-			ev.started(p)
+		if c := su.collector(); c != nil {
+			c.started(p)
 		}
 		if su.runCtx.Err() != nil {
 			return ctx, godog.ErrSkip

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/stretchr/testify/require"
+)
+
+// TestIndexEqualsScan holds the runs index to a plain scan of the same
+// runs: after random creates, cancels, fates, forced states and clock
+// moves, every order, both directions and a few filters list the same runs
+// page by page, following positions, as looking at every run does.
+func TestIndexEqualsScan(t *testing.T) {
+	st := newTestStore(t)
+	ms := open(t, st, "")
+	rng := rand.New(rand.NewSource(23))
+	titles := []string{"Fix the build", "fix the build", "Émigré notes", "add tests", "Zebra", "ünïcode", "ADD TESTS", ""}
+	skills := []string{"", "", "acme/skills:review/SKILL.md", "acme/skills:Deploy/SKILL.md", "lint", "acme:a:b/SKILL.md"}
+	finals := []State{Succeeded, Succeeded, Failed, Errored}
+	people := [](func(*Store) *fixtures.Principal){alice, carol, ciBot}
+	var ids []string
+	for round := 0; round < 60; round++ {
+		for op := 0; op < 8; op++ {
+			switch k := rng.Intn(10); {
+			case k < 5:
+				var steps Steps
+				for i := range steps {
+					steps[i] = time.Duration(rng.Intn(4)) * 500 * time.Millisecond
+				}
+				n := NewRun{
+					Title:  titles[rng.Intn(len(titles))],
+					Prompt: fmt.Sprintf("run %d", len(ids)),
+					Config: &AgentConfig{Name: []string{"a", "b"}[rng.Intn(2)], SkillSpec: skills[rng.Intn(len(skills))]},
+					Fate:   Fate{Final: finals[rng.Intn(len(finals))], Steps: steps},
+				}
+				v, err := ms.Create(people[rng.Intn(len(people))](st), n)
+				require.NoError(t, err)
+				ids = append(ids, v.Run.ID)
+			case k < 7 && len(ids) > 0:
+				id := ids[rng.Intn(len(ids))]
+				v, err := ms.Run(id)
+				require.NoError(t, err)
+				_ = ms.Cancel(v.Run.Creator.Principal, id) // refused when finished; either is fine
+			case k < 8 && len(ids) > 0:
+				_, _ = ms.Force(ids[rng.Intn(len(ids))], []State{InProgress, Blocked, Failed, Succeeded}[rng.Intn(4)], nil)
+			default:
+				_, err := ms.Advance(time.Duration(rng.Intn(2500)) * time.Millisecond)
+				require.NoError(t, err)
+			}
+		}
+		if round%6 != 5 {
+			continue
+		}
+		now := ms.Now()
+		for _, sortBy := range []string{"updated_at", "title", "agent", "created_at"} {
+			for _, desc := range []bool{false, true} {
+				for fi, filter := range []func(*ListQuery){
+					func(*ListQuery) {},
+					func(q *ListQuery) { q.States = map[State]bool{InProgress: true, Succeeded: true} },
+					func(q *ListQuery) { q.Name = "b" },
+					func(q *ListQuery) { q.UpdatedAfter = now.Add(-3 * time.Second) },
+				} {
+					for _, p := range people {
+						q := ListQuery{Limit: 1 + rng.Intn(4), SortBy: sortBy, Desc: desc}
+						filter(&q)
+						checkPages(t, ms, p(st), q, fmt.Sprintf("round %d, %s desc=%v filter %d", round, sortBy, desc, fi))
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkPages follows q's pages to the end and compares each with the
+// scan's answer from the same position.
+func checkPages(t *testing.T, ms *Session, p *fixtures.Principal, q ListQuery, what string) {
+	t.Helper()
+	var got, want []string
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10_000, what)
+		page, err := ms.List(p, q)
+		require.NoError(t, err, what)
+		scan := scanPage(ms, p, q)
+		var ids []string
+		for _, v := range page.Runs {
+			ids = append(ids, v.Run.ID)
+		}
+		require.Equal(t, scan, ids, "%s: page %d", what, pages)
+		got = append(got, ids...)
+		if page.Next == nil {
+			break
+		}
+		q.After = page.Next
+	}
+	q.After = nil
+	q.Limit = 1 << 30
+	want = scanPage(ms, p, q)
+	require.Equal(t, want, got, "%s: every page together", what)
+	require.False(t, slices.Contains(got, ""), what)
+}
+
+// scanPage is the page the plain scan gives: every run looked at.
+func scanPage(ms *Session, p *fixtures.Principal, q ListQuery) []string {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	now := ms.clock.Now()
+	var runs []*Run
+	if q.SortBy == "created_at" {
+		runs = q.walkCreated(p, ms.runs.list, now)
+	} else {
+		runs = q.sortAll(p, ms.runs.list, now)
+	}
+	var ids []string
+	for i, r := range runs {
+		if i == q.Limit {
+			break
+		}
+		ids = append(ids, r.ID)
+	}
+	return ids
+}

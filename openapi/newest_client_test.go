@@ -1,0 +1,71 @@
+package openapi
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestValidatorAcceptsTheNewestClient sends what oz-agent-sdk 1.4.0-alpha.6
+// sends (its new fields, values, filters and operations) and what older
+// clients send; the document accepts all of it.
+func TestValidatorAcceptsTheNewestClient(t *testing.T) {
+	v := testValidator(t)
+	for _, tc := range []struct{ name, method, target, body string }{
+		{"metadata filter", "GET", "/agent/runs?metadata%5Bticket_id%5D=VIS-238&metadata%5Bteam%5D=web", ""},
+		{"new filters", "GET", "/agent/runs?automation_id=a1&executor=u1&factory_uid=f1&artifact_type=EXTERNAL_REFERENCE&source=ORCHESTRATION", ""},
+		{"identity filter", "GET", "/agent/identities?factory_uid=f1", ""},
+		{"identity get", "GET", "/agent/identities/ag_1", ""},
+		{"handoff attachments", "GET", "/agent/runs/r1/handoff/attachments", ""},
+		{"follow-up", "POST", "/agent/runs/r1/followups", `{"message":"and the changelog","mode":"plan"}`},
+		{"new create fields", "POST", "/agent/runs", `{"prompt":"x","metadata":{"ticket_id":"VIS-1"},"mode":"orchestrate","on_behalf_of":"a@b.c",` +
+			`"config":{"harness":{"type":"codex","model_id":"m","reasoning_level":"high"},"harness_auth_secrets":{"codex_auth_secret_name":"s"},` +
+			`"computer_use_model_id":"c","credential_strategy":"EXECUTOR","inference_providers":{"aws":{"region":"eu-west-1"}},` +
+			`"memory_stores":[{"uid":"m1","access":"read_only","instructions":"i"}],"runner_id":"r","session_sharing":{"public_access":"VIEWER"},"skills":["a/b:c"]}}`},
+		{"old create path and images", "POST", "/agent/run", `{"prompt":"x","images":[{"data":"aGk=","mime_type":"image/png"}]}`},
+		{"schedule fields", "POST", "/agent/schedules", `{"name":"n","cron_schedule":"0 9 * * *","prompt":"p","agent_uid":"ag","metadata":{"k":"v"},"mode":"plan","agent_config":{"harness":{"type":"gemini"}}}`},
+		{"identity settings", "POST", "/agent/identities", `{"name":"n","agent_type":"REVIEW","description":null,"memory":{"attached_stores":[],"auto_memory":{"enabled":true}},"secrets":[{"name":"s"}],"skills":["x"]}`},
+		{"identity old shape", "POST", "/agent/identities", `{"name":"n"}`},
+		{"identity clears", "PUT", "/agent/identities/ag_1", `{"harness":null,"memory":null,"skills":null,"agent_type":null}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ct := ""
+			if tc.body != "" {
+				ct = "application/json"
+			}
+			assert.NoError(t, v.ValidateRequest(request(tc.method, tc.target, ct, tc.body)))
+		})
+	}
+}
+
+// TestValidatorRefusesWrongNewerValues: the newer fields have types and
+// values, and breaking them is refused like any other field.
+func TestValidatorRefusesWrongNewerValues(t *testing.T) {
+	v := testValidator(t)
+	for _, tc := range []struct{ name, method, target, body, field string }{
+		{"mode", "POST", "/agent/runs", `{"prompt":"x","mode":"turbo"}`, "body.mode"},
+		{"metadata value", "POST", "/agent/runs", `{"prompt":"x","metadata":{"k":1}}`, "body.metadata.k"},
+		{"follow-up mode", "POST", "/agent/runs/r1/followups", `{"message":"m","mode":"fast"}`, "body.mode"},
+		{"agent type", "POST", "/agent/identities", `{"name":"n","agent_type":"BOSS"}`, "body.agent_type"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ve := asValidationError(t, v.ValidateRequest(request(tc.method, tc.target, "application/json", tc.body)))
+			assert.True(t, ve.Has(tc.field), "findings %v", fields(ve))
+		})
+	}
+}
+
+// TestRedirectsArePublic: both redirects pass the security check without a
+// key; other operations still need one.
+func TestRedirectsArePublic(t *testing.T) {
+	v := testValidator(t)
+	for _, target := range []string{"/agent/sessions/3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f/redirect", "/agent/conversations/cv1/redirect"} {
+		r := request(http.MethodGet, target, "", "")
+		r.Header.Del("Authorization")
+		assert.NoError(t, v.ValidateSecurity(r), target)
+	}
+	r := request(http.MethodGet, "/agent/runs", "", "")
+	r.Header.Del("Authorization")
+	assert.Error(t, v.ValidateSecurity(r))
+}
