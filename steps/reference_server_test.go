@@ -30,13 +30,13 @@ import (
 func oneCaller(c *steps.Config) { c.OtherAPIKey, c.FailingPrompt = "", "" }
 
 // runFeatures are the features of the operations the reference server
-// serves: the five run operations, the event poll and the three listings
-// runs name (models, environments, agents). A new feature about runs
-// belongs here.
+// serves: the five run operations, the event poll, the three listings runs
+// name (models, environments, agents), schedules, conversations and
+// messages. A new feature about these belongs here.
 var runFeatures = []string{
-	"agents.feature", "create_run.feature", "environments_and_models.feature", "errors.feature",
-	"events.feature", "get_run.feature", "list_runs.feature", "list_rules.feature",
-	"mock_control.feature", "state_progression.feature", "tenancy.feature",
+	"agents.feature", "conversations.feature", "create_run.feature", "environments_and_models.feature", "errors.feature",
+	"events.feature", "get_run.feature", "list_runs.feature", "list_rules.feature", "messages.feature",
+	"mock_control.feature", "schedules.feature", "state_progression.feature", "tenancy.feature",
 }
 
 // runFeaturesOnly runs the features of the operations the reference server

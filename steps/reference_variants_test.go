@@ -50,6 +50,11 @@ var referenceVariants = []struct {
 	{"pages capped below the limit", refserver.Options{Step: 20 * time.Millisecond, PageCap: 3}, nil},
 	// Every other run ends in ERROR on its own before a worker claims it.
 	{"transient platform errors", refserver.Options{Step: 20 * time.Millisecond, TransientErrors: 2}, nil},
+	// Sending messages between runs is refused: the document keeps it
+	// internal, behind a feature flag.
+	{"messaging switched off", refserver.Options{Step: 20 * time.Millisecond, MessagingOff: true}, nil},
+	// Conversations open with the system's instructions.
+	{"conversations that open with a system message", refserver.Options{Step: 20 * time.Millisecond, SystemFirst: true}, nil},
 }
 
 // TestSuitePassesAgainstTheReferenceServerVariants runs the suite against
