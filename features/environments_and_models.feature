@@ -80,7 +80,7 @@ Feature: Environments and models
   # A run that failed before it started leaves nothing to judge.
   @creates-runs @failing-prompt
   Scenario: An environment whose newest run failed after it started does not say its setup failed
-    When I create a run with the failing prompt in the first listed environment
+    When I create a run with the failing prompt in the last listed environment
     And I watch the run until it reaches a terminal state
     Then that environment does not say its setup failed, the run having failed after it started
 

@@ -111,9 +111,7 @@ func (s *scenario) workerTookRunOn() error {
 		return errNoRun
 	}
 	if id, _ := s.current.details["session_id"].(string); id == "" {
-		s.skipReason = fmt.Sprintf("run %s ended %v before a worker claimed it, so it has no conversation", s.current.id, s.current.details["state"])
-		fmt.Fprintf(s.suite.cfg.Log, "skipped: %s\n", s.skipReason)
-		return godog.ErrSkip
+		return s.inconclusive(fmt.Sprintf("run %s ended %v before a worker claimed it, so it has no conversation", s.current.id, s.current.details["state"]))
 	}
 	return nil
 }

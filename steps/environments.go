@@ -30,7 +30,7 @@ func (s *scenario) registerEnvironments(sc *godog.ScenarioContext) {
 	sc.Step(`^that environment's last run started when the run did$`, s.environmentLastRanWhenRunStarted)
 	sc.Step(`^that environment says its setup (failed|did not fail)$`, s.environmentSetupFailed)
 	sc.Step(`^that environment shows the run, or a newer one, as its last task$`, s.environmentShowsNewest)
-	sc.Step(`^I create a run with the failing prompt in the first listed environment$`, s.createFailingInFirstEnvironment)
+	sc.Step(`^I create a run with the failing prompt in the last listed environment$`, s.createFailingInLastEnvironment)
 	sc.Step(`^that environment does not say its setup failed, the run having failed after it started$`, s.environmentSetupNotFailedAfterStart)
 }
 
@@ -156,7 +156,11 @@ func (s *scenario) createInThatEnvironment(ctx context.Context) error {
 	return s.createInEnvironment(ctx, "Check the environment")
 }
 
-func (s *scenario) createFailingInFirstEnvironment(ctx context.Context) error {
+// createFailingInLastEnvironment creates a run with the failing prompt in
+// the last environment listed, away from the first, where the other
+// scenarios start their runs: a newer run there would leave nothing to
+// judge.
+func (s *scenario) createFailingInLastEnvironment(ctx context.Context) error {
 	envs, resp, err := s.environments(ctx, nil)
 	if err != nil {
 		return err
@@ -164,7 +168,7 @@ func (s *scenario) createFailingInFirstEnvironment(ctx context.Context) error {
 	if len(envs) == 0 {
 		return s.skip(resp.op + ": the server lists no environments to run in")
 	}
-	s.cache["environment"] = str(envs[0]["uid"])
+	s.cache["environment"] = str(envs[len(envs)-1]["uid"])
 	return s.createInEnvironment(ctx, s.suite.cfg.FailingPrompt)
 }
 

@@ -31,10 +31,11 @@ func oneCaller(c *steps.Config) { c.OtherAPIKey, c.FailingPrompt = "", "" }
 
 // runFeatures are the features of the operations the reference server
 // serves: the five run operations, the event poll, the three listings runs
-// name (models, environments, agents), schedules, conversations and
-// messages. A new feature about these belongs here.
+// name (models, environments, agents), artifacts, schedules,
+// conversations, identities and messages: every feature but those of the
+// newest client's operations. A new feature belongs here.
 var runFeatures = []string{
-	"agents.feature", "conversations.feature", "create_run.feature", "environments_and_models.feature", "errors.feature",
+	"agents.feature", "artifacts.feature", "conversations.feature", "identities.feature", "create_run.feature", "environments_and_models.feature", "errors.feature",
 	"events.feature", "get_run.feature", "list_runs.feature", "list_rules.feature", "messages.feature",
 	"mock_control.feature", "schedules.feature", "state_progression.feature", "tenancy.feature",
 }

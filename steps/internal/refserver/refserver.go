@@ -1,5 +1,6 @@
 // Package refserver is a second, independent server of the Cloud Agent Runs
-// API's five run operations and its event poll, written only from the service's published
+// API (runs, events, the catalogue, artifacts, schedules, conversations,
+// identities and messages), written only from the service's published
 // OpenAPI document and sharing no code with the bundled mock. The contract
 // suite's tests run against it to prove that the suite never fails a server
 // that follows the published document but behaves differently from the mock
@@ -7,8 +8,8 @@
 // all four artifact types; optional fields the mock never sends; task ids that
 // differ from run ids on old runs; lists ordered by last update by default.
 //
-// It is a test double, not a product: one team, every key accepted, runs in
-// memory, no control API.
+// It is a test double, not a product: two teams, every key accepted,
+// everything in memory, no control API.
 package refserver
 
 import (
@@ -102,6 +103,10 @@ type Server struct {
 	messages []*message
 	// Transcript links handed out, by their secret (conversations.go).
 	transcripts map[string]transcriptLink
+	// Artifact download links handed out, by their secret (artifacts.go).
+	downloads map[string]downloadLink
+	// Each team's agent identities (identities.go).
+	identities map[string][]*identity
 }
 
 // New makes a server holding a handful of older runs from other sources.
@@ -112,7 +117,7 @@ func New(opts Options) *Server {
 	if opts.Prefix == "" {
 		opts.Prefix = "/api/v1"
 	}
-	s := &Server{opts: opts, runs: map[string]*run{}, catalogue: newCatalogue(), schedules: map[string]*schedule{}, transcripts: map[string]transcriptLink{}}
+	s := &Server{opts: opts, runs: map[string]*run{}, catalogue: newCatalogue(), schedules: map[string]*schedule{}, transcripts: map[string]transcriptLink{}, downloads: map[string]downloadLink{}, identities: map[string][]*identity{}}
 	for _, r := range seededRuns(time.Now()) {
 		s.add(r)
 	}
@@ -139,6 +144,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if token, ok := strings.CutPrefix(r.URL.Path, "/downloads/transcripts/"); ok && r.Method == http.MethodGet {
 		s.downloadTranscript(w, r, token) // the link is its own credential
+		return
+	}
+	if token, ok := strings.CutPrefix(r.URL.Path, "/downloads/artifacts/"); ok && r.Method == http.MethodGet {
+		s.download(w, r, token)
 		return
 	}
 	caller, ok := authenticate(r.Header.Get("Authorization"))
@@ -209,6 +218,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.sessionRedirect(w, caller, parts[2])
+	case len(parts) == 3 && parts[0] == "agent" && parts[1] == "artifacts":
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.artifact(w, r, caller, parts[2])
+	case len(parts) >= 2 && parts[0] == "agent" && parts[1] == "identities":
+		s.serveIdentities(w, r, caller, parts[2:])
 	case len(parts) >= 2 && parts[0] == "agent" && parts[1] == "messages":
 		s.serveMessages(w, r, caller, parts[2:])
 	case len(parts) >= 2 && parts[0] == "agent" && parts[1] == "schedules":

@@ -79,3 +79,41 @@ func (c client) untilEnded(id string) map[string]any {
 		}
 	}
 }
+
+func TestAnArtifactDownloadsAsAnnounced(t *testing.T) {
+	c := newClient(t, Options{Step: time.Millisecond})
+	_, _, created, _ := c.do("POST", "/agent/runs", `{"prompt": "draw"}`)
+	run := c.untilEnded(created["run_id"].(string))
+	require.Equal(t, "SUCCEEDED", run["state"])
+	for _, a := range run["artifacts"].([]any) {
+		shown := a.(map[string]any)
+		uid, _ := shown["data"].(map[string]any)["artifact_uid"].(string)
+		if uid == "" {
+			continue // a pull request
+		}
+		status, _, got, body := c.do("GET", "/agent/artifacts/"+uid, "")
+		require.Equal(t, http.StatusOK, status, body)
+		data := got["data"].(map[string]any)
+		if link, ok := data["download_url"].(string); ok {
+			resp, err := http.Get(link) // no key: the link is its own credential
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Equal(t, data["content_type"], resp.Header.Get("Content-Type"))
+		}
+	}
+}
+
+func TestTheDefaultIdentityStaysAndThePlanHasAnEdge(t *testing.T) {
+	c := newClient(t, Options{})
+	_, _, list, _ := c.do("GET", "/agent/identities", "")
+	def := list["agents"].([]any)[0].(map[string]any)["uid"].(string)
+	status, _, _, _ := c.do("DELETE", "/agent/identities/"+def, "")
+	assert.Equal(t, http.StatusBadRequest, status)
+	for range identityPlan - 1 {
+		status, _, _, _ = c.do("POST", "/agent/identities", `{"name": "bot"}`)
+		require.Equal(t, http.StatusCreated, status)
+	}
+	status, _, _, _ = c.do("POST", "/agent/identities", `{"name": "one too many"}`)
+	assert.Equal(t, http.StatusForbidden, status)
+}
