@@ -138,7 +138,8 @@ Feature: Conversations and transcripts
   # The same rule without the mock's clock: the suite asks for the redirect
   # of a run at work, then looks at the run again; only a run still at
   # work after the answer proves the answer came while it worked. A run
-  # that ends first leaves the scenario inconclusive, saying so.
+  # that ends first is replaced by a new one, three runs in all; if each
+  # ends first, the scenario is inconclusive, saying so.
   @creates-runs
   Scenario: A run seen at work after its session's answer had no redirect yet
     When I create a run with the prompt "Update the changelog"

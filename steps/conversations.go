@@ -474,41 +474,65 @@ func (s *scenario) sessionRedirectsNowhereYet(ctx context.Context) error {
 // sessionRedirectsNowhereWhileSeenAtWork judges the redirect of a run at
 // work without the mock's clock: it asks for the redirect, then looks at
 // the run again. Only a run still at work after the answer proves that the
-// answer came while it worked; a run that ended first, or that shows no
-// session ("if available"), leaves nothing to judge, and the scenario is
-// inconclusive, saying so.
+// answer came while it worked. A run that ended first is replaced by a new
+// one, up to redirectAttempts runs in all; a run that shows no session
+// ("if available") leaves nothing to judge, and so do runs that all end
+// first: the scenario is then inconclusive, saying so.
 func (s *scenario) sessionRedirectsNowhereWhileSeenAtWork(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		ended, err := s.redirectWhileSeenAtWork(ctx)
+		if err != nil || ended == "" {
+			return err
+		}
+		if attempt == redirectAttempts {
+			return s.inconclusive(fmt.Sprintf("%d runs in a row ended before the suite could see one at work after its session's redirect; the last %s", attempt, ended))
+		}
+		if err := s.create(ctx, "/agent/run", "", map[string]any{"prompt": "Update the changelog", "config": map[string]any{"name": s.label}}); err != nil {
+			return err
+		}
+		if err := s.waitUntilAtLeast(ctx, "INPROGRESS"); err != nil {
+			return err
+		}
+	}
+}
+
+// redirectAttempts is how many runs the redirect check tries before it
+// gives up as inconclusive.
+const redirectAttempts = 3
+
+// redirectWhileSeenAtWork asks once; ended says why it proved nothing.
+func (s *scenario) redirectWhileSeenAtWork(ctx context.Context) (ended string, err error) {
 	if s.current == nil {
-		return errNoRun
+		return "", errNoRun
 	}
 	before, err := s.fetch(ctx, s.current)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if st := str(before["state"]); isTerminal(st) {
-		return s.inconclusive(fmt.Sprintf("run %s ended (%s) before the suite could ask for its session's redirect", s.current.id, st))
+		return fmt.Sprintf("run %s ended (%s) before the suite could ask for its session's redirect", s.current.id, st), nil
 	}
 	session := str(before["session_id"])
 	if session == "" {
-		return s.skip(fmt.Sprintf("run %s shows no session while it is %s (shown only if available), so it has no redirect to judge", s.current.id, str(before["state"])))
+		return "", s.skip(fmt.Sprintf("run %s shows no session while it is %s (shown only if available), so it has no redirect to judge", s.current.id, str(before["state"])))
 	}
 	var red struct {
 		ConversationID *string `json:"conversation_id"`
 	}
 	resp, err := s.getJSON(ctx, "/agent/sessions/"+pathEscape(session)+"/redirect", nil, &red)
 	if err != nil {
-		return err
+		return "", err
 	}
 	after, err := s.fetch(ctx, s.current)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if st := str(after["state"]); isTerminal(st) {
-		return s.inconclusive(fmt.Sprintf("run %s ended (%s) while the suite asked for its session's redirect, so the answer may have come after its end", s.current.id, st))
+		return fmt.Sprintf("run %s ended (%s) while the suite asked for its session's redirect, so the answer may have come after its end", s.current.id, st), nil
 	}
 	if red.ConversationID != nil {
-		return fmt.Errorf("%s: the session of run %s redirects to conversation %q, yet the run was still %s after the answer; expected no redirect until its sandbox has finished\n%s",
+		return "", fmt.Errorf("%s: the session of run %s redirects to conversation %q, yet the run was still %s after the answer; expected no redirect until its sandbox has finished\n%s",
 			resp.op, s.current.id, *red.ConversationID, str(after["state"]), resp.excerpt())
 	}
-	return nil
+	return "", nil
 }

@@ -231,9 +231,10 @@ var mutationModes = []struct {
 }{
 	{"control", mockserver.Options{}},
 	// Runs wait in PENDING long enough for a poll to find them there, even
-	// on a busy machine, and work long enough for the suite to ask their
-	// session's redirect while they work.
-	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 600 * time.Millisecond, InProgress: 400 * time.Millisecond, DisableControl: true}},
+	// on a busy machine, stay CLAIMED long enough for a poll to see that
+	// state, and work long enough for the suite to ask their session's
+	// redirect while they work.
+	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 600 * time.Millisecond, Claimed: 200 * time.Millisecond, InProgress: 400 * time.Millisecond, DisableControl: true}},
 }
 
 // TestMutants runs the suite against every mutant in both modes and fails
