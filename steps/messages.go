@@ -78,16 +78,17 @@ func (s *scenario) sendMessage(ctx context.Context, from, to, subject, text stri
 // recipient that had already ended when the message came (runs can be
 // quick) leaves the scenario inconclusive.
 func (s *scenario) messageAccepted(ctx context.Context) error {
-	if s.last.status != http.StatusOK && s.message.recipient != nil {
+	if sent := s.last; sent.status != http.StatusOK && s.message.recipient != nil {
 		run, err := s.fetch(ctx, s.message.recipient)
+		s.last = sent // the send's answer stays the one later steps judge
 		if err != nil {
 			return err
 		}
-		if st := str(run["state"]); isTerminal(st) && s.last.status == http.StatusUnprocessableEntity {
+		if st := str(run["state"]); isTerminal(st) && sent.status == http.StatusUnprocessableEntity {
 			return s.inconclusive(fmt.Sprintf("run %s had already ended (%s) when the message came, and refused it: runs can end before the suite sends", s.message.recipient.id, st))
 		}
-		if s.api.control == nil && messagingRefused(s.last) {
-			return s.skip(fmt.Sprintf("%s answered %d: the server does not offer sending messages to this key (the published document keeps it for the service's own agents, behind a feature flag)", s.last.op, s.last.status))
+		if s.api.control == nil && messagingRefused(sent) {
+			return s.skip(fmt.Sprintf("%s answered %d: the server does not offer sending messages to this key (the published document keeps it for the service's own agents, behind a feature flag)", sent.op, sent.status))
 		}
 	}
 	if err := s.last.hasStatus(http.StatusOK); err != nil {
