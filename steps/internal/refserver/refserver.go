@@ -1,5 +1,5 @@
 // Package refserver is a second, independent server of the Cloud Agent Runs
-// API (runs, events, the catalogue, artifacts, schedules, conversations,
+// API (runs, events, what runs may name, artifacts, schedules, conversations,
 // identities and messages), written only from the service's published
 // OpenAPI document and sharing no code with the bundled mock. The contract
 // suite's tests run against it to prove that the suite never fails a server
@@ -88,11 +88,11 @@ const OtherTeamKeyPrefix = "other-team-"
 type Server struct {
 	opts Options
 
-	mu        sync.Mutex
-	runs      map[string]*run
-	all       []*run    // every run, in creation order
-	created   int       // runs created through the API so far
-	catalogue catalogue // what runs may name (catalogue.go)
+	mu      sync.Mutex
+	runs    map[string]*run
+	all     []*run // every run, in creation order
+	created int    // runs created through the API so far
+	offer   offer  // what runs may name (offer.go)
 	// The event log (events.go).
 	events    []event
 	numbered  map[eventKey]bool
@@ -117,7 +117,7 @@ func New(opts Options) *Server {
 	if opts.Prefix == "" {
 		opts.Prefix = "/api/v1"
 	}
-	s := &Server{opts: opts, runs: map[string]*run{}, catalogue: newCatalogue(), schedules: map[string]*schedule{}, transcripts: map[string]transcriptLink{}, downloads: map[string]downloadLink{}, identities: map[string][]*identity{}}
+	s := &Server{opts: opts, runs: map[string]*run{}, offer: newOffer(), schedules: map[string]*schedule{}, transcripts: map[string]transcriptLink{}, downloads: map[string]downloadLink{}, identities: map[string][]*identity{}}
 	for _, r := range seededRuns(time.Now()) {
 		s.add(r)
 	}
@@ -199,7 +199,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			methodNotAllowed(w, r)
 			return
 		}
-		s.listCatalogue(w, parts[len(parts)-1])
+		s.listOffered(w, parts[len(parts)-1])
 	case len(parts) == 4 && parts[0] == "agent" && parts[1] == "runs" && (parts[3] == "conversation" || parts[3] == "transcript"):
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, r)
