@@ -135,6 +135,17 @@ Feature: Conversations and transcripts
     And I fetch the run
     Then the run's agent session redirects nowhere yet
 
+  # The same rule without the mock's clock: the suite asks for the redirect
+  # of a run at work, then looks at the run again; only a run still at
+  # work after the answer proves the answer came while it worked. A run
+  # that ends first is replaced by a new one, three runs in all; if each
+  # ends first, the scenario is inconclusive, saying so.
+  @creates-runs
+  Scenario: A run seen at work after its session's answer had no redirect yet
+    When I create a run with the prompt "Update the changelog"
+    And I wait until the run is "INPROGRESS" or later
+    Then the run's agent session redirects nowhere while the run is seen at work after the answer
+
   @creates-runs @mock-control @mock-only
   Scenario: A failed run's conversation ends with its failure
     Given the mock will end my next run in "FAILED" with error code "insufficient_credits"

@@ -4,16 +4,19 @@ Feature: Run-to-run messages
   times a copy was delivered and read are set once and never change.
 
   The published document keeps sending for the service's own agents, behind
-  a feature flag: a real service may refuse a user's key there, or have
-  messaging switched off. So the scenarios that send a message are what the
-  bundled mock promises, tagged @mock-only; reading an inbox needs a key on
-  any server.
+  a feature flag, and documents no errors for it: a real service may refuse
+  a user's key there, or have messaging switched off. So a scenario whose
+  message is refused is skipped, saying so, on any server but the mock
+  (which the suite knows by its control API); a recipient that has already
+  ended when the message comes leaves its scenario inconclusive. The
+  answer a finished recipient gets is the mock's promise (tagged
+  mock-only). Reading an inbox needs a key on any server.
 
   Scenario: Messages need credentials
     When I send "GET /agent/messages/{unknown}" with no Authorization header
     Then the response is a problem with status 401 and code "authentication_required"
 
-  @creates-runs @mock-control @mock-only
+  @creates-runs
   Scenario: A message reaches the recipient's inbox unread
     Given I created these runs:
       | run       |
@@ -24,7 +27,7 @@ Feature: Run-to-run messages
     And the inbox of run "recipient" holds the message "Schema changed", neither delivered nor read
     And the inbox of run "sender" is empty
 
-  @creates-runs @mock-control @mock-only
+  @creates-runs
   Scenario: Delivery and reading are recorded once
     Given I created these runs:
       | run       |

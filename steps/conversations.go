@@ -38,6 +38,7 @@ func (s *scenario) registerConversations(sc *godog.ScenarioContext) {
 	sc.Step(`^the run's agent session, if it shows one, redirects to nothing or to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, false) })
 	sc.Step(`^that URL is refused with status (\d+)$`, s.transcriptURLRefused)
 	sc.Step(`^the run's agent session redirects nowhere yet$`, s.sessionRedirectsNowhereYet)
+	sc.Step(`^the run's agent session redirects nowhere while the run is seen at work after the answer$`, s.sessionRedirectsNowhereWhileSeenAtWork)
 	sc.Step(`^the run's agent session redirects to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, true) })
 }
 
@@ -110,9 +111,7 @@ func (s *scenario) workerTookRunOn() error {
 		return errNoRun
 	}
 	if id, _ := s.current.details["session_id"].(string); id == "" {
-		s.skipReason = fmt.Sprintf("run %s ended %v before a worker claimed it, so it has no conversation", s.current.id, s.current.details["state"])
-		fmt.Fprintf(s.suite.cfg.Log, "skipped: %s\n", s.skipReason)
-		return godog.ErrSkip
+		return s.inconclusive(fmt.Sprintf("run %s ended %v before a worker claimed it, so it has no conversation", s.current.id, s.current.details["state"]))
 	}
 	return nil
 }
@@ -470,4 +469,70 @@ func (s *scenario) sessionRedirectsNowhereYet(ctx context.Context) error {
 			resp.op, str(doc["state"]), *red.ConversationID, resp.excerpt())
 	}
 	return nil
+}
+
+// sessionRedirectsNowhereWhileSeenAtWork judges the redirect of a run at
+// work without the mock's clock: it asks for the redirect, then looks at
+// the run again. Only a run still at work after the answer proves that the
+// answer came while it worked. A run that ended first is replaced by a new
+// one, up to redirectAttempts runs in all; a run that shows no session
+// ("if available") leaves nothing to judge, and so do runs that all end
+// first: the scenario is then inconclusive, saying so.
+func (s *scenario) sessionRedirectsNowhereWhileSeenAtWork(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		ended, err := s.redirectWhileSeenAtWork(ctx)
+		if err != nil || ended == "" {
+			return err
+		}
+		if attempt == redirectAttempts {
+			return s.inconclusive(fmt.Sprintf("%d runs in a row ended before the suite could see one at work after its session's redirect; the last %s", attempt, ended))
+		}
+		if err := s.create(ctx, "/agent/run", "", map[string]any{"prompt": "Update the changelog", "config": map[string]any{"name": s.label}}); err != nil {
+			return err
+		}
+		if err := s.waitUntilAtLeast(ctx, "INPROGRESS"); err != nil {
+			return err
+		}
+	}
+}
+
+// redirectAttempts is how many runs the redirect check tries before it
+// gives up as inconclusive.
+const redirectAttempts = 3
+
+// redirectWhileSeenAtWork asks once; ended says why it proved nothing.
+func (s *scenario) redirectWhileSeenAtWork(ctx context.Context) (ended string, err error) {
+	if s.current == nil {
+		return "", errNoRun
+	}
+	before, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return "", err
+	}
+	if st := str(before["state"]); isTerminal(st) {
+		return fmt.Sprintf("run %s ended (%s) before the suite could ask for its session's redirect", s.current.id, st), nil
+	}
+	session := str(before["session_id"])
+	if session == "" {
+		return "", s.skip(fmt.Sprintf("run %s shows no session while it is %s (shown only if available), so it has no redirect to judge", s.current.id, str(before["state"])))
+	}
+	var red struct {
+		ConversationID *string `json:"conversation_id"`
+	}
+	resp, err := s.getJSON(ctx, "/agent/sessions/"+pathEscape(session)+"/redirect", nil, &red)
+	if err != nil {
+		return "", err
+	}
+	after, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return "", err
+	}
+	if st := str(after["state"]); isTerminal(st) {
+		return fmt.Sprintf("run %s ended (%s) while the suite asked for its session's redirect, so the answer may have come after its end", s.current.id, st), nil
+	}
+	if red.ConversationID != nil {
+		return "", fmt.Errorf("%s: the session of run %s redirects to conversation %q, yet the run was still %s after the answer; expected no redirect until its sandbox has finished\n%s",
+			resp.op, s.current.id, *red.ConversationID, str(after["state"]), resp.excerpt())
+	}
+	return "", nil
 }

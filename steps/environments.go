@@ -31,6 +31,9 @@ func (s *scenario) registerEnvironments(sc *godog.ScenarioContext) {
 	sc.Step(`^that environment shows the run as its last task, in state "([A-Z]+)"$`, s.environmentShowsRun)
 	sc.Step(`^that environment's last run started when the run did$`, s.environmentLastRanWhenRunStarted)
 	sc.Step(`^that environment says its setup (failed|did not fail)$`, s.environmentSetupFailed)
+	sc.Step(`^that environment shows the run, or a newer one, as its last task$`, s.environmentShowsNewest)
+	sc.Step(`^I create a run with the failing prompt in the last listed environment$`, s.createFailingInLastEnvironment)
+	sc.Step(`^that environment does not say its setup failed, the run having failed after it started$`, s.environmentSetupNotFailedAfterStart)
 }
 
 func (s *scenario) listModels(ctx context.Context) error {
@@ -144,6 +147,26 @@ func (s *scenario) createInFirstEnvironment(ctx context.Context) error {
 // createInThatEnvironment creates a run in the environment chosen before,
 // a moment after the scenario's last run, so that it is the newer.
 func (s *scenario) createInThatEnvironment(ctx context.Context) error {
+	return s.createInEnvironment(ctx, "Check the environment")
+}
+
+// createFailingInLastEnvironment creates a run with the failing prompt in
+// the last environment listed, away from the first, where the other
+// scenarios start their runs: a newer run there would leave nothing to
+// judge.
+func (s *scenario) createFailingInLastEnvironment(ctx context.Context) error {
+	envs, resp, err := s.environments(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if len(envs) == 0 {
+		return s.skip(resp.op + ": the server lists no environments to run in")
+	}
+	s.cache["environment"] = str(envs[len(envs)-1]["uid"])
+	return s.createInEnvironment(ctx, s.suite.cfg.FailingPrompt)
+}
+
+func (s *scenario) createInEnvironment(ctx context.Context, prompt string) error {
 	env, ok := s.cache["environment"]
 	if !ok {
 		return fmt.Errorf("no environment chosen yet")
@@ -153,7 +176,7 @@ func (s *scenario) createInThatEnvironment(ctx context.Context) error {
 			return err
 		}
 	}
-	return s.create(ctx, "/agent/run", "", map[string]any{"prompt": "Check the environment", "config": map[string]any{"environment_id": env}})
+	return s.create(ctx, "/agent/run", "", map[string]any{"prompt": prompt, "config": map[string]any{"environment_id": env}})
 }
 
 // hiddenEnvironments are fixture environments of the bundled mock that
@@ -238,4 +261,88 @@ func (s *scenario) environmentSetupFailed(ctx context.Context, which string) err
 		return err
 	}
 	return env.fieldIs("setup_failed", fmt.Sprint(which == "failed"))
+}
+
+// lastTask is what an environment shows of its newest run. The document
+// shows last_task_created only if available: a server that leaves it out
+// leaves nothing to judge, and the scenario is skipped, saying so.
+func (s *scenario) lastTask(ctx context.Context) (subject, map[string]any, error) {
+	env, err := s.thatEnvironment(ctx)
+	if err != nil {
+		return subject{}, nil, err
+	}
+	last, ok := env.doc["last_task_created"].(map[string]any)
+	if !ok {
+		return subject{}, nil, s.skip(env.what + " shows no last_task_created, which the document shows only if available, so its newest run cannot be judged")
+	}
+	return env, last, nil
+}
+
+// environmentShowsNewest checks that an environment names the scenario's
+// newest run as its last task, or a run created no earlier (on a shared
+// server another caller may start one in between), never one of the runs
+// the scenario created before it.
+func (s *scenario) environmentShowsNewest(ctx context.Context) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	env, last, err := s.lastTask(ctx)
+	if err != nil {
+		return err
+	}
+	id := str(last["id"])
+	if id == s.current.id {
+		return nil
+	}
+	for _, r := range s.mine.runs {
+		if r.id == id {
+			return fmt.Errorf("%s shows run %s as its last task, an older run than %s, created after it in the same environment", env.what, id, s.current.id)
+		}
+	}
+	run, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	mine, err := timestamp(run, "created_at")
+	if err != nil {
+		return err
+	}
+	shown, err := timestamp(last, "created_at")
+	if err != nil {
+		return fmt.Errorf("%s: last_task_created: %w", env.what, err)
+	}
+	if shown.Before(mine) {
+		return fmt.Errorf("%s shows run %s, created at %s, as its last task; run %s was created later, at %s", env.what, id,
+			shown.Format(time.RFC3339Nano), s.current.id, mine.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// environmentSetupNotFailedAfterStart judges setup_failed by the document's
+// words, "true when its latest run failed while setting up, before the
+// agent began": a run that failed after it started (it shows started_at)
+// did not fail in its setup. A run that failed before it started, or an
+// environment that now shows a newer run, leaves nothing to judge.
+func (s *scenario) environmentSetupNotFailedAfterStart(ctx context.Context) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	run, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	if st := str(run["state"]); st != "FAILED" && st != "ERROR" {
+		return fmt.Errorf("run %s, created with the failing prompt %q, ended in %s: expected FAILED or ERROR (is --failing-prompt one the server fails?)", s.current.id, s.suite.cfg.FailingPrompt, st)
+	}
+	if _, started := run["started_at"].(string); !started {
+		return s.inconclusive(fmt.Sprintf("run %s failed before it started, so its environment's setup may well have failed", s.current.id))
+	}
+	env, last, err := s.lastTask(ctx)
+	if err != nil {
+		return err
+	}
+	if str(last["id"]) != s.current.id {
+		return s.inconclusive(fmt.Sprintf("%s now shows run %s as its last task, a newer run than %s", env.what, str(last["id"]), s.current.id))
+	}
+	return env.fieldIs("setup_failed", "false")
 }

@@ -1,3 +1,5 @@
+//go:build !race
+
 package steps_test
 
 import (
@@ -62,7 +64,7 @@ func TestSuitePassesAgainstTheMockMadeToChooseOtherwise(t *testing.T) {
 	res, out := runSuite(t, srv.URL, nil)
 	assertAllPassed(t, res, out)
 	for _, s := range res.Skipped() {
-		assert.True(t, hasAnyTag(s.Tags, "@mock-control", "@mock-only") || strings.HasPrefix(s.Message, "inconclusive: "), "%s: %s", s.Name, s.Message)
+		assert.True(t, hasAnyTag(s.Tags, "@mock-control", "@mock-only") || leftToTheServer(s), "%s: %s", s.Name, s.Message)
 	}
 	passed, _, skipped := res.Count()
 	t.Logf("%d scenarios passed, %d skipped, in %s", passed, skipped, res.Duration)
@@ -87,9 +89,11 @@ func TestARunThatEndsInErrorOnItsOwnIsInconclusive(t *testing.T) {
 			}
 		})(r, a)
 	})
-	srv := newMock(t, mockserver.Options{Step: 40 * time.Millisecond, Pending: 200 * time.Millisecond, DisableControl: true}, erroredInstead)
+	// A second in each state: the cancel that follows a create lands while
+	// the run is still queued, and is accepted.
+	srv := newMock(t, mockserver.Options{Step: time.Second, DisableControl: true}, erroredInstead)
 	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
-		c.Features = someFeatures(t, "state_progression.feature", "events.feature")
+		c.Features = someFeatures(t, "state_progression.feature")
 		c.Tags = "not @mock-control and not @mock-only"
 	})
 	assertAllPassed(t, res, out)

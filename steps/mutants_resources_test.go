@@ -17,11 +17,10 @@ import (
 
 // Mutants of the resources added after the runs: schedules, events,
 // artifacts and transcripts, conversations, environments, identities,
-// messages, and tenancy across them. Some of the bugs live where only the
-// mock's clock or its fixtures reach (a schedule firing days later, a link
-// expiring in an hour, a plan limit): those are killed in control mode, and
-// in polling mode, where the scenarios that could see them are skipped, they
-// are counted apart as out of reach (mutant.reach).
+// messages, and tenancy across them. A few bugs live where a suite that
+// polls cannot look: each of those mutants says why (mutant.reach), is
+// killed in control mode, and in polling mode is listed with its reason
+// rather than run.
 
 var (
 	schedulesArea     = []string{"schedules.feature"}
@@ -33,13 +32,32 @@ var (
 	downloadsArea     = []string{"artifacts.feature", "conversations.feature"}
 )
 
-// controlOnly marks mutants that only the mock's control API can reach.
-func controlOnly(why string, ms []mutant) []mutant {
+// outOfReachWhenPolling gives mutants the reason a polling suite cannot
+// see their bug.
+func outOfReachWhenPolling(why string, ms []mutant) []mutant {
 	for i := range ms {
 		ms[i].reach = why
 	}
 	return ms
 }
+
+// The reasons a polling suite cannot see a bug. The suite's patience when
+// polling is its --timeout, a few minutes at most on a real server and 15
+// seconds in this test; none of these waits fits in it, and the suite
+// cannot shorten the server's clock without the mock's control API.
+const (
+	// A cron's smallest step is a minute of the server's clock: seeing a
+	// schedule fire, or not fire, means waiting whole minutes of real time
+	// while a real server starts billed runs every minute.
+	cronTooSlow = "a schedule fires at most once a minute of the server's clock: seeing which cron it fires on, or that it does not fire, means minutes of real time and billed runs on a real server"
+	// A signed link lives for the time its expires_at says: an hour on the
+	// mock, and on the real service.
+	linkLivesAnHour = "a signed link works until its expires_at, an hour away on the mock: a polling suite would wait that hour"
+	// The plan's size is the mock's fixture, not the document's; on another
+	// server the edge is unknown, and in polling mode the scenarios run at
+	// once in one team, so the edge cannot be held still.
+	planIsTheMocks = "the plan's size is the mock's fixture, not the document's, and without mock sessions the scenarios of one team create identities at once, so the plan's edge cannot be held still"
+)
 
 var resourceMutants = slices.Concat(
 	inArea(schedulesArea, []breakage{
@@ -49,7 +67,7 @@ var resourceMutants = slices.Concat(
 			}
 		}))},
 	}),
-	controlOnly("schedules fire on the mock's clock only", inArea(schedulesArea, []breakage{
+	outOfReachWhenPolling(cronTooSlow, inArea(schedulesArea, []breakage{
 		{"a replaced schedule keeps firing on its old cron", keepsOldCron},
 		{"a paused schedule keeps firing", stateless(pauseIgnored)},
 	})),
@@ -95,10 +113,10 @@ var resourceMutants = slices.Concat(
 			})
 		})},
 	}),
-	controlOnly("a live run's redirect and an expiring link need the mock's clock", slices.Concat(
-		inArea(conversationsArea, []breakage{
-			{"the session redirect names the conversation while the run is still going", redirectsAtOnce},
-		}),
+	inArea(conversationsArea, []breakage{
+		{"the session redirect names the conversation while the run is still going", redirectsAtOnce},
+	}),
+	outOfReachWhenPolling(linkLivesAnHour,
 		inArea(downloadsArea, []breakage{
 			{"a transcript link never expires", stateless(rewrite(func(r *http.Request, a *answer) {
 				if strings.HasPrefix(r.URL.Path, "/downloads/transcripts/") && a.status == http.StatusForbidden {
@@ -113,8 +131,8 @@ var resourceMutants = slices.Concat(
 				}
 			}))},
 		}),
-	)),
-	controlOnly("an environment's newest run is steered through the mock's control API", inArea(environmentsArea, []breakage{
+	),
+	inArea(environmentsArea, []breakage{
 		{"setup_failed is true whenever the newest run failed", stateless(editEnvironments(func(_ http.Handler, _ *http.Request, env map[string]any) {
 			if last, ok := env["last_task_created"].(map[string]any); ok {
 				env["setup_failed"] = last["state"] == "FAILED" || last["state"] == "ERROR"
@@ -132,58 +150,58 @@ var resourceMutants = slices.Concat(
 			env["last_task_created"] = map[string]any{"id": old["run_id"], "title": old["title"], "state": old["state"],
 				"created_at": old["created_at"], "updated_at": old["updated_at"], "started_at": old["started_at"]}
 		}))},
-	})),
-	controlOnly("identities and sending messages are the mock's promises (@mock-only)", slices.Concat(
-		inArea(identitiesArea, []breakage{
-			{"the plan allows one identity fewer than it says", stateless(func(next http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if r.Method == http.MethodPost && r.URL.Path == "/agent/identities" {
-						var doc struct {
-							Agents []map[string]any `json:"agents"`
-						}
-						if json.Unmarshal(get(next, r, "/agent/identities"), &doc) == nil && len(doc.Agents) >= 2 {
-							rewrite(func(_ *http.Request, a *answer) { problem(a, http.StatusForbidden, "not_authorized", "Not authorized") })(http.NotFoundHandler()).ServeHTTP(w, r)
-							return
-						}
+	}),
+	outOfReachWhenPolling(planIsTheMocks, inArea(identitiesArea, []breakage{
+		{"the plan allows one identity fewer than it says", stateless(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && r.URL.Path == "/agent/identities" {
+					var doc struct {
+						Agents []map[string]any `json:"agents"`
 					}
-					next.ServeHTTP(w, r)
-				})
-			})},
-			{"deleting an identity leaves it and its keys in place", stateless(func(next http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/agent/identities/") {
-						w.WriteHeader(http.StatusNoContent)
+					if json.Unmarshal(get(next, r, "/agent/identities"), &doc) == nil && len(doc.Agents) >= 2 {
+						rewrite(func(_ *http.Request, a *answer) { problem(a, http.StatusForbidden, "not_authorized", "Not authorized") })(http.NotFoundHandler()).ServeHTTP(w, r)
 						return
 					}
-					next.ServeHTTP(w, r)
-				})
-			})},
-		}),
-		inArea(messagesArea, []breakage{
-			{"a message shows delivered as soon as it is sent", stateless(rewrite(func(r *http.Request, a *answer) {
-				if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/agent/messages/") || a.status != http.StatusOK {
+				}
+				next.ServeHTTP(w, r)
+			})
+		})},
+	})),
+	inArea(identitiesArea, []breakage{
+		{"deleting an identity leaves it and its keys in place", stateless(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/agent/identities/") {
+					w.WriteHeader(http.StatusNoContent)
 					return
 				}
-				var items []map[string]any
-				if json.Unmarshal(a.body, &items) == nil {
-					for _, m := range items {
-						m["delivered_at"] = m["sent_at"]
-					}
-					a.body, _ = json.Marshal(items)
+				next.ServeHTTP(w, r)
+			})
+		})},
+	}),
+	inArea(messagesArea, []breakage{
+		{"a message shows delivered as soon as it is sent", stateless(rewrite(func(r *http.Request, a *answer) {
+			if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/agent/messages/") || a.status != http.StatusOK {
+				return
+			}
+			var items []map[string]any
+			if json.Unmarshal(a.body, &items) == nil {
+				for _, m := range items {
+					m["delivered_at"] = m["sent_at"]
 				}
-			}))},
-			{"reading a message again moves read_at", func() func(http.Handler) http.Handler {
-				var mu sync.Mutex
-				reads := 0
-				return editObject(http.MethodPost, func(p string) bool { return strings.HasSuffix(p, "/read") }, func(_ *http.Request, doc map[string]any) {
-					mu.Lock()
-					defer mu.Unlock()
-					reads++
-					doc["read_at"] = time.Date(2026, 1, 1, 0, 0, reads, 0, time.UTC).Format(time.RFC3339)
-				})
-			}},
-		}),
-	)),
+				a.body, _ = json.Marshal(items)
+			}
+		}))},
+		{"reading a message again moves read_at", func() func(http.Handler) http.Handler {
+			var mu sync.Mutex
+			reads := 0
+			return editObject(http.MethodPost, func(p string) bool { return strings.HasSuffix(p, "/read") }, func(_ *http.Request, doc map[string]any) {
+				mu.Lock()
+				defer mu.Unlock()
+				reads++
+				doc["read_at"] = time.Date(2026, 1, 1, 0, 0, reads, 0, time.UTC).Format(time.RFC3339)
+			})
+		}},
+	}),
 	inArea(listingArea, []breakage{
 		{"a repeated state uses only its first value", onListQuery(func(q url.Values) {
 			if st := q["state"]; len(st) > 1 {

@@ -49,9 +49,9 @@ type mutant struct {
 	// area is the feature files the mutant is run against, to keep the
 	// test quick; -mutants-full runs the whole suite against each.
 	area []string
-	// reach, when set, says why only the mock's control API can reach the
-	// bug: every scenario that could see it is skipped when polling, so in
-	// polling mode the mutant is not run but listed as out of reach.
+	// reach, when set, says why a suite that polls cannot see the bug
+	// (mutants_resources_test.go): in polling mode the mutant is not run
+	// but listed as out of reach, with that reason.
 	reach string
 }
 
@@ -231,8 +231,10 @@ var mutationModes = []struct {
 }{
 	{"control", mockserver.Options{}},
 	// Runs wait in PENDING long enough for a poll to find them there, even
-	// on a busy machine.
-	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 600 * time.Millisecond, DisableControl: true}},
+	// on a busy machine, stay CLAIMED long enough for a poll to see that
+	// state, and work long enough for the suite to ask their session's
+	// redirect while they work.
+	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 600 * time.Millisecond, Claimed: 200 * time.Millisecond, InProgress: 400 * time.Millisecond, DisableControl: true}},
 }
 
 // TestMutants runs the suite against every mutant in both modes and fails

@@ -123,6 +123,15 @@ func TestSuitePassesAgainstTheMock(t *testing.T) {
 	t.Logf("%d scenarios passed in %s", passed, res.Duration)
 }
 
+// leftToTheServer tells whether a scenario was skipped for a choice the
+// document leaves to the server: an ending that leaves nothing to judge
+// (inconclusive), a field shown only if available, messaging kept from
+// the suite's key. Such a skip is reported, never a failure.
+func leftToTheServer(s steps.ScenarioResult) bool {
+	return strings.HasPrefix(s.Message, "inconclusive: ") || strings.Contains(s.Message, "only if available") ||
+		strings.Contains(s.Message, "does not offer sending messages")
+}
+
 // TestSuitePassesAgainstTheMockByPolling runs the suite as against a real
 // server: the mock's control API is off, so the suite shares one world with
 // the fixtures and its own concurrent scenarios, watches runs by polling, and
@@ -134,6 +143,9 @@ func TestSuitePassesAgainstTheMockByPolling(t *testing.T) {
 	assertAllPassed(t, res, out)
 	require.NotEmpty(t, res.Skipped())
 	for _, s := range res.Skipped() {
+		if leftToTheServer(s) {
+			continue // a run that ended before the suite could judge it, say
+		}
 		assert.True(t, hasAnyTag(s.Tags, "@mock-control", "@mock-only"), s.Name)
 		assert.Contains(t, s.Message, "mock", s.Name)
 	}

@@ -1,5 +1,6 @@
 // Package refserver is a second, independent server of the Cloud Agent Runs
-// API's five run operations and its event poll, written only from the service's published
+// API (runs, events, what runs may name, artifacts, schedules, conversations,
+// identities and messages), written only from the service's published
 // OpenAPI document and sharing no code with the bundled mock. The contract
 // suite's tests run against it to prove that the suite never fails a server
 // that follows the published document but behaves differently from the mock
@@ -7,8 +8,8 @@
 // all four artifact types; optional fields the mock never sends; task ids that
 // differ from run ids on old runs; lists ordered by last update by default.
 //
-// It is a test double, not a product: one team, every key accepted, runs in
-// memory, no control API.
+// It is a test double, not a product: two teams, every key accepted,
+// everything in memory, no control API.
 package refserver
 
 import (
@@ -71,6 +72,12 @@ type Options struct {
 	// own, a platform error: every other one before any worker claims it,
 	// the others while they work.
 	TransientErrors int
+	// MessagingOff refuses to send messages between runs (403): the
+	// document keeps sending internal, behind a feature flag.
+	MessagingOff bool
+	// SystemFirst opens every conversation with the system's instructions,
+	// before the user's prompt.
+	SystemFirst bool
 }
 
 // OtherTeamKeyPrefix begins the API keys of a second team, for the
@@ -90,6 +97,16 @@ type Server struct {
 	events    []event
 	numbered  map[eventKey]bool
 	nextEvent int64
+	// Schedules, by id (schedules.go).
+	schedules map[string]*schedule
+	// Every copy of every message, in the order sent (messages.go).
+	messages []*message
+	// Transcript links handed out, by their secret (conversations.go).
+	transcripts map[string]transcriptLink
+	// Artifact download links handed out, by their secret (artifacts.go).
+	downloads map[string]downloadLink
+	// Each team's agent identities (identities.go).
+	identities map[string][]*identity
 }
 
 // New makes a server holding a handful of older runs from other sources.
@@ -100,7 +117,7 @@ func New(opts Options) *Server {
 	if opts.Prefix == "" {
 		opts.Prefix = "/api/v1"
 	}
-	s := &Server{opts: opts, runs: map[string]*run{}, offer: newOffer()}
+	s := &Server{opts: opts, runs: map[string]*run{}, offer: newOffer(), schedules: map[string]*schedule{}, transcripts: map[string]transcriptLink{}, downloads: map[string]downloadLink{}, identities: map[string][]*identity{}}
 	for _, r := range seededRuns(time.Now()) {
 		s.add(r)
 	}
@@ -125,6 +142,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if token, ok := strings.CutPrefix(r.URL.Path, "/downloads/transcripts/"); ok && r.Method == http.MethodGet {
+		s.downloadTranscript(w, r, token) // the link is its own credential
+		return
+	}
+	if token, ok := strings.CutPrefix(r.URL.Path, "/downloads/artifacts/"); ok && r.Method == http.MethodGet {
+		s.download(w, r, token)
+		return
+	}
 	caller, ok := authenticate(r.Header.Get("Authorization"))
 	if !ok {
 		writeProblem(w, r, http.StatusUnauthorized, "authentication_required", "Authentication required", "send Authorization: Bearer <API key>")
@@ -175,6 +200,36 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.listOffered(w, parts[len(parts)-1])
+	case len(parts) == 4 && parts[0] == "agent" && parts[1] == "runs" && (parts[3] == "conversation" || parts[3] == "transcript"):
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.runConversation(w, r, caller, parts[2], parts[3])
+	case len(parts) == 3 && parts[0] == "agent" && parts[1] == "conversations":
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.conversationByID(w, r, caller, parts[2])
+	case len(parts) == 4 && parts[0] == "agent" && parts[1] == "sessions" && parts[3] == "redirect":
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.sessionRedirect(w, caller, parts[2])
+	case len(parts) == 3 && parts[0] == "agent" && parts[1] == "artifacts":
+		if r.Method != http.MethodGet {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.artifact(w, r, caller, parts[2])
+	case len(parts) >= 2 && parts[0] == "agent" && parts[1] == "identities":
+		s.serveIdentities(w, r, caller, parts[2:])
+	case len(parts) >= 2 && parts[0] == "agent" && parts[1] == "messages":
+		s.serveMessages(w, r, caller, parts[2:])
+	case len(parts) >= 2 && parts[0] == "agent" && parts[1] == "schedules":
+		s.serveSchedules(w, r, caller, parts[2:])
 	default:
 		notFound(w, r, "no such operation")
 	}

@@ -1,0 +1,88 @@
+//go:build !race
+
+// The suite against every legal variant of the reference server and of the
+// mock. Like the mutation test, these run many whole suites and exercise
+// the suite rather than concurrent code of their own, so they run without
+// the race detector, in `make mutants`.
+
+package steps_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/steps/internal/refserver"
+)
+
+// twoTeams gives the suite a key of the reference server's second team.
+func twoTeams(c *steps.Config) { c.OtherAPIKey = refserver.OtherTeamKeyPrefix + "suite" }
+
+// referenceVariants are the reference server's legal choices where the
+// published document leaves room; the suite must pass under each, full
+// and read-only. tune adjusts the suite where the variant needs a way out
+// that the features name.
+var referenceVariants = []struct {
+	name string
+	opts refserver.Options
+	tune func(*steps.Config)
+}{
+	// Timestamps shown to the millisecond, kept and filtered on to the
+	// nanosecond: the bounds at a run's very instant cannot be tested, so
+	// those scenarios are left out as list_rules.feature says.
+	{"timestamps shown coarser than kept", refserver.Options{Step: 20 * time.Millisecond, Precision: time.Millisecond},
+		func(c *steps.Config) { c.Tags = "not @exact-timestamps" }},
+	// Events show a while after their state began; a cancel takes effect a
+	// while after it is accepted.
+	{"events and cancels that lag", refserver.Options{Step: 20 * time.Millisecond, EventLag: 150 * time.Millisecond, CancelLag: 150 * time.Millisecond}, nil},
+	// Another team's run is hidden (404) rather than forbidden (403).
+	{"another team's run not found", refserver.Options{Step: 20 * time.Millisecond, ForeignNotFound: true}, twoTeams},
+	{"another team's run forbidden", refserver.Options{Step: 20 * time.Millisecond}, twoTeams},
+	// Models, environments and skills the server does not offer are refused.
+	{"unknown references refused", refserver.Options{Step: 20 * time.Millisecond, StrictReferences: true}, nil},
+	// Problems without detail.
+	{"terse errors", refserver.Options{Step: 20 * time.Millisecond, TerseErrors: true}, nil},
+	// A run's session shows once it is in progress, not when it is claimed.
+	{"sessions shown late", refserver.Options{Step: 20 * time.Millisecond, LateSessions: true}, nil},
+	// Pages hold at most 3 runs, whatever the limit.
+	{"pages capped below the limit", refserver.Options{Step: 20 * time.Millisecond, PageCap: 3}, nil},
+	// Every other run ends in ERROR on its own before a worker claims it.
+	{"transient platform errors", refserver.Options{Step: 20 * time.Millisecond, TransientErrors: 2}, nil},
+	// Sending messages between runs is refused: the document keeps it
+	// internal, behind a feature flag.
+	{"messaging switched off", refserver.Options{Step: 20 * time.Millisecond, MessagingOff: true}, nil},
+	// Conversations open with the system's instructions.
+	{"conversations that open with a system message", refserver.Options{Step: 20 * time.Millisecond, SystemFirst: true}, nil},
+}
+
+// TestSuitePassesAgainstTheReferenceServerVariants runs the suite against
+// each legal variant of the reference server, polling, and read-only.
+func TestSuitePassesAgainstTheReferenceServerVariants(t *testing.T) {
+	for _, v := range referenceVariants {
+		for _, readOnly := range []bool{false, true} {
+			name := v.name
+			if readOnly {
+				name += ", read-only"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				res, out := runSuite(t, newReferenceServer(t, v.opts), func(c *steps.Config) {
+					oneCaller(c)
+					runFeaturesOnly(c)
+					c.ReadOnly = readOnly
+					c.Timeout = 30 * time.Second
+					if v.tune != nil {
+						v.tune(c)
+					}
+				})
+				assertAllPassed(t, res, out)
+				assertOnlyMockScenariosSkipped(t, res)
+				passed, _, skipped := res.Count()
+				assert.Greater(t, passed, 10)
+				t.Logf("%d scenarios passed, %d skipped, in %s", passed, skipped, res.Duration)
+			})
+		}
+	}
+}
