@@ -46,9 +46,22 @@ type sighting struct {
 type ledger struct {
 	mu   sync.Mutex
 	last map[string]sighting
+	// followedUp are the runs the suite sent a follow-up to: one that had
+	// ended may start again (a new execution of the same run), QUEUED once
+	// more with the started_at of its first execution.
+	followedUp map[string]bool
 }
 
-func newLedger() *ledger { return &ledger{last: map[string]sighting{}} }
+func newLedger() *ledger { return &ledger{last: map[string]sighting{}, followedUp: map[string]bool{}} }
+
+// followUp notes that the suite is sending a run a follow-up: what was
+// seen of it before no longer binds what is seen next.
+func (l *ledger) followUp(session, runID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.last, session+"/"+runID)
+	l.followedUp[session+"/"+runID] = true
+}
 
 // forget drops what is known of a run, after the mock's control API has put
 // it into a state by fiat.
@@ -71,13 +84,13 @@ func (l *ledger) terminalSighting(session, runID string) (sighting, bool) {
 // was seen of it before, then remembers it.
 func (l *ledger) see(session string, now sighting) error {
 	id := str(now.doc["run_id"])
-	errs := []error{runRules(id, now.doc)}
-	if id == "" {
-		return errors.Join(errs...)
-	}
 	key := session + "/" + id
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	errs := []error{runRules(id, now.doc, l.followedUp[key])}
+	if id == "" {
+		return errors.Join(errs...)
+	}
 	before, ok := l.last[key]
 	// Only a look answered before this one was asked is earlier for sure.
 	if ok && before.recv.Before(now.sent) {
@@ -89,8 +102,10 @@ func (l *ledger) see(session string, now sighting) error {
 	return errors.Join(errs...)
 }
 
-// runRules is what holds for a run in any single look.
-func runRules(id string, run map[string]any) error {
+// runRules is what holds for a run in any single look; restarted says
+// the run may have been started again by a follow-up, and so be QUEUED or
+// PENDING with the started_at of its first execution.
+func runRules(id string, run map[string]any, restarted bool) error {
 	var errs []error
 	state := str(run["state"])
 	name := "run " + id
@@ -104,7 +119,7 @@ func runRules(id string, run map[string]any) error {
 	}
 	started, _ := lookup(run, "started_at")
 	switch {
-	case (state == "QUEUED" || state == "PENDING") && started != nil:
+	case (state == "QUEUED" || state == "PENDING") && started != nil && !restarted:
 		errs = append(errs, fmt.Errorf("%s is %s: expected no started_at before the agent works on it, got %s", name, state, show(started)))
 	case (state == "INPROGRESS" || state == "BLOCKED") && started == nil:
 		errs = append(errs, fmt.Errorf("%s is %s: expected a started_at once the agent works on it, got none", name, state))
