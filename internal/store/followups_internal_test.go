@@ -159,3 +159,20 @@ func TestNewerFiltersFilter(t *testing.T) {
 	assert.Contains(t, list(ListQuery{Executor: alice(st).UID}), a)
 	assert.NotContains(t, list(ListQuery{Executor: ciBot(st).UID}), a)
 }
+
+func TestScheduledRunsTakeTheSchedulesMetadataAndMode(t *testing.T) {
+	st := newTestStore(t)
+	ms := open(t, st, "")
+	cron, err := ParseCron("*/5 * * * *")
+	require.NoError(t, err)
+	sc, err := ms.CreateSchedule(alice(st), ScheduleSpec{Name: "nightly", Cron: cron, Prompt: "Check the links", Enabled: true,
+		Config: &AgentConfig{}, TeamScope: true, Metadata: map[string]string{"automation_id": "links"}, Mode: "plan"})
+	require.NoError(t, err)
+	assert.Equal(t, "plan", sc.Mode)
+	_, _ = ms.Advance(6 * time.Minute)
+	page, err := ms.List(alice(st), ListQuery{Limit: 10, AutomationID: "links"})
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Runs)
+	assert.Equal(t, "plan", page.Runs[0].Run.Mode)
+	assert.Equal(t, sc.ID, page.Runs[0].Run.Schedule.ID)
+}

@@ -33,7 +33,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*scheduleTable)(nil), []string{"byID", "nextSeq", "dueAt"}},
 		{(*savedSchedules)(nil), []string{"Schedules", "NextScheduleSeq"}},
 		{(*ScheduleRecord)(nil), []string{"ID", "Seq", "Name", "Cron", "Prompt", "Enabled", "Config", "FromSkill", "Owner", "UpdatedBy",
-			"Team", "TeamScope", "CreatedAt", "UpdatedAt", "LastRan", "NextTick", "LastSpawnError", "sched"}},
+			"Team", "TeamScope", "CreatedAt", "UpdatedAt", "LastRan", "NextTick", "LastSpawnError", "AgentUID", "Metadata", "Mode", "sched"}},
 		{(*identityTable)(nil), []string{"list", "byUID", "byKey"}},
 		{(*savedIdentities)(nil), []string{"Agents"}},
 		{(*Identity)(nil), []string{"UID", "Team", "Name", "Default", "CreatedAt", "UpdatedAt", "Settings", "KeyHashes", "principal"}},
