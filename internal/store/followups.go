@@ -50,14 +50,14 @@ var ErrTooManyFollowups = sentinel(Exhausted, "the run has taken the most follow
 // Followup sends message to a run p's team may see and returns the run as
 // it is afterwards.
 func (ms *Session) Followup(p *fixtures.Principal, id, message, mode string) (View, error) {
-	if message == "" {
-		return View{}, ErrFollowupEmpty
-	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	r, err := ms.visibleLocked(p, id)
+	r, err := ms.visibleLocked(p, id) // a run that is not there is a 404 whatever the body
 	if err != nil {
 		return View{}, err
+	}
+	if message == "" {
+		return View{}, ErrFollowupEmpty
 	}
 	if r.Source == "LOCAL" || r.Source == "GITHUB_ACTION" {
 		return View{}, ErrFollowupNotTaken.because("the run does not take follow-ups through the API: it was started from %s, whose session the service does not drive", r.Source)
