@@ -77,10 +77,10 @@ var newestClientBrokenServers = []brokenServer{
 		features: []string{"followups.feature"},
 		wrap:     ignoreFollowups,
 		mustFail: map[string]string{
-			"A follow-up to a running run joins its conversation":           "expected the prompts",
-			"A follow-up to an ended run starts it again":                   "did not start it again",
+			"A follow-up to a running run joins its conversation":            "expected the prompts",
+			"A follow-up to an ended run starts it again":                    "did not start it again",
 			"On the mock, a follow-up answers a run that waits for its user": "INPROGRESS",
-			"A follow-up needs a message":                                   "expected status 400",
+			"A follow-up needs a message":                                    "expected status 400",
 		},
 		mustPass: []string{"A follow-up to a run that does not exist is a 404", "Follow-ups need credentials"},
 	},
