@@ -148,3 +148,6 @@ func (s *Server) downloadArtifact(c *call) response {
 	return fail(errorf(codeNotFound, "artifact %s has nothing to download", uid)) // only screenshots and files are signed
 
 }
+
+// hmacEqual compares two hex signatures in constant time.
+func hmacEqual(got, want string) bool { return hmac.Equal([]byte(got), []byte(want)) }

@@ -65,6 +65,11 @@ func (s *Server) routingTable() []route {
 		{method: "POST", pattern: "/agent/runs", area: api, handle: s.createRun},
 		{method: "GET", pattern: "/agent/runs/{runId}", area: api, handle: s.getRun},
 		{method: "POST", pattern: "/agent/runs/{runId}/cancel", area: api, handle: s.cancelRun},
+		// follow-ups and handoff files (followups_handlers.go); handoff
+		// downloads need no credentials: their URLs are signed
+		{method: "POST", pattern: "/agent/runs/{runId}/followups", area: api, handle: s.submitFollowup},
+		{method: "GET", pattern: "/agent/runs/{runId}/handoff/attachments", area: api, handle: s.listHandoffAttachments},
+		{method: "GET", pattern: handoffPrefix + "{attachmentId}", area: public, handle: s.downloadHandoff},
 
 		// schedules (schedules_handlers.go)
 		{method: "POST", pattern: "/agent/schedules", area: api, handle: s.createSchedule},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/store"
 )
 
@@ -28,6 +29,12 @@ type runRequest struct {
 	AgentIdentityUID *string           `json:"agent_identity_uid"`
 	ParentRunID      *string           `json:"parent_run_id"`
 	Interactive      *bool             `json:"interactive"`
+	// Newer than the published document (oz-agent-sdk 1.4.0-alpha.6); the
+	// OpenAPI check has held metadata's keys, values and count, and mode,
+	// to their schemas.
+	Metadata   map[string]string `json:"metadata"`
+	Mode       *string           `json:"mode"`
+	OnBehalfOf *string           `json:"on_behalf_of"`
 }
 
 // maxAttachments is how many files one create may carry, attachments and
@@ -55,6 +62,13 @@ func (s *Server) createRun(c *call) response {
 		return fail(aerr)
 	}
 	creator := c.principal
+	if req.OnBehalfOf != nil { // an agent's key creating the run for a member
+		member, aerr := s.onBehalfOf(c.principal, *req.OnBehalfOf, n.TeamScope)
+		if aerr != nil {
+			return fail(aerr)
+		}
+		creator, n.Executor, n.OnBehalfOf = member, c.principal, *req.OnBehalfOf
+	}
 	if n.AgentIdentityUID != "" { // the agent identity the run acts as
 		p, err := c.session.ActAs(c.principal, n.AgentIdentityUID)
 		if err != nil {
@@ -175,7 +189,33 @@ func (s *Server) resolve(team string, req runRequest) (store.NewRun, *apiError) 
 		n.ParentRunID = *id
 	}
 	n.Interactive = req.Interactive != nil && *req.Interactive
+	if len(req.Metadata) > 0 {
+		n.Metadata = req.Metadata
+	}
+	if req.Mode != nil && *req.Mode != "normal" {
+		n.Mode = *req.Mode
+	}
 	return n, nil
+}
+
+// onBehalfOf checks an on_behalf_of: only an agent's key (a service
+// account's, on the mock) may use it, on a team-owned run, naming a person
+// of its own team by user id or email. It returns that person, who
+// becomes the run's creator; the caller executes the run.
+func (s *Server) onBehalfOf(caller *fixtures.Principal, name string, teamScope bool) (*fixtures.Principal, *apiError) {
+	switch {
+	case name == "":
+		return nil, errorf(codeInvalidRequest, "on_behalf_of: must not be empty; leave it out to create the run as yourself")
+	case caller.Type == "user":
+		return nil, errorf(codeInvalidRequest, "on_behalf_of: only an agent's API key may create runs on a team member's behalf; a person creates them as themselves")
+	case !teamScope:
+		return nil, errorf(codeInvalidRequest, "on_behalf_of: only a team-owned run can be created on a member's behalf; leave team out or set it to true")
+	}
+	member, ok := s.store.Member(caller.Team, name)
+	if !ok {
+		return nil, errorf(codeInvalidRequest, "on_behalf_of: %q is not the user id or email of a person in your team", truncate(name, 80))
+	}
+	return member, nil
 }
 
 // decode reads the call's body, which validate has checked against the

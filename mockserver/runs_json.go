@@ -2,10 +2,12 @@ package mockserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -49,6 +51,11 @@ type RunItem struct {
 	Scope          *runScope       `json:"scope,omitempty"`
 	AgentSkill     *agentSkill     `json:"agent_skill,omitempty"`
 	Artifacts      []artifact      `json:"artifacts,omitempty"`
+	// Newer than the published document (oz-agent-sdk 1.4.0-alpha.6).
+	Executor             *creatorInfo      `json:"executor,omitempty"`
+	IsRunTypeCancellable bool              `json:"is_run_type_cancellable"`
+	Metadata             map[string]string `json:"metadata,omitempty"`
+	RunTime              string            `json:"run_time,omitempty"`
 }
 
 type creatorInfo struct {
@@ -73,6 +80,12 @@ type agentSkill struct {
 type RequestUsage struct {
 	InferenceCost float64 `json:"inference_cost"`
 	ComputeCost   float64 `json:"compute_cost"`
+	// Newer than the published document (oz-agent-sdk 1.4.0-alpha.6).
+	PlatformCost     float64 `json:"platform_cost"`
+	InferenceCostUSD float64 `json:"inference_cost_usd"`
+	ComputeCostUSD   float64 `json:"compute_cost_usd"`
+	PlatformCostUSD  float64 `json:"platform_cost_usd"`
+	TotalTokens      int64   `json:"total_tokens"`
 }
 
 type artifact struct {
@@ -223,6 +236,15 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		uo.b = appendFloat(uo.b, u.InferenceCost)
 		uo.key("compute_cost")
 		uo.b = appendFloat(uo.b, u.ComputeCost)
+		for _, f := range []struct {
+			k string
+			v float64
+		}{{"platform_cost", u.PlatformCost}, {"inference_cost_usd", u.InferenceCostUSD}, {"compute_cost_usd", u.ComputeCostUSD}, {"platform_cost_usd", u.PlatformCostUSD}} {
+			uo.key(f.k)
+			uo.b = appendFloat(uo.b, f.v)
+		}
+		uo.key("total_tokens")
+		uo.b = strconv.AppendInt(uo.b, u.TotalTokens, 10)
 		o.b = uo.close()
 	}
 	if r.Config != nil {
@@ -308,7 +330,58 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		}
 		o.b = append(o.b, ']')
 	}
+	o.key("executor")
+	eo := openObject(o.b)
+	ex := c
+	if r.Executor != nil && r.Executor.Principal != nil {
+		ex = *r.Executor
+	}
+	eo.strOmit("type", ex.Type)
+	eo.strOmit("uid", ex.UID)
+	eo.strOmit("display_name", ex.DisplayName)
+	eo.strOmit("email", ex.Email)
+	eo.strOmit("photo_url", ex.PhotoURL)
+	o.b = eo.close()
+	o.key("is_run_type_cancellable")
+	o.b = strconv.AppendBool(o.b, r.TypeCancellable())
+	if len(r.Metadata) > 0 {
+		o.key("metadata")
+		o.b = appendStringMap(o.b, r.Metadata)
+	}
+	if d, ok := runTime(r, snap); ok {
+		o.str("run_time", d)
+	}
 	return o.close()
+}
+
+// runTime is how long the run has executed, every execution together, as
+// an ISO 8601 duration: shown once it has started or ended.
+func runTime(r *store.Run, snap store.Snapshot) (string, bool) {
+	if snap.StartedAt.IsZero() && !snap.State.Terminal() && r.Timeline.Execution == 0 {
+		return "", false
+	}
+	return isoDuration(snap.RunTime), true
+}
+
+// isoDuration writes d as an ISO 8601 duration to the millisecond:
+// PT2M30S, PT1H0M0.25S, PT0S.
+func isoDuration(d time.Duration) string {
+	ms := d.Milliseconds()
+	b := []byte("PT")
+	if h := ms / 3_600_000; h > 0 {
+		b = strconv.AppendInt(b, h, 10)
+		b = append(b, 'H')
+	}
+	if m := ms / 60_000 % 60; m > 0 || ms >= 3_600_000 {
+		b = strconv.AppendInt(b, m, 10)
+		b = append(b, 'M')
+	}
+	b = strconv.AppendInt(b, ms/1000%60, 10)
+	if frac := ms % 1000; frac > 0 {
+		b = append(b, '.')
+		b = append(b, strings.TrimRight(fmt.Sprintf("%03d", frac), "0")...)
+	}
+	return string(append(b, 'S'))
 }
 
 // sandboxRunning: a run's sandbox is up from the moment a worker has it
@@ -320,12 +393,19 @@ func sandboxRunning(snap store.Snapshot) bool {
 // usage is what a run has cost, once it has started: a price per second
 // of work, up to its latest change, so the figures only grow and stay the
 // same between changes.
+//
+// Per second of run time: 2500 tokens, 0.0025 credits of inference, 0.0004
+// of compute and 0.0001 of platform, a credit at 5 cents.
 func usage(snap store.Snapshot) (RequestUsage, bool) {
 	if snap.StartedAt.IsZero() {
 		return RequestUsage{}, false
 	}
-	secs := max(0, snap.UpdatedAt.Sub(snap.StartedAt).Milliseconds()/1000)
-	return RequestUsage{InferenceCost: float64(secs*25) / 10000, ComputeCost: float64(secs*4) / 10000}, true
+	secs := max(0, snap.RunTime.Milliseconds()/1000)
+	return RequestUsage{
+		InferenceCost: float64(secs*25) / 10000, ComputeCost: float64(secs*4) / 10000, PlatformCost: float64(secs) / 10000,
+		InferenceCostUSD: float64(secs*125) / 1e6, ComputeCostUSD: float64(secs*20) / 1e6, PlatformCostUSD: float64(secs*5) / 1e6,
+		TotalTokens: secs * 2500,
+	}, true
 }
 
 // fileSize is the size a run's FILE artifact reports: that of the bytes
@@ -559,14 +639,34 @@ func appendAgentConfig(b []byte, c *store.AgentConfig) []byte {
 		o.key("harness")
 		ho := openObject(o.b)
 		ho.strOmit("type", h.Type)
+		ho.strOmit("model_id", h.ModelID)
+		ho.strOmit("reasoning_level", h.ReasoningLevel)
 		o.b = ho.close()
 	}
 	if h := c.HarnessAuthSecrets; h != nil {
 		o.key("harness_auth_secrets")
 		ho := openObject(o.b)
 		ho.strOmit("claude_auth_secret_name", h.ClaudeAuthSecretName)
+		ho.strOmit("codex_auth_secret_name", h.CodexAuthSecretName)
 		o.b = ho.close()
 	}
+	o.strOmit("computer_use_model_id", c.ComputerUseModelID)
+	o.strOmit("credential_strategy", c.CredentialStrategy)
+	// The rarer, newer parts are written by encoding/json: they hold no
+	// more than a few values.
+	marshalOmit := func(k string, v any, present bool) {
+		if !present {
+			return
+		}
+		o.key(k)
+		js, _ := json.Marshal(v) // structs of strings and bools always marshal
+		o.b = append(o.b, js...)
+	}
+	marshalOmit("inference_providers", c.InferenceProviders, c.InferenceProviders != nil)
+	marshalOmit("memory_stores", c.MemoryStores, len(c.MemoryStores) > 0)
+	o.strOmit("runner_id", c.RunnerID)
+	marshalOmit("session_sharing", c.SessionSharing, c.SessionSharing != nil)
+	marshalOmit("skills", c.Skills, len(c.Skills) > 0)
 	return o.close()
 }
 

@@ -52,12 +52,18 @@ func TestRunJSONIsItsItem(t *testing.T) {
 		{ID: "odd<&>-1234", Title: odd, Prompt: odd, Source: odd, Creator: creator, Team: odd, TeamScope: true,
 			CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 999_999_999, time.UTC), FromSkill: true,
 			Config: &AgentConfig{Name: odd, SkillSpec: "acme/skills:" + odd + "/SKILL.md", ComputerUseEnabled: &yes, WorkerHost: odd, IdleTimeoutMinutes: &sixty,
-				Harness: &store.Harness{Type: "claude"}, HarnessAuthSecrets: &store.HarnessAuthSecrets{ClaudeAuthSecretName: odd}, MCPServers: map[string]MCPServer{"b": {URL: odd, Headers: map[string]string{"X": odd, "A": ""}}, "a<": {Command: "c", Args: []string{odd, ""}, Env: map[string]string{"B": "2", odd: odd}}, "m": {WarpID: "w", Env: map[string]string{}}}},
+				Harness: &store.Harness{Type: "claude", ModelID: odd, ReasoningLevel: "high"}, HarnessAuthSecrets: &store.HarnessAuthSecrets{ClaudeAuthSecretName: odd, CodexAuthSecretName: odd},
+				ComputerUseModelID: odd, CredentialStrategy: "EXECUTOR", InferenceProviders: &store.InferenceProviders{AWS: &store.AWSInference{Disabled: &yes, Region: odd}},
+				MemoryStores: []store.MemoryStoreAccess{{UID: odd, Access: "read_only", Instructions: odd}}, RunnerID: odd, SessionSharing: &store.SessionSharing{PublicAccess: "VIEWER"}, Skills: []string{odd, "a:b"}, MCPServers: map[string]MCPServer{"b": {URL: odd, Headers: map[string]string{"X": odd, "A": ""}}, "a<": {Command: "c", Args: []string{odd, ""}, Env: map[string]string{"B": "2", odd: odd}}, "m": {WarpID: "w", Env: map[string]string{}}}},
 			ConversationID: odd, Schedule: &store.Schedule{ID: odd, Name: odd, Cron: "0 * * * *"},
+			Metadata: map[string]string{"ticket_id": odd, "a": ""}, Executor: &store.Creator{Principal: &fixtures.Principal{UID: odd, Type: "service_account"}},
 			ArtifactTypes: []string{"PLAN", "PULL_REQUEST", "SCREENSHOT", "FILE"}, TriggerURL: "https://x.example/" + odd, ParentRunID: odd, ForcedState: Succeeded, ForcedMsg: &StatusMessage{Message: odd, ErrorCode: odd, Retryable: &yes},
 			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 1, 0, time.UTC), AnchorState: Queued, Final: Succeeded, Steps: store.Steps{time.Second, 0, time.Minute, time.Hour}}},
 		{ID: "plain-run", Title: "", Prompt: "", Creator: store.Creator{Principal: &fixtures.Principal{}}, CreatedAt: time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC),
 			FateMsg: &StatusMessage{Message: "failed"}, Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: InProgress, Final: Failed}},
+		{ID: "followed-up", Source: "API", Creator: creator, CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC),
+			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 5, 0, time.UTC), AnchorState: Queued, Final: Succeeded, Steps: store.Steps{time.Second, time.Second, time.Second, 90 * time.Minute},
+				StartedAt: time.Date(2026, 2, 1, 0, 0, 1, 0, time.UTC), WasClaimed: true, Execution: 1, PriorRun: 2500 * time.Millisecond}},
 		{ID: "empty-config", Source: "LOCAL", Creator: creator, Config: &AgentConfig{Harness: &store.Harness{}, HarnessAuthSecrets: &store.HarnessAuthSecrets{}}, FromSkill: true, ForcedState: Blocked, ForcedMsg: &StatusMessage{},
 			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: Blocked, Final: Succeeded}},
 	} {
@@ -144,8 +150,19 @@ func wantItem(v store.View, linkBase string) RunItem {
 		it.Location = "LOCAL"
 	}
 	if !snap.StartedAt.IsZero() {
-		secs := int64(snap.UpdatedAt.Sub(snap.StartedAt) / time.Second)
-		it.RequestUsage = &RequestUsage{InferenceCost: float64(25*secs) / 1e4, ComputeCost: float64(4*secs) / 1e4}
+		secs := int64(snap.RunTime / time.Second)
+		it.RequestUsage = &RequestUsage{InferenceCost: float64(25*secs) / 1e4, ComputeCost: float64(4*secs) / 1e4, PlatformCost: float64(secs) / 1e4,
+			InferenceCostUSD: float64(125*secs) / 1e6, ComputeCostUSD: float64(20*secs) / 1e6, PlatformCostUSD: float64(5*secs) / 1e6, TotalTokens: 2500 * secs}
+	}
+	ex := r.Creator
+	if r.Executor != nil {
+		ex = *r.Executor
+	}
+	it.Executor = &creatorInfo{Type: ex.Type, UID: ex.UID, DisplayName: ex.DisplayName, Email: ex.Email, PhotoURL: ex.PhotoURL}
+	it.IsRunTypeCancellable = r.Source != "LOCAL" && r.Source != "GITHUB_ACTION"
+	it.Metadata = r.Metadata
+	if !snap.StartedAt.IsZero() || snap.State.Terminal() || r.Timeline.Execution > 0 {
+		it.RunTime = isoDuration(snap.RunTime)
 	}
 	if snap.Claimed {
 		it.SessionID = r.AgentSession.String()
@@ -231,5 +248,16 @@ func TestSessionLinkBaseTrailingSlash(t *testing.T) {
 	}
 	if claimed == 0 {
 		t.Fatal("no fixture run has a session")
+	}
+}
+
+func TestISODuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "PT0S", 250 * time.Millisecond: "PT0.25S", 150 * time.Second: "PT2M30S",
+		time.Hour: "PT1H0M0S", 26*time.Hour + 5*time.Second + 7*time.Millisecond: "PT26H0M5.007S",
+	} {
+		if got := isoDuration(d); got != want {
+			t.Errorf("isoDuration(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

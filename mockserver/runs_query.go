@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,6 +78,9 @@ func parseListQuery(v url.Values, secret cursorSigner) (store.ListQuery, uint64,
 	str(&q.ArtifactType, "artifact_type")
 	str(&q.ExecutionLocation, "execution_location")
 	str(&q.AncestorID, "ancestor_run_id")
+	str(&q.AutomationID, "automation_id")
+	str(&q.Executor, "executor")
+	str(&q.FactoryUID, "factory_uid")
 	str(&q1, "q")
 	str(&sortBy, "sort_by")
 	str(&sortOrder, "sort_order")
@@ -108,8 +112,11 @@ func parseListQuery(v url.Values, secret cursorSigner) (store.ListQuery, uint64,
 	if q.Source != "" && !validSource(q.Source) {
 		return q, 0, queryError("source", "%q is not a run source", q.Source)
 	}
-	if q.ArtifactType != "" && !store.ArtifactTypes[q.ArtifactType] {
-		return q, 0, queryError("artifact_type", "must be PLAN, PULL_REQUEST, SCREENSHOT or FILE, not %q", q.ArtifactType)
+	if q.ArtifactType != "" && !store.ArtifactTypes[q.ArtifactType] && q.ArtifactType != store.ArtifactExternalReference {
+		return q, 0, queryError("artifact_type", "must be PLAN, PULL_REQUEST, SCREENSHOT, FILE or EXTERNAL_REFERENCE, not %q", q.ArtifactType)
+	}
+	if q.Metadata, err = metadataFilter(v); err != nil {
+		return q, 0, err
 	}
 	if l := q.ExecutionLocation; l != "" && l != "LOCAL" && l != "REMOTE" {
 		return q, 0, queryError("execution_location", "must be LOCAL or REMOTE, not %q", l)
@@ -173,8 +180,18 @@ func fingerprint(q *store.ListQuery) uint64 {
 		b = str(s)
 	}
 	for _, s := range []string{q.Name, q.ModelID, q.Creator, q.Source, q.EnvironmentID, q.ScheduleID, q.SkillSpec, q.ArtifactType,
-		q.ExecutionLocation, q.AncestorID, q.SortBy} {
+		q.ExecutionLocation, q.AncestorID, q.SortBy, q.AutomationID, q.Executor, q.FactoryUID} {
 		b = str(s)
+	}
+	keys := make([]string, 0, len(q.Metadata))
+	for k := range q.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = str(k)
+		b = str(q.Metadata[k])
 	}
 	for _, t := range []time.Time{q.CreatedAfter, q.CreatedBefore, q.UpdatedAfter} {
 		b = binary.AppendVarint(b, t.Unix())
@@ -192,6 +209,44 @@ func fingerprint(q *store.ListQuery) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
+}
+
+// maxMetadataFilters is how many metadata[key]=value pairs one listing
+// may give.
+const maxMetadataFilters = 5
+
+// metadataKeyPattern is what a metadata key may be.
+var metadataKeyPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,64}$`)
+
+// metadataFilter reads the metadata[key]=value pairs of a listing.
+func metadataFilter(v url.Values) (map[string]string, error) {
+	var out map[string]string
+	for name, vals := range v {
+		if name == "metadata" {
+			return nil, queryError("metadata", "give each pair as metadata[key]=value")
+		}
+		key, ok := strings.CutPrefix(name, "metadata[")
+		if !ok {
+			continue
+		}
+		key, ok = strings.CutSuffix(key, "]")
+		if !ok || !metadataKeyPattern.MatchString(key) {
+			return nil, queryError(name, "a metadata key is 1 to 64 characters of a-z, A-Z, 0-9, '.', '_' and '-', written metadata[key]=value")
+		}
+		val, err := single(v, name)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[key] = val
+		_ = vals
+	}
+	if len(out) > maxMetadataFilters {
+		return nil, queryError("metadata", "%d pairs; at most %d may be given", len(out), maxMetadataFilters)
+	}
+	return out, nil
 }
 
 // sources are the RunSourceType values: the published document's, then

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -21,6 +22,10 @@ type scheduleRequest struct {
 	Enabled      *bool        `json:"enabled"`
 	AgentConfig  *AgentConfig `json:"agent_config"`
 	Team         *bool        `json:"team"`
+	// Newer than the published document (oz-agent-sdk 1.4.0-alpha.6).
+	AgentUID *string           `json:"agent_uid"`
+	Metadata map[string]string `json:"metadata"`
+	Mode     *string           `json:"mode"`
 }
 
 // ScheduledAgentItem is the JSON shape of a schedule, as the API returns it.
@@ -39,6 +44,10 @@ type ScheduledAgentItem struct {
 	UpdatedBy      *creatorInfo            `json:"updated_by,omitempty"`
 	History        ScheduleHistory         `json:"history"`
 	Scope          *runScope               `json:"scope,omitempty"`
+	// Newer than the published document (oz-agent-sdk 1.4.0-alpha.6).
+	AgentUID string            `json:"agent_uid,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	Mode     string            `json:"mode,omitempty"`
 }
 
 // ScheduleHistory says when a schedule last started a run and when it next will.
@@ -76,6 +85,7 @@ func (s *Server) scheduleItem(sc store.ScheduleRecord) ScheduledAgentItem {
 		AgentConfig: sc.Config,
 		CreatedAt:   formatTime(sc.CreatedAt), UpdatedAt: formatTime(sc.UpdatedAt),
 		CreatedBy: creatorOf(sc.Owner.Principal), UpdatedBy: creatorOf(sc.UpdatedBy.Principal),
+		AgentUID: sc.AgentUID, Metadata: sc.Metadata, Mode: sc.Mode,
 	}
 	if sc.LastSpawnError != "" {
 		it.LastSpawnError = &sc.LastSpawnError
@@ -162,6 +172,20 @@ func (s *Server) scheduleSpec(c *call, update bool) (spec store.ScheduleSpec, ae
 	spec.TeamScope = true
 	if req.Team != nil {
 		spec.TeamScope = *req.Team
+	}
+	if len(req.Metadata) > 0 {
+		spec.Metadata = req.Metadata
+	}
+	if req.Mode != nil && *req.Mode != "normal" {
+		spec.Mode = *req.Mode
+	}
+	if req.AgentUID != nil && *req.AgentUID != "" {
+		// The schedule's runs act as this agent: it must be one of the
+		// team's, as a run's agent_identity_uid must.
+		if _, err := c.session.ActAs(c.principal, *req.AgentUID); err != nil {
+			return spec, problemOf(fmt.Errorf("agent_uid: %w", err))
+		}
+		spec.AgentUID = *req.AgentUID
 	}
 	return spec, nil
 }

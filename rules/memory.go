@@ -83,6 +83,9 @@ type runFacts struct {
 	cancelRefused       time.Time // when a 400 to a cancel arrived, until the next look
 	cancelRefusedAnswer string
 	prompt              string // its prompt, when its creation was seen (the first keptPromptBytes)
+	// followedUp: a follow-up was accepted for the run, which may start an
+	// ended run again (QUEUED once more, with its first started_at).
+	followedUp bool
 }
 
 // page is one page of a walk in creation order, linked to the page before.
@@ -173,6 +176,10 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 		return IsTheOneAsked("id", lastSegment(ex.Path), obj)
 	case ex.Method == http.MethodPost && strings.HasPrefix(ex.Path, "/agent/events/"):
 		return m.reportedLocked(scope, ex)
+	case ex.Method == http.MethodPost && isFollowupPath(ex.Path):
+		// What was seen of the run before no longer binds what comes next.
+		f := m.factsLocked(scope, runIDOf(ex.Path))
+		f.hasLast, f.endEvent, f.reportedEnd, f.followedUp = false, "", "", true
 	case ex.Method == http.MethodPost && isCancelPath(ex.Path):
 		id := runIDOf(ex.Path)
 		f := m.factsLocked(scope, id)
@@ -292,6 +299,15 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		}
 	}
 	f := m.factsLocked(scope, id)
+	if f.followedUp { // started again: QUEUED with its first started_at
+		kept := out[:0]
+		for _, v := range out {
+			if v.Rule != StartedAtFitsState {
+				kept = append(kept, v)
+			}
+		}
+		out = kept
+	}
 	if f.created {
 		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
 	}
@@ -472,6 +488,13 @@ func lastSegment(p string) string {
 func isRunPath(p string) bool {
 	rest, ok := strings.CutPrefix(p, "/agent/runs/")
 	return ok && rest != "" && !strings.Contains(rest, "/")
+}
+
+// isFollowupPath tells whether p is /agent/runs/{id}/followups.
+func isFollowupPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/agent/runs/")
+	id, ok2 := strings.CutSuffix(rest, "/followups")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
 }
 
 func isCancelPath(p string) bool {

@@ -159,3 +159,20 @@ func TestMemoryIsBounded(t *testing.T) {
 	}
 	assert.Empty(t, m.Observe(exchange("GET", "/agent/runs/r1", 200, run("state", "FAILED", "status_message", map[string]any{"message": "m", "error_code": "e"}), 2*time.Second)))
 }
+
+// A follow-up may start an ended run again: QUEUED once more, with the
+// started_at of its first execution. Without one, that is a violation.
+func TestMemoryFollowUpStartsAnEndedRunAgain(t *testing.T) {
+	m := rules.NewMemory(rules.Limits{})
+	see := func(ex rules.Exchange) []string { return ids(m.Observe(ex)) }
+	ended := run("state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z")
+	again := run("state", "QUEUED", "started_at", "2026-01-01T10:00:01Z", "updated_at", "2026-01-01T10:00:05Z")
+
+	require.Empty(t, see(exchange("GET", "/agent/runs/r1", 200, ended, 0)))
+	assert.NotEmpty(t, see(exchange("GET", "/agent/runs/r1", 200, again, time.Second)), "no follow-up was sent")
+
+	ended["run_id"], again["run_id"] = "r2", "r2"
+	require.Empty(t, see(exchange("GET", "/agent/runs/r2", 200, ended, 0)))
+	require.Empty(t, see(exchange("POST", "/agent/runs/r2/followups", 200, map[string]any{}, time.Second)))
+	assert.Empty(t, see(exchange("GET", "/agent/runs/r2", 200, again, 2*time.Second)))
+}

@@ -47,9 +47,22 @@ type sighting struct {
 type ledger struct {
 	mu   sync.Mutex
 	last map[string]sighting
+	// followedUp are the runs the suite sent a follow-up to: one that had
+	// ended may start again (a new execution of the same run), QUEUED once
+	// more with the started_at of its first execution.
+	followedUp map[string]bool
 }
 
-func newLedger() *ledger { return &ledger{last: map[string]sighting{}} }
+func newLedger() *ledger { return &ledger{last: map[string]sighting{}, followedUp: map[string]bool{}} }
+
+// followUp notes that the suite is sending a run a follow-up: what was
+// seen of it before no longer binds what is seen next.
+func (l *ledger) followUp(session, runID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.last, session+"/"+runID)
+	l.followedUp[session+"/"+runID] = true
+}
 
 // forget drops what is known of a run, after the mock's control API has put
 // it into a state by fiat.
@@ -72,13 +85,13 @@ func (l *ledger) terminalSighting(session, runID string) (sighting, bool) {
 // was seen of it before, then remembers it.
 func (l *ledger) see(session string, now sighting) error {
 	id := str(now.doc["run_id"])
-	errs := []error{runRules(id, now.doc)}
-	if id == "" {
-		return errors.Join(errs...)
-	}
 	key := session + "/" + id
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	errs := []error{runRules(id, now.doc, l.followedUp[key])}
+	if id == "" {
+		return errors.Join(errs...)
+	}
 	before, ok := l.last[key]
 	// Only a look answered before this one was asked is earlier for sure.
 	if ok && before.recv.Before(now.sent) {
@@ -91,9 +104,19 @@ func (l *ledger) see(session string, now sighting) error {
 }
 
 // runRules is what holds for a run in any single look (rules.RunAlone,
-// which the validating proxy holds live traffic to as well).
-func runRules(id string, run map[string]any) error {
-	return violations("run "+id, rules.RunAlone("body", run))
+// which the validating proxy holds live traffic to as well); restarted says
+// a follow-up was accepted for the run, which may start it again, QUEUED or
+// PENDING with the started_at of its first execution.
+func runRules(id string, run map[string]any, restarted bool) error {
+	vs := rules.RunAlone("body", run)
+	kept := vs[:0]
+	for _, v := range vs {
+		if restarted && v.Rule == rules.StartedAtFitsState && v.Got != "none" {
+			continue
+		}
+		kept = append(kept, v)
+	}
+	return violations("run "+id, kept)
 }
 
 // movedOn checks a later look at a run against an earlier one: forward

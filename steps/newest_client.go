@@ -97,6 +97,7 @@ func (s *scenario) sendFollowup(ctx context.Context, message string) error {
 		return err
 	}
 	s.cache["\x00before follow-up"] = str(before["updated_at"]) + " " + str(before["state"])
+	s.api.runs.followUp(s.api.session, s.current.id)
 	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
 }
 
@@ -235,7 +236,7 @@ func (s *scenario) mockWillLeaveHandoffFiles(a, b string) error {
 	if s.api.control == nil {
 		return errNoControl
 	}
-	s.fate = "state=SUCCEEDED; handoff=" + a + "," + b
+	s.fate = `state=SUCCEEDED; handoff="` + a + "," + b + `"`
 	return nil
 }
 

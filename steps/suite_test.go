@@ -3,7 +3,6 @@ package steps_test
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/steps"
@@ -59,11 +57,6 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 		PollInterval:  20 * time.Millisecond,
 		Spacing:       20 * time.Millisecond,
 	}
-	// The bundled mock does not serve the newest client's operations yet
-	// (follow-ups, handoff attachments, an identity by uid, public
-	// redirects, the newer filters): their scenarios are left out unless a
-	// test asks for them.
-	cfg.Features = servedFeatures(t)
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -72,26 +65,6 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 	res, err := steps.Run(ctx, cfg)
 	require.NoError(t, err, out.String())
 	return res, out.String()
-}
-
-const newestClientTag = "@newest-client"
-
-// servedFeatures is every feature file but those of the newest client's
-// operations, which the bundled mock does not serve yet. Leaving them out
-// by file rather than by tag lets a test choose its own tag expression.
-func servedFeatures(t *testing.T) fs.FS {
-	t.Helper()
-	entries, err := fs.ReadDir(features.FS, ".")
-	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		data, err := fs.ReadFile(features.FS, e.Name())
-		require.NoError(t, err)
-		if !strings.HasPrefix(strings.TrimSpace(string(data)), newestClientTag) {
-			names = append(names, e.Name())
-		}
-	}
-	return someFeatures(t, names...)
 }
 
 // assertAllPassed fails the test for every failed scenario.
@@ -157,7 +130,7 @@ func TestSuitePassesAgainstTheMockByPolling(t *testing.T) {
 // mock's control API at the root of the host.
 func TestSuiteRunsUnderAPathPrefix(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
-	res, out := runSuite(t, srv.URL+"/api/v1", func(c *steps.Config) { c.Tags = "@mock-control and not " + newestClientTag })
+	res, out := runSuite(t, srv.URL+"/api/v1", func(c *steps.Config) { c.Tags = "@mock-control" })
 	assert.True(t, res.Control)
 	assertAllPassed(t, res, out)
 	assert.Empty(t, res.Skipped())

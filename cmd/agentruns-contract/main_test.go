@@ -53,7 +53,7 @@ func newMock(t *testing.T, opts mockserver.Options, wrap func(http.Handler) http
 
 // With no base URL the command starts the bundled mock and verifies it.
 func TestRunVerifiesTheBundledMock(t *testing.T) {
-	out, errOut, err := runCmd(t, "--tags", "@mock-control and not @newest-client", "--format", "progress", "--concurrency", "8")
+	out, errOut, err := runCmd(t, "--tags", "@mock-control", "--format", "progress", "--concurrency", "8")
 	require.NoError(t, err, "%s\n%s", out, errOut)
 	assert.True(t, strings.HasPrefix(errOut, "testing the bundled mock at http://127.0.0.1:"), errOut)
 	assert.Contains(t, errOut, "0 failed, 0 skipped")
@@ -396,7 +396,7 @@ func TestTargetSaysWhereTheServerCameFrom(t *testing.T) {
 			before := creates.Load()
 			var out, errOut bytes.Buffer
 			// @mock-control scenarios create runs; they are quick with the control API.
-			args := append([]string{"--tags", "@mock-control and @creates-runs and not @newest-client", "--format", "progress"}, tc.args...)
+			args := append([]string{"--tags", "@mock-control and @creates-runs", "--format", "progress"}, tc.args...)
 			err := run(context.Background(), args, &out, &errOut)
 			if tc.readOnly {
 				require.ErrorContains(t, err, "no scenario matches")

@@ -60,6 +60,10 @@ const (
 	ArtifactPullRequest = "PULL_REQUEST"
 	ArtifactScreenshot  = "SCREENSHOT"
 	ArtifactFile        = "FILE"
+	// ArtifactExternalReference is a link to something outside the
+	// service (newer than the published document). The mock's runs show
+	// none, so a listing by it is empty; it is a kind a listing may ask for.
+	ArtifactExternalReference = "EXTERNAL_REFERENCE"
 )
 
 // What a run's artifacts show that does not depend on the run, in one

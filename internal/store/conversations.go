@@ -353,9 +353,14 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 	var waits []Event
 	var end *Event
 	open := false
+	var later []Event // the events of the executions follow-ups started
 	for i := range ms.events.log {
 		e := ms.events.log[i]
-		if e.RunID != r.ID || end != nil {
+		if e.RunID != r.ID {
+			continue
+		}
+		if end != nil {
+			later = append(later, e)
 			continue
 		}
 		switch st := eventStates[e.Type]; {
@@ -453,7 +458,71 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 				Blocks: []Block{{Type: "event", Name: string(end.Type), Data: data}}})
 		}
 	}
+	if len(r.Followups) > 0 {
+		ms.followupExchangeLocked(r, &x, later, now)
+	}
 	return x, true
+}
+
+// followupExchangeLocked adds to a run's exchange what its follow-ups
+// brought: each follow-up as a message of its user, at the moment it was
+// sent (one sent before the run began comes right after the prompt), and
+// for each execution a follow-up started, its start, the waits for a
+// person, and its end. A later execution's summary replaces the earlier
+// one.
+func (ms *Session) followupExchangeLocked(r *Run, x *Exchange, later []Event, now time.Time) {
+	msgs := x.Messages
+	insert := func(m TranscriptMessage) {
+		i := len(msgs)
+		for i > 0 && msgs[i-1].At.After(m.At) {
+			i--
+		}
+		msgs = append(msgs[:i], append([]TranscriptMessage{m}, msgs[i:]...)...)
+	}
+	for i, f := range r.Followups {
+		insert(TranscriptMessage{ID: fmt.Sprintf("%s.followup%d", r.ID, i+1), Role: "user", At: f.At,
+			Blocks: []Block{{Type: "text", Text: f.Message}}})
+	}
+	asked := func(execution int) string {
+		for _, f := range r.Followups {
+			if f.Restarted && f.Execution == execution {
+				return f.Message
+			}
+		}
+		return ""
+	}
+	execution, started := 1, false
+	for _, e := range later {
+		if e.OccurredAt.After(now) {
+			break
+		}
+		switch st := eventStates[e.Type]; {
+		case st == InProgress && !started:
+			started = true
+			insert(TranscriptMessage{ID: fmt.Sprintf("%s.exec%d.start", r.ID, execution), Role: "assistant", At: e.OccurredAt,
+				Blocks: []Block{{Type: "text", Text: fmt.Sprintf("Picking up the follow-up: %s", asked(execution))}}})
+		case st == Blocked:
+			insert(TranscriptMessage{ID: fmt.Sprintf("%s.wait%d", r.ID, e.Seq), Role: "system", At: e.OccurredAt,
+				Blocks: []Block{{Type: "event", Name: string(e.Type), Data: map[string]any{"reason": "waiting for a person to answer"}}}})
+		case st == Succeeded:
+			x.Summary = fmt.Sprintf("Followed up on %q: %s.", r.Title, asked(execution))
+			insert(TranscriptMessage{ID: fmt.Sprintf("%s.exec%d.summary", r.ID, execution), Role: "assistant", At: e.OccurredAt,
+				Blocks: []Block{{Type: "text", Text: x.Summary}}})
+			execution, started = execution+1, false
+		case st.Terminal():
+			data := map[string]any{"state": string(st)}
+			if msg := r.view(now).Msg; msg != nil && r.view(now).Snap.State == st {
+				data["message"] = msg.Message
+				if msg.ErrorCode != "" {
+					data["error_code"] = msg.ErrorCode
+				}
+			}
+			insert(TranscriptMessage{ID: fmt.Sprintf("%s.exec%d.end", r.ID, execution), Role: "system", At: e.OccurredAt,
+				Blocks: []Block{{Type: "event", Name: string(e.Type), Data: data}}})
+			execution, started = execution+1, false
+		}
+	}
+	x.Messages = msgs
 }
 
 // action is one step of an agent's plan.

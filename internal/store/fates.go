@@ -23,6 +23,9 @@ type Fate struct {
 	// Artifacts are the kinds of artifact the run shows once it has
 	// succeeded, one of each, in this order.
 	Artifacts []string
+	// Handoff are the names of the files each ended execution of the run
+	// leaves for whoever continues the work (handoff.go).
+	Handoff []string
 }
 
 // StatusMessage is what a run that met this fate shows at its end; what the
@@ -116,6 +119,11 @@ func (f *Fate) applyFixture(r fixtures.Fate) error {
 			return err
 		}
 	}
+	if len(r.Handoff) > 0 {
+		if err := f.Set("handoff", strings.Join(r.Handoff, ",")); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -123,7 +131,7 @@ var stepIndex = map[string]int{"queued": 0, "pending": 1, "claimed": 2, "inprogr
 
 // FateKeys are the keys Fate.Set knows, as the X-Mock-Fate header and fate
 // rules name them.
-const FateKeys = "state, error_code, message, retryable, step, queued, pending, claimed, inprogress, artifacts"
+const FateKeys = "state, error_code, message, retryable, step, queued, pending, claimed, inprogress, artifacts, handoff"
 
 // ArtifactKinds are the artifact types a fate may give a run: all four.
 var ArtifactKinds = []string{ArtifactPlan, ArtifactPullRequest, ArtifactScreenshot, ArtifactFile}
@@ -175,6 +183,12 @@ func (f *Fate) Set(key, value string) error {
 			return err
 		}
 		f.Artifacts = kinds
+	case "handoff":
+		files, err := parseHandoff(value)
+		if err != nil {
+			return err
+		}
+		f.Handoff = files
 	case "retryable":
 		b, err := strconv.ParseBool(value)
 		if err != nil {
@@ -218,6 +232,8 @@ type FateRule struct {
 	InProgress string `json:"inprogress,omitempty"`
 	// Artifacts is what Fate.Set reads under "artifacts": "PLAN+SCREENSHOT".
 	Artifacts string `json:"artifacts,omitempty"`
+	// Handoff is what Fate.Set reads under "handoff": "workspace.tar.gz,notes.md".
+	Handoff string `json:"handoff,omitempty"`
 	// Times limits the rule to the next N matching runs; 0 is unlimited.
 	Times int `json:"times,omitempty"`
 	// Used counts the runs the rule decided.
@@ -228,7 +244,7 @@ type FateRule struct {
 
 func (r *FateRule) applyTo(f *Fate) error {
 	pairs := [][2]string{{"state", string(r.State)}, {"error_code", r.ErrorCode}, {"message", r.Message},
-		{"artifacts", r.Artifacts}, {"step", r.Step}, {"queued", r.Queued}, {"pending", r.Pending}, {"claimed", r.Claimed}, {"inprogress", r.InProgress}}
+		{"artifacts", r.Artifacts}, {"handoff", r.Handoff}, {"step", r.Step}, {"queued", r.Queued}, {"pending", r.Pending}, {"claimed", r.Claimed}, {"inprogress", r.InProgress}}
 	for _, p := range pairs {
 		if p[1] != "" {
 			if err := f.Set(p[0], p[1]); err != nil {

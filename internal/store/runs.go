@@ -45,6 +45,38 @@ type AgentConfig struct {
 	IdleTimeoutMinutes *int                 `json:"idle_timeout_minutes,omitempty"`
 	Harness            *Harness             `json:"harness,omitempty"`
 	HarnessAuthSecrets *HarnessAuthSecrets  `json:"harness_auth_secrets,omitempty"`
+	// Newer than the published document (oz-agent-sdk 1.4.0-alpha.6).
+	ComputerUseModelID string              `json:"computer_use_model_id,omitempty"`
+	CredentialStrategy string              `json:"credential_strategy,omitempty"` // CREATOR or EXECUTOR
+	InferenceProviders *InferenceProviders `json:"inference_providers,omitempty"`
+	MemoryStores       []MemoryStoreAccess `json:"memory_stores,omitempty"`
+	RunnerID           string              `json:"runner_id,omitempty"`
+	SessionSharing     *SessionSharing     `json:"session_sharing,omitempty"`
+	Skills             []string            `json:"skills,omitempty"`
+}
+
+// InferenceProviders are a team's own model providers.
+type InferenceProviders struct {
+	AWS *AWSInference `json:"aws,omitempty"`
+}
+
+// AWSInference is Amazon Bedrock, reached by assuming a role.
+type AWSInference struct {
+	Disabled *bool  `json:"disabled,omitempty"`
+	Region   string `json:"region,omitempty"`
+	RoleARN  string `json:"role_arn,omitempty"`
+}
+
+// MemoryStoreAccess is a memory store an agent may use, and how.
+type MemoryStoreAccess struct {
+	UID          string `json:"uid"`
+	Access       string `json:"access"`
+	Instructions string `json:"instructions"`
+}
+
+// SessionSharing is who may open a run's live session.
+type SessionSharing struct {
+	PublicAccess string `json:"public_access,omitempty"`
 }
 
 // SelfHosted reports whether the config sends the run to a self-hosted
@@ -55,12 +87,15 @@ func (c *AgentConfig) SelfHosted() bool {
 
 // Harness is the program that drives the agent.
 type Harness struct {
-	Type string `json:"type,omitempty"` // oz or claude
+	Type           string `json:"type,omitempty"` // oz, claude, codex or gemini
+	ModelID        string `json:"model_id,omitempty"`
+	ReasoningLevel string `json:"reasoning_level,omitempty"`
 }
 
 // HarnessAuthSecrets names the secrets a third-party harness logs in with.
 type HarnessAuthSecrets struct {
 	ClaudeAuthSecretName string `json:"claude_auth_secret_name,omitempty"`
+	CodexAuthSecretName  string `json:"codex_auth_secret_name,omitempty"`
 }
 
 // MCPServer is an MCPServerConfig: exactly one of WarpID, Command or URL.
@@ -116,6 +151,21 @@ type Run struct {
 	ParentRunID      string `json:"parent_run_id,omitempty"`
 	AgentIdentityUID string `json:"agent_identity_uid,omitempty"`
 	Interactive      bool   `json:"interactive,omitempty"`
+	// Metadata is the run's key/value labels, fixed at creation; Mode how
+	// the agent treats the prompt (normal, plan, orchestrate; empty is
+	// normal); OnBehalfOf what the request named the creator by when an
+	// agent created the run for a team member.
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	Mode       string            `json:"mode,omitempty"`
+	OnBehalfOf string            `json:"on_behalf_of,omitempty"`
+	// Executor is who executes the run when not its creator: the agent
+	// that created it on a member's behalf.
+	Executor *Creator `json:"executor,omitempty"`
+	// Followups are the messages its user sent after the prompt, oldest
+	// first (followups.go); Handoff the files each ended execution leaves
+	// for whoever continues the work (handoff.go).
+	Followups []Followup `json:"followups,omitempty"`
+	Handoff   []string   `json:"handoff,omitempty"`
 
 	// AgentSession is the agent session the run shows as session_id once
 	// claimed, derived from its id (agentSessionNamespace) when stored.
@@ -196,6 +246,14 @@ func (r *Run) view(now time.Time) View {
 		v.Msg = r.FateMsg
 	}
 	return v
+}
+
+// TypeCancellable reports whether runs of this kind can be cancelled
+// through the API at all, as the newest client's is_run_type_cancellable
+// defines it: not LOCAL or GITHUB_ACTION runs. Unlike Cancellable it
+// says nothing of self-hosted workers (whose runs a cancel still refuses).
+func (r *Run) TypeCancellable() bool {
+	return r.Source != "LOCAL" && r.Source != "GITHUB_ACTION"
 }
 
 // Cancellable reports whether the API can cancel the run at all: not a run
@@ -369,6 +427,8 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 		ArtifactTypes: f.ArtifactTypes,
 		TriggerURL:    f.TriggerURL,
 		ParentRunID:   f.ParentRunID,
+		Metadata:      f.Metadata,
+		Handoff:       f.Handoff,
 	}
 	if len(f.Config) > 0 {
 		var c AgentConfig
@@ -430,6 +490,10 @@ type NewRun struct {
 	ParentRunID      string // checked by Create: a run the caller may see
 	AgentIdentityUID string
 	Interactive      bool
+	Metadata         map[string]string
+	Mode             string
+	OnBehalfOf       string
+	Executor         *fixtures.Principal // when not the creator
 	Fate             Fate
 }
 
@@ -441,8 +505,13 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 		return View{}, ErrStoreFull.because("team %s has created %d runs in this mock session, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", p.Team, max)
 	}
 	if n.ParentRunID != "" {
-		if _, err := ms.visibleLocked(p, n.ParentRunID); err != nil {
+		parent, err := ms.visibleLocked(p, n.ParentRunID)
+		if err != nil {
 			return View{}, ErrNoParent.because("parent_run_id: no run %q that you may see", n.ParentRunID)
+		}
+		n.Metadata = inheritMetadata(parent.Metadata, n.Metadata)
+		if len(n.Metadata) > MaxMetadataKeys {
+			return View{}, ErrMetadataTooMany.because("metadata: with the keys inherited from parent run %s the run would have %d, the limit is %d", n.ParentRunID, len(n.Metadata), MaxMetadataKeys)
 		}
 	}
 	if n.ConversationID != "" { // conversations.go
@@ -459,11 +528,15 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
 		ConversationID: n.ConversationID,
 		ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
-		ArtifactTypes: n.Fate.Artifacts,
-		Timeline:      Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
+		Metadata: n.Metadata, Mode: n.Mode, OnBehalfOf: n.OnBehalfOf,
+		ArtifactTypes: n.Fate.Artifacts, Handoff: n.Fate.Handoff,
+		Timeline: Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {
 		r.FateMsg = n.Fate.StatusMessage()
+	}
+	if n.Executor != nil {
+		r.Executor = &Creator{n.Executor}
 	}
 	r.packStrings()
 	ms.insertLocked(r)

@@ -38,6 +38,9 @@ func TestIndexEqualsScan(t *testing.T) {
 					Config: &AgentConfig{Name: []string{"a", "b"}[rng.Intn(2)], SkillSpec: skills[rng.Intn(len(skills))]},
 					Fate:   Fate{Final: finals[rng.Intn(len(finals))], Steps: steps},
 				}
+				if m := rng.Intn(3); m > 0 {
+					n.Metadata = map[string]string{"ticket_id": fmt.Sprint("T-", m), "automation_id": []string{"nightly", "weekly"}[rng.Intn(2)]}
+				}
 				v, err := ms.Create(people[rng.Intn(len(people))](st), n)
 				require.NoError(t, err)
 				ids = append(ids, v.Run.ID)
@@ -46,6 +49,13 @@ func TestIndexEqualsScan(t *testing.T) {
 				v, err := ms.Run(id)
 				require.NoError(t, err)
 				_ = ms.Cancel(v.Run.Creator.Principal, id) // refused when finished; either is fine
+			case k < 8 && len(ids) > 0 && rng.Intn(3) == 0:
+				// A follow-up: an ended run is queued again, and moves
+				// within the index like any run that changed.
+				id := ids[rng.Intn(len(ids))]
+				v, err := ms.Run(id)
+				require.NoError(t, err)
+				_, _ = ms.Followup(v.Run.Creator.Principal, id, "and more", "")
 			case k < 8 && len(ids) > 0:
 				_, _ = ms.Force(ids[rng.Intn(len(ids))], []State{InProgress, Blocked, Failed, Succeeded}[rng.Intn(4)], nil)
 			default:
@@ -64,6 +74,12 @@ func TestIndexEqualsScan(t *testing.T) {
 					func(q *ListQuery) { q.States = map[State]bool{InProgress: true, Succeeded: true} },
 					func(q *ListQuery) { q.Name = "b" },
 					func(q *ListQuery) { q.UpdatedAfter = now.Add(-3 * time.Second) },
+					func(q *ListQuery) { q.Metadata = map[string]string{"ticket_id": "T-1"} },
+					func(q *ListQuery) {
+						q.Metadata, q.AutomationID = map[string]string{"ticket_id": "T-2"}, "nightly"
+					},
+					func(q *ListQuery) { q.Executor = alice(st).UID },
+					func(q *ListQuery) { q.FactoryUID = "factory-1" },
 				} {
 					for _, p := range people {
 						q := ListQuery{Limit: 1 + rng.Intn(4), SortBy: sortBy, Desc: desc}

@@ -21,6 +21,13 @@ type ListQuery struct {
 	Name, ModelID, Creator, Source       string
 	EnvironmentID, ScheduleID, SkillSpec string
 	ArtifactType, ExecutionLocation      string
+	// Metadata keeps the runs whose metadata holds every pair;
+	// AutomationID those whose metadata says this automation_id; Executor
+	// those this user or agent executes (ExecutorUID). FactoryUID matches
+	// no run: the mock has no factories, and the service matches nothing
+	// for a factory the caller cannot see.
+	Metadata                           map[string]string
+	AutomationID, Executor, FactoryUID string
 	// AncestorID keeps the runs descended from this run (children,
 	// grandchildren, ...); List checks that the caller may see it.
 	AncestorID                                string
@@ -128,6 +135,9 @@ func (q *ListQuery) matches(r *Run, snap Snapshot) bool {
 		q.SkillSpec != "" && cfg.SkillSpec != q.SkillSpec,
 		q.ScheduleID != "" && (r.Schedule == nil || r.Schedule.ID != q.ScheduleID),
 		q.ExecutionLocation != "" && r.ExecutionLocation() != q.ExecutionLocation,
+		q.AutomationID != "" && r.Metadata["automation_id"] != q.AutomationID,
+		q.Executor != "" && r.ExecutorUID() != q.Executor,
+		q.FactoryUID != "",
 		q.descendants != nil && !q.descendants[r],
 		!q.CreatedAfter.IsZero() && !r.CreatedAt.After(q.CreatedAfter),
 		!q.CreatedBefore.IsZero() && !r.CreatedAt.Before(q.CreatedBefore),
@@ -136,6 +146,11 @@ func (q *ListQuery) matches(r *Run, snap Snapshot) bool {
 	}
 	if q.ArtifactType != "" && (snap.State != Succeeded || !slices.Contains(r.ArtifactTypes, q.ArtifactType)) {
 		return false
+	}
+	for k, v := range q.Metadata {
+		if got, ok := r.Metadata[k]; !ok || got != v {
+			return false
+		}
 	}
 	if len(q.Terms) > 0 {
 		text := strings.ToLower(r.Title + "\n" + r.Prompt + "\n" + cfg.SkillSpec)

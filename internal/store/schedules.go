@@ -132,6 +132,11 @@ type ScheduleRecord struct {
 	// NextTick is the first tick not yet turned into a run; zero while paused.
 	NextTick       time.Time `json:"next_tick,omitempty"`
 	LastSpawnError string    `json:"last_spawn_error,omitempty"`
+	// What the schedule's runs are started with, newer than the published
+	// document: the team agent they act as, their metadata and mode.
+	AgentUID string            `json:"agent_uid,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	Mode     string            `json:"mode,omitempty"`
 
 	sched cron.Schedule // parsed from Cron when stored or loaded
 }
@@ -146,6 +151,9 @@ type ScheduleSpec struct {
 	Config    *AgentConfig
 	FromSkill bool
 	TeamScope bool
+	AgentUID  string
+	Metadata  map[string]string
+	Mode      string
 }
 
 // cronParser reads the standard 5 fields (minute, hour, day of month,
@@ -237,6 +245,7 @@ func (sc *ScheduleRecord) apply(spec ScheduleSpec, now time.Time) error {
 	}
 	sc.Name, sc.Cron, sc.sched, sc.Prompt, sc.Enabled = spec.Name, spec.Cron.Expr, spec.Cron.sched, spec.Prompt, spec.Enabled
 	sc.Config, sc.FromSkill = spec.Config, spec.FromSkill
+	sc.AgentUID, sc.Metadata, sc.Mode = spec.AgentUID, spec.Metadata, spec.Mode
 	sc.UpdatedAt = now
 	sc.NextTick = next
 	return nil
@@ -307,7 +316,8 @@ func (ms *Session) SetScheduleEnabled(p *fixtures.Principal, id string, enabled 
 		if sc.Enabled == enabled {
 			return nil
 		}
-		spec := ScheduleSpec{Name: sc.Name, Cron: Cron{sc.Cron, sc.sched}, Prompt: sc.Prompt, Enabled: enabled, Config: sc.Config, FromSkill: sc.FromSkill}
+		spec := ScheduleSpec{Name: sc.Name, Cron: Cron{sc.Cron, sc.sched}, Prompt: sc.Prompt, Enabled: enabled, Config: sc.Config, FromSkill: sc.FromSkill,
+			AgentUID: sc.AgentUID, Metadata: sc.Metadata, Mode: sc.Mode}
 		return sc.apply(spec, now)
 	})
 }
@@ -406,8 +416,10 @@ func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error)
 		Title: title, Prompt: sc.Prompt, Source: "SCHEDULED_AGENT",
 		Creator: sc.Owner, Team: sc.Team, TeamScope: sc.TeamScope,
 		CreatedAt: tick, Config: cfg, FromSkill: sc.FromSkill,
-		Schedule: &Schedule{ID: sc.ID, Name: sc.Name, Cron: sc.Cron},
-		Timeline: Timeline{Anchor: tick, AnchorState: Queued, Steps: fate.Steps, Final: fate.Final},
+		Schedule:         &Schedule{ID: sc.ID, Name: sc.Name, Cron: sc.Cron},
+		Timeline:         Timeline{Anchor: tick, AnchorState: Queued, Steps: fate.Steps, Final: fate.Final},
+		AgentIdentityUID: sc.AgentUID, Metadata: sc.Metadata, Mode: sc.Mode,
+		ArtifactTypes: fate.Artifacts, Handoff: fate.Handoff,
 	}
 	if fate.Final != Succeeded {
 		r.FateMsg = fate.StatusMessage()

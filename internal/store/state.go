@@ -64,6 +64,22 @@ type Timeline struct {
 	// Facts settled before the anchor, kept when a run is re-anchored.
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	WasClaimed bool      `json:"was_claimed,omitempty"`
+	// Execution counts the executions before the current one: a follow-up
+	// to a run that has ended starts it again (followups.go). PriorRun is
+	// how long those executions ran, and ExecStart when the current one
+	// entered INPROGRESS (zero until it does). Files from before follow-ups
+	// have none of the three: their only execution started at StartedAt.
+	Execution int           `json:"execution,omitempty"`
+	PriorRun  time.Duration `json:"prior_run_ns,omitempty"`
+	ExecStart time.Time     `json:"exec_started_at,omitzero"`
+}
+
+// execStart is when the current execution entered INPROGRESS, as stored.
+func (tl *Timeline) execStart() time.Time {
+	if tl.ExecStart.IsZero() && tl.Execution == 0 {
+		return tl.StartedAt
+	}
+	return tl.ExecStart
 }
 
 // Snapshot is a run's derived condition at one instant.
@@ -72,11 +88,17 @@ type Snapshot struct {
 	UpdatedAt time.Time // when the run entered State
 	StartedAt time.Time // zero until it entered INPROGRESS
 	Claimed   bool      // it has a worker, so it shows its agent session
+	// ExecStartedAt is when the current execution entered INPROGRESS, zero
+	// until it does; RunTime is how long the run has executed, every
+	// execution together, up to UpdatedAt (so it changes only when the
+	// run does, like the rest of it).
+	ExecStartedAt time.Time
+	RunTime       time.Duration
 }
 
 // At derives the run's condition at now.
 func (tl *Timeline) At(now time.Time) Snapshot {
-	s := Snapshot{State: tl.AnchorState, UpdatedAt: tl.Anchor, StartedAt: tl.StartedAt, Claimed: tl.WasClaimed}
+	s := Snapshot{State: tl.AnchorState, UpdatedAt: tl.Anchor, StartedAt: tl.StartedAt, Claimed: tl.WasClaimed, ExecStartedAt: tl.execStart()}
 	idx := -1
 	for i, p := range progression {
 		if p == s.State {
@@ -102,9 +124,16 @@ func (tl *Timeline) At(now time.Time) Snapshot {
 		if s.State == InProgress && s.StartedAt.IsZero() {
 			s.StartedAt = next
 		}
+		if s.State == InProgress && s.ExecStartedAt.IsZero() {
+			s.ExecStartedAt = next
+		}
 	}
 	if s.State == Claimed || s.State == InProgress || s.State == Blocked {
 		s.Claimed = true
+	}
+	s.RunTime = tl.PriorRun
+	if !s.ExecStartedAt.IsZero() && s.UpdatedAt.After(s.ExecStartedAt) {
+		s.RunTime += s.UpdatedAt.Sub(s.ExecStartedAt)
 	}
 	return s
 }
@@ -116,8 +145,15 @@ func (tl *Timeline) reanchor(now time.Time, state State) {
 	tl.AnchorState = state
 	tl.StartedAt = cur.StartedAt
 	tl.WasClaimed = cur.Claimed
-	if (state == InProgress || state == Blocked) && tl.StartedAt.IsZero() {
+	tl.ExecStart = cur.ExecStartedAt
+	// A run that succeeded was worked on, even if put there by fiat
+	// straight from the queue.
+	working := state == InProgress || state == Blocked || state == Succeeded
+	if working && tl.StartedAt.IsZero() {
 		tl.StartedAt = now
+	}
+	if working && tl.ExecStart.IsZero() {
+		tl.ExecStart = now
 	}
 	if state.FinalFate() {
 		tl.Final = state
