@@ -368,9 +368,9 @@ func (ms *Session) ScheduleRuns(id string) ([]View, error) {
 // prompt, configuration and scope, its owner as creator, source
 // SCHEDULED_AGENT, created at the tick; the fate rules decide its end.
 func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error) {
-	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs.list) >= max {
-		sc.LastSpawnError = fmt.Sprintf("the run due at %s was not started: %v", tick.Format(time.RFC3339), ErrStoreFull)
-		return nil, ErrStoreFull.because("the mock session holds %d runs, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", len(ms.runs.list))
+	if err := ms.roomForLocked(sc.Team); err != nil {
+		sc.LastSpawnError = fmt.Sprintf("the run due at %s was not started: %v", tick.Format(time.RFC3339), err)
+		return nil, err
 	}
 	var cfg *AgentConfig
 	if sc.Config != nil {
