@@ -440,6 +440,9 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	if err := ms.roomForLocked(p.Team); err != nil {
 		return View{}, err
 	}
+	if err := ms.mayStartRunsLocked(p); err != nil {
+		return View{}, err
+	}
 	if n.ParentRunID != "" {
 		if _, err := ms.visibleLocked(p, n.ParentRunID); err != nil {
 			return View{}, ErrNoParent.because("parent_run_id: no run %q that you may see", n.ParentRunID)

@@ -368,7 +368,11 @@ func (ms *Session) ScheduleRuns(id string) ([]View, error) {
 // prompt, configuration and scope, its owner as creator, source
 // SCHEDULED_AGENT, created at the tick; the fate rules decide its end.
 func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error) {
-	if err := ms.roomForLocked(sc.Team); err != nil {
+	err := ms.roomForLocked(sc.Team)
+	if err == nil {
+		err = ms.mayStartRunsLocked(sc.Owner.Principal)
+	}
+	if err != nil {
 		sc.LastSpawnError = fmt.Sprintf("the run due at %s was not started: %v", tick.Format(time.RFC3339), err)
 		return nil, err
 	}
