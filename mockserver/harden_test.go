@@ -688,3 +688,36 @@ func TestReportedEventFieldsAreBounded(t *testing.T) {
 	r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": "run_in_progress", "ref_id": strings.Repeat("e", 1024)})
 	assert.Equal(t, http.StatusOK, r.status, "%s", r.body)
 }
+
+// A message sent to many runs is stored once: the state file holds its
+// body once, not once per recipient. A message is bounded in size (a 400
+// naming the limit) and a run's inbox in count (a 429 that says retrying
+// will not help); a refused send stores nothing.
+func TestAMessageIsStoredOnceAndBounded(t *testing.T) {
+	s := newServer(t, mockserver.Options{})
+	c := serve(t, s)
+	from := c.create(map[string]any{"prompt": "lead"}).RunID
+	var to []string
+	for range 100 {
+		to = append(to, c.create(map[string]any{"prompt": "helper"}).RunID)
+	}
+	body := strings.Repeat("m", 64<<10) // the most a message body may hold
+	r := c.do("POST", "/agent/messages", map[string]any{"to": to, "subject": "plan", "body": body, "sender_run_id": from})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, 1, bytes.Count(saved(t, s), []byte(body)), "the state file holds the body once")
+
+	r = c.do("POST", "/agent/messages", map[string]any{"to": to[:1], "subject": "plan", "body": body + "m", "sender_run_id": from})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "body")
+	assert.Contains(t, r.problem(t).Detail, "65536")
+
+	for i := 1; i < 1000; i++ { // a run's inbox holds 1000
+		send(t, c, from, to[0])
+	}
+	r = c.do("POST", "/agent/messages", map[string]any{"to": []string{to[1], to[0]}, "subject": "s", "body": "b", "sender_run_id": from})
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	assert.False(t, r.problem(t).Retryable)
+	assert.Contains(t, r.problem(t).Detail, "to[1]")
+	assert.Contains(t, r.problem(t).Detail, "1000 messages")
+	assert.Len(t, inbox(t, c, to[1], ""), 1, "the refused send stored nothing")
+}

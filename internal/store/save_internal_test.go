@@ -37,9 +37,11 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*identityTable)(nil), []string{"list", "byUID", "byKey"}},
 		{(*savedIdentities)(nil), []string{"Agents"}},
 		{(*Identity)(nil), []string{"UID", "Team", "Name", "Default", "CreatedAt", "UpdatedAt", "Settings", "KeyHashes", "principal"}},
-		{(*messageTable)(nil), []string{"list", "byID"}},
-		{(*savedMessages)(nil), []string{"Messages"}},
-		{(*Message)(nil), []string{"ID", "Team", "SenderRunID", "RecipientID", "Subject", "Body", "SentAt", "DeliveredAt", "ReadAt"}},
+		{(*messageTable)(nil), []string{"list", "byID", "byRun", "used"}},
+		{(*savedMessages)(nil), []string{"Letters", "Messages"}},
+		{(*savedMessage)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt", "SenderRunID", "Subject", "Body", "SentAt"}},
+		{(*Message)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt"}},
+		{(*Letter)(nil), []string{"ID", "Team", "SenderRunID", "Subject", "Body", "SentAt"}},
 		{(*eventLog)(nil), []string{"log", "watched"}},
 		{(*savedEvents)(nil), []string{"Events"}},
 		{(*environmentTable)(nil), []string{"seededAt"}},
@@ -319,6 +321,8 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 		{"a schedule with a bad cron", "cron_schedule", func(s map[string]any) { record(s, "schedules", 0)["cron_schedule"] = "every hour" }},
 		{"an agent twice", "agent", func(s map[string]any) { s["agents"] = append(list(s, "agents"), list(s, "agents")[0]) }},
 		{"a message without an id", "message 0", func(s map[string]any) { record(s, "messages", 0)["id"] = "" }},
+		{"a message of no letter", "names no letter", func(s map[string]any) { record(s, "messages", 0)["letter"] = "ltr-nope" }},
+		{"a letter twice", "letter 1", func(s map[string]any) { s["letters"] = append(list(s, "letters"), list(s, "letters")[0]) }},
 		{"a field no table knows", "unknown field", func(s map[string]any) { s["widgets"] = []any{} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
