@@ -721,3 +721,69 @@ func TestAMessageIsStoredOnceAndBounded(t *testing.T) {
 	assert.Contains(t, r.problem(t).Detail, "1000 messages")
 	assert.Len(t, inbox(t, c, to[1], ""), 1, "the refused send stored nothing")
 }
+
+// A poll answers within the byte budget of a page of runs, ending before
+// the event that would pass it; polling on from the last sequence gets
+// every event once, in order.
+func TestAnEventsPollHasAByteBudget(t *testing.T) {
+	const budget = 8 << 10
+	c := newMock(t, mockserver.Options{MaxPageBytes: budget})
+	id := c.create(map[string]any{"prompt": "reports a lot"}).RunID
+	id2 := c.create(map[string]any{"prompt": "reports a lot too"}).RunID
+	for i := range 20 {
+		kind := []string{"run_in_progress", "run_blocked"}[i%2]
+		for _, run := range []string{id, id2} {
+			r := c.do("POST", "/agent/events/"+run, map[string]any{"event_type": kind, "ref_id": strings.Repeat("r", 1024), "execution_id": strings.Repeat("x", 1024)})
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		}
+	}
+	var all []mockserver.RunEvent
+	since, polls := int64(0), 0
+	for ; polls < 100; polls++ {
+		r := c.do("GET", fmt.Sprintf("/agent/events?run_ids=%s&run_ids=%s&limit=500&since=%d", id, id2, since), nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		assert.LessOrEqual(t, len(r.body), budget+3<<10, "the budget plus at most one event")
+		var got []mockserver.RunEvent
+		r.json(t, &got)
+		if len(got) == 0 {
+			break
+		}
+		all = append(all, got...)
+		since = got[len(got)-1].Sequence
+	}
+	assert.Greater(t, polls, 4, "answers ended early")
+	require.Len(t, all, 40)
+	for i := 1; i < len(all); i++ {
+		assert.Less(t, all[i-1].Sequence, all[i].Sequence, "in order, each once")
+	}
+}
+
+// A run's events in the log are bounded: past the bound a report is
+// refused (429, not retryable), never an old event dropped, so the
+// sequences a poll answered stay true.
+func TestARunsEventsAreBounded(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	id := c.create(map[string]any{"prompt": "blocks forever"}).RunID
+	var last int
+	var firstSeq mockserver.ReportEventResponse
+	for i := 0; ; i++ {
+		kind := []string{"run_in_progress", "run_blocked"}[i%2]
+		r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": kind})
+		if i == 0 {
+			r.json(t, &firstSeq)
+		}
+		if r.status != http.StatusOK {
+			require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+			assert.False(t, r.problem(t).Retryable)
+			assert.Contains(t, r.problem(t).Detail, "1000 events")
+			break
+		}
+		require.Less(t, i, 2000, "reports are bounded")
+		last = i
+	}
+	assert.Equal(t, 999, last, "the first report recorded the run's first event")
+	var first []mockserver.RunEvent
+	c.do("GET", "/agent/events?run_ids="+id+"&limit=1", nil).json(t, &first)
+	require.Len(t, first, 1)
+	assert.Equal(t, firstSeq.Sequence, first[0].Sequence, "the oldest event is kept")
+}

@@ -230,6 +230,21 @@ func eventsFlood(m *floodMock) {
 	m.report("events: 60 reports with 2 × 450 KB fields", st.String())
 	code, b := m.do("GET", "/agent/events?run_ids="+ids[0]+"&limit=500", "events", "")
 	m.report("events: one poll of the log", fmt.Sprintf("status %d, %d KiB answered", code, len(b)>>10))
+	// Within the field bound: 20,000 reports of 1 KiB ids on one run.
+	field = strings.Repeat("e", 1<<10)
+	st = statuses{}
+	for i := range 20000 {
+		kind := "run_in_progress"
+		if i%2 == 1 {
+			kind = "run_blocked"
+		}
+		code, _ := m.do("POST", "/agent/events/"+ids[0], "events",
+			`{"event_type":"`+kind+`","ref_id":"`+field+`","execution_id":"`+field+`"}`)
+		st[code]++
+	}
+	m.report("events: 20,000 reports with 2 × 1 KiB fields", st.String())
+	code, b = m.do("GET", "/agent/events?run_ids="+ids[0]+"&limit=500", "events", "")
+	m.report("events: one poll of 500", fmt.Sprintf("status %d, %d KiB answered", code, len(b)>>10))
 }
 
 // schedulesFlood: 150 schedules with 900 KB prompts and names of 1 KB,

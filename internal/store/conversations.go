@@ -353,9 +353,9 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 	var waits []Event
 	var end *Event
 	open := false
-	for i := range ms.events.log {
+	for _, i := range ms.events.byRun[r.ID] {
 		e := ms.events.log[i]
-		if e.RunID != r.ID || end != nil {
+		if end != nil {
 			continue
 		}
 		switch st := eventStates[e.Type]; {

@@ -622,6 +622,7 @@ func (ms *Session) Truncate(n int) {
 		events[i].Seq = int64(i) + 1
 	}
 	ms.events.log = events
+	ms.events.indexRuns()
 	ms.changed()
 }
 
