@@ -787,3 +787,51 @@ func TestARunsEventsAreBounded(t *testing.T) {
 	require.Len(t, first, 1)
 	assert.Equal(t, firstSeq.Sequence, first[0].Sequence, "the oldest event is kept")
 }
+
+// Schedules are bounded: a name, a prompt and a configuration in size (a
+// 400 naming the field and the limit, on create and replace), and a team's
+// count (a 429 that says retrying will not help; deleting one makes room).
+// So the listing, which the API does not page, is bounded too.
+func TestSchedulesAreBounded(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	body := func(name, prompt string, cfg map[string]any) map[string]any {
+		b := map[string]any{"name": name, "cron_schedule": "0 3 * * *", "prompt": prompt}
+		if cfg != nil {
+			b["agent_config"] = cfg
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		body        map[string]any
+		field, size string
+	}{
+		{body(strings.Repeat("n", 257), "p", nil), "name", "256"},
+		{body("n", strings.Repeat("p", 16<<10+1), nil), "prompt", "16384"},
+		{body("n", "p", map[string]any{"base_prompt": strings.Repeat("b", 16<<10)}), "agent_config", "16384"},
+	} {
+		r := c.do("POST", "/agent/schedules", tc.body)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", tc.field, r.body)
+		assert.Contains(t, r.problem(t).Detail, tc.field)
+		assert.Contains(t, r.problem(t).Detail, tc.size)
+	}
+	first := schedule(t, c, "0 3 * * *")
+	r := c.do("PUT", "/agent/schedules/"+first.ID, map[string]any{"name": "n", "cron_schedule": "0 3 * * *", "prompt": strings.Repeat("p", 16<<10+1), "enabled": true})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "prompt")
+
+	big := body(strings.Repeat("n", 256), strings.Repeat("p", 16<<10), nil)
+	for i := 1; i < 100; i++ {
+		r := c.do("POST", "/agent/schedules", big)
+		require.Equal(t, http.StatusCreated, r.status, "schedule %d: %s", i, r.body)
+	}
+	r = c.do("POST", "/agent/schedules", big)
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	assert.False(t, r.problem(t).Retryable)
+	assert.Contains(t, r.problem(t).Detail, "100 schedules")
+	r = c.do("GET", "/agent/schedules", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Less(t, len(r.body), 4<<20, "the listing is bounded by the bounds")
+	require.Equal(t, http.StatusCreated, c.as("wk-mock-carol").do("POST", "/agent/schedules", big).status, "another team has its own room")
+	require.Equal(t, http.StatusOK, c.do("DELETE", "/agent/schedules/"+first.ID, nil).status)
+	require.Equal(t, http.StatusCreated, c.do("POST", "/agent/schedules", big).status, "deleting one makes room")
+}
