@@ -268,6 +268,17 @@ func schedulesFlood(m *floodMock) {
 		m.do("POST", "/__mock/clock/advance", "schedules", `{"by":"1m"}`)
 	}
 	m.report("schedules: 200 clock moves of a minute", fmt.Sprintf("in %v", time.Since(t0).Round(time.Millisecond)))
+	// Within the size bounds: 150 schedules of 16 KiB prompts, in a session of their own.
+	prompt = strings.Repeat("p", 16<<10)
+	st = statuses{}
+	for i := range 150 {
+		code, _ := m.do("POST", "/agent/schedules", "schedules-small",
+			`{"name":"`+strconv.Itoa(i)+strings.Repeat("n", 250)+`","cron_schedule":"0 3 * * *","prompt":"`+prompt+`"}`)
+		st[code]++
+	}
+	m.report("schedules: 150 schedules of 16 KiB prompts", st.String())
+	code, b = m.do("GET", "/agent/schedules", "schedules-small", "")
+	m.report("schedules: one listing of those", fmt.Sprintf("status %d, %d KiB answered", code, len(b)>>10))
 }
 
 // trickleFlood: 256 connections trickling create bodies, and a read
