@@ -57,8 +57,8 @@ const (
 	FinishedRunTakesNoEvent = "finished-run-takes-no-event"
 )
 
-// Catalogue is every rule, in the order the reports show them.
-var Catalogue = []Rule{
+// All is every rule, in the order the reports show them.
+var All = []Rule{
 	{InvalidRequestRefused, "A request the OpenAPI document does not allow is refused with a 4xx", "document"},
 	{ResponseFollowsDocument, "Every response follows the OpenAPI document", "document"},
 	{EndedRunSaysWhy, "A FAILED or ERROR run carries a status_message with a message and an error_code", "runs"},
@@ -84,9 +84,9 @@ var Catalogue = []Rule{
 	{FinishedRunTakesNoEvent, "A reported event that would move a finished run is refused", "events"},
 }
 
-// RuleByID finds a rule of the Catalogue.
+// RuleByID finds a rule of All.
 func RuleByID(id string) (Rule, bool) {
-	for _, r := range Catalogue {
+	for _, r := range All {
 		if r.ID == id {
 			return r, true
 		}

@@ -116,7 +116,7 @@ var proxyCatches = map[string]string{
 	"creating an agent answers 200 rather than 201":       rules.ResponseFollowsDocument,
 	"a transcript served in place of a redirect":          rules.ResponseFollowsDocument,
 	"a schedule create answering 200":                     rules.ResponseFollowsDocument,
-	"a catalogue variant without its source":              rules.ResponseFollowsDocument,
+	"an agent variant without its source":                 rules.ResponseFollowsDocument,
 }
 
 // proxyCannotSee names the broken servers whose fault no single caller's
@@ -144,7 +144,7 @@ var proxyCannotSee = map[string]string{
 	"a schedule that never fires":                                              "not held yet: schedules against the clock",
 	"a schedule that fires twice per tick":                                     "not held yet: schedules against the clock",
 	"a schedule that ignores pause":                                            "not held yet: schedules against the clock",
-	"a catalogue out of name order":                                            "not held yet: the order of the agent catalogue",
+	"agents out of name order":                                                 "not held yet: the order of GET /agent's agents",
 }
 
 // TestProxyReportsWhatEachBrokenServerDoes puts the proxy in front of each

@@ -42,17 +42,17 @@ type Recorder struct {
 	limit int
 	now   func() time.Time
 
-	mu         sync.Mutex
-	runs       map[string]*seenRun
-	order      []string
-	dropped    int
-	creators   map[string]creator
-	envs       map[string]json.RawMessage // uid -> the environment as answered
-	envOrder   []string
-	models     []fixtures.Model
-	defModel   string
-	agents     map[string]fixtures.Agent
-	agentOrder []string
+	mu            sync.Mutex
+	runs          map[string]*seenRun
+	order         []string
+	dropped       int
+	creators      map[string]creator
+	envs          map[string]json.RawMessage // uid -> the environment as answered
+	envOrder      []string
+	models        []fixtures.Model
+	defModel      string
+	identities    map[string]fixtures.Identity
+	identityOrder []string
 }
 
 type creator struct {
@@ -79,7 +79,7 @@ func New(dir string, limit int) *Recorder {
 		limit = 10_000
 	}
 	return &Recorder{dir: dir, limit: limit, now: time.Now, runs: map[string]*seenRun{},
-		creators: map[string]creator{}, envs: map[string]json.RawMessage{}, agents: map[string]fixtures.Agent{}}
+		creators: map[string]creator{}, envs: map[string]json.RawMessage{}, identities: map[string]fixtures.Identity{}}
 }
 
 // Observe takes what one exchange shows. Only successful reads teach it
@@ -144,10 +144,10 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 		if json.Unmarshal(ex.Body, &page) == nil {
 			for _, a := range page.Agents {
 				created, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
-				if _, ok := r.agents[a.UID]; !ok {
-					r.agentOrder = append(r.agentOrder, a.UID)
+				if _, ok := r.identities[a.UID]; !ok {
+					r.identityOrder = append(r.identityOrder, a.UID)
 				}
-				r.agents[a.UID] = fixtures.Agent{UID: a.UID, Team: Team, Name: a.Name, Default: a.Default,
+				r.identities[a.UID] = fixtures.Identity{UID: a.UID, Team: Team, Name: a.Name, Default: a.Default,
 					CreatedAgo: fixtures.Duration(max(0, ex.Received.Sub(created)))}
 			}
 		}
@@ -200,7 +200,7 @@ type Summary struct {
 	Principals   int    `json:"principals"`
 	Environments int    `json:"environments"`
 	Models       int    `json:"models"`
-	Agents       int    `json:"agents"`
+	Identities   int    `json:"agents"` // agent identities, named as the API names its list
 	// Dropped counts the runs seen past the limit, not recorded.
 	Dropped int `json:"dropped"`
 }
@@ -247,7 +247,7 @@ func (r *Recorder) Write() (any, error) {
 // files builds every file's content; r.mu is held.
 func (r *Recorder) files() (map[string]any, Summary, error) {
 	now := r.now()
-	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.agents) == 0 && len(r.models) == 0 {
+	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.identities) == 0 && len(r.models) == 0 {
 		return nil, Summary{}, errors.New("nothing recorded yet: no run, environment, model or identity has passed through")
 	}
 	sum := Summary{Dropped: r.dropped}
@@ -321,15 +321,15 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		}
 		files["models.json"] = map[string]any{"default_model_id": def, "models": models}
 	}
-	if len(r.agents) > 0 {
-		var agents []fixtures.Agent
-		for _, uid := range r.agentOrder {
-			if a := r.agents[uid]; !uids[a.UID] {
-				agents = append(agents, a)
+	if len(r.identities) > 0 {
+		var identities []fixtures.Identity
+		for _, uid := range r.identityOrder {
+			if a := r.identities[uid]; !uids[a.UID] {
+				identities = append(identities, a)
 			}
 		}
-		sum.Agents = len(agents)
-		files["identities.json"] = map[string]any{"agents": agents}
+		sum.Identities = len(identities)
+		files["identities.json"] = map[string]any{"agents": identities}
 	}
 	return files, sum, nil
 }
