@@ -90,16 +90,19 @@ func (s *Server) environmentJSON(v store.EnvironmentView) CloudEnvironment {
 	return e
 }
 
-// checkEnvironment refuses a create naming an environment the caller's
-// team cannot see: 403, as the service answers. An id the fixtures do not
-// have is let through: the mock cannot know every environment a client's
-// tests name, and refusing them would make every such test carry fixtures.
-func (s *Server) checkEnvironment(c *call, id string) *apiError {
+// checkEnvironment refuses a run create or a schedule naming, in field, an
+// environment the caller's team cannot see: 403, as the service answers.
+// An id the fixtures do not have is let through: the mock cannot know
+// every environment a client's tests name, and refusing them would make
+// every such test carry fixtures.
+func (s *Server) checkEnvironment(c *call, field, id string) *apiError {
 	if id == "" {
 		return nil
 	}
 	if err := s.store.CheckEnvironment(c.principal, id); errors.Is(err, store.ErrEnvironmentHidden) {
-		return problemOf(err)
+		aerr := problemOf(err)
+		aerr.detail = field + ": " + aerr.detail
+		return aerr
 	}
 	return nil
 }

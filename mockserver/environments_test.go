@@ -102,6 +102,31 @@ func TestCreateInAnotherTeamsEnvironmentIsForbidden(t *testing.T) {
 	c.as("wk-mock-carol").create(map[string]any{"prompt": "x", "config": map[string]any{"environment_id": "env-globex-ml"}})
 }
 
+// A schedule naming another team's unshared environment is refused as a
+// run create naming it is (403), on create and on replace; a shared one is
+// let through.
+func TestAScheduleInAnotherTeamsEnvironmentIsForbidden(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	body := func(env string) map[string]any {
+		return map[string]any{"name": "nightly", "cron_schedule": "0 3 * * *", "prompt": "x", "enabled": true,
+			"agent_config": map[string]any{"environment_id": env}}
+	}
+	r := c.do("POST", "/agent/schedules", body("env-globex-ml"))
+	require.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "agent_config.environment_id")
+	assert.Contains(t, r.problem(t).Detail, "env-globex-ml")
+	var listed mockserver.ListScheduledAgentsResponse
+	c.do("GET", "/agent/schedules", nil).json(t, &listed)
+	assert.Empty(t, listed.Schedules, "the refused schedule was not stored")
+	r = c.do("POST", "/agent/schedules", body("env-mobile"))
+	require.Equal(t, http.StatusCreated, r.status, "shared with the caller's team: %s", r.body)
+	var sc mockserver.ScheduledAgentItem
+	r.json(t, &sc)
+	r = c.do("PUT", "/agent/schedules/"+sc.ID, body("env-globex-ml"))
+	require.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
+	require.Equal(t, http.StatusCreated, c.as("wk-mock-carol").do("POST", "/agent/schedules", body("env-globex-ml")).status, "its own team's")
+}
+
 func TestModelsNameTheDefaultACreateFillsIn(t *testing.T) {
 	c := newMock(t, mockserver.Options{})
 	r := c.do("GET", "/agent/models", nil)

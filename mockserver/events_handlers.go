@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"net/url"
 	"strconv"
 
@@ -53,11 +54,26 @@ func (s *Server) pollEvents(c *call) response {
 	if err != nil {
 		return fail(problemOf(err))
 	}
+	return ok(fitEvents(events, s.maxPageBytes))
+}
+
+// fitEvents shows a poll's events within the byte budget of a page of runs
+// (Options.MaxPageBytes): the answer ends before the event that would pass
+// it, always holding at least one. A poll answer is its own cursor: the
+// poller asks again with since set to the last sequence it got, so an
+// answer that ends early loses nothing.
+func fitEvents(events []store.Event, budget int) []RunEvent {
 	out := make([]RunEvent, 0, len(events))
+	size := 2 // []
 	for _, e := range events {
-		out = append(out, eventJSON(e))
+		ev := eventJSON(e)
+		b, _ := json.Marshal(ev) // strings and numbers: never fails
+		if size += len(b) + 1; size > budget && len(out) > 0 {
+			break
+		}
+		out = append(out, ev)
 	}
-	return ok(out)
+	return out
 }
 
 func parseEventQuery(v url.Values) (store.EventQuery, *apiError) {

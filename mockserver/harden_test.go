@@ -688,3 +688,150 @@ func TestReportedEventFieldsAreBounded(t *testing.T) {
 	r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": "run_in_progress", "ref_id": strings.Repeat("e", 1024)})
 	assert.Equal(t, http.StatusOK, r.status, "%s", r.body)
 }
+
+// A message sent to many runs is stored once: the state file holds its
+// body once, not once per recipient. A message is bounded in size (a 400
+// naming the limit) and a run's inbox in count (a 429 that says retrying
+// will not help); a refused send stores nothing.
+func TestAMessageIsStoredOnceAndBounded(t *testing.T) {
+	s := newServer(t, mockserver.Options{})
+	c := serve(t, s)
+	from := c.create(map[string]any{"prompt": "lead"}).RunID
+	var to []string
+	for range 100 {
+		to = append(to, c.create(map[string]any{"prompt": "helper"}).RunID)
+	}
+	body := strings.Repeat("m", 64<<10) // the most a message body may hold
+	r := c.do("POST", "/agent/messages", map[string]any{"to": to, "subject": "plan", "body": body, "sender_run_id": from})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, 1, bytes.Count(saved(t, s), []byte(body)), "the state file holds the body once")
+
+	r = c.do("POST", "/agent/messages", map[string]any{"to": to[:1], "subject": "plan", "body": body + "m", "sender_run_id": from})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "body")
+	assert.Contains(t, r.problem(t).Detail, "65536")
+
+	for i := 1; i < 1000; i++ { // a run's inbox holds 1000
+		send(t, c, from, to[0])
+	}
+	r = c.do("POST", "/agent/messages", map[string]any{"to": []string{to[1], to[0]}, "subject": "s", "body": "b", "sender_run_id": from})
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	assert.False(t, r.problem(t).Retryable)
+	assert.Contains(t, r.problem(t).Detail, "to[1]")
+	assert.Contains(t, r.problem(t).Detail, "1000 messages")
+	assert.Len(t, inbox(t, c, to[1], ""), 1, "the refused send stored nothing")
+}
+
+// A poll answers within the byte budget of a page of runs, ending before
+// the event that would pass it; polling on from the last sequence gets
+// every event once, in order.
+func TestAnEventsPollHasAByteBudget(t *testing.T) {
+	const budget = 8 << 10
+	c := newMock(t, mockserver.Options{MaxPageBytes: budget})
+	id := c.create(map[string]any{"prompt": "reports a lot"}).RunID
+	id2 := c.create(map[string]any{"prompt": "reports a lot too"}).RunID
+	for i := range 20 {
+		kind := []string{"run_in_progress", "run_blocked"}[i%2]
+		for _, run := range []string{id, id2} {
+			r := c.do("POST", "/agent/events/"+run, map[string]any{"event_type": kind, "ref_id": strings.Repeat("r", 1024), "execution_id": strings.Repeat("x", 1024)})
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		}
+	}
+	var all []mockserver.RunEvent
+	since, polls := int64(0), 0
+	for ; polls < 100; polls++ {
+		r := c.do("GET", fmt.Sprintf("/agent/events?run_ids=%s&run_ids=%s&limit=500&since=%d", id, id2, since), nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		assert.LessOrEqual(t, len(r.body), budget+3<<10, "the budget plus at most one event")
+		var got []mockserver.RunEvent
+		r.json(t, &got)
+		if len(got) == 0 {
+			break
+		}
+		all = append(all, got...)
+		since = got[len(got)-1].Sequence
+	}
+	assert.Greater(t, polls, 4, "answers ended early")
+	require.Len(t, all, 40)
+	for i := 1; i < len(all); i++ {
+		assert.Less(t, all[i-1].Sequence, all[i].Sequence, "in order, each once")
+	}
+}
+
+// A run's events in the log are bounded: past the bound a report is
+// refused (429, not retryable), never an old event dropped, so the
+// sequences a poll answered stay true.
+func TestARunsEventsAreBounded(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	id := c.create(map[string]any{"prompt": "blocks forever"}).RunID
+	var last int
+	var firstSeq mockserver.ReportEventResponse
+	for i := 0; ; i++ {
+		kind := []string{"run_in_progress", "run_blocked"}[i%2]
+		r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": kind})
+		if i == 0 {
+			r.json(t, &firstSeq)
+		}
+		if r.status != http.StatusOK {
+			require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+			assert.False(t, r.problem(t).Retryable)
+			assert.Contains(t, r.problem(t).Detail, "1000 events")
+			break
+		}
+		require.Less(t, i, 2000, "reports are bounded")
+		last = i
+	}
+	assert.Equal(t, 999, last, "the first report recorded the run's first event")
+	var first []mockserver.RunEvent
+	c.do("GET", "/agent/events?run_ids="+id+"&limit=1", nil).json(t, &first)
+	require.Len(t, first, 1)
+	assert.Equal(t, firstSeq.Sequence, first[0].Sequence, "the oldest event is kept")
+}
+
+// Schedules are bounded: a name, a prompt and a configuration in size (a
+// 400 naming the field and the limit, on create and replace), and a team's
+// count (a 429 that says retrying will not help; deleting one makes room).
+// So the listing, which the API does not page, is bounded too.
+func TestSchedulesAreBounded(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	body := func(name, prompt string, cfg map[string]any) map[string]any {
+		b := map[string]any{"name": name, "cron_schedule": "0 3 * * *", "prompt": prompt}
+		if cfg != nil {
+			b["agent_config"] = cfg
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		body        map[string]any
+		field, size string
+	}{
+		{body(strings.Repeat("n", 257), "p", nil), "name", "256"},
+		{body("n", strings.Repeat("p", 16<<10+1), nil), "prompt", "16384"},
+		{body("n", "p", map[string]any{"base_prompt": strings.Repeat("b", 16<<10)}), "agent_config", "16384"},
+	} {
+		r := c.do("POST", "/agent/schedules", tc.body)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", tc.field, r.body)
+		assert.Contains(t, r.problem(t).Detail, tc.field)
+		assert.Contains(t, r.problem(t).Detail, tc.size)
+	}
+	first := schedule(t, c, "0 3 * * *")
+	r := c.do("PUT", "/agent/schedules/"+first.ID, map[string]any{"name": "n", "cron_schedule": "0 3 * * *", "prompt": strings.Repeat("p", 16<<10+1), "enabled": true})
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Contains(t, r.problem(t).Detail, "prompt")
+
+	big := body(strings.Repeat("n", 256), strings.Repeat("p", 16<<10), nil)
+	for i := 1; i < 100; i++ {
+		r := c.do("POST", "/agent/schedules", big)
+		require.Equal(t, http.StatusCreated, r.status, "schedule %d: %s", i, r.body)
+	}
+	r = c.do("POST", "/agent/schedules", big)
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	assert.False(t, r.problem(t).Retryable)
+	assert.Contains(t, r.problem(t).Detail, "100 schedules")
+	r = c.do("GET", "/agent/schedules", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Less(t, len(r.body), 4<<20, "the listing is bounded by the bounds")
+	require.Equal(t, http.StatusCreated, c.as("wk-mock-carol").do("POST", "/agent/schedules", big).status, "another team has its own room")
+	require.Equal(t, http.StatusOK, c.do("DELETE", "/agent/schedules/"+first.ID, nil).status)
+	require.Equal(t, http.StatusCreated, c.do("POST", "/agent/schedules", big).status, "deleting one makes room")
+}

@@ -3,6 +3,7 @@ package mockserver_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/stretchr/testify/assert"
@@ -99,6 +100,35 @@ func TestARunActingAsAnAgentIsCreatedByIt(t *testing.T) {
 	}
 	p := c.as("wk-mock-carol").do("POST", "/agent/run", `{"prompt":"x","agent_identity_uid":"agent-globex-triage"}`).problem(t)
 	assert.Equal(t, http.StatusForbidden, p.Status, "beyond the plan limit")
+}
+
+// An agent beyond its team's plan (available: false) starts no run with
+// its own key, refused as naming it in agent_identity_uid is; its
+// schedules start none either, and say why.
+func TestAnAgentBeyondThePlanCreatesNoRunWithItsOwnKey(t *testing.T) {
+	c := newMock(t, mockserver.Options{}).in("beyond")
+	carol := c.as("wk-mock-carol")
+	named := carol.do("POST", "/agent/run", `{"prompt":"x","agent_identity_uid":"agent-globex-triage"}`).problem(t)
+	as := c.as(agentKey(t, c, "agent-globex-triage"))
+	for _, path := range []string{"/agent/run", "/agent/runs"} {
+		p := as.do("POST", path, `{"prompt":"beyond the plan"}`).problem(t)
+		assert.Equal(t, named.Status, p.Status, "refused as naming it is")
+		assert.Equal(t, named.Type, p.Type)
+		assert.Equal(t, named.Retryable, p.Retryable)
+		assert.Contains(t, p.Detail, "agent-globex-triage")
+		assert.Contains(t, p.Detail, "available: false")
+	}
+	assert.Empty(t, walkAll(t, carol, "q=beyond+the+plan"), "nothing was stored")
+
+	sc := as.createSchedule(nightly("Triage"))
+	c.advance(24 * time.Hour)
+	got := as.schedule(sc.ID)
+	require.NotNil(t, got.LastSpawnError)
+	assert.Contains(t, *got.LastSpawnError, "available: false")
+	assert.Nil(t, got.History.LastRan)
+
+	ok := c.as(agentKey(t, c, "agent-globex-default"))
+	assert.Equal(t, "agent-globex-default", ok.get(ok.create(map[string]any{"prompt": "within the plan"}).RunID).Creator.UID)
 }
 
 func TestDeletingAnAgentRevokesItsKeysAtOnce(t *testing.T) {

@@ -58,7 +58,7 @@ func (s *Server) createRun(c *call) response {
 	if aerr != nil {
 		return fail(aerr)
 	}
-	if aerr := s.checkEnvironment(c, n.Config.EnvironmentID); aerr != nil {
+	if aerr := s.checkEnvironment(c, "config.environment_id", n.Config.EnvironmentID); aerr != nil {
 		return fail(aerr)
 	}
 	creator := c.principal

@@ -166,6 +166,9 @@ func (s *Server) scheduleSpec(c *call, update bool) (spec store.ScheduleSpec, ae
 	if spec.FromSkill, aerr = s.resolveConfig(c.principal.Team, &cfg, "agent_config.skill_spec"); aerr != nil {
 		return spec, aerr
 	}
+	if aerr := s.checkEnvironment(c, "agent_config.environment_id", cfg.EnvironmentID); aerr != nil {
+		return spec, aerr
+	}
 	spec.Config = &cfg
 	// A caller on exactly one team (every principal of the mock) gets a
 	// team-owned schedule unless it asks for its own.

@@ -283,22 +283,40 @@ func TestOneClockMoveStartsAtMostTheBoundOfRunsPerSchedule(t *testing.T) {
 	assert.Nil(t, c.schedule(s.ID).LastSpawnError)
 }
 
-func TestScheduleRunsRefusedByAFullMockSayWhy(t *testing.T) {
-	c := newMock(t, mockserver.Options{MaxRuns: 1})
-	c.do("POST", "/__mock/reset", nil)
+// --max-runs is one rule for a create and for a run a schedule starts:
+// each team's own runs count, not the fixtures' nor another team's, and a
+// full team is answered alike (429, retryable false) whichever path asks.
+func TestScheduleRunsCountAgainstTheirTeamsMaxRuns(t *testing.T) {
+	c := newMock(t, mockserver.Options{MaxRuns: 2})
+	require.Greater(t, len(walkAll(t, c, "")), 2, "the fixtures alone exceed the cap")
+	carol := c.as("wk-mock-carol")
+	carol.create(map[string]any{"prompt": "globex 1"})
+	carol.create(map[string]any{"prompt": "globex 2"}) // another team is full
 	s := c.createSchedule(nightly("Nightly"))
-	c.advance(48 * time.Hour) // the fixtures fill the mock already
+	c.advance(24 * time.Hour)
 	got := c.schedule(s.ID)
-	require.NotNil(t, got.LastSpawnError)
-	assert.Contains(t, *got.LastSpawnError, "was not started")
-	assert.Nil(t, got.History.LastRan, "last_ran counts runs that started")
-	// Firing it is refused as a create is: waiting frees nothing.
-	r := c.do("POST", "/__mock/schedules/"+s.ID+"/fire", nil)
+	assert.Nil(t, got.LastSpawnError, "neither fixtures nor another team's runs stop a schedule")
+	require.NotNil(t, got.History.LastRan)
+
+	c.create(map[string]any{"prompt": "the team's second run"}) // the direct path counts the scheduled run
+	r := c.do("POST", "/agent/runs", map[string]any{"prompt": "one too many"})
 	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
-	assert.False(t, r.problem(t).Retryable)
+	created := r.problem(t)
+	r = c.do("POST", "/__mock/schedules/"+s.ID+"/fire", nil)
+	require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+	fired := r.problem(t)
+	assert.False(t, fired.Retryable, "waiting frees nothing")
 	assert.Equal(t, "false", r.header.Get("X-Should-Retry"))
 	assert.Empty(t, r.header.Get("Retry-After"))
-	assert.Contains(t, r.problem(t).Detail, "--max-runs")
+	assert.Equal(t, created.Type, fired.Type)
+	assert.Equal(t, created.Detail, fired.Detail, "one rule, one answer")
+
+	c.advance(24 * time.Hour)
+	got = c.schedule(s.ID)
+	require.NotNil(t, got.LastSpawnError)
+	assert.Contains(t, *got.LastSpawnError, "was not started")
+	assert.Contains(t, *got.LastSpawnError, "--max-runs")
+	require.Equal(t, http.StatusOK, c.do("POST", "/__mock/reset", nil).status)
 }
 
 func TestControlListsAScheduleRunsAndFiresItNow(t *testing.T) {

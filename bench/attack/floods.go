@@ -6,10 +6,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -30,32 +33,67 @@ var floods = map[string]func(m *floodMock){
 	"trickle":   trickleFlood,
 }
 
-// floodMock is one started mock and the client the floods use.
+// floodMock is one started mock and the client the floods use. The mock
+// keeps its state in a file of its own, saved only when it stops, so a
+// flood can measure what a restart costs.
 type floodMock struct {
-	pid   int
-	began time.Time
-	cpu0  time.Duration
+	bin, state string
+	cmd        *exec.Cmd
+	pid        int
+	began      time.Time
+	cpu0       time.Duration
 }
 
 func runFlood(bin, name string, flood func(*floodMock)) {
-	cmd := exec.Command(bin, "--addr", floodAddr, "--quiet", "--strict-auth", "--control-token", "ctl")
-	if err := cmd.Start(); err != nil {
+	dir, err := os.MkdirTemp("", "attack-flood-")
+	if err != nil {
 		panic(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer os.RemoveAll(dir)
+	m := &floodMock{bin: bin, state: filepath.Join(dir, "state.json")}
+	m.start()
+	defer m.kill()
+	m.report(name+": idle", "")
+	flood(m)
+}
+
+func (m *floodMock) start() {
+	m.cmd = exec.Command(m.bin, "--addr", floodAddr, "--quiet", "--strict-auth", "--control-token", "ctl",
+		"--state-file", m.state, "--save-every", "0")
+	if err := m.cmd.Start(); err != nil {
+		panic(err)
+	}
 	for i := 0; ; i++ {
 		if c, err := net.Dial("tcp", floodAddr); err == nil {
 			c.Close()
 			break
 		}
-		if i > 200 {
+		if i > 600 {
 			panic("the mock did not start")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	m := &floodMock{pid: cmd.Process.Pid, began: time.Now(), cpu0: cpuTime(cmd.Process.Pid)}
-	m.report(name+": idle", "")
-	flood(m)
+	m.pid, m.began, m.cpu0 = m.cmd.Process.Pid, time.Now(), cpuTime(m.cmd.Process.Pid)
+}
+
+func (m *floodMock) kill() { _ = m.cmd.Process.Kill(); _ = m.cmd.Wait() }
+
+// restart stops the mock as an operator would (SIGTERM: it saves), starts
+// it again on the saved file, and says how large the file was and how long
+// the save and the load took.
+func (m *floodMock) restart() string {
+	t0 := time.Now()
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	_ = m.cmd.Wait()
+	stopped := time.Since(t0)
+	var size int64
+	if fi, err := os.Stat(m.state); err == nil {
+		size = fi.Size()
+	}
+	t0 = time.Now()
+	m.start()
+	return fmt.Sprintf("state file %.1f MiB; stop and save %v, start and load %v", float64(size)/(1<<20),
+		stopped.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 }
 
 func (m *floodMock) report(name, extra string) {
@@ -142,21 +180,23 @@ func journalFlood(m *floodMock) {
 	m.report("journal: 8 sessions × 500 requests of 60 KB paths", fmt.Sprintf("%v; one journal lists %d KiB", st, len(b)>>10))
 }
 
-// messagesFlood: a 128 KiB message to 100 runs, sent 12 times; then
-// 10,000 small messages to one run.
+// messagesFlood: a 128 KiB message to 100 runs, sent 12 times; a 64 KiB
+// one likewise; 10,000 small messages to one run; then a restart.
 func messagesFlood(m *floodMock) {
 	ids := m.runIDs("messages", 100)
 	m.report("messages: 100 runs created", "")
 	to, _ := json.Marshal(ids)
-	big := `{"to":` + string(to) + `,"sender_run_id":"` + ids[0] + `","subject":"flood","body":"` + strings.Repeat("m", 128<<10) + `"}`
-	st := statuses{}
-	for range 12 {
-		code, _ := m.do("POST", "/agent/messages", "messages", big)
-		st[code]++
+	for _, size := range []int{128 << 10, 64 << 10} {
+		big := `{"to":` + string(to) + `,"sender_run_id":"` + ids[0] + `","subject":"flood","body":"` + strings.Repeat("m", size) + `"}`
+		st := statuses{}
+		for range 12 {
+			code, _ := m.do("POST", "/agent/messages", "messages", big)
+			st[code]++
+		}
+		m.report(fmt.Sprintf("messages: %d KiB to 100 runs, 12 times", size>>10), st.String())
 	}
-	m.report("messages: 128 KiB to 100 runs, 12 times (1.6 MB sent)", st.String())
 	small := `{"to":["` + ids[1] + `"],"sender_run_id":"` + ids[0] + `","subject":"s","body":"a small message"}`
-	st = statuses{}
+	st := statuses{}
 	for range 10000 {
 		code, _ := m.do("POST", "/agent/messages", "messages", small)
 		st[code]++
@@ -164,6 +204,8 @@ func messagesFlood(m *floodMock) {
 	m.report("messages: 10,000 small messages to one run", st.String())
 	_, b := m.do("GET", "/agent/messages/"+ids[1], "messages", "")
 	m.report("messages: one run's inbox read", fmt.Sprintf("%d KiB answered", len(b)>>10))
+	how := m.restart()
+	m.report("messages: after a restart", how)
 }
 
 // eventsFlood: 60 reports alternating BLOCKED and INPROGRESS, each with a
@@ -188,6 +230,21 @@ func eventsFlood(m *floodMock) {
 	m.report("events: 60 reports with 2 × 450 KB fields", st.String())
 	code, b := m.do("GET", "/agent/events?run_ids="+ids[0]+"&limit=500", "events", "")
 	m.report("events: one poll of the log", fmt.Sprintf("status %d, %d KiB answered", code, len(b)>>10))
+	// Within the field bound: 20,000 reports of 1 KiB ids on one run.
+	field = strings.Repeat("e", 1<<10)
+	st = statuses{}
+	for i := range 20000 {
+		kind := "run_in_progress"
+		if i%2 == 1 {
+			kind = "run_blocked"
+		}
+		code, _ := m.do("POST", "/agent/events/"+ids[0], "events",
+			`{"event_type":"`+kind+`","ref_id":"`+field+`","execution_id":"`+field+`"}`)
+		st[code]++
+	}
+	m.report("events: 20,000 reports with 2 × 1 KiB fields", st.String())
+	code, b = m.do("GET", "/agent/events?run_ids="+ids[0]+"&limit=500", "events", "")
+	m.report("events: one poll of 500", fmt.Sprintf("status %d, %d KiB answered", code, len(b)>>10))
 }
 
 // schedulesFlood: 150 schedules with 900 KB prompts and names of 1 KB,
@@ -211,6 +268,17 @@ func schedulesFlood(m *floodMock) {
 		m.do("POST", "/__mock/clock/advance", "schedules", `{"by":"1m"}`)
 	}
 	m.report("schedules: 200 clock moves of a minute", fmt.Sprintf("in %v", time.Since(t0).Round(time.Millisecond)))
+	// Within the size bounds: 150 schedules of 16 KiB prompts, in a session of their own.
+	prompt = strings.Repeat("p", 16<<10)
+	st = statuses{}
+	for i := range 150 {
+		code, _ := m.do("POST", "/agent/schedules", "schedules-small",
+			`{"name":"`+strconv.Itoa(i)+strings.Repeat("n", 250)+`","cron_schedule":"0 3 * * *","prompt":"`+prompt+`"}`)
+		st[code]++
+	}
+	m.report("schedules: 150 schedules of 16 KiB prompts", st.String())
+	code, b = m.do("GET", "/agent/schedules", "schedules-small", "")
+	m.report("schedules: one listing of those", fmt.Sprintf("status %d, %d KiB answered", code, len(b)>>10))
 }
 
 // trickleFlood: 256 connections trickling create bodies, and a read

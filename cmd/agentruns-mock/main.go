@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.opts.StrictAuth, "strict-auth", false, "accept only the API keys of the fixtures' principals")
 	fs.StringVar(&c.opts.ControlToken, "control-token", "", "bearer token the control API requires (default: none)")
 	fs.BoolVar(&c.opts.DisableControl, "no-control", false, "turn the control API off")
-	fs.IntVar(&c.opts.MaxRuns, "max-runs", 0, "most runs each team may create in one session (fixture runs do not count; a reset makes room); more are refused with a non-retryable 429 (0: no cap)")
+	fs.IntVar(&c.opts.MaxRuns, "max-runs", 0, "most runs each team may create in one session, directly or by its schedules (fixture runs do not count; a reset makes room); more are refused with a non-retryable 429 (0: no cap)")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes; larger ones get 413")
 	fs.DurationVar(&c.opts.BodyTimeout, "body-timeout", 10*time.Second, "time a request body has to arrive once the mock reads it; slower ones get 400")
 	fs.BoolVar(&c.quiet, "quiet", false, "do not log each request")

@@ -354,11 +354,8 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 	var end *Event
 	open := false
 	var later []Event // the events of the executions follow-ups started
-	for i := range ms.events.log {
+	for _, i := range ms.events.byRun[r.ID] {
 		e := ms.events.log[i]
-		if e.RunID != r.ID {
-			continue
-		}
 		if end != nil {
 			later = append(later, e)
 			continue

@@ -65,7 +65,7 @@ func (s *Store) CheckEnvironment(p *fixtures.Principal, id string) error {
 	for i := range s.opts.Fixtures.Environments {
 		if e := &s.opts.Fixtures.Environments[i]; e.UID == id {
 			if !e.VisibleTo(p.Team) {
-				return ErrEnvironmentHidden.because("config.environment_id: the environment %q belongs to a team that has not shared it with yours", id)
+				return ErrEnvironmentHidden.because("the environment %q belongs to a team that has not shared it with yours", id)
 			}
 			return nil
 		}

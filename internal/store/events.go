@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -67,7 +68,18 @@ type Event struct {
 type eventLog struct {
 	log     []Event
 	watched []*Run
+	// byRun is each run's events' positions in log, oldest first: a poll
+	// finds the events after since by a binary search in each run it
+	// names, not by a scan of the whole log.
+	byRun map[string][]int32
 }
+
+// MaxEventsPerRun bounds the events the log keeps for one run. A run's own
+// progress records a handful; only reports (BLOCKED and INPROGRESS in turn,
+// forever) can add more. Past the bound a report is refused rather than an
+// old event dropped: a sequence, once answered, always names the same
+// event, so a poller's since never skips what it has not read.
+const MaxEventsPerRun = 1000
 
 // savedEvents is the event log's part of the save.
 type savedEvents struct {
@@ -77,7 +89,7 @@ type savedEvents struct {
 // reset starts the log again and records the fixtures' past, in the order
 // it happened.
 func (t *eventLog) reset(ms *Session, now time.Time) {
-	t.log = nil
+	t.log, t.byRun = nil, map[string][]int32{}
 	t.watched = append([]*Run(nil), ms.runs.list...)
 	ms.recordEventsLocked(now)
 }
@@ -91,8 +103,17 @@ func (t *eventLog) restore(ms *Session, ss *savedSession, _ *restorer) error {
 		}
 	}
 	t.log = ss.Events
+	t.indexRuns()
 	t.watched = append([]*Run(nil), ms.runs.list...)
 	return nil
+}
+
+// indexRuns files every event of the log under its run.
+func (t *eventLog) indexRuns() {
+	t.byRun = map[string][]int32{}
+	for i, e := range t.log {
+		t.byRun[e.RunID] = append(t.byRun[e.RunID], int32(i))
+	}
 }
 
 // watch adds a new run to the runs whose events are still to come.
@@ -105,6 +126,8 @@ var (
 	// change a finished run. The document gives these operations no 409 or
 	// 422: a report that cannot apply is the reporter's bad request.
 	ErrEventBackwards = sentinel(Invalid, "event_type: the event would move the run backwards")
+	// ErrRunEventsFull: the run has MaxEventsPerRun events; a reset makes room.
+	ErrRunEventsFull = sentinel(Exhausted, "the run has the most events the mock keeps for one run")
 )
 
 // transition is a moment a run entered a state.
@@ -205,6 +228,7 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 
 func (ms *Session) appendEventLocked(e Event) int64 {
 	e.Seq = int64(len(ms.events.log)) + 1
+	ms.events.byRun[e.RunID] = append(ms.events.byRun[e.RunID], int32(len(ms.events.log)))
 	ms.events.log = append(ms.events.log, e)
 	return e.Seq
 }
@@ -250,14 +274,18 @@ func (ms *Session) Events(p *fixtures.Principal, q EventQuery) ([]Event, error) 
 		want[id] = true
 	}
 	ms.recordEventsLocked(ms.clock.Now())
-	var out []Event
-	if q.Since < 0 {
-		q.Since = 0
+	// Each run's next events after since, at most Limit of each, merged in
+	// log order: the cost follows the page, not the log.
+	var at []int32
+	for id := range want {
+		pos := ms.events.byRun[id]
+		i := sort.Search(len(pos), func(i int) bool { return int64(pos[i]) >= q.Since }) // sequence = position + 1
+		at = append(at, pos[i:min(len(pos), i+q.Limit)]...)
 	}
-	for i := q.Since; i < int64(len(ms.events.log)) && len(out) < q.Limit; i++ {
-		if e := ms.events.log[i]; want[e.RunID] {
-			out = append(out, e)
-		}
+	slices.Sort(at)
+	out := make([]Event, 0, min(len(at), q.Limit))
+	for _, i := range at[:min(len(at), q.Limit)] {
+		out = append(out, ms.events.log[i])
 	}
 	return out, nil
 }
@@ -289,12 +317,9 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	ms.recordEventsLocked(now)
 	cur := r.Timeline.At(now).State
 	if cur == state {
-		for i := len(ms.events.log) - 1; i >= 0; i-- {
-			if e := ms.events.log[i]; e.RunID == id {
-				if e.Type == ev.Type {
-					return e.Seq, nil
-				}
-				break
+		if pos := ms.events.byRun[id]; len(pos) > 0 {
+			if e := ms.events.log[pos[len(pos)-1]]; e.Type == ev.Type {
+				return e.Seq, nil
 			}
 		}
 	}
@@ -302,6 +327,9 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	// and back while a person answers it.
 	if cur.Terminal() || rank[state] < rank[cur] {
 		return 0, ErrEventBackwards.because("event_type: the event would move the run backwards: the run is %s; %s would report %s", cur, ev.Type, state)
+	}
+	if n := len(ms.events.byRun[id]); n >= MaxEventsPerRun {
+		return 0, ErrRunEventsFull.because("the run has %d events in the log, the most the mock keeps for one run (old events are never dropped, so every sequence a poll answered stays true); retrying will not help: reset the session (POST /__mock/reset)", n)
 	}
 	seq := ms.reanchorLocked(r, now, state, ev.ExecutionID, ev.RefID)
 	switch state {

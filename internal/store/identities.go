@@ -304,6 +304,18 @@ func (ms *Session) ActAs(p *fixtures.Principal, uid string) (*fixtures.Principal
 	return a.principal, nil
 }
 
+// mayStartRunsLocked refuses a run whose creator is one of this mock
+// session's agents beyond its team's plan limit: an agent that is not
+// available starts no run, whether a person names it in
+// agent_identity_uid (ActAs) or it calls with its own key.
+func (ms *Session) mayStartRunsLocked(p *fixtures.Principal) error {
+	a, ok := ms.identities.byUID[p.UID]
+	if !ok || a.Team != p.Team || ms.identityViewLocked(a).Available {
+		return nil
+	}
+	return ErrIdentityUnavailable.because("the agent %q is beyond the team's plan limit (available: false): it cannot start runs", p.UID)
+}
+
 // MaxIdentityKeys bounds the keys issued for one agent, as rules are bounded
 // per session: a key costs about 400 bytes, kept until a reset.
 const MaxIdentityKeys = 100

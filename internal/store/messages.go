@@ -3,14 +3,16 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/google/uuid"
 )
 
-// The messages resource: run-to-run messages. One send makes one copy per
-// recipient, each with its own delivery and read times, each set once.
+// The messages resource: run-to-run messages. One send is one Letter,
+// kept once however many runs it goes to; each recipient has its own copy
+// (a Message), with its own id and delivery and read times, each set once.
 // Every run involved must be one the caller's team may see.
 
 // Errors of the messages resource.
@@ -18,48 +20,168 @@ var (
 	ErrMessageNotFound   = sentinel(NotFound, "no message with this id")
 	ErrMessageOtherTeam  = sentinel(Forbidden, "the message was sent to another team's run")
 	ErrRecipientFinished = sentinel(Unsupported, "a recipient has already finished")
+	ErrMessageTooLarge   = sentinel(Invalid, "the message is larger than the mock keeps")
+	// ErrInboxFull and ErrTeamMailFull: a limit only a reset lifts.
+	ErrInboxFull    = sentinel(Exhausted, "the run holds the most messages the mock keeps for one run")
+	ErrTeamMailFull = sentinel(Exhausted, "the team has sent the most messages the mock keeps for one team")
+)
+
+// The bounds on what messages may hold, so a caller cannot make a mock
+// session hold more than (MaxMessagesPerTeam copies of about 250 bytes,
+// plus MaxMessageBytesPerTeam of letters) per team.
+const (
+	// MaxMessageSubject and MaxMessageBody bound one letter.
+	MaxMessageSubject = 1 << 10
+	MaxMessageBody    = 64 << 10
+	// MaxMessagesPerRun bounds a run's inbox.
+	MaxMessagesPerRun = 1000
+	// MaxMessagesPerTeam bounds the copies a team's runs hold together.
+	MaxMessagesPerTeam = 10000
+	// MaxMessageBytesPerTeam bounds the subjects and bodies a team's
+	// letters hold together, each letter counted once.
+	MaxMessageBytesPerTeam = 16 << 20
 )
 
 // messageTable is the messages resource's part of a mock session.
 type messageTable struct {
-	list []*Message // in the order sent
-	byID map[string]*Message
+	list  []*Message // in the order sent
+	byID  map[string]*Message
+	byRun map[string][]*Message // by recipient, in the order sent
+	// used is what each team's messages hold, against the bounds above.
+	used map[string]mailUse
 }
 
-// savedMessages is the messages table's part of the save.
+// mailUse is what one team's messages hold.
+type mailUse struct {
+	copies int
+	bytes  int
+}
+
+// savedMessages is the messages table's part of the save: each letter
+// once, then the copies naming their letter.
 type savedMessages struct {
-	Messages []*Message `json:"messages,omitempty"`
+	Letters  []*Letter      `json:"letters,omitempty"`
+	Messages []savedMessage `json:"messages,omitempty"`
+}
+
+// savedMessage is a copy in the save. Files written before letters were
+// kept once have no Letter: each copy carries the letter's fields itself,
+// and restore gathers equal ones into one letter.
+type savedMessage struct {
+	ID          string    `json:"id"`
+	Team        string    `json:"team"`
+	RecipientID string    `json:"recipient_run_id"`
+	Letter      string    `json:"letter,omitempty"`
+	DeliveredAt time.Time `json:"delivered_at,omitzero"`
+	ReadAt      time.Time `json:"read_at,omitzero"`
+
+	SenderRunID string    `json:"sender_run_id,omitempty"`
+	Subject     string    `json:"subject,omitempty"`
+	Body        string    `json:"body,omitempty"`
+	SentAt      time.Time `json:"sent_at,omitzero"`
 }
 
 // reset: the fixtures have no messages.
-func (t *messageTable) reset(*Session, time.Time) { t.list, t.byID = nil, map[string]*Message{} }
+func (t *messageTable) reset(*Session, time.Time) { t.empty() }
 
-func (t *messageTable) save(ss *savedSession) { ss.Messages = t.list }
+func (t *messageTable) empty() {
+	t.list, t.byID, t.byRun, t.used = nil, map[string]*Message{}, map[string][]*Message{}, map[string]mailUse{}
+}
+
+func (t *messageTable) save(ss *savedSession) {
+	seen := map[*Letter]bool{}
+	ss.savedMessages = savedMessages{Messages: make([]savedMessage, len(t.list))}
+	for i, m := range t.list {
+		if !seen[m.Letter] {
+			seen[m.Letter] = true
+			ss.Letters = append(ss.Letters, m.Letter)
+		}
+		ss.Messages[i] = savedMessage{ID: m.ID, Team: m.Team, RecipientID: m.RecipientID, Letter: m.Letter.ID,
+			DeliveredAt: m.DeliveredAt, ReadAt: m.ReadAt}
+	}
+}
 
 func (t *messageTable) restore(_ *Session, ss *savedSession, _ *restorer) error {
-	t.list, t.byID = nil, map[string]*Message{}
-	for i, m := range ss.Messages {
-		if m == nil || m.ID == "" || m.Team == "" || t.byID[m.ID] != nil {
-			return fmt.Errorf("message %d is null, without id or team, or repeated", i)
+	t.empty()
+	letters := make(map[string]*Letter, len(ss.Letters))
+	for i, l := range ss.Letters {
+		if l == nil || l.ID == "" || l.Team == "" || letters[l.ID] != nil {
+			return fmt.Errorf("letter %d is null, without id or team, or repeated", i)
 		}
-		t.list = append(t.list, m)
-		t.byID[m.ID] = m
+		letters[l.ID] = l
+	}
+	// An older file's copies each carry their letter: equal ones are one.
+	type whole struct {
+		team, sender, subject, body string
+		sentAt                      int64
+	}
+	inline := map[whole]*Letter{}
+	counted := map[*Letter]bool{}
+	for i, sm := range ss.Messages {
+		if sm.ID == "" || sm.Team == "" || t.byID[sm.ID] != nil {
+			return fmt.Errorf("message %d is without id or team, or repeated", i)
+		}
+		l := letters[sm.Letter]
+		if sm.Letter == "" {
+			k := whole{sm.Team, sm.SenderRunID, sm.Subject, sm.Body, sm.SentAt.UnixNano()}
+			if l = inline[k]; l == nil {
+				l = &Letter{ID: "ltr-" + strings.TrimPrefix(sm.ID, "msg-"), Team: sm.Team, SenderRunID: sm.SenderRunID,
+					Subject: sm.Subject, Body: sm.Body, SentAt: sm.SentAt}
+				inline[k] = l
+			}
+		}
+		if l == nil {
+			return fmt.Errorf("message %d names no letter the file has (%q)", i, sm.Letter)
+		}
+		if !counted[l] { // a letter counts once, whatever its copies
+			counted[l] = true
+			t.countLetter(l)
+		}
+		t.add(&Message{ID: sm.ID, Team: sm.Team, RecipientID: sm.RecipientID, Letter: l,
+			DeliveredAt: sm.DeliveredAt, ReadAt: sm.ReadAt})
 	}
 	return nil
 }
 
-// Message is one recipient's copy of a message, the same record in memory
-// and in the save.
-type Message struct {
+// add files a copy.
+func (t *messageTable) add(m *Message) {
+	t.list = append(t.list, m)
+	t.byID[m.ID] = m
+	t.byRun[m.RecipientID] = append(t.byRun[m.RecipientID], m)
+	u := t.used[m.Team]
+	u.copies++
+	t.used[m.Team] = u
+}
+
+// countLetter counts a new letter's bytes against its team.
+func (t *messageTable) countLetter(l *Letter) {
+	u := t.used[l.Team]
+	u.bytes += l.size()
+	t.used[l.Team] = u
+}
+
+// Letter is what one send says, kept once however many runs it went to;
+// never changed once stored.
+type Letter struct {
 	ID          string    `json:"id"`
-	Team        string    `json:"team"` // the recipient's team, who may see it
+	Team        string    `json:"team"` // the sender's team
 	SenderRunID string    `json:"sender_run_id"`
-	RecipientID string    `json:"recipient_run_id"`
 	Subject     string    `json:"subject"`
 	Body        string    `json:"body"`
 	SentAt      time.Time `json:"sent_at"`
-	DeliveredAt time.Time `json:"delivered_at,omitzero"`
-	ReadAt      time.Time `json:"read_at,omitzero"`
+}
+
+func (l *Letter) size() int { return len(l.Subject) + len(l.Body) }
+
+// Message is one recipient's copy of a letter: its own id and times; the
+// letter's fields (SenderRunID, Subject, Body, SentAt) read through it.
+type Message struct {
+	ID          string
+	Team        string // the recipient's team, who may see it
+	RecipientID string
+	*Letter
+	DeliveredAt time.Time
+	ReadAt      time.Time
 }
 
 // NewMessage is what a send asks for, already validated.
@@ -70,10 +192,17 @@ type NewMessage struct {
 	Body        string
 }
 
-// SendMessage stores one copy of the message per recipient and returns
-// their ids in the order of To. Nothing is stored unless every run is
-// visible to p's team and no recipient has finished.
+// SendMessage stores the message once, with a copy per recipient, and
+// returns the copies' ids in the order of To. Nothing is stored unless
+// every run is visible to p's team, no recipient has finished, and the
+// message fits the bounds above.
 func (ms *Session) SendMessage(p *fixtures.Principal, n NewMessage) ([]string, error) {
+	switch {
+	case len(n.Subject) > MaxMessageSubject:
+		return nil, ErrMessageTooLarge.because("subject: %d bytes, over the %d bytes (1 KiB) a message's subject may have", len(n.Subject), MaxMessageSubject)
+	case len(n.Body) > MaxMessageBody:
+		return nil, ErrMessageTooLarge.because("body: %d bytes, over the %d bytes (64 KiB) a message's body may have", len(n.Body), MaxMessageBody)
+	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if _, err := ms.visibleLocked(p, n.SenderRunID); err != nil {
@@ -89,14 +218,24 @@ func (ms *Session) SendMessage(p *fixtures.Principal, n NewMessage) ([]string, e
 		if s := r.Timeline.At(now).State; s.Terminal() {
 			return nil, ErrRecipientFinished.because("to[%d]: the run %s has finished and takes no more messages (it is %s)", i, id, s)
 		}
+		if len(ms.messages.byRun[id]) >= MaxMessagesPerRun {
+			return nil, ErrInboxFull.because("to[%d]: the run %s holds %d messages, the most the mock keeps for one run; retrying will not help: reset the session (POST /__mock/reset)", i, id, MaxMessagesPerRun)
+		}
 		recipients[i] = r
 	}
+	l := &Letter{ID: "ltr-" + uuid.NewString(), Team: p.Team, SenderRunID: n.SenderRunID, Subject: n.Subject, Body: n.Body, SentAt: now}
+	u := ms.messages.used[p.Team]
+	switch {
+	case u.copies+len(recipients) > MaxMessagesPerTeam:
+		return nil, ErrTeamMailFull.because("team %s's runs hold %d messages; %d more would pass the %d the mock keeps for one team; retrying will not help: reset the session (POST /__mock/reset)", p.Team, u.copies, len(recipients), MaxMessagesPerTeam)
+	case u.bytes+l.size() > MaxMessageBytesPerTeam:
+		return nil, ErrTeamMailFull.because("team %s's messages hold %d bytes of subjects and bodies; %d more would pass the %d (16 MiB) the mock keeps for one team; retrying will not help: reset the session (POST /__mock/reset)", p.Team, u.bytes, l.size(), MaxMessageBytesPerTeam)
+	}
+	ms.messages.countLetter(l)
 	ids := make([]string, len(recipients))
 	for i, r := range recipients {
-		m := &Message{ID: "msg-" + uuid.NewString(), Team: r.Team, SenderRunID: n.SenderRunID, RecipientID: r.ID,
-			Subject: n.Subject, Body: n.Body, SentAt: now}
-		ms.messages.list = append(ms.messages.list, m)
-		ms.messages.byID[m.ID] = m
+		m := &Message{ID: "msg-" + uuid.NewString(), Team: r.Team, RecipientID: r.ID, Letter: l}
+		ms.messages.add(m)
 		ids[i] = m.ID
 	}
 	ms.changed()
@@ -126,11 +265,11 @@ func (ms *Session) Inbox(p *fixtures.Principal, runID string, q InboxQuery) ([]M
 		return nil, err
 	}
 	out := []Message{}
-	for _, m := range ms.messages.list {
+	for _, m := range ms.messages.byRun[runID] {
 		if len(out) == q.Limit {
 			break
 		}
-		if m.RecipientID != runID || q.UnreadOnly && !m.ReadAt.IsZero() || !q.Since.IsZero() && !m.SentAt.After(q.Since) {
+		if q.UnreadOnly && !m.ReadAt.IsZero() || !q.Since.IsZero() && !m.SentAt.After(q.Since) {
 			continue
 		}
 		out = append(out, *m)

@@ -501,8 +501,11 @@ type NewRun struct {
 func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if max := ms.st.opts.MaxRuns; max > 0 && ms.runs.createdBy[p.Team] >= max {
-		return View{}, ErrStoreFull.because("team %s has created %d runs in this mock session, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", p.Team, max)
+	if err := ms.roomForLocked(p.Team); err != nil {
+		return View{}, err
+	}
+	if err := ms.mayStartRunsLocked(p); err != nil {
+		return View{}, err
 	}
 	if n.ParentRunID != "" {
 		parent, err := ms.visibleLocked(p, n.ParentRunID)
@@ -542,6 +545,16 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	ms.insertLocked(r)
 	ms.changed()
 	return r.view(now), nil
+}
+
+// roomForLocked is the one --max-runs rule, for a create and for a run a
+// schedule starts alike: a team may create Options.MaxRuns runs in a mock
+// session, the fixtures' runs and other teams' runs not counted.
+func (ms *Session) roomForLocked(team string) error {
+	if max := ms.st.opts.MaxRuns; max > 0 && ms.runs.createdBy[team] >= max {
+		return ErrStoreFull.because("team %s has created %d runs in this mock session, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", team, max)
+	}
+	return nil
 }
 
 // visibleLocked finds a run the principal's team may see.
@@ -682,6 +695,7 @@ func (ms *Session) Truncate(n int) {
 		events[i].Seq = int64(i) + 1
 	}
 	ms.events.log = events
+	ms.events.indexRuns()
 	ms.changed()
 }
 

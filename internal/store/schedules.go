@@ -1,6 +1,8 @@
 package store
 
 import (
+	"container/heap"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -26,12 +28,46 @@ var (
 	ErrScheduleOther    = sentinel(Forbidden, "the schedule belongs to another team")
 	ErrBadCron          = sentinel(Invalid, "not a 5-field cron expression")
 	ErrCronNeverFires   = sentinel(Invalid, "the cron expression has no tick ahead")
+	ErrScheduleTooLarge = sentinel(Invalid, "the schedule is larger than the mock keeps")
+	// ErrTooManySchedules: the team has MaxSchedulesPerTeam; deleting one
+	// or a reset makes room.
+	ErrTooManySchedules = sentinel(Exhausted, "the team has the most schedules the mock keeps for one team")
 )
+
+// The bounds on schedules, so one team's cost the mock at most about
+// MaxSchedulesPerTeam × (name + prompt + config) ≈ 3.3 MiB a session, and
+// a listing, which the API does not page, answers at most that.
+const (
+	MaxSchedulesPerTeam  = 100
+	MaxScheduleName      = 256
+	MaxSchedulePrompt    = 16 << 10
+	MaxScheduleConfigLen = 16 << 10 // agent_config as JSON
+)
+
+// checkSize refuses a schedule past the bounds above, naming the field.
+func (spec ScheduleSpec) checkSize() error {
+	switch {
+	case len(spec.Name) > MaxScheduleName:
+		return ErrScheduleTooLarge.because("name: %d bytes, over the %d a schedule's name may have", len(spec.Name), MaxScheduleName)
+	case len(spec.Prompt) > MaxSchedulePrompt:
+		return ErrScheduleTooLarge.because("prompt: %d bytes, over the %d (16 KiB) a schedule's prompt may have", len(spec.Prompt), MaxSchedulePrompt)
+	}
+	if spec.Config != nil {
+		b, _ := json.Marshal(spec.Config) // plain strings, maps and numbers: never fails
+		if len(b) > MaxScheduleConfigLen {
+			return ErrScheduleTooLarge.because("agent_config: %d bytes of JSON, over the %d (16 KiB) a schedule's configuration may have", len(b), MaxScheduleConfigLen)
+		}
+	}
+	return nil
+}
 
 // scheduleTable is the schedules resource's part of a mock session.
 type scheduleTable struct {
 	byID    map[string]*ScheduleRecord
 	nextSeq int64 // numbers the next schedule created
+	// due holds the enabled schedules with a next tick, earliest first, so
+	// a catch-up touches only the schedules that are due.
+	due dueHeap
 	// dueAt is the earliest next tick of an enabled schedule (unix
 	// microseconds, which reach year 9999 where nanoseconds stop in 2262;
 	// MaxInt64: none), so catchUp costs one load when none is due.
@@ -67,7 +103,7 @@ func (t *scheduleTable) reset(ms *Session, now time.Time) {
 		}
 		t.byID[sc.ID] = sc
 	}
-	t.refreshDue()
+	t.rebuild()
 }
 
 func (t *scheduleTable) save(ss *savedSession) {
@@ -100,7 +136,7 @@ func (t *scheduleTable) restore(_ *Session, ss *savedSession, rs *restorer) erro
 		t.nextSeq = max(t.nextSeq, sc.Seq)
 	}
 	t.nextSeq = max(t.nextSeq, ss.NextScheduleSeq)
-	t.refreshDue()
+	t.rebuild()
 	return nil
 }
 
@@ -139,6 +175,8 @@ type ScheduleRecord struct {
 	Mode     string            `json:"mode,omitempty"`
 
 	sched cron.Schedule // parsed from Cron when stored or loaded
+	// heapAt is the schedule's place in the heap of due ticks; -1 when out.
+	heapAt int
 }
 
 // ScheduleSpec is what a create or an update asks for, already validated
@@ -211,22 +249,34 @@ func (ms *Session) CreateSchedule(p *fixtures.Principal, spec ScheduleSpec) (Sch
 	if err := spec.Cron.check(); err != nil {
 		return ScheduleRecord{}, err
 	}
+	if err := spec.checkSize(); err != nil {
+		return ScheduleRecord{}, err
+	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	now := ms.clock.Now()
 	ms.catchUpLocked(now)
+	n := 0
+	for _, sc := range ms.schedules.byID {
+		if sc.Team == p.Team {
+			n++
+		}
+	}
+	if n >= MaxSchedulesPerTeam {
+		return ScheduleRecord{}, ErrTooManySchedules.because("team %s has %d schedules, the most the mock keeps for one team; delete one (DELETE /agent/schedules/{id}) or reset the session", p.Team, n)
+	}
 	ms.schedules.nextSeq++
 	sc := &ScheduleRecord{
 		ID: "sch_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16], Seq: ms.schedules.nextSeq,
 		Owner: Creator{p}, UpdatedBy: Creator{p}, Team: p.Team, TeamScope: spec.TeamScope,
-		CreatedAt: now,
+		CreatedAt: now, heapAt: -1,
 	}
 	if err := sc.apply(spec, now); err != nil {
 		ms.schedules.nextSeq--
 		return ScheduleRecord{}, err
 	}
 	ms.schedules.byID[sc.ID] = sc
-	ms.schedules.refreshDue()
+	ms.schedules.refile(sc)
 	ms.changed()
 	return *sc, nil
 }
@@ -302,6 +352,9 @@ func (ms *Session) UpdateSchedule(p *fixtures.Principal, id string, spec Schedul
 	if err := spec.Cron.check(); err != nil {
 		return ScheduleRecord{}, err
 	}
+	if err := spec.checkSize(); err != nil {
+		return ScheduleRecord{}, err
+	}
 	return ms.changeSchedule(p, id, func(sc *ScheduleRecord, now time.Time) error {
 		spec.TeamScope = sc.TeamScope
 		return sc.apply(spec, now)
@@ -335,7 +388,7 @@ func (ms *Session) changeSchedule(p *fixtures.Principal, id string, change func(
 		return ScheduleRecord{}, err
 	}
 	sc.UpdatedBy = Creator{p}
-	ms.schedules.refreshDue()
+	ms.schedules.refile(sc)
 	ms.changed()
 	return *sc, nil
 }
@@ -345,11 +398,13 @@ func (ms *Session) DeleteSchedule(p *fixtures.Principal, id string) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.catchUpLocked(ms.clock.Now())
-	if _, err := ms.visibleScheduleLocked(p, id); err != nil {
+	sc, err := ms.visibleScheduleLocked(p, id)
+	if err != nil {
 		return err
 	}
 	delete(ms.schedules.byID, id)
-	ms.schedules.refreshDue()
+	sc.NextTick = time.Time{} // out of the heap
+	ms.schedules.refile(sc)
 	ms.changed()
 	return nil
 }
@@ -397,9 +452,13 @@ func (ms *Session) ScheduleRuns(id string) ([]View, error) {
 // prompt, configuration and scope, its owner as creator, source
 // SCHEDULED_AGENT, created at the tick; the fate rules decide its end.
 func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error) {
-	if max := ms.st.opts.MaxRuns; max > 0 && len(ms.runs.list) >= max {
-		sc.LastSpawnError = fmt.Sprintf("the run due at %s was not started: %v", tick.Format(time.RFC3339), ErrStoreFull)
-		return nil, ErrStoreFull.because("the mock session holds %d runs, the most --max-runs allows; retrying will not help: reset the session (POST /__mock/reset) or start the mock with a higher --max-runs", len(ms.runs.list))
+	err := ms.roomForLocked(sc.Team)
+	if err == nil {
+		err = ms.mayStartRunsLocked(sc.Owner.Principal)
+	}
+	if err != nil {
+		sc.LastSpawnError = fmt.Sprintf("the run due at %s was not started: %v", tick.Format(time.RFC3339), err)
+		return nil, err
 	}
 	var cfg *AgentConfig
 	if sc.Config != nil {
@@ -456,10 +515,10 @@ func (ms *Session) catchUpLocked(now time.Time) {
 		return
 	}
 	var due []dueTick
-	for _, sc := range ms.schedules.byID {
-		if !sc.Enabled || sc.NextTick.IsZero() || sc.NextTick.After(now) {
-			continue
-		}
+	var moved []*ScheduleRecord
+	for h := &ms.schedules.due; len(*h) > 0 && !(*h)[0].NextTick.After(now); {
+		sc := heap.Pop(h).(*ScheduleRecord)
+		moved = append(moved, sc)
 		ticks, skipped := sc.ticksUpTo(now)
 		sc.LastSpawnError = ""
 		if skipped != "" {
@@ -479,7 +538,9 @@ func (ms *Session) catchUpLocked(now time.Time) {
 	for _, d := range due {
 		_, _ = ms.spawnLocked(d.sc, d.at) // a refusal is kept in last_spawn_error
 	}
-	ms.schedules.refreshDue()
+	for _, sc := range moved {
+		ms.schedules.refile(sc)
+	}
 	if len(due) > 0 {
 		ms.changed()
 	}
@@ -529,16 +590,71 @@ func (sc *ScheduleRecord) ticksUpTo(now time.Time) (ticks []time.Time, skipped s
 		MaxTicksPerCatchUp, sc.NextTick.Format(time.RFC3339), ring[0].Format(time.RFC3339), MaxTicksPerCatchUp)
 }
 
-// refreshDue records the earliest next tick of the enabled schedules,
-// which catchUp compares now with.
-func (t *scheduleTable) refreshDue() {
-	due := int64(math.MaxInt64)
+// inHeap reports whether a schedule belongs in the heap of due ticks.
+func (sc *ScheduleRecord) inHeap() bool { return sc.Enabled && !sc.NextTick.IsZero() }
+
+// refile puts a changed schedule where it belongs in the heap (or out of
+// it), and records the earliest next tick, which catchUp compares now with.
+func (t *scheduleTable) refile(sc *ScheduleRecord) {
+	switch {
+	case sc.heapAt >= 0 && sc.inHeap():
+		heap.Fix(&t.due, sc.heapAt)
+	case sc.heapAt >= 0:
+		heap.Remove(&t.due, sc.heapAt)
+	case sc.inHeap():
+		heap.Push(&t.due, sc)
+	}
+	t.storeDue()
+}
+
+// rebuild files every schedule anew (reset, load).
+func (t *scheduleTable) rebuild() {
+	t.due = t.due[:0]
 	for _, sc := range t.byID {
-		if sc.Enabled && !sc.NextTick.IsZero() && sc.NextTick.UnixMicro() < due {
-			due = sc.NextTick.UnixMicro()
+		sc.heapAt = -1
+		if sc.inHeap() {
+			sc.heapAt = len(t.due)
+			t.due = append(t.due, sc)
 		}
 	}
+	heap.Init(&t.due)
+	t.storeDue()
+}
+
+func (t *scheduleTable) storeDue() {
+	due := int64(math.MaxInt64)
+	if len(t.due) > 0 {
+		due = t.due[0].NextTick.UnixMicro()
+	}
 	t.dueAt.Store(due)
+}
+
+// dueHeap orders schedules by next tick, then creation (container/heap).
+type dueHeap []*ScheduleRecord
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if !h[i].NextTick.Equal(h[j].NextTick) {
+		return h[i].NextTick.Before(h[j].NextTick)
+	}
+	return h[i].Seq < h[j].Seq
+}
+func (h dueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapAt, h[j].heapAt = i, j
+}
+func (h *dueHeap) Push(x any) {
+	sc := x.(*ScheduleRecord)
+	sc.heapAt = len(*h)
+	*h = append(*h, sc)
+}
+func (h *dueHeap) Pop() any {
+	old := *h
+	sc := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	sc.heapAt = -1
+	return sc
 }
 
 // check refuses a saved schedule that would misbehave later, and parses
