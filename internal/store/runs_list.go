@@ -52,14 +52,28 @@ var ErrStalePosition = sentinel(Invalid, "cursor: the mock was reset after this 
 // may not see.
 var ErrNoAncestor = sentinel(Invalid, "ancestor_run_id: no run that you may see")
 
-// Page is one page of runs; Next is set when more follow. Positions[i] is
-// the position just after Runs[i], so a caller that sends fewer runs than
-// the page holds (a page over its byte budget) can still say where the
-// next page starts.
+// Page is one page of runs; Next is set when more follow.
 type Page struct {
-	Runs      []View
-	Next      *Position
-	Positions []Position
+	Runs []View
+	Next *Position
+
+	// the listing's order, for After
+	sortBy     string
+	desc       bool
+	generation int64
+}
+
+// After is the position just after Runs[i], so a caller that sends fewer
+// runs than the page holds (a page over its byte budget) can still say
+// where the next page starts. It is made on demand: a page needs one
+// position at most, and a key is a string to build.
+func (p Page) After(i int) Position {
+	v := p.Runs[i]
+	pos := Position{Generation: p.generation, Seq: v.Run.Seq}
+	if p.sortBy != "created_at" {
+		pos.Key = sortKeyOf(p.sortBy, p.desc, v.Run, v.Snap).String()
+	}
+	return pos
 }
 
 // List answers one page. In creation order it walks the runs (or the name
@@ -95,19 +109,15 @@ func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 	} else {
 		page = q.sortAll(p, candidates, now)
 	}
-	n := min(len(page), q.Limit)
-	out := Page{Runs: make([]View, 0, n), Positions: make([]Position, 0, n)}
+	out := Page{Runs: make([]View, 0, min(len(page), q.Limit)),
+		sortBy: q.SortBy, desc: q.Desc, generation: ms.runs.generation}
 	for i, r := range page {
 		if i == q.Limit {
-			out.Next = &out.Positions[i-1]
+			next := out.After(i - 1)
+			out.Next = &next
 			break
 		}
 		out.Runs = append(out.Runs, r.view(now))
-		pos := Position{Generation: ms.runs.generation, Seq: r.Seq}
-		if q.SortBy != "created_at" {
-			pos.Key = q.sortKey(r, now).String()
-		}
-		out.Positions = append(out.Positions, pos)
 	}
 	return out, nil
 }
@@ -184,7 +194,13 @@ type sortKey struct {
 }
 
 func (q *ListQuery) sortKey(r *Run, now time.Time) sortKey {
-	switch q.SortBy {
+	return sortKeyOf(q.SortBy, q.Desc, r, r.Timeline.At(now))
+}
+
+// sortKeyOf is r's key in the order sortBy (desc: descending), with snap
+// its state at the listing's instant.
+func sortKeyOf(sortBy string, desc bool, r *Run, snap Snapshot) sortKey {
+	switch sortBy {
 	case "title":
 		return sortKey{text: strings.ToLower(r.Title)}
 	case "agent":
@@ -194,12 +210,12 @@ func (q *ListQuery) sortKey(r *Run, now time.Time) sortKey {
 		if r.Config != nil && r.Config.SkillSpec != "" {
 			return sortKey{text: strings.ToLower(SkillName(r.Config.SkillSpec))}
 		}
-		if q.Desc {
+		if desc {
 			return sortKey{num: -1}
 		}
 		return sortKey{num: 1}
 	}
-	return sortKey{num: r.Timeline.At(now).UpdatedAt.UnixMilli()}
+	return sortKey{num: snap.UpdatedAt.UnixMilli()}
 }
 
 // String is the key as a Position carries it.

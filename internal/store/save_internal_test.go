@@ -111,7 +111,11 @@ func TestSaveAndLoadKeepEachResource(t *testing.T) {
 				}
 				page, err := ms.List(alice(st), ListQuery{Limit: 3})
 				require.NoError(t, err)
-				return []any{out, ms.CursorKey(), ms.Clock(), page.Positions}
+				var positions []Position
+				for i := range page.Runs {
+					positions = append(positions, page.After(i))
+				}
+				return []any{out, ms.CursorKey(), ms.Clock(), positions}
 			}},
 		{name: "schedules",
 			change: func(t *testing.T, st *Store, ms *Session) {
