@@ -255,6 +255,8 @@ type runTable struct {
 	createdBy map[string]int
 	// index keeps the other orders a listing has (runs_index.go).
 	index *runIndex
+	// configs shares equal agent configs among runs (text.go).
+	configs configTable
 }
 
 // savedRuns is the runs table's part of the save.
@@ -269,6 +271,7 @@ type savedRuns struct {
 func (t *runTable) empty() {
 	t.list, t.byID, t.byKey, t.createdBy = nil, map[string]*Run{}, map[filterKey][]*Run{}, map[string]int{}
 	t.index = newRunIndex()
+	t.configs = configTable{}
 	t.nextSeq = 0
 }
 
@@ -335,6 +338,7 @@ func (t *runTable) insert(r *Run, fixture bool) {
 	t.nextSeq++
 	r.Seq = t.nextSeq
 	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
+	r.Config = t.configs.intern(r.Config)
 	t.list = append(t.list, r)
 	t.byID[r.ID] = r
 	for _, k := range r.filterKeys(&[maxFilterKeys]filterKey{}) {

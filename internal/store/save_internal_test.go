@@ -25,7 +25,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock",
 			"environments", "identities", "messages", "schedules", "runs", "artifacts", "events"}},
 		{(*savedSession)(nil), []string{"Name", "Clock", "savedRuns", "savedEnvironments", "savedIdentities", "savedMessages", "savedSchedules", "savedEvents"}},
-		{(*runTable)(nil), []string{"list", "byID", "byKey", "generation", "cursorKey", "nextSeq", "createdBy", "index"}},
+		{(*runTable)(nil), []string{"list", "byID", "byKey", "generation", "cursorKey", "nextSeq", "createdBy", "index", "configs"}},
 		{(*savedRuns)(nil), []string{"Generation", "CursorKey", "NextSeq", "Runs"}},
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
 			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "indexedAt", "nextAt"}},
