@@ -1,4 +1,4 @@
-Feature: The agent catalogue
+Feature: The agents (skills) a run can take
   GET /agent lists the agents (skills) a caller can run: each name with one
   variant per SKILL.md, whose id (owner/repo:path) is what a run's skill
   takes. It creates nothing, so every scenario here is read-only. Names are
@@ -6,11 +6,11 @@ Feature: The agent catalogue
   the suite takes the order of bytes as well. (The team's agent identities,
   which runs act as, are another thing: see identities.feature.)
 
-  Scenario: The catalogue is ordered by name and every variant says where it lives
+  Scenario: The agents are ordered by name and every variant says where it lives
     When I list the agents
     Then the agents are ordered by name and every variant says where it lives
 
-  Scenario: The catalogue can be ordered by last run and read again from the repositories
+  Scenario: The agents can be ordered by last run and read again from the repositories
     When I list the agents with "sort_by=last_run&refresh=true&include_malformed_skills=true"
     Then the response status is 200
 
@@ -21,6 +21,6 @@ Feature: The agent catalogue
     When I list the agents with "sort_by=size"
     Then the response is a problem with status 400 and code "invalid_request"
 
-  Scenario: The catalogue needs a key
+  Scenario: Listing the agents needs a key
     When I send "GET /agent" with no Authorization header
     Then the response is a problem with status 401 and code "authentication_required"

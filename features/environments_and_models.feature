@@ -32,7 +32,7 @@ Feature: Environments and models
     When I list the environments with "sort_by=size"
     Then the response is a problem with status 400 and code "invalid_request"
 
-  Scenario Outline: The catalogue needs credentials: <path>
+  Scenario Outline: Environments and models need credentials: <path>
     When I send "GET <path>" with no Authorization header
     Then the response is a problem with status 401 and code "authentication_required"
 

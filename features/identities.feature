@@ -2,7 +2,7 @@ Feature: Agent identities
   A team has agent identities that its team-owned runs act as. People on
   the team list, create, rename and delete them; the team's default
   identity stays; a plan allows only so many. Deleting an identity deletes
-  its API keys with it. (The catalogue of agents a run can take, GET /agent,
+  its API keys with it. (The agents (skills) a run can take, GET /agent,
   is another thing: see agents.feature.)
 
   The published document does not say which identities a team starts with

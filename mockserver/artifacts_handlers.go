@@ -108,7 +108,7 @@ func (s *Server) downloadURL(c *call, uid uuid.UUID) (link, expiresAt string) {
 }
 
 func (s *Server) downloadSignature(session, uid string, expiresMilli int64) string {
-	m := hmac.New(sha256.New, s.cursorSecret)
+	m := hmac.New(sha256.New, s.downloadKey)
 	m.Write([]byte("artifact download\x00" + session + "\x00" + uid + "\x00" + strconv.FormatInt(expiresMilli, 10)))
 	return hex.EncodeToString(m.Sum(nil))
 }

@@ -56,11 +56,11 @@ func (s *Server) authenticate(r *http.Request) (*fixtures.Principal, *apiError) 
 	if p := s.lookupKey(token); p != nil {
 		return p, nil
 	}
-	if strings.HasPrefix(token, store.AgentKeyPrefix) {
+	if strings.HasPrefix(token, store.IdentityKeyPrefix) {
 		// An agent's key lives in the mock session it was issued in, and
 		// dies with its agent: refused even where unknown keys are let in.
 		if ms := s.store.Existing(r.Header.Get(SessionHeader)); ms != nil {
-			if p := ms.AgentByKey(token); p != nil {
+			if p := ms.IdentityByKey(token); p != nil {
 				return p, nil
 			}
 		}

@@ -188,7 +188,7 @@ func (s *Server) signLink(l transcriptLink) string {
 }
 
 func (s *Server) linkMAC(payload string) []byte {
-	mac := hmac.New(sha256.New, s.cursorSecret)
+	mac := hmac.New(sha256.New, s.downloadKey)
 	mac.Write([]byte("transcript-link\x00" + payload))
 	return mac.Sum(nil)
 }

@@ -56,9 +56,9 @@ var agentSettings = []string{"agent_type", "base_harness", "base_model", "creden
 	"description", "environment_id", "factory_uid", "harness", "harness_auth_secrets", "inference_providers",
 	"mcp_servers", "memory", "on_behalf_of_enabled", "prompt", "secrets", "skills", "worker_host"}
 
-// readAgentSettings picks the settings out of a create or update body; a
+// readIdentitySettings picks the settings out of a create or update body; a
 // null one is kept as nil, which clears it.
-func readAgentSettings(body []byte) (map[string]any, *apiError) {
+func readIdentitySettings(body []byte) (map[string]any, *apiError) {
 	var all map[string]any
 	if err := json.Unmarshal(body, &all); err != nil {
 		return nil, decodeError(err)
@@ -77,7 +77,7 @@ type ListAgentIdentitiesResponse struct {
 	Agents []AgentResponse `json:"agents"`
 }
 
-func agentJSON(v store.AgentView) AgentResponse {
+func identityJSON(v store.IdentityView) AgentResponse {
 	out := AgentResponse{UID: v.UID, Name: v.Name, Available: v.Available, CreatedAt: formatTime(v.CreatedAt),
 		UpdatedAt: formatTime(v.UpdatedAt), Secrets: []any{}, Skills: []any{}, Settings: v.Settings}
 	out.DefaultRunnerUID, _ = v.Settings["default_runner_uid"].(string)
@@ -102,31 +102,31 @@ func agentJSON(v store.AgentView) AgentResponse {
 	return out
 }
 
-// getAgent is GET /agent/identities/{uid}.
-func (s *Server) getAgent(c *call) response {
+// getIdentity is GET /agent/identities/{uid}.
+func (s *Server) getIdentity(c *call) response {
 	v, err := c.session.Identity(c.principal, c.id)
 	if err != nil {
 		return fail(problemOf(err))
 	}
-	return ok(agentJSON(v))
+	return ok(identityJSON(v))
 }
 
-// listAgentIdentities is GET /agent/identities.
-func (s *Server) listAgentIdentities(c *call) response {
+// listIdentities is GET /agent/identities.
+func (s *Server) listIdentities(c *call) response {
 	views, err := c.session.Identities(c.principal)
 	if err != nil {
 		return fail(problemOf(err))
 	}
 	out := ListAgentIdentitiesResponse{Agents: make([]AgentResponse, 0, len(views))}
 	for _, v := range views {
-		out.Agents = append(out.Agents, agentJSON(v))
+		out.Agents = append(out.Agents, identityJSON(v))
 	}
 	return ok(out)
 }
 
-// agentName reads the name of a create or update body; required says
+// identityName reads the name of a create or update body; required says
 // whether it must be there.
-func agentName(c *call, required bool) (name string, given bool, aerr *apiError) {
+func identityName(c *call, required bool) (name string, given bool, aerr *apiError) {
 	var req struct {
 		Name *string `json:"name"`
 	}
@@ -150,49 +150,49 @@ func agentName(c *call, required bool) (name string, given bool, aerr *apiError)
 	return name, true, nil
 }
 
-// createAgent is POST /agent/identities; it answers 201.
-func (s *Server) createAgent(c *call) response {
-	name, _, aerr := agentName(c, true)
+// createIdentity is POST /agent/identities; it answers 201.
+func (s *Server) createIdentity(c *call) response {
+	name, _, aerr := identityName(c, true)
 	if aerr != nil {
 		return fail(aerr)
 	}
-	settings, aerr := readAgentSettings(c.body)
+	settings, aerr := readIdentitySettings(c.body)
 	if aerr != nil {
 		return fail(aerr)
 	}
-	v, err := c.session.CreateAgent(c.principal, name, settings)
+	v, err := c.session.CreateIdentity(c.principal, name, settings)
 	if err != nil {
 		return fail(problemOf(err))
 	}
-	return response{status: http.StatusCreated, body: agentJSON(v)}
+	return response{status: http.StatusCreated, body: identityJSON(v)}
 }
 
-// updateAgent is PUT /agent/identities/{uid}.
-func (s *Server) updateAgent(c *call) response {
-	name, given, aerr := agentName(c, false)
+// updateIdentity is PUT /agent/identities/{uid}.
+func (s *Server) updateIdentity(c *call) response {
+	name, given, aerr := identityName(c, false)
 	if aerr != nil {
 		return fail(aerr)
 	}
-	settings, aerr := readAgentSettings(c.body)
+	settings, aerr := readIdentitySettings(c.body)
 	if aerr != nil {
 		return fail(aerr)
 	}
-	var v store.AgentView
+	var v store.IdentityView
 	var err error
 	if given || len(settings) > 0 {
-		v, err = c.session.UpdateAgent(c.principal, c.id, name, settings)
+		v, err = c.session.UpdateIdentity(c.principal, c.id, name, settings)
 	} else {
 		v, err = c.session.Identity(c.principal, c.id)
 	}
 	if err != nil {
 		return fail(problemOf(err))
 	}
-	return ok(agentJSON(v))
+	return ok(identityJSON(v))
 }
 
-// deleteAgent is DELETE /agent/identities/{uid}; it answers 204.
-func (s *Server) deleteAgent(c *call) response {
-	if err := c.session.DeleteAgent(c.principal, c.id); err != nil {
+// deleteIdentity is DELETE /agent/identities/{uid}; it answers 204.
+func (s *Server) deleteIdentity(c *call) response {
+	if err := c.session.DeleteIdentity(c.principal, c.id); err != nil {
 		return fail(problemOf(err))
 	}
 	return response{status: http.StatusNoContent}
@@ -203,10 +203,10 @@ type AgentKey struct {
 	APIKey string `json:"api_key"`
 }
 
-// issueAgentKey is POST /__mock/identities/{uid}/keys: a new API key that
+// issueIdentityKey is POST /__mock/identities/{uid}/keys: a new API key that
 // acts as the agent, until the agent is deleted.
-func issueAgentKey(c *call) response {
-	key, err := c.session.IssueAgentKey(c.id)
+func issueIdentityKey(c *call) response {
+	key, err := c.session.IssueIdentityKey(c.id)
 	if err != nil {
 		return fail(problemOf(err))
 	}

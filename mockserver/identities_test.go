@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func createAgent(t *testing.T, c *client, name string) mockserver.AgentResponse {
+func createIdentity(t *testing.T, c *client, name string) mockserver.AgentResponse {
 	t.Helper()
 	r := c.do("POST", "/agent/identities", map[string]any{"name": name})
 	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
@@ -42,7 +42,7 @@ func TestAgentsHaveAPlanLimitAndAProtectedDefault(t *testing.T) {
 	require.Len(t, list, 2)
 	assert.Equal(t, "agent-acme-default", list[0].UID)
 
-	third := createAgent(t, c, "  Docs bot ")
+	third := createIdentity(t, c, "  Docs bot ")
 	assert.Equal(t, "Docs bot", third.Name)
 	assert.True(t, third.Available)
 	p := c.do("POST", "/agent/identities", map[string]any{"name": "Fourth"}).problem(t)
@@ -58,7 +58,7 @@ func TestAgentsHaveAPlanLimitAndAProtectedDefault(t *testing.T) {
 	assert.Contains(t, string(r.body), "Docs and changelog bot")
 	assert.Equal(t, http.StatusNoContent, c.do("DELETE", "/agent/identities/"+third.UID, nil).status)
 	assert.Equal(t, http.StatusNotFound, c.do("DELETE", "/agent/identities/"+third.UID, nil).problem(t).Status)
-	createAgent(t, c, "Room again")
+	createIdentity(t, c, "Room again")
 
 	// Globex's plan allows one: its second agent is listed as unavailable.
 	globex := agents(t, c.as("wk-mock-carol"))
@@ -103,7 +103,7 @@ func TestARunActingAsAnAgentIsCreatedByIt(t *testing.T) {
 
 func TestDeletingAnAgentRevokesItsKeysAtOnce(t *testing.T) {
 	c := newMock(t, mockserver.Options{StrictAuth: false}).in("revoke")
-	a := createAgent(t, c, "Short-lived")
+	a := createIdentity(t, c, "Short-lived")
 	key := agentKey(t, c, a.UID)
 	as := c.as(key)
 	run := as.get(as.create(map[string]any{"prompt": "as the agent"}).RunID)

@@ -75,22 +75,22 @@ func (s *Server) routingTable() []route {
 		{method: "POST", pattern: "/agent/schedules/{scheduleId}/pause", area: api, handle: s.pauseSchedule},
 		{method: "POST", pattern: "/agent/schedules/{scheduleId}/resume", area: api, handle: s.resumeSchedule},
 
-		// the agent catalogue (agents_handlers.go)
-		{method: "GET", pattern: "/agent", area: api, handle: s.listAgents},
+		// skills (skills_handlers.go): the API calls them agents
+		{method: "GET", pattern: "/agent", area: api, handle: s.listSkills},
 		// events (events_handlers.go)
 		{method: "GET", pattern: "/agent/events", area: api, handle: s.pollEvents},
 		{method: "POST", pattern: "/agent/events/{runId}", area: api, handle: s.reportEvent},
 
-		// the catalogue (catalogue_handlers.go)
+		// environments (environments_handlers.go) and models (models_handlers.go)
 		{method: "GET", pattern: "/agent/environments", area: api, handle: s.listEnvironments},
 		{method: "GET", pattern: "/agent/models", area: api, handle: s.listModels},
 
 		// agent identities (identities_handlers.go)
-		{method: "GET", pattern: "/agent/identities", area: api, handle: s.listAgentIdentities},
-		{method: "POST", pattern: "/agent/identities", area: api, handle: s.createAgent},
-		{method: "GET", pattern: "/agent/identities/{uid}", area: api, handle: s.getAgent},
-		{method: "PUT", pattern: "/agent/identities/{uid}", area: api, handle: s.updateAgent},
-		{method: "DELETE", pattern: "/agent/identities/{uid}", area: api, handle: s.deleteAgent},
+		{method: "GET", pattern: "/agent/identities", area: api, handle: s.listIdentities},
+		{method: "POST", pattern: "/agent/identities", area: api, handle: s.createIdentity},
+		{method: "GET", pattern: "/agent/identities/{uid}", area: api, handle: s.getIdentity},
+		{method: "PUT", pattern: "/agent/identities/{uid}", area: api, handle: s.updateIdentity},
+		{method: "DELETE", pattern: "/agent/identities/{uid}", area: api, handle: s.deleteIdentity},
 
 		// artifacts (artifacts_handlers.go); downloads need no credentials:
 		// their URLs are signed
@@ -128,7 +128,7 @@ func (s *Server) routingTable() []route {
 		{method: "DELETE", pattern: "/__mock/fates", area: control, handle: clearFates},
 		{method: "GET", pattern: "/__mock/requests", area: control, handle: listRequests},
 		{method: "DELETE", pattern: "/__mock/requests", area: control, handle: clearRequests},
-		{method: "POST", pattern: "/__mock/identities/{uid}/keys", area: control, handle: issueAgentKey},
+		{method: "POST", pattern: "/__mock/identities/{uid}/keys", area: control, handle: issueIdentityKey},
 		{method: "GET", pattern: "/__mock/sessions", area: control, handle: s.listSessions},
 		{method: "GET", pattern: "/__mock/schedules/{scheduleId}/runs", area: control, handle: s.scheduleRuns},
 		{method: "POST", pattern: "/__mock/schedules/{scheduleId}/fire", area: control, handle: s.fireSchedule},

@@ -378,7 +378,7 @@ func TestSchedulesSurviveARestartAndMissedTicksAreStarted(t *testing.T) {
 	assert.ErrorIs(t, newServer(t, opts).Load(strings.NewReader(bad)), mockserver.ErrBadStateFile)
 }
 
-func TestTheAgentCatalogue(t *testing.T) {
+func TestSkills(t *testing.T) {
 	c := newMock(t, mockserver.Options{})
 	var got mockserver.ListAgentsResponse
 	c.do("GET", "/agent", nil).json(t, &got)
@@ -407,7 +407,7 @@ func TestTheAgentCatalogue(t *testing.T) {
 		"globex's own environment and the two acme shares with it")
 
 	// last_run_timestamp comes from the runs that used the skill; a create
-	// with a skill takes its name and base prompt from the catalogue.
+	// with a skill takes its name and base prompt from that skill.
 	c.advance(time.Minute)
 	id := c.create(map[string]any{"skill": "acme/api:triage"}).RunID
 	run := c.get(id)

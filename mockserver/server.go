@@ -87,7 +87,9 @@ type Server struct {
 	bodies          *byteBudget
 	maxPageBytes    int
 	sessionLinkBase string // without a trailing slash
-	cursorSecret    []byte
+	// downloadKey signs the download links of artifacts and transcripts:
+	// new each start, so a link does not outlive the process.
+	downloadKey []byte
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -139,7 +141,7 @@ func New(opts Options) (*Server, error) {
 		acceptedGETs: verdictCache{max: acceptedGETsMax}, log: opts.Logger,
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
 		maxBodyBytes: opts.MaxBodyBytes, sessionLinkBase: opts.SessionLinkBase,
-		cursorSecret: make([]byte, 32),
+		downloadKey: make([]byte, 32),
 	}
 	if s.maxPageBytes = opts.MaxPageBytes; s.maxPageBytes <= 0 {
 		s.maxPageBytes = maxPageBytes
@@ -164,7 +166,7 @@ func New(opts Options) (*Server, error) {
 		p := &set.Principals[i]
 		s.principals[p.APIKey] = p
 	}
-	if _, err := rand.Read(s.cursorSecret); err != nil {
+	if _, err := rand.Read(s.downloadKey); err != nil {
 		return nil, err
 	}
 	if s.log == nil {

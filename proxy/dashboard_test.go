@@ -18,9 +18,9 @@ import (
 
 func TestMain(m *testing.M) { browsertest.Main(m) }
 
-// faultyUpstream is the mock with two faults a staging server might have:
-// failed runs listed without their error_code, and a run's details
-// without its title.
+// faultyUpstream is the mock with three faults a staging server might
+// have: failed runs listed without their error_code, a run's details
+// without its title, and a default model that is not among the models.
 func faultyUpstream(t *testing.T) string {
 	m, err := mockserver.New(mockserver.Options{})
 	require.NoError(t, err)
@@ -28,6 +28,12 @@ func faultyUpstream(t *testing.T) string {
 		rec := httptest.NewRecorder()
 		m.ServeHTTP(rec, r)
 		body := rec.Body.Bytes()
+		if r.URL.Path == "/agent/models" && rec.Code == http.StatusOK {
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(body, &doc))
+			doc["default_model_id"] = "a-model-nobody-has"
+			body, _ = json.Marshal(doc)
+		}
 		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs") && rec.Code == http.StatusOK {
 			var doc map[string]any
 			require.NoError(t, json.Unmarshal(body, &doc))
@@ -74,17 +80,20 @@ func TestDashboardShowsViolationsInABrowser(t *testing.T) {
 	t.Cleanup(func() { srv.Close(); p.Close() })
 	get(t, srv.URL+"/agent/runs?state=FAILED&limit=5")
 	get(t, srv.URL+"/agent/runs/f29d0da9-953f-48f1-a09f-76b5a170b338")
+	get(t, srv.URL+"/agent/models")
 
 	ctx := browsertest.Tab(t)
 	browsertest.Do(t, ctx, chromedp.Navigate(srv.URL+"/__mock/proxy/ui/"))
-	browsertest.WaitFor(t, ctx, `document.querySelectorAll("#violations tbody tr.bad").length >= 2 && document.querySelectorAll("#journal tbody tr").length >= 2`)
+	browsertest.WaitFor(t, ctx, `document.querySelectorAll("#violations tbody tr.bad").length >= 3 && document.querySelectorAll("#journal tbody tr").length >= 3`)
 	counts := browsertest.Text(t, ctx, "#rule-counts")
 	assert.Contains(t, counts, "ended-run-says-why")
 	assert.Contains(t, counts, "response-follows-document")
+	assert.Contains(t, counts, "default-model-listed")
 	table := browsertest.Text(t, ctx, "#violations")
 	assert.Contains(t, table, "GET /agent/runs/f29d0da9-953f-48f1-a09f-76b5a170b338 → 200")
 	assert.Contains(t, table, "body.title")
 	assert.Contains(t, table, "an error_code on a FAILED run")
+	assert.Contains(t, table, `"a-model-nobody-has"`)
 	assert.Contains(t, browsertest.Text(t, ctx, "#journal"), "response-follows-document")
 	assert.False(t, browsertest.Eval[bool](t, ctx, `document.querySelector(".panel-faults").offsetParent !== null`), "the mock's fault rules are not the proxy's")
 	assert.False(t, browsertest.Eval[bool](t, ctx, `document.getElementById("clock").offsetParent !== null`))

@@ -138,7 +138,7 @@ func (f *findings) summary(upstream string) Summary {
 	for k, v := range f.unchecked {
 		s.Unchecked[k] = v
 	}
-	for _, r := range rules.Catalogue {
+	for _, r := range rules.All {
 		n := f.byRule[r.ID]
 		s.Violations += n
 		s.Rules = append(s.Rules, RuleCount{Rule: r, Violations: n})

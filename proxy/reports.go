@@ -168,6 +168,18 @@ func areaDescription(area string) string {
 		return "Team visibility, as far as one caller can see it: what it was refused it is never shown."
 	case "events":
 		return "The event log only grows, in sequence order, and never rewrites an event."
+	case "schedules":
+		return "The runs a schedule starts, as its listings show them."
+	case "catalogue":
+		return "Models, environments and skills: the default model is listed, listings keep their order, an environment follows its runs."
+	case "artifacts":
+		return "An artifact carries what its type promises."
+	case "identities":
+		return "Agent identities: what was deleted is gone."
+	case "messages":
+		return "Run-to-run messages: their times are set once, and a finished run takes none."
+	case "conversations":
+		return "Conversations keep time order and hold every run that ended in them."
 	case clientArea:
 		return "Requests the document does not allow. They are the clients' to fix; they fail nothing here."
 	}

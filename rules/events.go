@@ -13,7 +13,7 @@ func EventsInOrder(events []map[string]any) []Violation {
 		a, aok := events[i-1]["sequence"].(float64)
 		b, bok := events[i]["sequence"].(float64)
 		if aok && bok && b <= a {
-			return []Violation{{Rule: EventsOrdered, Field: at("body", i) + ".sequence", RunID: str(events[i]["run_id"]),
+			return []Violation{{Rule: EventsOrdered, Field: at("body", i) + ".sequence", RunID: Str(events[i]["run_id"]),
 				Expected: "a sequence greater than " + num(a) + " (the event before)", Got: num(b)}}
 		}
 	}
@@ -26,7 +26,7 @@ func EventBySequence(e map[string]any) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return str(e["run_id"]) + "#" + num(seq), true
+	return Str(e["run_id"]) + "#" + num(seq), true
 }
 
 // EndOf is the state a terminal event says its run ended in, "" for an

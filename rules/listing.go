@@ -10,9 +10,17 @@ import (
 // Every run a filtered listing shows must match every filter of the query
 // (they combine with AND). Only the filters whose value a run shows are
 // held, and only when the run shows it: state, name (agent_config.name),
-// model_id, creator (creator.uid), source, environment_id, and the time
-// bounds, which are strict. skill_spec and q are left out: what a run shows
-// of its skill and what a loose search matches are the server's to choose.
+// model_id, creator (creator.uid), source, environment_id, schedule_id
+// (schedule.schedule_id), and the time bounds, which are strict: a run
+// created at the very instant of created_after is not "created after" it.
+// skill_spec and q are left out: what a run shows of its skill and what a
+// loose search matches are the server's to choose.
+//
+// No precision of timestamps is promised: a server may keep microseconds
+// and show milliseconds, so a run shown at 30.910Z may have been created at
+// 30.9105 and rightly be "after" created_after=30.910Z. A run is judged on
+// the wrong side of a bound only when every instant its timestamp may stand
+// for, within one unit of its last shown digit, is.
 
 var exactFilters = []struct{ param, field string }{
 	{"name", "agent_config.name"},
@@ -20,6 +28,7 @@ var exactFilters = []struct{ param, field string }{
 	{"creator", "creator.uid"},
 	{"source", "source"},
 	{"environment_id", "agent_config.environment_id"},
+	{"schedule_id", "schedule.schedule_id"},
 }
 
 var timeFilters = []struct {
@@ -35,9 +44,9 @@ var timeFilters = []struct {
 func ListingMatchesQuery(q url.Values, runs []map[string]any) []Violation {
 	var out []Violation
 	for i, run := range runs {
-		field, id := at("body.runs", i), str(run["run_id"])
+		field, id := at("body.runs", i), Str(run["run_id"])
 		if states := q["state"]; len(states) > 0 {
-			st, in := str(run["state"]), false
+			st, in := Str(run["state"]), false
 			for _, s := range states {
 				in = in || s == st
 			}
@@ -51,9 +60,9 @@ func ListingMatchesQuery(q url.Values, runs []map[string]any) []Violation {
 			if want == "" {
 				continue
 			}
-			if got, ok := lookup(run, f.field); ok && got != nil && str(got) != want {
+			if got, ok := Lookup(run, f.field); ok && got != nil && Str(got) != want {
 				out = append(out, Violation{Rule: ListingMatchesFilters, Field: field + "." + f.field, RunID: id,
-					Expected: f.param + "=" + want, Got: show(got)})
+					Expected: f.param + "=" + want, Got: Show(got)})
 			}
 		}
 		for _, f := range timeFilters {
@@ -69,14 +78,36 @@ func ListingMatchesQuery(q url.Values, runs []map[string]any) []Violation {
 			if !ok {
 				continue
 			}
-			if f.after && !t.After(bound) || !f.after && !t.Before(bound) {
+			unit := ShownUnit(Str(run[f.field]))
+			if f.after && !t.Add(unit).After(bound) || !f.after && !t.Add(-unit).Before(bound) {
 				side := map[bool]string{true: "after", false: "before"}[f.after]
 				out = append(out, Violation{Rule: ListingMatchesFilters, Field: field + "." + f.field, RunID: id,
-					Expected: "strictly " + side + " " + f.param + "=" + raw, Got: str(run[f.field])})
+					Expected: "strictly " + side + " " + f.param + "=" + raw, Got: Str(run[f.field])})
 			}
 		}
 	}
 	return out
+}
+
+// ShownUnit is the unit of the last digit a timestamp shows: a millisecond
+// for "2026-01-02T03:04:05.123Z", a second for "2026-01-02T03:04:05Z".
+func ShownUnit(raw string) time.Duration {
+	_, frac, ok := strings.Cut(raw, ".")
+	if !ok {
+		return time.Second
+	}
+	digits := 0
+	for _, c := range frac {
+		if c < '0' || c > '9' {
+			break
+		}
+		digits++
+	}
+	unit := time.Second
+	for range min(digits, 9) {
+		unit /= 10
+	}
+	return unit
 }
 
 // SortedBy says how a listing query asks its runs to be ordered: the field
@@ -112,11 +143,11 @@ func ListingInOrder(q url.Values, runs []map[string]any) []Violation {
 			if !newestFirst {
 				order, than = "oldest first", "older"
 			}
-			return []Violation{{Rule: ListingOrdered, Field: at("body.runs", i) + "." + field, RunID: str(run["run_id"]),
+			return []Violation{{Rule: ListingOrdered, Field: at("body.runs", i) + "." + field, RunID: Str(run["run_id"]),
 				Expected: "runs " + order + " by " + field + ": not " + than + " than run " + prevID + " above it (" + prev.Format(time.RFC3339Nano) + ")",
-				Got:      str(run[field])}}
+				Got:      Str(run[field])}}
 		}
-		prev, prevID = t, str(run["run_id"])
+		prev, prevID = t, Str(run["run_id"])
 	}
 	return nil
 }
@@ -132,7 +163,7 @@ func ProblemStatus(status int, problem map[string]any) []Violation {
 		return nil
 	}
 	return []Violation{{Rule: ProblemStatusMatches, Field: "body.status",
-		Expected: show(status) + " (the HTTP status)", Got: show(v)}}
+		Expected: Show(status) + " (the HTTP status)", Got: Show(v)}}
 }
 
 // Refused checks the answer to a request the document does not allow
@@ -175,11 +206,11 @@ func PageWithin(q url.Values, runs []map[string]any) []Violation {
 // its field idField.
 func IsTheOneAsked(idField, asked string, obj map[string]any) []Violation {
 	got, ok := obj[idField]
-	if !ok || str(got) == asked {
+	if !ok || Str(got) == asked {
 		return nil // a missing id is the document check's to report
 	}
 	return []Violation{{Rule: AnswerIsTheOneAsked, Field: "body." + idField, RunID: runIfRun(idField, asked),
-		Expected: show(asked) + ", the id in the path", Got: show(got)}}
+		Expected: Show(asked) + ", the id in the path", Got: Show(got)}}
 }
 
 func runIfRun(field, id string) string {

@@ -60,6 +60,11 @@ type Memory struct {
 	refused  *bounded[string]
 	listed   *bounded[string]
 	sessions map[string]int // generation of each session, bumped by a reset
+
+	envNewest *bounded[envRun]    // environment -> the newest run seen created in it
+	deleted   *bounded[sighting]  // identity -> its accepted delete
+	msgTimes  *bounded[sighting]  // message and field -> the time first seen set
+	convRuns  *bounded[[]convRun] // conversation -> the runs seen ended in it
 }
 
 type runFacts struct {
@@ -77,6 +82,7 @@ type runFacts struct {
 	cancelAcceptedBy    string
 	cancelRefused       time.Time // when a 400 to a cancel arrived, until the next look
 	cancelRefusedAnswer string
+	prompt              string // its prompt, when its creation was seen (the first keptPromptBytes)
 }
 
 // page is one page of a walk in creation order, linked to the page before.
@@ -107,6 +113,11 @@ func NewMemory(l Limits) *Memory {
 		refused:  newBounded[string](def(l.Seen, 200_000)),
 		listed:   newBounded[string](def(l.Seen, 200_000)),
 		sessions: map[string]int{},
+
+		envNewest: newBounded[envRun](def(l.Runs, 100_000) / 10),
+		deleted:   newBounded[sighting](def(l.Runs, 100_000) / 10),
+		msgTimes:  newBounded[sighting](def(l.Events, 100_000)),
+		convRuns:  newBounded[[]convRun](def(l.Runs, 100_000) / 10),
 	}
 }
 
@@ -130,17 +141,24 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 		}
 		return m.refusal(ex)
 	}
-	if ex.Status != http.StatusOK {
+	if ex.Status < 200 || ex.Status > 299 {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	scope := m.scopeLocked(ex.Session)
+	if out, handled := m.resourceLocked(scope, ex, doc); handled {
+		return out
+	}
+	if ex.Status != http.StatusOK {
+		return nil
+	}
 	switch {
 	case ex.Method == http.MethodPost && (ex.Path == "/agent/run" || ex.Path == "/agent/runs"):
-		if id := str(obj["run_id"]); id != "" {
+		if id := Str(obj["run_id"]); id != "" {
 			f := m.factsLocked(scope, id)
 			f.created = true
+			m.createdLocked(scope, ex, id)
 		}
 	case ex.Method == http.MethodGet && ex.Path == "/agent/runs":
 		return m.listingLocked(scope, ex, obj)
@@ -150,7 +168,7 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 			return append(out, m.runLocked(scope, ex, "body", obj, false)...)
 		}
 	case ex.Method == http.MethodGet && obj != nil && strings.HasPrefix(ex.Path, "/agent/artifacts/"):
-		return IsTheOneAsked("artifact_uid", lastSegment(ex.Path), obj)
+		return append(IsTheOneAsked("artifact_uid", lastSegment(ex.Path), obj), PlanContent(obj)...)
 	case ex.Method == http.MethodGet && obj != nil && strings.HasPrefix(ex.Path, "/agent/schedules/") && strings.Count(ex.Path, "/") == 3:
 		return IsTheOneAsked("id", lastSegment(ex.Path), obj)
 	case ex.Method == http.MethodPost && strings.HasPrefix(ex.Path, "/agent/events/"):
@@ -207,6 +225,7 @@ func (m *Memory) listingLocked(scope string, ex Exchange, obj map[string]any) []
 	out := ListingMatchesQuery(ex.Query, page.Runs)
 	out = append(out, ListingInOrder(ex.Query, page.Runs)...)
 	out = append(out, PageWithin(ex.Query, page.Runs)...)
+	out = append(out, OneRunPerTick(page.Runs)...)
 	out = append(out, m.walkLocked(scope, ex, page.Runs, page.PageInfo.NextCursor, page.PageInfo.HasNext)...)
 	for i, run := range page.Runs {
 		out = append(out, m.runLocked(scope, ex, at("body.runs", i), run, true)...)
@@ -237,7 +256,7 @@ func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, ne
 			Expected: "runs, since the page before (" + prev.req + ") said has_next_page: true", Got: "an empty page"})
 	}
 	for i, run := range runs {
-		id := str(run["run_id"])
+		id := Str(run["run_id"])
 		for q, n := prev, 0; q != nil && n < maxWalkDepth; q, n = q.prev, n+1 {
 			if q.ids[id] {
 				out = append(out, Violation{Rule: WalkNeverRepeats, Field: at("body.runs", i) + ".run_id", RunID: id,
@@ -256,7 +275,7 @@ func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, ne
 // runLocked checks one look at a run.
 func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[string]any, listed bool) []Violation {
 	out := RunAlone(field, run)
-	id := str(run["run_id"])
+	id := Str(run["run_id"])
 	if id == "" {
 		return out
 	}
@@ -276,7 +295,8 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 	if f.created {
 		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
 	}
-	if str(run["state"]) == "CLAIMED" || str(run["session_link"]) != "" {
+	m.sawRunLocked(scope, ex, f, run)
+	if Str(run["state"]) == "CLAIMED" || Str(run["session_link"]) != "" {
 		f.wasClaimed = true
 	}
 	now := LookAt(run, ex.Sent, ex.Received, ex.Request)
@@ -318,7 +338,7 @@ func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation
 	out := EventsInOrder(events)
 	seqs := map[string]map[float64]bool{} // run -> sequences in this poll
 	for i, e := range events {
-		field, run := at("body", i), str(e["run_id"])
+		field, run := at("body", i), Str(e["run_id"])
 		data, _ := json.Marshal(e)
 		if key, ok := EventBySequence(e); ok {
 			if first, seen := m.bySeq.get(scope + "/" + key); seen {
@@ -333,11 +353,11 @@ func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation
 			}
 			seqs[run][seq] = true
 		}
-		if end := EndOf(str(e["event_type"])); end != "" {
+		if end := EndOf(Str(e["event_type"])); end != "" {
 			f := m.factsLocked(scope, run)
 			if f.hasLast && IsTerminal(f.look.State) && f.look.State != end {
 				out = append(out, Violation{Rule: EventsTellTheEnd, Field: field + ".event_type", RunID: run,
-					Expected: "the event of the state the run ended in, " + f.look.State + " (seen by " + f.look.Request + ")", Got: str(e["event_type"])})
+					Expected: "the event of the state the run ended in, " + f.look.State + " (seen by " + f.look.Request + ")", Got: Str(e["event_type"])})
 			}
 			if f.endEvent == "" {
 				f.endEvent, f.endEventBy, f.endEventAt = end, ex.Request, ex.Received

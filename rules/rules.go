@@ -26,7 +26,8 @@ type Rule struct {
 	ID    string `json:"id"`    // stable, kebab-case: what violations are counted by
 	Title string `json:"title"` // one sentence a person reads
 	// Area groups the rules in the reports: "document", "runs", "listings",
-	// "errors", "cancels", "visibility", "events".
+	// "errors", "cancels", "visibility", "events", "schedules", "catalogue",
+	// "artifacts", "identities", "messages", "conversations".
 	Area string `json:"area"`
 }
 
@@ -55,10 +56,22 @@ const (
 	EventsNeverChange       = "events-never-change"
 	EventsTellTheEnd        = "events-tell-the-end"
 	FinishedRunTakesNoEvent = "finished-run-takes-no-event"
+
+	DefaultModelListed        = "default-model-listed"
+	EnvironmentsOrdered       = "environments-in-order"
+	EnvironmentShowsNewestRun = "environment-shows-newest-run"
+	SkillsOrdered             = "skills-in-name-order"
+	PlanHasContent            = "plan-has-content"
+	DeletedIdentityGone       = "deleted-identity-gone"
+	MessageTimesSetOnce       = "message-times-set-once"
+	FinishedRunTakesNoMessage = "finished-run-takes-no-message"
+	ConversationInTimeOrder   = "conversation-in-time-order"
+	ConversationKeepsItsRuns  = "conversation-keeps-its-runs"
+	ScheduleOneRunPerTick     = "schedule-one-run-per-tick"
 )
 
-// Catalogue is every rule, in the order the reports show them.
-var Catalogue = []Rule{
+// All is every rule, in the order the reports show them.
+var All = []Rule{
 	{InvalidRequestRefused, "A request the OpenAPI document does not allow is refused with a 4xx", "document"},
 	{ResponseFollowsDocument, "Every response follows the OpenAPI document", "document"},
 	{EndedRunSaysWhy, "A FAILED or ERROR run carries a status_message with a message and an error_code", "runs"},
@@ -82,11 +95,22 @@ var Catalogue = []Rule{
 	{EventsNeverChange, "An event polled again is the same, under the same sequence, and none is lost", "events"},
 	{EventsTellTheEnd, "A run's terminal event names the state the run ended in", "events"},
 	{FinishedRunTakesNoEvent, "A reported event that would move a finished run is refused", "events"},
+	{ScheduleOneRunPerTick, "A schedule starts one run per tick of its cron", "schedules"},
+	{DefaultModelListed, "The default model is one of the models listed", "catalogue"},
+	{EnvironmentsOrdered, "Environments are listed most recently updated first, or by name when asked", "catalogue"},
+	{EnvironmentShowsNewestRun, "An environment shows its newest run as its last task", "catalogue"},
+	{SkillsOrdered, "The agents (skills) are listed in alphabetical order of name unless asked otherwise", "catalogue"},
+	{PlanHasContent, "A PLAN artifact carries its markdown", "artifacts"},
+	{DeletedIdentityGone, "A deleted agent identity is neither listed nor fetched afterwards", "identities"},
+	{MessageTimesSetOnce, "A message's delivered_at and read_at never change once set", "messages"},
+	{FinishedRunTakesNoMessage, "A message to a run that has finished is refused", "messages"},
+	{ConversationInTimeOrder, "A conversation's messages come in time order", "conversations"},
+	{ConversationKeepsItsRuns, "A conversation holds the prompt of every run that ended in it", "conversations"},
 }
 
-// RuleByID finds a rule of the Catalogue.
+// RuleByID finds a rule of All.
 func RuleByID(id string) (Rule, bool) {
-	for _, r := range Catalogue {
+	for _, r := range All {
 		if r.ID == id {
 			return r, true
 		}
@@ -134,10 +158,19 @@ func Rank(state string) int {
 
 // Helpers over decoded JSON.
 
-// lookup follows a dotted path ("agent_config.model_id") into an object.
-func lookup(doc map[string]any, path string) (any, bool) {
+// Lookup follows a dotted path ("agent_config.model_id") into a JSON
+// object; a number steps into an array ("message_ids.0").
+func Lookup(doc map[string]any, path string) (any, bool) {
 	var cur any = doc
 	for _, key := range strings.Split(path, ".") {
+		if arr, isArr := cur.([]any); isArr {
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(arr) {
+				return nil, false
+			}
+			cur = arr[i]
+			continue
+		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
@@ -149,20 +182,20 @@ func lookup(doc map[string]any, path string) (any, bool) {
 	return cur, true
 }
 
-// str is a JSON value as a string: strings as they are, null and absent
+// Str is a JSON value as a string: strings as they are, null and absent
 // as "", anything else in JSON.
-func str(v any) string {
+func Str(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return ""
 	case string:
 		return v
 	}
-	return show(v)
+	return Show(v)
 }
 
-// show is a JSON value for messages: absent values say so.
-func show(v any) string {
+// Show is a JSON value for messages: absent values say so.
+func Show(v any) string {
 	if v == nil {
 		return "nothing"
 	}

@@ -64,9 +64,15 @@ func TestListingRules(t *testing.T) {
 	q, _ := url.ParseQuery("state=QUEUED&model_id=gpt-5&created_after=2026-01-01T10:00:00Z&sort_by=created_at&sort_order=asc&limit=2")
 	ok := run("state", "QUEUED", "created_at", "2026-01-01T10:00:01Z", "agent_config", map[string]any{"model_id": "gpt-5"})
 	assert.Empty(t, rules.ListingMatchesQuery(q, []map[string]any{ok}))
-	wrong := run("state", "SUCCEEDED", "created_at", "2026-01-01T10:00:00Z", "agent_config", map[string]any{"model_id": "auto"})
+	wrong := run("state", "SUCCEEDED", "created_at", "2026-01-01T09:59:59Z", "agent_config", map[string]any{"model_id": "auto"})
 	assert.Equal(t, []string{rules.ListingMatchesFilters, rules.ListingMatchesFilters, rules.ListingMatchesFilters},
-		ids(rules.ListingMatchesQuery(q, []map[string]any{wrong})), "state, model_id and the strict time bound")
+		ids(rules.ListingMatchesQuery(q, []map[string]any{wrong})), "state, model_id and the time bound")
+	atTheInstant := run("state", "QUEUED", "created_at", "2026-01-01T10:00:00.000Z", "agent_config", map[string]any{"model_id": "gpt-5"})
+	assert.Empty(t, rules.ListingMatchesQuery(q, []map[string]any{atTheInstant}),
+		"shown to the millisecond, a run at the bound's instant may have been created a fraction after it")
+	q.Set("created_after", "2026-01-01T10:00:00.0005Z")
+	assert.Equal(t, []string{rules.ListingMatchesFilters}, ids(rules.ListingMatchesQuery(q, []map[string]any{run("state", "QUEUED", "created_at", "2026-01-01T09:59:59.999Z")})),
+		"a run whose every possible instant is before the bound")
 
 	older := run("created_at", "2026-01-01T09:00:00Z")
 	assert.Empty(t, rules.ListingInOrder(q, []map[string]any{older, ok}))

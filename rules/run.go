@@ -23,24 +23,24 @@ import (
 // the run sits in the answer ("body", "body.runs[3]").
 func RunAlone(field string, run map[string]any) []Violation {
 	var out []Violation
-	id, state := str(run["run_id"]), str(run["state"])
+	id, state := Str(run["run_id"]), Str(run["state"])
 	if state == "FAILED" || state == "ERROR" {
-		msg, _ := lookup(run, "status_message.message")
-		code, _ := lookup(run, "status_message.error_code")
+		msg, _ := Lookup(run, "status_message.message")
+		code, _ := Lookup(run, "status_message.error_code")
 		switch {
-		case str(msg) == "":
+		case Str(msg) == "":
 			out = append(out, Violation{Rule: EndedRunSaysWhy, Field: field + ".status_message.message", RunID: id,
-				Expected: "a message on a " + state + " run", Got: show(run["status_message"])})
-		case str(code) == "":
+				Expected: "a message on a " + state + " run", Got: Show(run["status_message"])})
+		case Str(code) == "":
 			out = append(out, Violation{Rule: EndedRunSaysWhy, Field: field + ".status_message.error_code", RunID: id,
-				Expected: "an error_code on a " + state + " run", Got: show(run["status_message"])})
+				Expected: "an error_code on a " + state + " run", Got: Show(run["status_message"])})
 		}
 	}
 	started := run["started_at"]
 	switch {
 	case (state == "QUEUED" || state == "PENDING") && started != nil:
 		out = append(out, Violation{Rule: StartedAtFitsState, Field: field + ".started_at", RunID: id,
-			Expected: "no started_at while the run is " + state, Got: show(started)})
+			Expected: "no started_at while the run is " + state, Got: Show(started)})
 	case (state == "INPROGRESS" || state == "BLOCKED") && started == nil:
 		out = append(out, Violation{Rule: StartedAtFitsState, Field: field + ".started_at", RunID: id,
 			Expected: "a started_at while the run is " + state, Got: "none"})
@@ -52,7 +52,7 @@ func RunAlone(field string, run map[string]any) []Violation {
 	for _, f := range []string{"updated_at", "started_at"} {
 		if t, ok := timeOf(run, f); ok && t.Before(created) {
 			out = append(out, Violation{Rule: TimestampsOrdered, Field: field + "." + f, RunID: id,
-				Expected: "not before created_at " + str(run["created_at"]), Got: str(run[f])})
+				Expected: "not before created_at " + Str(run["created_at"]), Got: Str(run[f])})
 		}
 	}
 	return out
@@ -74,7 +74,7 @@ type Look struct {
 // LookAt takes a look from a run as answered.
 func LookAt(run map[string]any, sent, received time.Time, request string) Look {
 	return Look{
-		State: str(run["state"]), UpdatedAt: run["updated_at"], StartedAt: run["started_at"],
+		State: Str(run["state"]), UpdatedAt: run["updated_at"], StartedAt: run["started_at"],
 		StatusMessage: run["status_message"], Sent: sent, Received: received, Request: request,
 	}
 }
@@ -100,8 +100,8 @@ func MovedOn(field, id string, before, now Look) []Violation {
 		for _, f := range fields {
 			if !reflect.DeepEqual(f.a, f.b) {
 				return []Violation{{Rule: TerminalRunNeverChanges, Field: field + "." + f.name, RunID: id,
-					Expected: show(f.a) + " as when the run was seen " + before.State + " (" + before.Request + ")",
-					Got:      show(f.b)}}
+					Expected: Show(f.a) + " as when the run was seen " + before.State + " (" + before.Request + ")",
+					Got:      Show(f.b)}}
 			}
 		}
 		return nil
@@ -121,16 +121,16 @@ func MovedOn(field, id string, before, now Look) []Violation {
 // claimed it has no session to link to.
 func CreatedRunRules(field string, run map[string]any, wasClaimed bool) []Violation {
 	var out []Violation
-	id := str(run["run_id"])
-	if task, ok := run["task_id"]; ok && task != nil && str(task) != id {
+	id := Str(run["run_id"])
+	if task, ok := run["task_id"]; ok && task != nil && Str(task) != id {
 		out = append(out, Violation{Rule: CreatedRunIsItsTask, Field: field + ".task_id", RunID: id,
-			Expected: "the run's run_id " + show(id), Got: show(task)})
+			Expected: "the run's run_id " + Show(id), Got: Show(task)})
 	}
-	switch st := str(run["state"]); st {
+	switch st := Str(run["state"]); st {
 	case "CLAIMED", "INPROGRESS", "BLOCKED", "SUCCEEDED":
-		if (st == "CLAIMED" || wasClaimed) && str(run["session_link"]) == "" {
+		if (st == "CLAIMED" || wasClaimed) && Str(run["session_link"]) == "" {
 			out = append(out, Violation{Rule: ClaimedRunLinksSession, Field: field + ".session_link", RunID: id,
-				Expected: "a session_link once the run is " + str(run["state"]), Got: show(run["session_link"])})
+				Expected: "a session_link once the run is " + Str(run["state"]), Got: Show(run["session_link"])})
 		}
 	}
 	return out

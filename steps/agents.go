@@ -10,11 +10,11 @@ import (
 	"github.com/cucumber/godog"
 )
 
-// Steps of features/agents.feature: the catalogue of agents (skills) a
+// Steps of features/agents.feature: the agents (skills) a
 // caller can run, GET /agent. (The team's agent identities, which runs act
 // as, are identities.go's.)
 
-// registerAgents registers the steps of the catalogue of agents.
+// registerAgents registers the steps of GET /agent's agents (skills).
 func (s *scenario) registerAgents(sc *godog.ScenarioContext) {
 	sc.Step(`^I list the agents$`, s.listAgents)
 	sc.Step(`^I list the agents with "([^"]*)"$`, s.listAgentsWith)

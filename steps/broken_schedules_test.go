@@ -123,7 +123,7 @@ func init() {
 			mustPass: []string{"An unknown schedule is not found"},
 		},
 		brokenServer{
-			name:     "a catalogue out of name order",
+			name:     "agents out of name order",
 			features: []string{"agents.feature"},
 			wrap: editAgents(func(agents []any) []any {
 				for i, j := 0, len(agents)-1; i < j; i, j = i+1, j-1 {
@@ -131,11 +131,11 @@ func init() {
 				}
 				return agents
 			}),
-			mustFail: map[string]string{"The catalogue is ordered by name and every variant says where it lives": "not ordered by name"},
+			mustFail: map[string]string{"The agents are ordered by name and every variant says where it lives": "not ordered by name"},
 			mustPass: []string{"An unknown sort order is a 400"},
 		},
 		brokenServer{
-			name:     "a catalogue variant without its source",
+			name:     "an agent variant without its source",
 			features: []string{"agents.feature"},
 			wrap: editAgents(func(agents []any) []any {
 				for _, a := range agents {
@@ -146,10 +146,10 @@ func init() {
 				return agents
 			}),
 			mustFail: map[string]string{
-				"The catalogue is ordered by name and every variant says where it lives":        "source",
-				"The catalogue can be ordered by last run and read again from the repositories": "source",
+				"The agents are ordered by name and every variant says where it lives":       "source",
+				"The agents can be ordered by last run and read again from the repositories": "source",
 			},
-			mustPass: []string{"The catalogue needs a key"},
+			mustPass: []string{"Listing the agents needs a key"},
 		},
 	)
 	// TestSuiteCatchesBrokenServers runs them with the others.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
 // Steps of features/environments_and_models.feature: the environments a
@@ -115,16 +117,8 @@ func (s *scenario) environmentsOrdered(by string) error {
 }
 
 // inNameOrder says whether names are in alphabetical order, with or without
-// regard to case.
-func inNameOrder(names []string) bool {
-	folded, bytewise := true, true
-	for i := 1; i < len(names); i++ {
-		a, b := names[i-1], names[i]
-		folded = folded && strings.ToLower(a) <= strings.ToLower(b)
-		bytewise = bytewise && a <= b
-	}
-	return folded || bytewise
-}
+// regard to case (the rule the validating proxy holds too).
+var inNameOrder = rules.InNameOrder
 
 func descending(keys []string) bool {
 	for i := 1; i < len(keys); i++ {

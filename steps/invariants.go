@@ -2,12 +2,12 @@ package steps
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
 // Rules that hold for any run at any time. Every run the suite sees, listed
@@ -15,7 +15,8 @@ import (
 // server full of real runs is checked on all of them, not only on the runs
 // the scenarios create.
 //
-// What the published document promises, and so what is checked:
+// What the published document promises, and so what is checked (the rules
+// themselves are the rules package's, shared with the validating proxy):
 //   - a FAILED or ERROR run carries a status_message with a message and an
 //     error_code ("for terminal error states, includes structured error
 //     code");
@@ -89,56 +90,20 @@ func (l *ledger) see(session string, now sighting) error {
 	return errors.Join(errs...)
 }
 
-// runRules is what holds for a run in any single look.
+// runRules is what holds for a run in any single look (rules.RunAlone,
+// which the validating proxy holds live traffic to as well).
 func runRules(id string, run map[string]any) error {
-	var errs []error
-	state := str(run["state"])
-	name := "run " + id
-	switch state {
-	case "FAILED", "ERROR":
-		if msg, _ := lookup(run, "status_message.message"); str(msg) == "" {
-			errs = append(errs, fmt.Errorf("%s is %s: expected a status_message with a message, got status_message %s", name, state, show(run["status_message"])))
-		} else if code, _ := lookup(run, "status_message.error_code"); str(code) == "" {
-			errs = append(errs, fmt.Errorf("%s is %s: expected its status_message to carry an error_code, got %s", name, state, show(run["status_message"])))
-		}
-	}
-	started, _ := lookup(run, "started_at")
-	switch {
-	case (state == "QUEUED" || state == "PENDING") && started != nil:
-		errs = append(errs, fmt.Errorf("%s is %s: expected no started_at before the agent works on it, got %s", name, state, show(started)))
-	case (state == "INPROGRESS" || state == "BLOCKED") && started == nil:
-		errs = append(errs, fmt.Errorf("%s is %s: expected a started_at once the agent works on it, got none", name, state))
-	}
-	doc := subject{what: name, doc: run}
-	if err := doc.notBefore("updated_at", "created_at"); err != nil {
-		errs = append(errs, err)
-	}
-	if started != nil {
-		if err := doc.notBefore("started_at", "created_at"); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return violations("run "+id, rules.RunAlone("body", run))
 }
 
 // movedOn checks a later look at a run against an earlier one: forward
-// only, and nothing changes once it has ended.
+// only, and nothing changes once it has ended (rules.MovedOn).
 func movedOn(id string, before, now sighting) error {
-	was, is := str(before.doc["state"]), str(now.doc["state"])
-	if isTerminal(was) {
-		for _, f := range []string{"state", "updated_at", "started_at", "status_message"} {
-			if a, b := before.doc[f], now.doc[f]; !reflect.DeepEqual(a, b) {
-				return fmt.Errorf("run %s was seen %s (%s), then changed: expected %s to stay %s, got %s (%s)",
-					id, was, before.op, f, show(a), show(b), now.op)
-			}
-		}
-		return nil
-	}
-	if r, ok := rank[is]; ok && r < rank[was] {
-		return fmt.Errorf("run %s moved backwards: expected a state at least as far as %s (seen by %s), got %s (%s)", id, was, before.op, is, now.op)
-	}
-	return nil
+	return violations("run "+id, rules.MovedOn("body", id, before.look(), now.look()))
 }
+
+// look is the sighting as the rules package takes it.
+func (s sighting) look() rules.Look { return rules.LookAt(s.doc, s.sent, s.recv, s.op) }
 
 // runsIn picks the runs out of an API answer that carries any: a run's
 // details, or a page of runs. Other answers carry none.

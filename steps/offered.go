@@ -132,7 +132,7 @@ func (s *scenario) inconclusive(reason string) error {
 }
 
 // runNamedAfterItsSkill checks that a run started from a skill alone is
-// named as the catalogue names that skill.
+// named as GET /agent names that skill.
 func (s *scenario) runNamedAfterItsSkill() error {
 	if s.current == nil {
 		return errNoRun

@@ -64,7 +64,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerRequests(sc)      // requests.go: requests as written, remembered values
 	s.registerRunEvents(sc)     // run_events.go
 	s.registerSchedules(sc)     // schedules.go
-	s.registerAgents(sc)        // agents.go: the catalogue of agents (skills), GET /agent
+	s.registerAgents(sc)        // agents.go: the agents (skills) GET /agent lists
 	s.registerEnvironments(sc)  // environments.go: environments and models
 	s.registerIdentities(sc)    // identities.go: the team's agent identities
 	s.registerMessages(sc)      // messages.go: run-to-run messages

@@ -9,34 +9,24 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
-// lookup follows a dotted path ("agent_config.model_id") into a JSON object;
-// a number steps into an array ("message_ids.0").
-func lookup(doc map[string]any, path string) (any, bool) {
-	var cur any = doc
-	for _, key := range strings.Split(path, ".") {
-		if arr, isArr := cur.([]any); isArr {
-			i, err := strconv.Atoi(key)
-			if err != nil || i < 0 || i >= len(arr) {
-				return nil, false
-			}
-			cur = arr[i]
-			continue
-		}
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[key]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
+// The JSON helpers are the rules package's, so that the suite and the
+// validating proxy read a JSON answer the same way.
+var (
+	// lookup follows a dotted path ("agent_config.model_id") into a JSON
+	// object; a number steps into an array ("message_ids.0").
+	lookup = rules.Lookup
+	// str is a JSON value as a string: strings as they are, null and
+	// absent as "", anything else in JSON.
+	str = rules.Str
+	// show is a JSON value for messages: absent values say so.
+	show = rules.Show
+)
 
 // setPath sets a dotted path in a JSON object, making objects on the way.
 func setPath(doc map[string]any, path string, v any) {
@@ -50,35 +40,6 @@ func setPath(doc map[string]any, path string, v any) {
 		doc = next
 	}
 	doc[keys[len(keys)-1]] = v
-}
-
-// str is a JSON value as a string: strings as they are, null and absent as
-// "", anything else in JSON.
-func str(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	default:
-		data, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Sprint(v)
-		}
-		return string(data)
-	}
-}
-
-// show is a JSON value for messages: absent values say so.
-func show(v any) string {
-	if v == nil {
-		return "nothing"
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(data)
 }
 
 // tableValue turns a table cell into a JSON value: a cell written as a JSON

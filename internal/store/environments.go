@@ -26,18 +26,19 @@ type environmentTable struct {
 
 // savedEnvironments is the environments table's part of the save.
 type savedEnvironments struct {
-	// CatalogueAt is the table's seededAt; absent in files written before
-	// environments and identities were saved.
-	CatalogueAt time.Time `json:"catalogue_at,omitzero"`
+	// SeededAt is the table's seededAt (named, in the file, after what
+	// environments, models and identities were once called together);
+	// absent in files written before environments and identities were saved.
+	SeededAt time.Time `json:"catalogue_at,omitzero"`
 }
 
 func (t *environmentTable) reset(_ *Session, now time.Time) { t.seededAt = now }
 
-func (t *environmentTable) save(ss *savedSession) { ss.CatalogueAt = t.seededAt }
+func (t *environmentTable) save(ss *savedSession) { ss.SeededAt = t.seededAt }
 
 // restore: an older file without the instant counts from its clock.
 func (t *environmentTable) restore(_ *Session, ss *savedSession, _ *restorer) error {
-	t.seededAt = ss.CatalogueAt
+	t.seededAt = ss.SeededAt
 	if t.seededAt.IsZero() {
 		t.seededAt = ss.Clock.Now
 	}

@@ -22,13 +22,13 @@ import (
 
 // Errors of the identities resource.
 var (
-	ErrAgentNotFound    = sentinel(NotFound, "no agent with this uid")
-	ErrAgentOtherTeam   = sentinel(Forbidden, "the agent belongs to another team")
-	ErrAgentIsDefault   = sentinel(Invalid, "the team's default agent cannot be deleted")
-	ErrPlanLimit        = sentinel(Forbidden, "the team's plan allows no more agents")
-	ErrAgentUnavailable = sentinel(Forbidden, "the agent is beyond the team's plan limit")
-	ErrTooManyKeys      = sentinel(Invalid, "the agent has as many keys as the mock issues")
-	ErrNotAPerson       = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
+	ErrIdentityNotFound    = sentinel(NotFound, "no agent with this uid")
+	ErrIdentityOtherTeam   = sentinel(Forbidden, "the agent belongs to another team")
+	ErrDefaultIdentity     = sentinel(Invalid, "the team's default agent cannot be deleted")
+	ErrPlanLimit           = sentinel(Forbidden, "the team's plan allows no more agents")
+	ErrIdentityUnavailable = sentinel(Forbidden, "the agent is beyond the team's plan limit")
+	ErrTooManyKeys         = sentinel(Invalid, "the agent has as many keys as the mock issues")
+	ErrNotAPerson          = sentinel(Forbidden, "only people manage agents; this key belongs to a service account or an agent")
 )
 
 // identityTable is the agent identities resource's part of a mock session.
@@ -46,7 +46,7 @@ type savedIdentities struct {
 // reset seeds the fixtures' agents, created the fixtures' times before now.
 func (t *identityTable) reset(ms *Session, now time.Time) {
 	t.list, t.byUID, t.byKey = nil, map[string]*Identity{}, map[string]*Identity{}
-	for _, f := range ms.st.opts.Fixtures.Agents {
+	for _, f := range ms.st.opts.Fixtures.Identities {
 		t.insert(&Identity{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo))})
 	}
 	slices.SortStableFunc(t.list, func(a, b *Identity) int { return a.CreatedAt.Compare(b.CreatedAt) })
@@ -58,7 +58,7 @@ func (t *identityTable) save(ss *savedSession) { ss.Agents = t.list }
 // (no catalogue_at) keeps the fixtures' agents, counted from the saved
 // clock.
 func (t *identityTable) restore(ms *Session, ss *savedSession, _ *restorer) error {
-	if ss.CatalogueAt.IsZero() {
+	if ss.SeededAt.IsZero() {
 		t.reset(ms, ss.Clock.Now)
 		return nil
 	}
@@ -81,9 +81,9 @@ func (t *identityTable) insert(a *Identity) {
 	}
 }
 
-// AgentKeyPrefix starts every API key the mock issues for an agent, so the
+// IdentityKeyPrefix starts every API key the mock issues for an agent, so the
 // mock can tell a revoked agent key from a key it has never seen.
-const AgentKeyPrefix = "wk-agent-"
+const IdentityKeyPrefix = "wk-agent-"
 
 // Identity is one agent identity, the same record in memory and in the save.
 // Its keys are kept as SHA-256 digests: the save holds no usable credential.
@@ -106,8 +106,8 @@ type Identity struct {
 	principal *fixtures.Principal
 }
 
-// AgentView is an agent as the API shows it.
-type AgentView struct {
+// IdentityView is an agent as the API shows it.
+type IdentityView struct {
 	UID, Name            string
 	Available            bool
 	CreatedAt, UpdatedAt time.Time
@@ -123,9 +123,9 @@ func keyHash(key string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// teamAgentsLocked is the team's agents in the order the plan counts them:
+// teamIdentitiesLocked is the team's agents in the order the plan counts them:
 // the default agent first, then by creation.
-func (ms *Session) teamAgentsLocked(team string) []*Identity {
+func (ms *Session) teamIdentitiesLocked(team string) []*Identity {
 	var out []*Identity
 	for _, a := range ms.identities.list {
 		if a.Team == team {
@@ -144,30 +144,30 @@ func (ms *Session) teamAgentsLocked(team string) []*Identity {
 	return out
 }
 
-func (ms *Session) agentViewsLocked(team string) []AgentView {
+func (ms *Session) identityViewsLocked(team string) []IdentityView {
 	limit := ms.st.opts.Fixtures.PlanLimit(team)
-	agents := ms.teamAgentsLocked(team)
-	out := make([]AgentView, len(agents))
+	agents := ms.teamIdentitiesLocked(team)
+	out := make([]IdentityView, len(agents))
 	for i, a := range agents {
 		updated := a.UpdatedAt
 		if updated.IsZero() {
 			updated = a.CreatedAt
 		}
-		out[i] = AgentView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt, UpdatedAt: updated, Settings: a.Settings}
+		out[i] = IdentityView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt, UpdatedAt: updated, Settings: a.Settings}
 	}
 	return out
 }
 
-func (ms *Session) agentViewLocked(a *Identity) AgentView {
-	for _, v := range ms.agentViewsLocked(a.Team) {
+func (ms *Session) identityViewLocked(a *Identity) IdentityView {
+	for _, v := range ms.identityViewsLocked(a.Team) {
 		if v.UID == a.UID {
 			return v
 		}
 	}
-	return AgentView{}
+	return IdentityView{}
 }
 
-func mayManageAgents(p *fixtures.Principal) error {
+func mayManageIdentities(p *fixtures.Principal) error {
 	if p.Type != "user" {
 		return ErrNotAPerson
 	}
@@ -175,25 +175,25 @@ func mayManageAgents(p *fixtures.Principal) error {
 }
 
 // Identities lists p's team's agents.
-func (ms *Session) Identities(p *fixtures.Principal) ([]AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
+func (ms *Session) Identities(p *fixtures.Principal) ([]IdentityView, error) {
+	if err := mayManageIdentities(p); err != nil {
 		return nil, err
 	}
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	return ms.agentViewsLocked(p.Team), nil
+	return ms.identityViewsLocked(p.Team), nil
 }
 
-// CreateAgent adds an agent named name to p's team, within the plan's
+// CreateIdentity adds an agent named name to p's team, within the plan's
 // limit, with settings (nil for none; a null setting is left out).
-func (ms *Session) CreateAgent(p *fixtures.Principal, name string, settings ...map[string]any) (AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
-		return AgentView{}, err
+func (ms *Session) CreateIdentity(p *fixtures.Principal, name string, settings ...map[string]any) (IdentityView, error) {
+	if err := mayManageIdentities(p); err != nil {
+		return IdentityView{}, err
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamAgentsLocked(p.Team)) >= limit {
-		return AgentView{}, ErrPlanLimit.because("the team's plan allows no more agents (%d): delete an agent or upgrade the plan", limit)
+	if limit := ms.st.opts.Fixtures.PlanLimit(p.Team); len(ms.teamIdentitiesLocked(p.Team)) >= limit {
+		return IdentityView{}, ErrPlanLimit.because("the team's plan allows no more agents (%d): delete an agent or upgrade the plan", limit)
 	}
 	now := ms.clock.Now()
 	a := &Identity{UID: "agent-" + uuid.NewString(), Team: p.Team, Name: name, CreatedAt: now, UpdatedAt: now}
@@ -202,16 +202,16 @@ func (ms *Session) CreateAgent(p *fixtures.Principal, name string, settings ...m
 	}
 	ms.identities.insert(a)
 	ms.changed()
-	return ms.agentViewLocked(a), nil
+	return ms.identityViewLocked(a), nil
 }
 
-func (ms *Session) teamAgentLocked(p *fixtures.Principal, uid string) (*Identity, error) {
+func (ms *Session) teamIdentityLocked(p *fixtures.Principal, uid string) (*Identity, error) {
 	a, ok := ms.identities.byUID[uid]
 	switch {
 	case !ok:
-		return nil, ErrAgentNotFound
+		return nil, ErrIdentityNotFound
 	case a.Team != p.Team:
-		return nil, ErrAgentOtherTeam
+		return nil, ErrIdentityOtherTeam
 	}
 	return a, nil
 }
@@ -236,17 +236,17 @@ func mergeSettings(old, set map[string]any) map[string]any {
 	return out
 }
 
-// UpdateAgent changes one of p's team's agents: its name when name is not
+// UpdateIdentity changes one of p's team's agents: its name when name is not
 // empty, and the settings set names (a null one is cleared).
-func (ms *Session) UpdateAgent(p *fixtures.Principal, uid, name string, set map[string]any) (AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
-		return AgentView{}, err
+func (ms *Session) UpdateIdentity(p *fixtures.Principal, uid, name string, set map[string]any) (IdentityView, error) {
+	if err := mayManageIdentities(p); err != nil {
+		return IdentityView{}, err
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	a, err := ms.teamAgentLocked(p, uid)
+	a, err := ms.teamIdentityLocked(p, uid)
 	if err != nil {
-		return AgentView{}, err
+		return IdentityView{}, err
 	}
 	if name != "" && a.Name != name {
 		a.Name = name
@@ -257,42 +257,22 @@ func (ms *Session) UpdateAgent(p *fixtures.Principal, uid, name string, set map[
 	}
 	a.UpdatedAt = ms.clock.Now()
 	ms.changed()
-	return ms.agentViewLocked(a), nil
+	return ms.identityViewLocked(a), nil
 }
 
-// RenameAgent changes the name of one of p's team's agents.
-func (ms *Session) RenameAgent(p *fixtures.Principal, uid, name string) (AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
-		return AgentView{}, err
-	}
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	a, err := ms.teamAgentLocked(p, uid)
-	if err != nil {
-		return AgentView{}, err
-	}
-	if a.Name != name {
-		a.Name = name
-		a.UpdatedAt = ms.clock.Now()
-		a.build()
-		ms.changed()
-	}
-	return ms.agentViewLocked(a), nil
-}
-
-// DeleteAgent deletes one of p's team's agents and revokes its keys.
-func (ms *Session) DeleteAgent(p *fixtures.Principal, uid string) error {
-	if err := mayManageAgents(p); err != nil {
+// DeleteIdentity deletes one of p's team's agents and revokes its keys.
+func (ms *Session) DeleteIdentity(p *fixtures.Principal, uid string) error {
+	if err := mayManageIdentities(p); err != nil {
 		return err
 	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	a, err := ms.teamAgentLocked(p, uid)
+	a, err := ms.teamIdentityLocked(p, uid)
 	if err != nil {
 		return err
 	}
 	if a.Default {
-		return ErrAgentIsDefault
+		return ErrDefaultIdentity
 	}
 	for _, h := range a.KeyHashes {
 		delete(ms.identities.byKey, h)
@@ -309,38 +289,38 @@ func (ms *Session) DeleteAgent(p *fixtures.Principal, uid string) error {
 func (ms *Session) ActAs(p *fixtures.Principal, uid string) (*fixtures.Principal, error) {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	a, err := ms.teamAgentLocked(p, uid)
+	a, err := ms.teamIdentityLocked(p, uid)
 	switch {
-	case errors.Is(err, ErrAgentNotFound):
-		return nil, ErrAgentNotFound.as(Invalid, "agent_identity_uid: no agent %q in your team; GET /agent/identities lists them", uid)
-	case errors.Is(err, ErrAgentOtherTeam):
-		return nil, ErrAgentOtherTeam.because("agent_identity_uid: the agent %q belongs to another team", uid)
+	case errors.Is(err, ErrIdentityNotFound):
+		return nil, ErrIdentityNotFound.as(Invalid, "agent_identity_uid: no agent %q in your team; GET /agent/identities lists them", uid)
+	case errors.Is(err, ErrIdentityOtherTeam):
+		return nil, ErrIdentityOtherTeam.because("agent_identity_uid: the agent %q belongs to another team", uid)
 	case err != nil:
 		return nil, err
 	}
-	if !ms.agentViewLocked(a).Available {
-		return nil, ErrAgentUnavailable.because("agent_identity_uid: the agent %q is beyond the team's plan limit (available: false)", uid)
+	if !ms.identityViewLocked(a).Available {
+		return nil, ErrIdentityUnavailable.because("agent_identity_uid: the agent %q is beyond the team's plan limit (available: false)", uid)
 	}
 	return a.principal, nil
 }
 
-// MaxAgentKeys bounds the keys issued for one agent, as rules are bounded
+// MaxIdentityKeys bounds the keys issued for one agent, as rules are bounded
 // per session: a key costs about 400 bytes, kept until a reset.
-const MaxAgentKeys = 100
+const MaxIdentityKeys = 100
 
-// IssueAgentKey makes a new API key for the agent uid, whatever its team,
+// IssueIdentityKey makes a new API key for the agent uid, whatever its team,
 // for the control API. The key itself is returned once and never kept.
-func (ms *Session) IssueAgentKey(uid string) (string, error) {
+func (ms *Session) IssueIdentityKey(uid string) (string, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	a, ok := ms.identities.byUID[uid]
 	if !ok {
-		return "", ErrAgentNotFound.because("no agent %q in this mock session", uid)
+		return "", ErrIdentityNotFound.because("no agent %q in this mock session", uid)
 	}
-	if len(a.KeyHashes) >= MaxAgentKeys {
-		return "", ErrTooManyKeys.because("agent %q has %d keys, as many as the mock issues for one agent; a reset of the mock session, or deleting the agent, makes room", uid, MaxAgentKeys)
+	if len(a.KeyHashes) >= MaxIdentityKeys {
+		return "", ErrTooManyKeys.because("agent %q has %d keys, as many as the mock issues for one agent; a reset of the mock session, or deleting the agent, makes room", uid, MaxIdentityKeys)
 	}
-	key := AgentKeyPrefix + rand.Text()
+	key := IdentityKeyPrefix + rand.Text()
 	h := keyHash(key)
 	a.KeyHashes = append(a.KeyHashes, h)
 	ms.identities.byKey[h] = a
@@ -348,10 +328,10 @@ func (ms *Session) IssueAgentKey(uid string) (string, error) {
 	return key, nil
 }
 
-// AgentByKey is the principal an agent API key acts as; nil when the key
+// IdentityByKey is the principal an agent API key acts as; nil when the key
 // was never issued in this mock session or its agent has been deleted.
-func (ms *Session) AgentByKey(key string) *fixtures.Principal {
-	if !strings.HasPrefix(key, AgentKeyPrefix) {
+func (ms *Session) IdentityByKey(key string) *fixtures.Principal {
+	if !strings.HasPrefix(key, IdentityKeyPrefix) {
 		return nil
 	}
 	h := keyHash(key) // a digest looked up, so timing tells nothing of the key
@@ -373,15 +353,15 @@ func (s *Store) Existing(name string) *Session {
 }
 
 // Identity returns one of p's team's agents.
-func (ms *Session) Identity(p *fixtures.Principal, uid string) (AgentView, error) {
-	if err := mayManageAgents(p); err != nil {
-		return AgentView{}, err
+func (ms *Session) Identity(p *fixtures.Principal, uid string) (IdentityView, error) {
+	if err := mayManageIdentities(p); err != nil {
+		return IdentityView{}, err
 	}
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	a, err := ms.teamAgentLocked(p, uid)
+	a, err := ms.teamIdentityLocked(p, uid)
 	if err != nil {
-		return AgentView{}, err
+		return IdentityView{}, err
 	}
-	return ms.agentViewLocked(a), nil
+	return ms.identityViewLocked(a), nil
 }

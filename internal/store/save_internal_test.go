@@ -43,7 +43,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*eventLog)(nil), []string{"log", "watched"}},
 		{(*savedEvents)(nil), []string{"Events"}},
 		{(*environmentTable)(nil), []string{"seededAt"}},
-		{(*savedEnvironments)(nil), []string{"CatalogueAt"}},
+		{(*savedEnvironments)(nil), []string{"SeededAt"}},
 		{(*artifactIndex)(nil), []string{"byUID"}},
 	} {
 		typ := reflect.TypeOf(tc.v).Elem()
@@ -133,12 +133,12 @@ func TestSaveAndLoadKeepEachResource(t *testing.T) {
 			}},
 		{name: "identities",
 			change: func(t *testing.T, st *Store, ms *Session) {
-				a, err := ms.CreateAgent(alice(st), "Docs bot")
+				a, err := ms.CreateIdentity(alice(st), "Docs bot")
 				require.NoError(t, err)
-				key, err := ms.IssueAgentKey(a.UID)
+				key, err := ms.IssueIdentityKey(a.UID)
 				require.NoError(t, err)
-				require.NoError(t, ms.DeleteAgent(alice(st), "agent-acme-release"))
-				_, err = ms.RenameAgent(carol(st), "agent-globex-triage", "Sorter")
+				require.NoError(t, ms.DeleteIdentity(alice(st), "agent-acme-release"))
+				_, err = ms.UpdateIdentity(carol(st), "agent-globex-triage", "Sorter", nil)
 				require.NoError(t, err)
 				issuedKeys[t.Name()] = key
 			},
@@ -147,7 +147,7 @@ func TestSaveAndLoadKeepEachResource(t *testing.T) {
 				require.NoError(t, err)
 				globex, err := ms.Identities(carol(st))
 				require.NoError(t, err)
-				p := ms.AgentByKey(issuedKeys[t.Name()])
+				p := ms.IdentityByKey(issuedKeys[t.Name()])
 				require.NotNil(t, p, "an issued key works after a load")
 				return []any{acme, globex, *p}
 			}},

@@ -45,9 +45,28 @@ type savedSchedules struct {
 	NextScheduleSeq int64             `json:"next_schedule_seq,omitempty"`
 }
 
-// reset: the fixtures have no schedules.
-func (t *scheduleTable) reset(*Session, time.Time) {
+// reset seeds the fixtures' schedules (schedules.json; store.New has
+// parsed their crons), created and updated the fixtures' times before now;
+// an enabled one fires at its first tick after now.
+func (t *scheduleTable) reset(ms *Session, now time.Time) {
 	t.byID, t.nextSeq = map[string]*ScheduleRecord{}, 0
+	for _, f := range ms.st.opts.Fixtures.Schedules {
+		c, err := ParseCron(f.Cron)
+		if err != nil {
+			continue // refused by store.New already
+		}
+		p := ms.st.Principal(f.Owner)
+		t.nextSeq++
+		sc := &ScheduleRecord{
+			ID: f.ID, Seq: t.nextSeq, Name: f.Name, Cron: c.Expr, sched: c.sched, Prompt: f.Prompt, Enabled: f.Enabled,
+			Owner: Creator{p}, UpdatedBy: Creator{p}, Team: p.Team, TeamScope: f.Team,
+			CreatedAt: now.Add(-time.Duration(f.CreatedAgo)), UpdatedAt: now.Add(-time.Duration(f.UpdatedAgo)),
+		}
+		if f.Enabled {
+			sc.NextTick = nextTick(c.sched, now)
+		}
+		t.byID[sc.ID] = sc
+	}
 	t.refreshDue()
 }
 

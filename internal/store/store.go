@@ -101,6 +101,11 @@ func New(opts Options) (*Store, error) {
 		p := &set.Principals[i]
 		s.byUID[p.UID] = p
 	}
+	for _, f := range set.Schedules {
+		if _, err := ParseCron(f.Cron); err != nil {
+			return nil, fmt.Errorf("fixtures: schedules.json: schedule %s: %w", f.ID, err)
+		}
+	}
 	s.fixtureIDs = make(map[string]bool, len(set.Runs))
 	for _, f := range set.Runs {
 		s.fixtureIDs[f.ID] = true

@@ -1,6 +1,7 @@
 // Package dashboard is the mock's web page, served at /__mock/ui/: the
-// sessions, their runs moving through their states, the clock, the fault and
-// fate rules and the request journal. It is static files embedded in the
+// sessions, their runs moving through their states, the selected run's
+// messages, run events, schedules with their next tick, agent identities,
+// the clock, the fault and fate rules and the request journal. It is static files embedded in the
 // binary (no build step, nothing fetched from elsewhere); the page reads
 // everything through the mock's own control API and the API, as clients do.
 package dashboard

@@ -118,6 +118,124 @@ func TestDashboardFollowsARunInABrowser(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "dashboard")
 }
 
+// The page shows every resource a client team works with, each as the API
+// gives it: a schedule with its next tick, which moves when the clock
+// passes it, and the run it started; a team's agent identity; the events of
+// the runs on the page, polled on from the last sequence seen; the
+// messages sent to the selected run.
+func TestDashboardShowsSchedulesEventsMessagesAndIdentities(t *testing.T) {
+	mock, err := mockserver.New(mockserver.Options{})
+	require.NoError(t, err)
+	srv := httptest.NewServer(mock)
+	t.Cleanup(srv.Close)
+	const session = "dashboard-resources"
+	advance := func(by string) {
+		t.Helper()
+		require.Equal(t, 200, call(t, srv.URL, session, "POST", "/__mock/clock/advance", map[string]any{"by": by}, nil))
+	}
+	require.Equal(t, 200, call(t, srv.URL, session, "PUT", "/__mock/clock", map[string]any{"mode": "virtual"}, nil))
+
+	var agent mockserver.AgentResponse
+	require.Equal(t, 201, call(t, srv.URL, session, "POST", "/agent/identities", map[string]any{"name": "Docs bot"}, &agent))
+	var sched mockserver.ScheduledAgentItem
+	require.Equal(t, 201, call(t, srv.URL, session, "POST", "/agent/schedules",
+		map[string]any{"name": "Five-minute sweep", "cron_schedule": "*/5 * * * *", "prompt": "Sweep the flaky tests"}, &sched))
+	require.NotNil(t, sched.History.NextRun)
+	firstTick := *sched.History.NextRun
+
+	var sender, recipient struct {
+		RunID string `json:"run_id"`
+	}
+	require.Equal(t, 200, call(t, srv.URL, session, "POST", "/agent/run", map[string]any{"prompt": "Migrate the users table", "title": "Migrate users"}, &sender))
+	require.Equal(t, 200, call(t, srv.URL, session, "POST", "/agent/run", map[string]any{"prompt": "Rebuild the search index", "title": "Rebuild search"}, &recipient))
+	var sent mockserver.SendMessageResponse
+	require.Equal(t, 200, call(t, srv.URL, session, "POST", "/agent/messages",
+		map[string]any{"to": []string{recipient.RunID}, "subject": "Schema changed: <b>rebase</b>", "body": "Rebase first.", "sender_run_id": sender.RunID}, &sent))
+	var reported mockserver.ReportEventResponse
+	require.Equal(t, 200, call(t, srv.URL, session, "POST", "/agent/events/"+recipient.RunID,
+		map[string]any{"event_type": "run_succeeded", "execution_id": "exec-77"}, &reported))
+	advance("6s") // the sender goes QUEUED, PENDING, CLAIMED, INPROGRESS
+
+	ctx := browsertest.Tab(t)
+	browsertest.Do(t, ctx, chromedp.Navigate(srv.URL+"/__mock/ui/#session="+session))
+
+	// The identity, as the team's list has it.
+	agentRow := `document.querySelector('#identities tr[data-agent="` + agent.UID + `"]')`
+	browsertest.WaitFor(t, ctx, agentRow+`?.textContent.includes('Docs bot')`)
+	assert.Contains(t, browsertest.Eval[string](t, ctx, agentRow+`.textContent`), "available")
+
+	// The schedule: name, cron, enabled, the instant of its next tick, and
+	// no run yet.
+	schedRow := `document.querySelector('#schedules tr[data-schedule="` + sched.ID + `"]')`
+	browsertest.WaitFor(t, ctx, schedRow+`?.querySelector('.next-tick')?.title === '`+firstTick+`'`)
+	cells := browsertest.Eval[[]string](t, ctx, `Array.from(`+schedRow+`.children).map(td => td.textContent)`)
+	require.Len(t, cells, 5)
+	assert.Equal(t, []string{"Five-minute sweep", "*/5 * * * *", "enabled"}, cells[:3])
+	assert.Equal(t, "none yet", cells[4])
+
+	// Events: the one reported, with its execution id, and the sender's
+	// run_in_progress from the clock's move.
+	eventRow := func(run, typ string) string {
+		return `document.querySelector('#events tr[data-run="` + run + `"][data-type="` + typ + `"]')`
+	}
+	browsertest.WaitFor(t, ctx, eventRow(recipient.RunID, "run_succeeded")+`?.textContent.includes('exec-77')`)
+	browsertest.WaitFor(t, ctx, eventRow(sender.RunID, "run_in_progress")+` !== null`)
+	assert.Contains(t, browsertest.Eval[string](t, ctx, eventRow(sender.RunID, "run_in_progress")+`.textContent`), "Migrate users")
+
+	// Messages: select the recipient; its inbox shows the subject as text
+	// and the sender by its title.
+	browsertest.Do(t, ctx, chromedp.Click(`tr.run-row[data-run="`+recipient.RunID+`"]`))
+	msgRow := `document.querySelector('#messages tr[data-message="` + sent.MessageIDs[0] + `"]')`
+	browsertest.WaitFor(t, ctx, msgRow+` !== null`)
+	msg := browsertest.Eval[[]string](t, ctx, `Array.from(`+msgRow+`.children).map(td => td.textContent)`)
+	require.Len(t, msg, 4)
+	assert.Equal(t, "Schema changed: <b>rebase</b>", browsertest.Eval[string](t, ctx, msgRow+`.querySelector('.subject').textContent`), "the subject is shown as text")
+	assert.Regexp(t, `from Migrate users`+sender.RunID[:8]+`$`, msg[0], "the sender, by its title and the start of its id")
+	assert.Equal(t, []string{"not yet", "not yet"}, msg[2:])
+	require.Equal(t, 200, call(t, srv.URL, session, "POST", "/agent/messages/"+sent.MessageIDs[0]+"/read", nil, nil))
+	browsertest.WaitFor(t, ctx, `!`+msgRow+`.children[3].textContent.includes('not yet')`)
+
+	// Past the tick: the schedule starts a run and moves its next tick on;
+	// the page shows the new tick and names the run it started.
+	advance("5m")
+	var after mockserver.ScheduledAgentItem
+	require.Equal(t, 200, call(t, srv.URL, session, "GET", "/agent/schedules/"+sched.ID, nil, &after))
+	require.NotNil(t, after.History.NextRun)
+	require.NotEqual(t, firstTick, *after.History.NextRun)
+	var spawned struct {
+		Runs []mockserver.RunItem `json:"runs"`
+	}
+	require.Equal(t, 200, call(t, srv.URL, session, "GET", "/agent/runs?schedule_id="+sched.ID, nil, &spawned))
+	require.Len(t, spawned.Runs, 1)
+	started := spawned.Runs[0].RunID
+	browsertest.WaitFor(t, ctx, schedRow+`.querySelector('.next-tick').title === '`+*after.History.NextRun+`'`)
+	browsertest.WaitFor(t, ctx, schedRow+`.querySelector('.last-run')?.dataset.run === '`+started+`'`)
+
+	// The run the schedule started joins the watched runs: its events come
+	// through once it moves, and every poll asks from the last sequence
+	// shown, one page at a time.
+	advance("6s")
+	browsertest.WaitFor(t, ctx, eventRow(started, "run_in_progress")+` !== null`)
+	// (The clock stands still, so once the cursor reaches the newest event
+	// shown, nothing newer comes.)
+	browsertest.WaitFor(t, ctx, `document.getElementById('events').dataset.cursor === document.querySelector('#events tbody tr').dataset.seq`)
+	top := browsertest.Eval[string](t, ctx, `document.getElementById('events').dataset.cursor`)
+	browsertest.Eval[bool](t, ctx, `performance.clearResourceTimings(), true`)
+	browsertest.WaitFor(t, ctx, `performance.getEntriesByType('resource').some(e => e.name.includes('/agent/events?'))`)
+	polls := browsertest.Eval[[]string](t, ctx, `performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/agent/events?'))`)
+	for _, u := range polls {
+		assert.Contains(t, u, "since="+top+"&", "a poll after the page caught up asks only for what is new")
+		assert.Contains(t, u, "limit=")
+	}
+
+	// What a person sees at 1,400 by 900: the top of the page, then the
+	// rest of it.
+	browsertest.Do(t, ctx, chromedp.EmulateViewport(browsertest.Width, 900))
+	browsertest.Screenshot(t, ctx, "dashboard-resources")
+	browsertest.Eval[bool](t, ctx, `window.scrollTo(0, document.body.scrollHeight), true`)
+	browsertest.Screenshot(t, ctx, "dashboard-resources-lower")
+}
+
 // The handler serves the files with a policy that allows nothing but its own
 // script, style and calls back to the mock.
 func TestHandlerServesThePage(t *testing.T) {

@@ -1,8 +1,8 @@
 // Package record turns the answers a validating proxy saw into a fixtures
 // folder in the mock's own format (package fixtures), so that
 // `agentruns-mock --fixtures DIR` serves the recorded world offline: the
-// runs with their timelines as observed, environments, models and agent
-// identities.
+// runs with their timelines as observed, schedules, environments, models
+// and agent identities.
 //
 // What is written holds no credential and no secret: API keys are made up
 // (wk-recorded-1, ...), download URLs are not kept, URLs lose their query,
@@ -42,17 +42,25 @@ type Recorder struct {
 	limit int
 	now   func() time.Time
 
-	mu         sync.Mutex
-	runs       map[string]*seenRun
-	order      []string
-	dropped    int
-	creators   map[string]creator
-	envs       map[string]json.RawMessage // uid -> the environment as answered
-	envOrder   []string
-	models     []fixtures.Model
-	defModel   string
-	agents     map[string]fixtures.Agent
-	agentOrder []string
+	mu            sync.Mutex
+	runs          map[string]*seenRun
+	order         []string
+	dropped       int
+	creators      map[string]creator
+	envs          map[string]json.RawMessage // uid -> the environment as answered
+	envOrder      []string
+	models        []fixtures.Model
+	defModel      string
+	identities    map[string]fixtures.Identity
+	identityOrder []string
+	schedules     map[string]seenSchedule
+	schedOrder    []string
+}
+
+// seenSchedule is the latest look at a schedule.
+type seenSchedule struct {
+	fixtures.Schedule
+	created, updated time.Time
 }
 
 type creator struct {
@@ -79,12 +87,19 @@ func New(dir string, limit int) *Recorder {
 		limit = 10_000
 	}
 	return &Recorder{dir: dir, limit: limit, now: time.Now, runs: map[string]*seenRun{},
-		creators: map[string]creator{}, envs: map[string]json.RawMessage{}, agents: map[string]fixtures.Agent{}}
+		creators: map[string]creator{}, envs: map[string]json.RawMessage{}, identities: map[string]fixtures.Identity{},
+		schedules: map[string]seenSchedule{}}
 }
 
 // Observe takes what one exchange shows. Only successful reads teach it
 // anything.
 func (r *Recorder) Observe(ex rules.Exchange) {
+	if ex.Method == http.MethodDelete && ex.Status/100 == 2 && ex.Session == "" && strings.HasPrefix(ex.Path, "/agent/schedules/") {
+		r.mu.Lock()
+		delete(r.schedules, strings.TrimPrefix(ex.Path, "/agent/schedules/"))
+		r.mu.Unlock()
+		return
+	}
 	if ex.Method != http.MethodGet || ex.Status != http.StatusOK || len(ex.Body) == 0 || ex.Session != "" {
 		return // a mock session other than the default is a test's own world
 	}
@@ -124,6 +139,20 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 				}
 			}
 		}
+	case ex.Path == "/agent/schedules":
+		var page struct {
+			Schedules []map[string]any `json:"schedules"`
+		}
+		if json.Unmarshal(ex.Body, &page) == nil {
+			for _, sc := range page.Schedules {
+				r.schedule(sc)
+			}
+		}
+	case strings.HasPrefix(ex.Path, "/agent/schedules/") && strings.Count(ex.Path, "/") == 3:
+		var sc map[string]any
+		if json.Unmarshal(ex.Body, &sc) == nil {
+			r.schedule(sc)
+		}
 	case ex.Path == "/agent/models":
 		var page struct {
 			Default string           `json:"default_model_id"`
@@ -144,10 +173,10 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 		if json.Unmarshal(ex.Body, &page) == nil {
 			for _, a := range page.Agents {
 				created, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
-				if _, ok := r.agents[a.UID]; !ok {
-					r.agentOrder = append(r.agentOrder, a.UID)
+				if _, ok := r.identities[a.UID]; !ok {
+					r.identityOrder = append(r.identityOrder, a.UID)
 				}
-				r.agents[a.UID] = fixtures.Agent{UID: a.UID, Team: Team, Name: a.Name, Default: a.Default,
+				r.identities[a.UID] = fixtures.Identity{UID: a.UID, Team: Team, Name: a.Name, Default: a.Default,
 					CreatedAgo: fixtures.Duration(max(0, ex.Received.Sub(created)))}
 			}
 		}
@@ -185,6 +214,36 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	}
 }
 
+// schedule notes a schedule as answered. One without a prompt (it runs a
+// skill) is left out: a fixture schedule starts its runs from a prompt.
+func (r *Recorder) schedule(sc map[string]any) {
+	id, cron, prompt := str(sc["id"]), str(sc["cron_schedule"]), str(sc["prompt"])
+	if id == "" || cron == "" || strings.TrimSpace(prompt) == "" || strings.TrimSpace(str(sc["name"])) == "" {
+		return
+	}
+	if _, ok := r.schedules[id]; !ok {
+		if len(r.schedules) >= r.limit {
+			return
+		}
+		r.schedOrder = append(r.schedOrder, id)
+	}
+	by, _ := sc["created_by"].(map[string]any)
+	r.creator(by)
+	owner := str(by["uid"])
+	if owner == "" {
+		owner = defaultUID
+	}
+	scope, _ := sc["scope"].(map[string]any)
+	enabled, _ := sc["enabled"].(bool)
+	created, _ := time.Parse(time.RFC3339Nano, str(sc["created_at"]))
+	updated, _ := time.Parse(time.RFC3339Nano, str(sc["updated_at"]))
+	r.schedules[id] = seenSchedule{
+		Schedule: fixtures.Schedule{ID: id, Name: str(sc["name"]), Cron: cron, Prompt: prompt, Enabled: enabled,
+			Owner: owner, Team: str(scope["type"]) == "Team"},
+		created: created, updated: updated,
+	}
+}
+
 // creator notes a creator object of an answer.
 func (r *Recorder) creator(c map[string]any) {
 	if uid := str(c["uid"]); uid != "" {
@@ -200,7 +259,8 @@ type Summary struct {
 	Principals   int    `json:"principals"`
 	Environments int    `json:"environments"`
 	Models       int    `json:"models"`
-	Agents       int    `json:"agents"`
+	Identities   int    `json:"agents"` // agent identities, named as the API names its list
+	Schedules    int    `json:"schedules"`
 	// Dropped counts the runs seen past the limit, not recorded.
 	Dropped int `json:"dropped"`
 }
@@ -247,8 +307,8 @@ func (r *Recorder) Write() (any, error) {
 // files builds every file's content; r.mu is held.
 func (r *Recorder) files() (map[string]any, Summary, error) {
 	now := r.now()
-	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.agents) == 0 && len(r.models) == 0 {
-		return nil, Summary{}, errors.New("nothing recorded yet: no run, environment, model or identity has passed through")
+	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.identities) == 0 && len(r.models) == 0 && len(r.schedules) == 0 {
+		return nil, Summary{}, errors.New("nothing recorded yet: no run, schedule, environment, model or identity has passed through")
 	}
 	sum := Summary{Dropped: r.dropped}
 	principals := r.principals()
@@ -321,15 +381,32 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		}
 		files["models.json"] = map[string]any{"default_model_id": def, "models": models}
 	}
-	if len(r.agents) > 0 {
-		var agents []fixtures.Agent
-		for _, uid := range r.agentOrder {
-			if a := r.agents[uid]; !uids[a.UID] {
-				agents = append(agents, a)
+	if len(r.identities) > 0 {
+		var identities []fixtures.Identity
+		for _, uid := range r.identityOrder {
+			if a := r.identities[uid]; !uids[a.UID] {
+				identities = append(identities, a)
 			}
 		}
-		sum.Agents = len(agents)
-		files["identities.json"] = map[string]any{"agents": agents}
+		sum.Identities = len(identities)
+		files["identities.json"] = map[string]any{"agents": identities}
+	}
+	var schedules []fixtures.Schedule
+	for _, id := range r.schedOrder {
+		sc, ok := r.schedules[id]
+		if !ok {
+			continue // deleted since
+		}
+		if !uids[sc.Owner] {
+			sc.Owner = defaultUID
+		}
+		sc.CreatedAgo = fixtures.Duration(max(0, now.Sub(sc.created)))
+		sc.UpdatedAgo = min(fixtures.Duration(max(0, now.Sub(sc.updated))), sc.CreatedAgo)
+		schedules = append(schedules, sc.Schedule)
+	}
+	if len(schedules) > 0 {
+		sum.Schedules = len(schedules)
+		files["schedules.json"] = map[string]any{"schedules": schedules}
 	}
 	return files, sum, nil
 }

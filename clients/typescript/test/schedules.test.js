@@ -1,5 +1,5 @@
 // @ts-check
-// The official client's schedule and catalogue methods (agent.list and the
+// The official client's schedule and agent-list methods (agent.list and the
 // seven agent.schedules methods) against the mock, with the client's own
 // parameter and response types. Together with client.test.js every one of
 // the client's twelve methods is exercised.

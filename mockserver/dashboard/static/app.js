@@ -1,5 +1,7 @@
 // The mock's dashboard. It reads everything through the mock's control API
-// (/__mock/...) and the API (/agent/...), as any client would, once a second.
+// (/__mock/...) and the API (/agent/...), as any client would, once a second:
+// runs, the selected run and its inbox, run events, schedules, agent
+// identities, fault and fate rules, the request journal.
 // Its API reads carry X-Mock-Observer, so they stay out of the request
 // journal and no fault rule hits them. Everything the server sent is put on
 // the page as text (textContent), never as markup.
@@ -16,6 +18,12 @@
   var PROGRESSION = ["QUEUED", "PENDING", "CLAIMED", "INPROGRESS"];
   var TERMINAL = { SUCCEEDED: 1, FAILED: 1, ERROR: 1, CANCELLED: 1 };
   var POLL_MS = 1000;
+  // Each panel reads at most one page per refresh: the newest runs, one
+  // page of events after the cursor, one page of a run's inbox.
+  var RUNS_PAGE = 100;
+  var EVENTS_PAGE = 200;
+  var EVENTS_KEPT = 200;
+  var INBOX_PAGE = 100;
 
   var state = {
     session: sessionStorage.getItem("agentruns.session") || "",
@@ -26,6 +34,7 @@
     clock: null,
     seen: {}, // run id -> {state -> ISO time it began, as far as seen}
     lastState: {}, // run id -> last state seen, to flash a row that moved
+    events: null, // the event poll's cursor and what it has seen (newEventLog)
     busy: false,
   };
   // A token in the address's fragment (#token=...) never reaches a server log.
@@ -119,8 +128,15 @@
     return Math.round(s / 86400) + " d";
   }
 
+  // timeCell shows an instant's time of day, or its date when it is more
+  // than a day from now (a fixture agent made 90 days ago); the cell's
+  // title has the whole instant.
   function timeCell(iso, wall) {
-    return el("td", { class: "time", title: iso || "" }, [fmtTime(iso), el("span", { class: "ago", text: ago(iso, wall) })]);
+    var text = fmtTime(iso);
+    var now = wall ? Date.now() : state.clock && new Date(state.clock.now);
+    var d = new Date(iso);
+    if (iso && now && !isNaN(d) && Math.abs(now - d) > 864e5) text = d.toISOString().slice(0, 10);
+    return el("td", { class: "time", title: iso || "" }, [text, el("span", { class: "ago", text: ago(iso, wall) })]);
   }
 
   // ---- panels
@@ -188,7 +204,7 @@
 
   function select(id) {
     state.selected = id;
-    Array.prototype.forEach.call(document.querySelectorAll(".run-row"), function (tr) {
+    Array.prototype.forEach.call(document.querySelectorAll(".run-row, .event-row"), function (tr) {
       tr.classList.toggle("selected", tr.dataset.run === id);
     });
     refresh();
@@ -324,11 +340,212 @@
     }), "No violations yet.", 6);
   }
 
-  // PANELS is what one refresh reads and where it goes. Schedules (with
-  // their next tick) and the event log join here once the mock serves them.
+  // shortID is the start of a run id, enough to tell runs apart on a row.
+  function shortID(id) { return String(id || "").slice(0, 8); }
+
+  function runTitle(id) {
+    var r = state.runs.filter(function (x) { return x.run_id === id; })[0];
+    return r ? (r.title || r.prompt || "") : "";
+  }
+
+  // runCell names a run (its title when the runs panel has it, and the
+  // start of its id) and selects it when clicked.
+  function runCell(id, before) {
+    var title = runTitle(id);
+    var td = el("td", { class: "run-ref", "data-run": id, title: id }, [before || null,
+      title ? el("span", { class: "run-ref-title", text: title }) : null,
+      el("code", { text: shortID(id) })]);
+    td.addEventListener("click", function (e) { e.stopPropagation(); select(id); });
+    return td;
+  }
+
+  // ---- the event log, followed with the poll's cursor
+  //
+  // GET /agent/events answers the events of the named runs after a
+  // sequence, oldest first. The page watches the runs the runs panel shows
+  // and keeps the last sequence it saw, so each refresh asks only for what
+  // is new. A run that appears later (just created, or started by a
+  // schedule) may have events from before that cursor: it is caught up on
+  // its own, from the start, before it joins the others.
+
+  function newEventLog() {
+    return { cursor: 0, watched: {}, pending: null, list: [], full: false };
+  }
+
+  function mergeEvents(log, events) {
+    var bySeq = {};
+    log.list.forEach(function (e) { bySeq[e.sequence] = e; });
+    events.forEach(function (e) { bySeq[e.sequence] = e; });
+    log.list = Object.keys(bySeq).map(function (k) { return bySeq[k]; })
+      .sort(function (a, b) { return b.sequence - a.sequence; }).slice(0, EVENTS_KEPT);
+  }
+
+  function eventsQuery(ids, since) {
+    var q = new URLSearchParams();
+    ids.forEach(function (id) { q.append("run_ids", id); });
+    q.set("since", String(since));
+    q.set("limit", String(EVENTS_PAGE));
+    return "events?" + q.toString();
+  }
+
+  function pollEvents() {
+    var runs = state.runs;
+    var log = state.events || (state.events = newEventLog());
+    // A run id seen again with another created_at is a new run under a
+    // fixture's id: the session was reset and its log started over.
+    var reborn = runs.some(function (r) { return log.watched[r.run_id] && log.watched[r.run_id] !== r.created_at; });
+    if (reborn) log = state.events = newEventLog();
+    if (!runs.length) { renderEvents(log); return null; }
+    var onPage = {};
+    runs.forEach(function (r) { onPage[r.run_id] = r.created_at; });
+    // Runs that fell off the runs page are no longer asked about.
+    Object.keys(log.watched).forEach(function (id) { if (!onPage[id]) delete log.watched[id]; });
+    if (!log.pending) {
+      var fresh = runs.filter(function (r) { return !log.watched[r.run_id]; }).map(function (r) { return r.run_id; });
+      if (fresh.length) log.pending = { ids: fresh, cursor: 0 };
+    }
+    if (log.pending) {
+      var p = log.pending;
+      p.ids = p.ids.filter(function (id) { return onPage[id]; });
+      if (!p.ids.length) { log.pending = null; renderEvents(log); return null; }
+      return api(eventsQuery(p.ids, p.cursor)).then(function (events) {
+        if (state.events !== log) return;
+        mergeEvents(log, events);
+        log.full = events.length === EVENTS_PAGE;
+        if (events.length) p.cursor = events[events.length - 1].sequence;
+        if (!log.full) {
+          // Caught up: the runs join the others. Before any run was
+          // watched, the others' cursor is this one; otherwise it stays,
+          // and what the two polls both return is kept once.
+          if (!Object.keys(log.watched).length) log.cursor = p.cursor;
+          p.ids.forEach(function (id) { log.watched[id] = onPage[id]; });
+          log.pending = null;
+        }
+        renderEvents(log);
+      }, forgetEvents);
+    }
+    var ids = Object.keys(log.watched);
+    return api(eventsQuery(ids, log.cursor)).then(function (events) {
+      if (state.events !== log) return;
+      mergeEvents(log, events);
+      log.full = events.length === EVENTS_PAGE;
+      if (events.length) log.cursor = events[events.length - 1].sequence;
+      renderEvents(log);
+    }, forgetEvents);
+  }
+
+  // forgetEvents starts the log over when a watched run is gone (404) or
+  // out of sight (403), as after a session's reset or a change of key.
+  function forgetEvents(e) {
+    if (e.status === 404 || e.status === 403) { state.events = null; return; }
+    throw e;
+  }
+
+  function eventPill(type) {
+    var kind = { run_in_progress: "inprogress", run_succeeded: "succeeded", run_failed: "failed", run_errored: "error", run_blocked: "blocked", run_cancelled: "cancelled" }[type] || "";
+    return el("span", { class: "pill pill-" + kind, text: type });
+  }
+
+  function renderEvents(log) {
+    var list = log.list;
+    $("events-count").textContent = list.length ? "(" + list.length + (list.length === EVENTS_KEPT ? ", the latest" : "") + ")" : "";
+    $("events-note").textContent = (log.pending || log.full ? "catching up · " : "") + "since " + log.cursor;
+    $("events").dataset.cursor = String(log.cursor);
+    fill($("events").tBodies[0], list.map(function (e) {
+      var tr = el("tr", { class: "event-row" + (e.run_id === state.selected ? " selected" : ""), "data-seq": String(e.sequence), "data-run": e.run_id, "data-type": e.event_type }, [
+        el("td", { class: "num mono", text: String(e.sequence) }),
+        timeCell(e.occurred_at),
+        el("td", null, [eventPill(e.event_type)]),
+        runCell(e.run_id),
+        el("td", { class: "mono ids", text: [e.execution_id, e.ref_id].filter(Boolean).join(" · ") }),
+      ]);
+      return tr;
+    }), state.runs.length ? "No events yet for the runs above." : "No runs to watch.", 5);
+  }
+
+  // ---- schedules, with their next tick and the run each last started
+
+  function readSchedules() {
+    // The newest runs schedules started, one page, to name each schedule's
+    // last one.
+    return Promise.all([api("schedules"), api("runs?source=SCHEDULED_AGENT&limit=" + RUNS_PAGE)]);
+  }
+
+  function renderSchedules(both) {
+    var list = (both[0] && both[0].schedules) || [];
+    var spawned = (both[1] && both[1].runs) || [];
+    $("schedules-count").textContent = list.length ? "(" + list.length + ")" : "";
+    fill($("schedules").tBodies[0], list.map(function (sc) {
+      var h = sc.history || {};
+      var last = spawned.filter(function (r) { return r.schedule && r.schedule.schedule_id === sc.id; })[0];
+      var lastCell;
+      if (last) {
+        lastCell = runCell(last.run_id, pill(last.state));
+        lastCell.classList.add("last-run");
+        lastCell.appendChild(el("span", { class: "ago", text: h.last_ran ? "started " + fmtTime(h.last_ran) + " · " + ago(h.last_ran) : "" }));
+      } else {
+        lastCell = el("td", { class: "last-run muted", title: h.last_ran || "" , text: h.last_ran ? fmtTime(h.last_ran) + " (" + ago(h.last_ran) + ")" : "none yet" });
+      }
+      if (sc.last_spawn_error) lastCell.appendChild(el("span", { class: "spawn-error", text: sc.last_spawn_error }));
+      var next = h.next_run ? timeCell(h.next_run) : el("td", { class: "muted", text: sc.enabled ? "—" : "paused" });
+      next.classList.add("next-tick");
+      return el("tr", { "data-schedule": sc.id }, [
+        el("td", { class: "title", title: sc.prompt || "", text: sc.name }),
+        el("td", { class: "mono", text: sc.cron_schedule }),
+        el("td", null, [el("span", { class: "pill " + (sc.enabled ? "pill-succeeded" : "pill-queued"), text: sc.enabled ? "enabled" : "paused" })]),
+        next,
+        lastCell,
+      ]);
+    }), "No schedules that " + state.key + " can see. POST /agent/schedules creates one.", 5);
+  }
+
+  // ---- the selected run's inbox
+
+  function renderMessages(list, runID) {
+    var unread = list.filter(function (m) { return !m.read_at; }).length;
+    $("messages-count").textContent = list.length ? "(" + list.length + (list.length === INBOX_PAGE ? ", the first" : "") + (unread ? ", " + unread + " unread" : "") + ")" : "";
+    $("messages-note").textContent = "sent to " + shortID(runID);
+    fill($("messages").tBodies[0], list.map(function (m) {
+      function when(iso) { return iso ? timeCell(iso) : el("td", { class: "muted", text: "not yet" }); }
+      // The subject, and under it the run that sent it.
+      var from = runCell(m.sender_run_id, el("span", { class: "muted", text: "from " }));
+      from.prepend(el("span", { class: "subject", text: m.subject }));
+      from.classList.add("message");
+      return el("tr", { class: "message-row" + (m.read_at ? "" : " unread"), "data-message": m.message_id }, [
+        from, when(m.sent_at), when(m.delivered_at), when(m.read_at),
+      ]);
+    }), "No messages sent to this run.", 4);
+  }
+
+  function clearMessages() {
+    $("messages-count").textContent = "";
+    $("messages-note").textContent = "the selected run's inbox";
+    fill($("messages").tBodies[0], [], "Select a run to see the messages sent to it.", 4);
+  }
+
+  // ---- the team's agent identities
+
+  function renderIdentities(page) {
+    var list = (page && page.agents) || [];
+    $("identities-count").textContent = list.length ? "(" + list.length + ")" : "";
+    fill($("identities").tBodies[0], list.map(function (a) {
+      return el("tr", { "data-agent": a.uid }, [
+        el("td", { text: a.name }),
+        el("td", { class: "mono", text: a.uid }),
+        el("td", null, [a.available ? el("span", { class: "pill pill-succeeded", text: "available" })
+          : el("span", { class: "pill pill-blocked", title: "Beyond the plan's number of agents: runs cannot use it", text: "beyond plan" })]),
+        timeCell(a.created_at),
+      ]);
+    }), "No agent identities in " + state.key + "'s team.", 4);
+  }
+
+  // PANELS is what one refresh reads and where it goes: one page each.
+  // The event poll follows the runs panel, whose runs it watches.
   var PANELS = [
     { read: function () { return control("GET", "sessions"); }, show: renderSessions },
-    { read: function () { return api("runs?limit=100"); }, show: renderRuns },
+    { read: function () { return api("runs?limit=" + RUNS_PAGE); }, show: function (page) { renderRuns(page); return pollEvents(); } },
+    { read: readSchedules, show: renderSchedules },
+    { read: function () { return api("identities"); }, show: renderIdentities },
     { read: function () { return control("GET", "faults"); }, show: renderFaults },
     { read: function () { return control("GET", "fates"); }, show: renderFates },
     { read: function () { return control("GET", "requests"); }, show: renderJournal },
@@ -340,7 +557,7 @@
     document.querySelector(".brand-sub").textContent = "proxy";
     document.title = "agentruns proxy";
     PANELS = [
-      { read: function () { return api("runs?limit=100"); }, show: renderRuns },
+      { read: function () { return api("runs?limit=" + RUNS_PAGE); }, show: renderRuns },
       { read: function () { return control("GET", "proxy/requests"); }, show: renderJournal },
       { read: function () { return control("GET", "proxy"); }, show: renderViolations },
     ];
@@ -366,8 +583,17 @@
           if (e.status === 404 || e.status === 403) { state.selected = null; renderRun(null); return; }
           throw e;
         }));
+        if (!PROXY) {
+          reads.push(api("messages/" + encodeURIComponent(sel) + "?limit=" + INBOX_PAGE).then(function (list) {
+            if (state.selected === sel) renderMessages(list || [], sel);
+          }, function (e) {
+            if (e.status === 404 || e.status === 403) { clearMessages(); return; }
+            throw e;
+          }));
+        }
       } else {
         renderRun(null);
+        if (!PROXY) clearMessages();
       }
       return Promise.all(reads);
     }).then(function () {
@@ -410,6 +636,7 @@
     state.selected = null;
     state.seen = {};
     state.lastState = {};
+    state.events = null;
     refresh();
   });
   var keyInput = $("key");
@@ -418,6 +645,7 @@
     state.key = keyInput.value.trim() || "wk-mock-alice";
     localStorage.setItem("agentruns.key", state.key);
     state.selected = null;
+    state.events = null;
     refresh();
   });
 

@@ -32,7 +32,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	if s.opts.StrictReferences {
-		if status, code, title, detail := s.catalogue.check(req); status != 0 {
+		if status, code, title, detail := s.offer.check(req); status != 0 {
 			writeProblem(w, r, status, code, title, detail)
 			return
 		}

@@ -81,11 +81,11 @@ const OtherTeamKeyPrefix = "other-team-"
 type Server struct {
 	opts Options
 
-	mu        sync.Mutex
-	runs      map[string]*run
-	all       []*run    // every run, in creation order
-	created   int       // runs created through the API so far
-	catalogue catalogue // what runs may name (catalogue.go)
+	mu      sync.Mutex
+	runs    map[string]*run
+	all     []*run // every run, in creation order
+	created int    // runs created through the API so far
+	offer   offer  // what runs may name (offer.go)
 	// The event log (events.go).
 	events    []event
 	numbered  map[eventKey]bool
@@ -100,7 +100,7 @@ func New(opts Options) *Server {
 	if opts.Prefix == "" {
 		opts.Prefix = "/api/v1"
 	}
-	s := &Server{opts: opts, runs: map[string]*run{}, catalogue: newCatalogue()}
+	s := &Server{opts: opts, runs: map[string]*run{}, offer: newOffer()}
 	for _, r := range seededRuns(time.Now()) {
 		s.add(r)
 	}
@@ -174,7 +174,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			methodNotAllowed(w, r)
 			return
 		}
-		s.listCatalogue(w, parts[len(parts)-1])
+		s.listOffered(w, parts[len(parts)-1])
 	default:
 		notFound(w, r, "no such operation")
 	}

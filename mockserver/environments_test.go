@@ -122,7 +122,7 @@ func TestModelsNameTheDefaultACreateFillsIn(t *testing.T) {
 	assert.Equal(t, out.DefaultModelID, run.AgentConfig.ModelID)
 }
 
-func TestCatalogueNeedsAuth(t *testing.T) {
+func TestEnvironmentsModelsAndIdentitiesNeedAuth(t *testing.T) {
 	c := newMock(t, mockserver.Options{})
 	for _, path := range []string{"/agent/environments", "/agent/models", "/agent/identities"} {
 		assert.Equal(t, http.StatusUnauthorized, c.as("").do("GET", path, nil).problem(t).Status, path)
@@ -131,13 +131,13 @@ func TestCatalogueNeedsAuth(t *testing.T) {
 
 // Agents and messages live in the state file like runs, and a restart
 // keeps agent keys working, and revoked ones refused.
-func TestCatalogueSurvivesARestart(t *testing.T) {
+func TestIdentitiesMessagesAndEnvironmentsSurviveARestart(t *testing.T) {
 	opts := mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart}
 	s1 := newServer(t, opts)
 	c1 := serve(t, s1).in("keep")
 	require.Equal(t, http.StatusNoContent, c1.do("DELETE", "/agent/identities/agent-acme-release", nil).status) // room for two
-	agent := createAgent(t, c1, "Keeper")
-	gone := createAgent(t, c1, "Goner")
+	agent := createIdentity(t, c1, "Keeper")
+	gone := createIdentity(t, c1, "Goner")
 	key, goneKey := agentKey(t, c1, agent.UID), agentKey(t, c1, gone.UID)
 	require.Equal(t, http.StatusNoContent, c1.do("DELETE", "/agent/identities/"+gone.UID, nil).status)
 	a := c1.create(map[string]any{"prompt": "a"}).RunID
@@ -162,10 +162,10 @@ func TestCatalogueSurvivesARestart(t *testing.T) {
 
 // Each mock session has its own agents and messages, and a reset puts the
 // fixtures back.
-func TestCatalogueIsolationAndReset(t *testing.T) {
+func TestIdentitiesAndMessagesIsolationAndReset(t *testing.T) {
 	c := newMock(t, mockserver.Options{})
 	one, two := c.in("one"), c.in("two")
-	agent := createAgent(t, one, "Only here")
+	agent := createIdentity(t, one, "Only here")
 	key := agentKey(t, one, agent.UID)
 	assert.Equal(t, http.StatusNotFound, two.do("PUT", "/agent/identities/"+agent.UID, map[string]any{"name": "x"}).status)
 	assert.Equal(t, http.StatusUnauthorized, two.as(key).do("GET", "/agent/runs", nil).status, "a key works only in its mock session")

@@ -8,9 +8,9 @@ import (
 	"github.com/agentruns/agentruns/internal/store"
 )
 
-// The catalogue over HTTP: environments and models. Both are fixtures; an
-// environment's use (its newest run and whether setup failed) is derived
-// from the caller's team's runs when asked (internal/store/environments.go).
+// Environments over HTTP. Environments are fixtures; an environment's use
+// (its newest run and whether setup failed) is derived from the caller's
+// team's runs when asked (internal/store/environments.go).
 
 // CloudEnvironment is an environment as the API shows it.
 type CloudEnvironment struct {
@@ -102,31 +102,4 @@ func (s *Server) checkEnvironment(c *call, id string) *apiError {
 		return problemOf(err)
 	}
 	return nil
-}
-
-// ListModelsResponse answers GET /agent/models.
-type ListModelsResponse struct {
-	DefaultModelID string      `json:"default_model_id"`
-	Models         []ModelInfo `json:"models"`
-}
-
-// ModelInfo is a model as the API shows it.
-type ModelInfo struct {
-	ID              string `json:"id"`
-	DisplayName     string `json:"display_name"`
-	Provider        string `json:"provider"`
-	VisionSupported bool   `json:"vision_supported"`
-	Description     string `json:"description,omitempty"`
-	ReasoningLevel  string `json:"reasoning_level,omitempty"`
-	DisableReason   string `json:"disable_reason,omitempty"`
-}
-
-// listModels is GET /agent/models: the fixtures' models, the same for
-// every caller.
-func (s *Server) listModels(*call) response {
-	out := ListModelsResponse{DefaultModelID: s.fixtures.DefaultModelID, Models: make([]ModelInfo, 0, len(s.fixtures.Models))}
-	for _, m := range s.fixtures.Models {
-		out.Models = append(out.Models, ModelInfo(m))
-	}
-	return ok(out)
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/agentruns/agentruns/internal/store"
 )
 
-// The agent catalogue over HTTP (GET /agent). What it lists is
-// internal/store's catalogue.go.
+// The skills list over HTTP (GET /agent): the skills of the caller's
+// environments, grouped by name, which the API calls agents. What it lists
+// is internal/store's skills.go.
 
 // ListAgentsResponse answers GET /agent.
 type ListAgentsResponse struct {
@@ -46,10 +47,10 @@ type AgentListEnvironment struct {
 }
 
 // listAgents is GET /agent. refresh is accepted and changes nothing: the
-// mock reads its catalogue from the fixtures and caches nothing.
-func (s *Server) listAgents(c *call) response {
+// mock reads its skills from the fixtures and caches nothing.
+func (s *Server) listSkills(c *call) response {
 	params := c.r.URL.Query()
-	q := store.AgentQuery{Repo: params.Get("repo"), SortBy: params.Get("sort_by")}
+	q := store.SkillQuery{Repo: params.Get("repo"), SortBy: params.Get("sort_by")}
 	if q.Repo != "" {
 		if o, n, ok := strings.Cut(q.Repo, "/"); !ok || o == "" || n == "" || strings.Contains(n, "/") {
 			return fail(queryError("repo", "write the repository as owner/repo"))
@@ -71,9 +72,9 @@ func (s *Server) listAgents(c *call) response {
 			}
 		}
 	}
-	agents := c.session.Agents(c.principal, q)
-	out := ListAgentsResponse{Agents: make([]AgentListItem, 0, len(agents))}
-	for _, a := range agents {
+	groups := c.session.Skills(c.principal, q)
+	out := ListAgentsResponse{Agents: make([]AgentListItem, 0, len(groups))}
+	for _, a := range groups {
 		item := AgentListItem{Name: a.Name, Variants: make([]AgentListVariant, 0, len(a.Variants))}
 		for _, v := range a.Variants {
 			owner, repo, _ := strings.Cut(v.Skill.Repo, "/")

@@ -10,7 +10,7 @@ import (
 // disable_reason allows), two environments and three skills. With
 // Options.StrictReferences a create that names anything else is refused.
 
-type catalogue struct {
+type offer struct {
 	models       []map[string]any
 	environments []map[string]any
 	agents       []map[string]any
@@ -20,8 +20,8 @@ type catalogue struct {
 
 const defaultModel = "reference-auto"
 
-func newCatalogue() catalogue {
-	c := catalogue{modelIDs: map[string]bool{}, environmentIDs: map[string]bool{}, skillIDs: map[string]bool{}}
+func newOffer() offer {
+	c := offer{modelIDs: map[string]bool{}, environmentIDs: map[string]bool{}, skillIDs: map[string]bool{}}
 	for _, m := range []map[string]any{
 		{"id": defaultModel, "display_name": "Auto", "provider": "UNKNOWN", "vision_supported": true},
 		{"id": "reference-large", "display_name": "Large", "provider": "ANTHROPIC", "vision_supported": true},
@@ -54,8 +54,8 @@ func newCatalogue() catalogue {
 	return c
 }
 
-// check refuses a request that names what the catalogue does not offer.
-func (c catalogue) check(req request) (status int, code, title, detail string) {
+// check refuses a request that names what the server does not offer.
+func (c offer) check(req request) (status int, code, title, detail string) {
 	switch model, env, skill := str(req.config["model_id"]), str(req.config["environment_id"]), str(req.config["skill_spec"]); {
 	case model != "" && !c.modelIDs[model]:
 		return http.StatusBadRequest, "invalid_request", "Invalid request", "config.model_id " + model + " is not an available model"
@@ -67,16 +67,16 @@ func (c catalogue) check(req request) (status int, code, title, detail string) {
 	return 0, "", "", ""
 }
 
-// listCatalogue answers GET /agent/models, /agent/environments and /agent,
+// listOffered answers GET /agent/models, /agent/environments and /agent,
 // in a fixed order whatever the query: the document gives these operations
 // no 400, so an order the server does not know is ignored.
-func (s *Server) listCatalogue(w http.ResponseWriter, what string) {
+func (s *Server) listOffered(w http.ResponseWriter, what string) {
 	switch what {
 	case "models":
-		writeJSON(w, http.StatusOK, map[string]any{"default_model_id": defaultModel, "models": s.catalogue.models})
+		writeJSON(w, http.StatusOK, map[string]any{"default_model_id": defaultModel, "models": s.offer.models})
 	case "environments":
-		writeJSON(w, http.StatusOK, map[string]any{"environments": s.catalogue.environments})
+		writeJSON(w, http.StatusOK, map[string]any{"environments": s.offer.environments})
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"agents": s.catalogue.agents})
+		writeJSON(w, http.StatusOK, map[string]any{"agents": s.offer.agents})
 	}
 }

@@ -8,28 +8,28 @@ import (
 	"github.com/agentruns/agentruns/fixtures"
 )
 
-// The agent catalogue (GET /agent): the skills found in the repositories of
+// The skills GET /agent lists: the skills found in the repositories of
 // a team's environments, from the fixtures, with when a run of the team
 // last used each. Nothing is cached, so a refresh has nothing to discard.
 
-// AgentQuery is a catalogue request.
-type AgentQuery struct {
+// SkillQuery is a request of the skills list.
+type SkillQuery struct {
 	Repo             string // "owner/name": only this repository's skills
 	SortBy           string // "name" (default) or "last_run"
 	IncludeMalformed bool
 }
 
-// AgentVariant is one SKILL.md as the catalogue shows it.
-type AgentVariant struct {
+// SkillVariant is one SKILL.md as the skills list shows it.
+type SkillVariant struct {
 	Skill        fixtures.Skill
 	Environments []fixtures.Environment // the caller's environments that clone its repository
 	LastRun      time.Time              // zero: no run of the caller's team used it
 }
 
-// Agent is the variants sharing one skill name.
-type Agent struct {
+// SkillGroup is the variants sharing one skill name (an item of GET /agent).
+type SkillGroup struct {
 	Name     string
-	Variants []AgentVariant
+	Variants []SkillVariant
 }
 
 // teamEnvironments are the environments a team may use: its own and those
@@ -44,7 +44,7 @@ func (s *Store) teamEnvironments(team string) []fixtures.Environment {
 	return out
 }
 
-// Environment is the catalogue's environment with uid, if a team has it.
+// Environment is the fixtures' environment with uid, if a team has it.
 func (s *Store) Environment(team, uid string) (fixtures.Environment, bool) {
 	for _, e := range s.teamEnvironments(team) {
 		if e.UID == uid {
@@ -54,7 +54,7 @@ func (s *Store) Environment(team, uid string) (fixtures.Environment, bool) {
 	return fixtures.Environment{}, false
 }
 
-// ResolveSkill finds the catalogue's skill a `skill` or `skill_spec` value
+// ResolveSkill finds the fixtures' skill a `skill` or `skill_spec` value
 // names, as the service reads them: "owner/repo:name", "owner/repo:path",
 // or without the owner ("repo:name", "repo:path"), a repository of one of
 // the team's environments. Malformed skills resolve to nothing.
@@ -75,7 +75,7 @@ func (s *Store) ResolveSkill(team, spec string) (fixtures.Skill, bool) {
 			}
 		}
 	}
-	for _, sk := range s.opts.Fixtures.Catalogue.Skills {
+	for _, sk := range s.opts.Fixtures.Skills {
 		if sk.Error == "" && repos[sk.Repo] && (sk.Path == which || sk.Name == which) {
 			return sk, true
 		}
@@ -83,8 +83,8 @@ func (s *Store) ResolveSkill(team, spec string) (fixtures.Skill, bool) {
 	return fixtures.Skill{}, false
 }
 
-// Agents lists the catalogue for p's team.
-func (ms *Session) Agents(p *fixtures.Principal, q AgentQuery) []Agent {
+// Skills lists the skills of p's team's environments, grouped by name.
+func (ms *Session) Skills(p *fixtures.Principal, q SkillQuery) []SkillGroup {
 	envs := ms.st.teamEnvironments(p.Team)
 	repoEnvs := map[string][]fixtures.Environment{}
 	for _, e := range envs {
@@ -93,9 +93,9 @@ func (ms *Session) Agents(p *fixtures.Principal, q AgentQuery) []Agent {
 		}
 	}
 	lastRun := ms.lastSkillRuns(p)
-	byName := map[string]*Agent{}
+	byName := map[string]*SkillGroup{}
 	var names []string
-	for _, sk := range ms.st.opts.Fixtures.Catalogue.Skills {
+	for _, sk := range ms.st.opts.Fixtures.Skills {
 		_, offered := repoEnvs[sk.Repo]
 		switch {
 		case q.Repo != "" && sk.Repo != q.Repo,
@@ -109,20 +109,20 @@ func (ms *Session) Agents(p *fixtures.Principal, q AgentQuery) []Agent {
 		}
 		a, ok := byName[name]
 		if !ok {
-			a = &Agent{Name: name}
+			a = &SkillGroup{Name: name}
 			byName[name] = a
 			names = append(names, name)
 		}
 		envs := append([]fixtures.Environment{}, repoEnvs[sk.Repo]...)
-		a.Variants = append(a.Variants, AgentVariant{Skill: sk, Environments: envs, LastRun: lastRun[sk.ID()]})
+		a.Variants = append(a.Variants, SkillVariant{Skill: sk, Environments: envs, LastRun: lastRun[sk.ID()]})
 	}
-	out := make([]Agent, 0, len(names))
+	out := make([]SkillGroup, 0, len(names))
 	for _, n := range names {
 		a := byName[n]
 		sort.Slice(a.Variants, func(i, j int) bool { return a.Variants[i].Skill.ID() < a.Variants[j].Skill.ID() })
 		out = append(out, *a)
 	}
-	latest := func(a Agent) (t time.Time) {
+	latest := func(a SkillGroup) (t time.Time) {
 		for _, v := range a.Variants {
 			if v.LastRun.After(t) {
 				t = v.LastRun

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Broken servers for the catalogue, identities and messages features: each
+// Broken servers for the environments and models, identities and messages features: each
 // feature must fail against at least two of them.
-func init() { brokenServers = append(brokenServers, catalogueBrokenServers...) }
+func init() { brokenServers = append(brokenServers, environmentIdentityMessageBrokenServers...) }
 
 // editObject applies f to a 2xx JSON object answer of method on a path
 // that match accepts.
@@ -30,7 +30,7 @@ func editObject(method string, match func(path string) bool, f func(r *http.Requ
 
 func is(path string) func(string) bool { return func(p string) bool { return p == path } }
 
-var catalogueBrokenServers = []brokenServer{
+var environmentIdentityMessageBrokenServers = []brokenServer{
 	{
 		name:     "a default model that is not listed",
 		features: []string{"environments_and_models.feature"},

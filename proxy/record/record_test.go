@@ -1,0 +1,117 @@
+package record_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/proxy/record"
+	"github.com/agentruns/agentruns/rules"
+)
+
+func seen(method, path string, body any) rules.Exchange {
+	data, _ := json.Marshal(body)
+	now := time.Now()
+	return rules.Exchange{Method: method, Path: path, Status: http.StatusOK, Body: data, Sent: now, Received: now}
+}
+
+func schedule(id, name string, enabled bool) map[string]any {
+	return map[string]any{
+		"id": id, "name": name, "cron_schedule": "0 3 * * *", "prompt": "Look for flaky tests", "enabled": enabled,
+		"created_at": time.Now().Add(-48 * time.Hour).Format(time.RFC3339), "updated_at": time.Now().Add(-time.Hour).Format(time.RFC3339),
+		"created_by": map[string]any{"type": "user", "uid": "user-ada", "display_name": "Ada"},
+		"scope":      map[string]any{"type": "Team", "uid": "team-1"},
+	}
+}
+
+// Schedules seen pass into schedules.json, which the mock serves: the
+// recorded world has the schedules its callers listed, and those deleted
+// while recording are left out.
+func TestSchedulesAreRecordedAndServed(t *testing.T) {
+	dir := t.TempDir()
+	rec := record.New(dir, 0)
+	rec.Observe(seen("GET", "/agent/schedules", map[string]any{"schedules": []any{
+		schedule("sch_nightly", "Nightly flaky-test hunt", true), schedule("sch_paused", "Weekly sweep", false), schedule("sch_gone", "Deleted", true),
+	}}))
+	rec.Observe(seen("GET", "/agent/schedules/sch_skill", map[string]any{"id": "sch_skill", "name": "Skill", "cron_schedule": "0 4 * * *", "enabled": true}))
+	del := seen("DELETE", "/agent/schedules/sch_gone", map[string]any{"success": true})
+	rec.Observe(del)
+	written, err := rec.Write()
+	require.NoError(t, err)
+	assert.Equal(t, 2, written.(record.Summary).Schedules, "the skill schedule has no prompt to start runs from")
+
+	set, err := fixtures.Load(os.DirFS(dir))
+	require.NoError(t, err)
+	require.Len(t, set.Schedules, 2)
+	assert.Equal(t, "user-ada", set.Schedules[0].Owner)
+	assert.True(t, set.Schedules[0].Team)
+
+	m, err := mockserver.New(mockserver.Options{Fixtures: set})
+	require.NoError(t, err)
+	srv := httptest.NewServer(m)
+	t.Cleanup(srv.Close)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/agent/schedules/sch_paused", nil)
+	req.Header.Set("Authorization", "Bearer wk-recorded-1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var got struct {
+		Name    string `json:"name"`
+		Cron    string `json:"cron_schedule"`
+		Enabled bool   `json:"enabled"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	assert.Equal(t, "Weekly sweep", got.Name)
+	assert.Equal(t, "0 3 * * *", got.Cron)
+	assert.False(t, got.Enabled)
+}
+
+// A schedules.json the mock cannot use is refused when the fixtures load
+// (fields, owner) or when the mock starts (a cron that does not parse),
+// naming the schedule.
+func TestBadScheduleFixturesAreRefused(t *testing.T) {
+	folder := func(schedules string) fstest.MapFS {
+		fsys := fstest.MapFS{}
+		for _, name := range []string{"principals.json", "runs.json", "fates.json"} {
+			data, err := fs(name)
+			require.NoError(t, err)
+			fsys[name] = &fstest.MapFile{Data: data}
+		}
+		fsys["schedules.json"] = &fstest.MapFile{Data: []byte(schedules)}
+		return fsys
+	}
+	const ok = `{"id":"s1","name":"n","cron_schedule":"0 3 * * *","prompt":"p","enabled":true,"owner":"user-alice","created_ago":"1h","updated_ago":"1m"}`
+	_, err := fixtures.Load(folder(`{"schedules":[` + ok + `]}`))
+	require.NoError(t, err)
+	for name, tc := range map[string]struct{ file, want string }{
+		"four fields":   {`{"schedules":[{"id":"s1","name":"n","cron_schedule":"0 3 * *","prompt":"p","owner":"user-alice"}]}`, "has 4 fields"},
+		"unknown owner": {`{"schedules":[{"id":"s1","name":"n","cron_schedule":"0 3 * * *","prompt":"p","owner":"nobody"}]}`, "not a principal"},
+		"a typo":        {`{"schedules":[{"id":"s1","name":"n","cron":"0 3 * * *","prompt":"p","owner":"user-alice"}]}`, "unknown field"},
+	} {
+		_, err := fixtures.Load(folder(tc.file))
+		if assert.Error(t, err, name) {
+			assert.Contains(t, err.Error(), tc.want, name)
+		}
+	}
+	set, err := fixtures.Load(folder(`{"schedules":[{"id":"s1","name":"n","cron_schedule":"0 3 * * 9","prompt":"p","owner":"user-alice"}]}`))
+	require.NoError(t, err)
+	_, err = mockserver.New(mockserver.Options{Fixtures: set})
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "schedules.json: schedule s1")
+	}
+}
+
+func fs(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join("..", "..", "fixtures", name))
+}
