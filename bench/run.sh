@@ -13,7 +13,9 @@
 # better run is kept), BENCH_GO_TIME (1s per Go benchmark), BENCH_SKIP_GO=1
 # (HTTP load only), BENCH_SKIP_HTTP=1 (no load against the mock, Prism and
 # the limit server), BENCH_SKIP_PROXY=1 (no load through the validating
-# proxy).
+# proxy), BENCH_SIZES (store sizes of the Go benchmarks: 10000,100000; add
+# 1000000 for the million-run figures, which take about 10 more minutes
+# to fill on two idle cores and more on a busy machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +26,7 @@ CONNS=${BENCH_CONNECTIONS:-32}
 THREADS=${BENCH_THREADS:-2}
 ROUNDS=${BENCH_ROUNDS:-2}
 GO_TIME=${BENCH_GO_TIME:-1s}
+export BENCH_SIZES=${BENCH_SIZES:-10000,100000}
 PRISM_VERSION=5.16.0
 HOST=127.0.0.1
 PORT_MOCK=4610 PORT_PRISM=4611 PORT_LIMIT=4612 PORT_START=4613 PORT_UPSTREAM=4614 PORT_PROXY=4615
@@ -309,11 +312,12 @@ contract_bench() {
 # --- Go benchmarks ----------------------------------------------------------
 
 go_bench() {
-  note "bench: Go benchmarks (filling stores of up to 1,000,000 runs takes a few minutes)"
+  note "bench: Go benchmarks at $BENCH_SIZES stored runs (filling a store of 1,000,000 takes minutes)"
   $GO test -run '^$' -bench '^Benchmark(Create|Get|ListFiltered|ListDefault|ListOrders|EventsPoll|SchedulesList)$' -benchtime="$GO_TIME" -count="$ROUNDS" \
     -benchmem -timeout 60m ./mockserver/ >"$CACHE/logs/gobench.txt"
   $GO test -run '^$' -bench '^BenchmarkHeapPerRun$' -benchtime=1x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
   $GO test -run '^$' -bench '^BenchmarkStartup$' -benchtime=20x -count="$ROUNDS" ./mockserver/ >>"$CACHE/logs/gobench.txt"
+  $GO test -run '^$' -bench '^BenchmarkStartupStateFile$' -benchtime=2x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
   echo
   echo "Go benchmarks (in process, through Server.ServeHTTP; best of $ROUNDS by median; times in µs)"
   echo
@@ -321,7 +325,7 @@ go_bench() {
   printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})" \
     "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})"
   awk '
-    /^Benchmark(Create|Get|ListFiltered|ListDefault|ListOrders|EventsPoll|SchedulesList|Startup)/ {
+    /^Benchmark(Create|Get|ListFiltered|ListDefault|ListOrders|EventsPoll|SchedulesList|Startup)/ && !/^BenchmarkStartupStateFile/ {
       name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
       delete v
       for (i = 3; i < NF; i += 2) v[$(i + 1)] = $i
@@ -343,12 +347,24 @@ go_bench() {
       if (!(name in gc) || g < gc[name]) gc[name] = g
       if (!(name in hseen)) { hseen[name] = 1; horder[++hn] = name }
     }
+    /^BenchmarkStartupStateFile/ {
+      name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkStartupStateFile\//, "", name)
+      for (i = 3; i < NF; i += 2) sv[$(i + 1)] = $i
+      if (!(name in scpu) || sv["cpu-ms/op"] < scpu[name]) {
+        scpu[name] = sv["cpu-ms/op"]; swall[name] = sv["p50-ns"] / 1e6; sheap[name] = sv["loaded-B/run"]; sfile[name] = sv["file-MiB"]
+      }
+      if (!(name in sseen)) { sseen[name] = 1; sorder[++sn] = name }
+      next
+    }
     END {
       for (i = 1; i <= n; i++) print row[order[i]]
       print ""
       for (i = 1; i <= hn; i++)
         printf "heap per stored run (%s, after GC): %.0f B (%.2f KiB), of which the prompt text is %.0f B; a full GC cycle takes %.0f ms\n",
           horder[i], heap[horder[i]], heap[horder[i]] / 1024, prompt[horder[i]], gc[horder[i]]
+      for (i = 1; i <= sn; i++)
+        printf "start-up with a state file (%s, %.0f MiB): %.0f ms of CPU, %.0f ms wall; live heap per loaded run %.0f B\n",
+          sorder[i], sfile[sorder[i]], scpu[sorder[i]], swall[sorder[i]], sheap[sorder[i]]
     }' "$CACHE/logs/gobench.txt"
 }
 

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -466,4 +467,74 @@ func BenchmarkSchedulesList(b *testing.B) {
 		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/schedules", nil))
 		timed(b, func(int) { serve(b, s, w, r, http.StatusOK) })
 	})
+}
+
+// BenchmarkStartupStateFile is a start with a state file of 100,000 runs
+// (BENCH_STARTUP_RUNS picks another size): New, Load of the file and the
+// first answered page, as `agentruns-mock --state-file` pays it before it
+// serves. It also reports the file's size and the live heap per run once
+// loaded. Run it with a small -benchtime (make bench uses 3x).
+func BenchmarkStartupStateFile(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_STARTUP_RUNS")); err == nil && v > 0 {
+		n = v
+	}
+	b.Run("runs="+strconv.Itoa(n), func(b *testing.B) {
+		src, _ := newBenchServer(b, n)
+		var file bytes.Buffer
+		if err := src.Save(&file); err != nil {
+			b.Fatal(err)
+		}
+		src = nil
+		path := b.TempDir() + "/state.json"
+		if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		size := float64(file.Len()) / (1 << 20)
+		file = bytes.Buffer{}
+		var heap float64
+		cpu0 := cpuTime()
+		timed(b, func(int) {
+			before := uint64(0)
+			if heap == 0 {
+				b.StopTimer()
+				before = liveHeap()
+				b.StartTimer()
+			}
+			s, err := New(Options{ClockMode: VirtualClock})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			err = s.Load(f)
+			f.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			serve(b, s, newDiscard(), authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?limit=20", nil)), http.StatusOK)
+			if heap == 0 {
+				b.StopTimer()
+				heap = float64(liveHeap()-before) / float64(n)
+				runtime.KeepAlive(s)
+				b.StartTimer()
+			}
+		})
+		// CPU time (user and system, every thread) moves far less than wall
+		// time on a busy machine: a start on idle cores takes about this.
+		b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(heap, "loaded-B/run")
+		b.ReportMetric(size, "file-MiB")
+	})
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -272,7 +272,8 @@ func (s *Server) listRuns(c *call) response {
 	if kept := out.fitPage(s.maxPageBytes); kept < len(page.Runs) {
 		// Over the byte budget: the page ends early, and the cursor goes on
 		// from the last run sent.
-		page.Next = &page.Positions[kept-1]
+		next := page.After(kept - 1)
+		page.Next = &next
 	}
 	if page.Next != nil {
 		out.info = PageInfo{HasNextPage: true, NextCursor: encodeCursor(cursorOf(*page.Next, h, sg), sg)}

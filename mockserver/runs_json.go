@@ -182,8 +182,17 @@ func writeAppended(w http.ResponseWriter, status int, v jsonAppender) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // a Writer keeps no part of what it is given
-	if cap(body) <= 1<<20 {
-		*bp = body
+	putBodyBuffer(bp, body)
+	if p, ok := v.(interface{ release() }); ok {
+		p.release()
+	}
+}
+
+// putBodyBuffer gives b, grown from *bp, back to bodyBuffers, unless it
+// grew too big to keep.
+func putBodyBuffer(bp *[]byte, b []byte) {
+	if cap(b) <= 1<<20 {
+		*bp = b[:0]
 		bodyBuffers.Put(bp)
 	}
 }
@@ -435,8 +444,10 @@ type runPage struct {
 	runs     []store.View
 	linkBase string
 	info     PageInfo
-	// encoded, when set, is runs already written (fitPage), comma-separated.
+	// encoded, when set, is runs already written (fitPage), comma-separated,
+	// in pooled, a buffer of bodyBuffers that release gives back.
 	encoded []byte
+	pooled  *[]byte
 }
 
 // maxPageBytes is the budget of one page of runs. A page whose runs would
@@ -448,7 +459,8 @@ const maxPageBytes = 2 << 20
 // fitPage writes the page's runs until the byte budget is spent and says
 // how many it kept.
 func (p *runPage) fitPage(budget int) int {
-	b := make([]byte, 0, 4096)
+	p.pooled = bodyBuffers.Get().(*[]byte)
+	b := (*p.pooled)[:0]
 	for i := range p.runs {
 		start := len(b)
 		if i > 0 {
@@ -462,6 +474,13 @@ func (p *runPage) fitPage(budget int) int {
 	}
 	p.encoded = b
 	return len(p.runs)
+}
+
+// release gives the buffer of fitPage back, once the page is written.
+func (p runPage) release() {
+	if p.pooled != nil {
+		putBodyBuffer(p.pooled, p.encoded)
+	}
 }
 
 func (p runPage) appendJSON(b []byte) []byte {

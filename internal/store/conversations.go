@@ -65,8 +65,10 @@ var conversationNamespace = uuid.MustParse("a3c1d7e2-4f5b-4c8a-9e6d-2b7f0a1c3d5e
 // BegunConversation is the id of the conversation the run begins when it
 // names none, and whether that id is the XOR form (findable at once).
 func (r *Run) BegunConversation() uuid.UUID {
+	// Parse takes other forms too (upper case, braces, a urn: prefix);
+	// only the canonical one, 36 characters in lower case, is XORed.
 	u, err := uuid.Parse(r.ID)
-	if err != nil || u.String() != r.ID {
+	if err != nil || len(r.ID) != 36 || strings.ToLower(r.ID) != r.ID {
 		return uuid.NewSHA1(conversationNamespace, []byte(r.ID))
 	}
 	for i := range u {

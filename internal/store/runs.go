@@ -294,9 +294,12 @@ func (r *Run) ShowsSkill() bool { return r.FromSkill && r.Config != nil }
 
 // runTable is the runs resource's part of a mock session.
 type runTable struct {
-	list   []*Run            // in creation order, which is also Seq order
-	byID   map[string]*Run   //
-	byName map[string][]*Run // by agent_config.name, in creation order
+	list []*Run          // in creation order, which is also Seq order
+	byID map[string]*Run //
+	// byKey lists, in creation order, the runs with each value of each
+	// field a listing filters on by equality (filterKey), so a filter
+	// that matches few runs reads those runs only (runs_list.go).
+	byKey map[filterKey][]*Run
 	// generation is bumped by reset, so positions from before are refused.
 	generation int64
 	// cursorKey signs this incarnation's list cursors: new when the mock
@@ -310,6 +313,8 @@ type runTable struct {
 	createdBy map[string]int
 	// index keeps the other orders a listing has (runs_index.go).
 	index *runIndex
+	// configs shares equal agent configs among runs (text.go).
+	configs configTable
 }
 
 // savedRuns is the runs table's part of the save.
@@ -322,8 +327,9 @@ type savedRuns struct {
 }
 
 func (t *runTable) empty() {
-	t.list, t.byID, t.byName, t.createdBy = nil, map[string]*Run{}, map[string][]*Run{}, map[string]int{}
+	t.list, t.byID, t.byKey, t.createdBy = nil, map[string]*Run{}, map[filterKey][]*Run{}, map[string]int{}
 	t.index = newRunIndex()
+	t.configs = configTable{}
 	t.nextSeq = 0
 }
 
@@ -390,10 +396,11 @@ func (t *runTable) insert(r *Run, fixture bool) {
 	t.nextSeq++
 	r.Seq = t.nextSeq
 	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
+	r.Config = t.configs.intern(r.Config)
 	t.list = append(t.list, r)
 	t.byID[r.ID] = r
-	if r.Config != nil && r.Config.Name != "" {
-		t.byName[r.Config.Name] = append(t.byName[r.Config.Name], r)
+	for _, k := range r.filterKeys(&[maxFilterKeys]filterKey{}) {
+		t.byKey[k] = append(t.byKey[k], r)
 	}
 	if !fixture {
 		t.createdBy[r.Team]++
@@ -671,17 +678,23 @@ func (ms *Session) Truncate(n int) {
 		return
 	}
 	cut := ms.runs.list[n].Seq // runs from this Seq on go
+	var keys [maxFilterKeys]filterKey
 	for _, r := range ms.runs.list[n:] {
 		delete(ms.runs.byID, r.ID)
 		ms.runs.index.remove(r)
-	}
-	for name, list := range ms.runs.byName {
-		k := len(list)
-		for k > 0 && list[k-1].Seq >= cut {
-			k--
+		for _, key := range r.filterKeys(&keys) {
+			list := ms.runs.byKey[key]
+			k := len(list)
+			for k > 0 && list[k-1].Seq >= cut {
+				k--
+			}
+			clear(list[k:])
+			if k == 0 {
+				delete(ms.runs.byKey, key)
+			} else {
+				ms.runs.byKey[key] = list[:k]
+			}
 		}
-		clear(list[k:])
-		ms.runs.byName[name] = list[:k]
 	}
 	clear(ms.runs.list[n:])
 	ms.runs.list = ms.runs.list[:n]

@@ -272,6 +272,16 @@ func compareLower(a, b string) int {
 	return 1
 }
 
+// size is how many runs of team's the index holds.
+func (x *runIndex) size(team string) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if t := x.teams[team]; t != nil {
+		return t.title.Len()
+	}
+	return 0
+}
+
 // indexedPage collects up to limit+1 of a team's matches after the
 // query's position, in an order other than creation time. It reports false
 // when the index cannot answer for now (see teamIndex.at).

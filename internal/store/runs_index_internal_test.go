@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -35,13 +36,22 @@ func TestIndexEqualsScan(t *testing.T) {
 				n := NewRun{
 					Title:  titles[rng.Intn(len(titles))],
 					Prompt: fmt.Sprintf("run %d", len(ids)),
-					Config: &AgentConfig{Name: []string{"a", "b"}[rng.Intn(2)], SkillSpec: skills[rng.Intn(len(skills))]},
-					Fate:   Fate{Final: finals[rng.Intn(len(finals))], Steps: steps},
+					Config: &AgentConfig{Name: []string{"a", "b"}[rng.Intn(2)], SkillSpec: skills[rng.Intn(len(skills))],
+						ModelID: []string{"", "m1", "m2"}[rng.Intn(3)]},
+					Fate: Fate{Final: finals[rng.Intn(len(finals))], Steps: steps},
 				}
 				if m := rng.Intn(3); m > 0 {
 					n.Metadata = map[string]string{"ticket_id": fmt.Sprint("T-", m), "automation_id": []string{"nightly", "weekly"}[rng.Intn(2)]}
 				}
-				v, err := ms.Create(people[rng.Intn(len(people))](st), n)
+				who := people[rng.Intn(len(people))](st)
+				if len(ids) > 0 && rng.Intn(2) == 0 { // trees of runs, deep ones among the first
+					n.ParentRunID = ids[rng.Intn(min(len(ids), 1+rng.Intn(12)))]
+				}
+				v, err := ms.Create(who, n)
+				if errors.Is(err, ErrNoParent) { // a parent of another team's
+					n.ParentRunID = ""
+					v, err = ms.Create(who, n)
+				}
 				require.NoError(t, err)
 				ids = append(ids, v.Run.ID)
 			case k < 7 && len(ids) > 0:
@@ -80,10 +90,22 @@ func TestIndexEqualsScan(t *testing.T) {
 					},
 					func(q *ListQuery) { q.Executor = alice(st).UID },
 					func(q *ListQuery) { q.FactoryUID = "factory-1" },
+					func(q *ListQuery) { q.ModelID = "m1" },
+					func(q *ListQuery) { q.Name, q.ModelID, q.SkillSpec = "a", "m2", "lint" },
+					func(q *ListQuery) { q.AncestorID = ids[rng.Intn(min(len(ids), 4))] },
+					func(q *ListQuery) { q.AncestorID, q.Name = ids[rng.Intn(len(ids))], "b" },
 				} {
 					for _, p := range people {
 						q := ListQuery{Limit: 1 + rng.Intn(4), SortBy: sortBy, Desc: desc}
 						filter(&q)
+						if q.AncestorID != "" {
+							if _, err := ms.Run(q.AncestorID); err != nil {
+								continue
+							}
+							if v, _ := ms.Run(q.AncestorID); v.Run.Team != p(st).Team {
+								continue // not an ancestor the caller may name
+							}
+						}
 						checkPages(t, ms, p(st), q, fmt.Sprintf("round %d, %s desc=%v filter %d", round, sortBy, desc, fi))
 					}
 				}
@@ -125,6 +147,9 @@ func scanPage(ms *Session, p *fixtures.Principal, q ListQuery) []string {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	now := ms.clock.Now()
+	if q.AncestorID != "" {
+		q.descendants = scanDescendants(ms, q.AncestorID)
+	}
 	var runs []*Run
 	if q.SortBy == "created_at" {
 		runs = q.walkCreated(p, ms.runs.list, now)
@@ -139,4 +164,21 @@ func scanPage(ms *Session, p *fixtures.Principal, q ListQuery) []string {
 		ids = append(ids, r.ID)
 	}
 	return ids
+}
+
+// scanDescendants is every run whose chain of parents reaches id, found by
+// following each run's chain up.
+func scanDescendants(ms *Session, id string) map[*Run]bool {
+	out := map[*Run]bool{}
+	for _, r := range ms.runs.list {
+		seen := map[*Run]bool{}
+		for cur := ms.runs.byID[r.ParentRunID]; cur != nil && !seen[cur]; cur = ms.runs.byID[cur.ParentRunID] {
+			seen[cur] = true
+			if cur.ID == id {
+				out[r] = true
+				break
+			}
+		}
+	}
+	return out
 }

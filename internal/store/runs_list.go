@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strconv"
@@ -59,14 +60,28 @@ var ErrStalePosition = sentinel(Invalid, "cursor: the mock was reset after this 
 // may not see.
 var ErrNoAncestor = sentinel(Invalid, "ancestor_run_id: no run that you may see")
 
-// Page is one page of runs; Next is set when more follow. Positions[i] is
-// the position just after Runs[i], so a caller that sends fewer runs than
-// the page holds (a page over its byte budget) can still say where the
-// next page starts.
+// Page is one page of runs; Next is set when more follow.
 type Page struct {
-	Runs      []View
-	Next      *Position
-	Positions []Position
+	Runs []View
+	Next *Position
+
+	// the listing's order, for After
+	sortBy     string
+	desc       bool
+	generation int64
+}
+
+// After is the position just after Runs[i], so a caller that sends fewer
+// runs than the page holds (a page over its byte budget) can still say
+// where the next page starts. It is made on demand: a page needs one
+// position at most, and a key is a string to build.
+func (p Page) After(i int) Position {
+	v := p.Runs[i]
+	pos := Position{Generation: p.generation, Seq: v.Run.Seq}
+	if p.sortBy != "created_at" {
+		pos.Key = sortKeyOf(p.sortBy, p.desc, v.Run, v.Snap).String()
+	}
+	return pos
 }
 
 // List answers one page. In creation order it walks the runs (or the name
@@ -84,39 +99,103 @@ func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 		return Page{}, ErrStalePosition
 	}
 	now := ms.clock.Now()
+	// candidates are the runs a match must be among: every run, or the
+	// fewest that one of the equality filters (or ancestor_run_id) names.
+	candidates, narrowed := ms.runs.list, false
+	for _, k := range q.filterKeys(&[maxFilterKeys]filterKey{}) {
+		if list := ms.runs.byKey[k]; !narrowed || len(list) < len(candidates) {
+			candidates, narrowed = list, true
+		}
+	}
 	if q.AncestorID != "" {
 		if _, err := ms.visibleLocked(p, q.AncestorID); err != nil {
 			return Page{}, ErrNoAncestor.because("ancestor_run_id: no run %q that you may see", q.AncestorID)
 		}
-		q.descendants = ms.descendantsLocked(q.AncestorID)
-	}
-	candidates := ms.runs.list
-	if q.Name != "" {
-		candidates = ms.runs.byName[q.Name]
+		var list []*Run
+		list, q.descendants = ms.descendantsLocked(q.AncestorID)
+		if !narrowed || len(list) < len(candidates) {
+			candidates, narrowed = list, true
+		}
 	}
 	var page []*Run
-	if q.SortBy == "created_at" {
+	switch {
+	case q.SortBy == "created_at":
 		page = q.walkCreated(p, candidates, now)
-	} else if indexed, ok := ms.runs.index.indexedPage(p.Team, &q, now); ok {
-		page = indexed
-	} else {
+	case narrowed && q.fewerToSort(len(candidates), ms.runs.index.size(p.Team)):
 		page = q.sortAll(p, candidates, now)
+	default:
+		indexed, ok := ms.runs.index.indexedPage(p.Team, &q, now)
+		if !ok {
+			indexed = q.sortAll(p, candidates, now)
+		}
+		page = indexed
 	}
-	n := min(len(page), q.Limit)
-	out := Page{Runs: make([]View, 0, n), Positions: make([]Position, 0, n)}
+	out := Page{Runs: make([]View, 0, min(len(page), q.Limit)),
+		sortBy: q.SortBy, desc: q.Desc, generation: ms.runs.generation}
 	for i, r := range page {
 		if i == q.Limit {
-			out.Next = &out.Positions[i-1]
+			next := out.After(i - 1)
+			out.Next = &next
 			break
 		}
 		out.Runs = append(out.Runs, r.view(now))
-		pos := Position{Generation: ms.runs.generation, Seq: r.Seq}
-		if q.SortBy != "created_at" {
-			pos.Key = q.sortKey(r, now).String()
-		}
-		out.Positions = append(out.Positions, pos)
 	}
 	return out, nil
+}
+
+// filterKey is one value of one field a listing filters on by equality,
+// named by its query parameter: the runs table lists the runs that have
+// it (runTable.byKey).
+type filterKey struct{ field, value string }
+
+// maxFilterKeys is how many filterKeys a run or a query has at most.
+const maxFilterKeys = 8
+
+// filterKeys are the keys r is listed under, in buf.
+func (r *Run) filterKeys(buf *[maxFilterKeys]filterKey) []filterKey {
+	keys := buf[:0]
+	add := func(field, value string) {
+		if value != "" {
+			keys = append(keys, filterKey{field, value})
+		}
+	}
+	if cfg := r.Config; cfg != nil {
+		add("name", cfg.Name)
+		add("model_id", cfg.ModelID)
+		add("environment_id", cfg.EnvironmentID)
+		add("skill_spec", cfg.SkillSpec)
+	}
+	add("creator", r.Creator.UID)
+	if r.Schedule != nil {
+		add("schedule_id", r.Schedule.ID)
+	}
+	add("ancestor_run_id", r.ParentRunID) // its parent's children; descendantsLocked follows them down
+	return keys
+}
+
+// filterKeys are the keys q asks for, in buf: a match is listed under
+// each of them.
+func (q *ListQuery) filterKeys(buf *[maxFilterKeys]filterKey) []filterKey {
+	keys := buf[:0]
+	for _, k := range []filterKey{
+		{"name", q.Name}, {"model_id", q.ModelID}, {"environment_id", q.EnvironmentID},
+		{"skill_spec", q.SkillSpec}, {"creator", q.Creator}, {"schedule_id", q.ScheduleID},
+	} {
+		if k.value != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// fewerToSort reports whether sorting n candidates costs less than
+// walking an order of a team's size runs: a walk that keeps one run in
+// size/n (the candidates' share, if the other filters keep most of them)
+// visits about (limit+1)·size/n runs before the page is full, so sorting
+// wins when n² is below (limit+1)·size. Either way a page costs at most
+// about the square root of (limit+1)·size, never the store.
+func (q *ListQuery) fewerToSort(n, size int) bool {
+	return int64(n)*int64(n) <= int64(q.Limit+1)*int64(size)
 }
 
 // matches reports whether a run passes every filter of q at the given snapshot.
@@ -199,7 +278,13 @@ type sortKey struct {
 }
 
 func (q *ListQuery) sortKey(r *Run, now time.Time) sortKey {
-	switch q.SortBy {
+	return sortKeyOf(q.SortBy, q.Desc, r, r.Timeline.At(now))
+}
+
+// sortKeyOf is r's key in the order sortBy (desc: descending), with snap
+// its state at the listing's instant.
+func sortKeyOf(sortBy string, desc bool, r *Run, snap Snapshot) sortKey {
+	switch sortBy {
 	case "title":
 		return sortKey{text: strings.ToLower(r.Title)}
 	case "agent":
@@ -209,12 +294,12 @@ func (q *ListQuery) sortKey(r *Run, now time.Time) sortKey {
 		if r.Config != nil && r.Config.SkillSpec != "" {
 			return sortKey{text: strings.ToLower(SkillName(r.Config.SkillSpec))}
 		}
-		if q.Desc {
+		if desc {
 			return sortKey{num: -1}
 		}
 		return sortKey{num: 1}
 	}
-	return sortKey{num: r.Timeline.At(now).UpdatedAt.UnixMilli()}
+	return sortKey{num: snap.UpdatedAt.UnixMilli()}
 }
 
 // String is the key as a Position carries it.
@@ -311,21 +396,23 @@ func heapDown(h []keyed, i int, less func(i, j int) bool) {
 	}
 }
 
-// descendantsLocked is every run whose chain of parents reaches id.
-func (ms *Session) descendantsLocked(id string) map[*Run]bool {
-	out := map[*Run]bool{}
-	known := map[string]bool{id: true} // ids known to descend from id, or id itself
-	for _, r := range ms.runs.list {
-		var chain []*Run
-		for cur := r; cur != nil && cur.ParentRunID != "" && len(chain) <= len(ms.runs.list); cur = ms.runs.byID[cur.ParentRunID] {
-			chain = append(chain, cur)
-			if known[cur.ParentRunID] {
-				for _, c := range chain {
-					out[c], known[c.ID] = true, true
-				}
-				break
+// descendantsLocked is every run whose chain of parents reaches id, in
+// creation order and as a set. It follows the runs table's lists of
+// children down from id, so it costs the descendants, not the store.
+func (ms *Session) descendantsLocked(id string) ([]*Run, map[*Run]bool) {
+	var list []*Run
+	set := map[*Run]bool{}
+	for next := []string{id}; len(next) > 0; {
+		parent := next[len(next)-1]
+		next = next[:len(next)-1]
+		for _, r := range ms.runs.byKey[filterKey{"ancestor_run_id", parent}] {
+			if !set[r] { // a cycle of parents (runs adopted by tests) ends here
+				set[r] = true
+				list = append(list, r)
+				next = append(next, r.ID)
 			}
 		}
 	}
-	return out
+	slices.SortFunc(list, func(a, b *Run) int { return cmp.Compare(a.Seq, b.Seq) })
+	return list, set
 }

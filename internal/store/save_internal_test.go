@@ -25,7 +25,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock",
 			"environments", "identities", "messages", "schedules", "runs", "artifacts", "events"}},
 		{(*savedSession)(nil), []string{"Name", "Clock", "savedRuns", "savedEnvironments", "savedIdentities", "savedMessages", "savedSchedules", "savedEvents"}},
-		{(*runTable)(nil), []string{"list", "byID", "byName", "generation", "cursorKey", "nextSeq", "createdBy", "index"}},
+		{(*runTable)(nil), []string{"list", "byID", "byKey", "generation", "cursorKey", "nextSeq", "createdBy", "index", "configs"}},
 		{(*savedRuns)(nil), []string{"Generation", "CursorKey", "NextSeq", "Runs"}},
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
 			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Followups", "Handoff", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "indexedAt", "nextAt"}},
@@ -113,7 +113,11 @@ func TestSaveAndLoadKeepEachResource(t *testing.T) {
 				}
 				page, err := ms.List(alice(st), ListQuery{Limit: 3})
 				require.NoError(t, err)
-				return []any{out, ms.CursorKey(), ms.Clock(), page.Positions}
+				var positions []Position
+				for i := range page.Runs {
+					positions = append(positions, page.After(i))
+				}
+				return []any{out, ms.CursorKey(), ms.Clock(), positions}
 			}},
 		{name: "schedules",
 			change: func(t *testing.T, st *Store, ms *Session) {

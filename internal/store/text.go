@@ -1,21 +1,19 @@
 package store
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// packStrings moves the run's own strings (its id, prompt, title and the
-// config's plain strings) into one allocation. Decoding a request gives each
+// packStrings moves the run's own strings (its id, prompt and title) into
+// one allocation; its config's are packed, or shared, by configTable. Decoding a request gives each
 // its own, and a store of a million runs then holds millions of small
 // objects that every GC cycle has to visit; one per run is cheaper to keep
 // and to mark. A title cut from the prompt stays a part of it.
 func (r *Run) packStrings() {
 	fields := []*string{&r.ID, &r.Prompt, &r.ConversationID}
-	if c := r.Config; c != nil {
-		fields = append(fields, &c.Name, &c.ModelID, &c.BasePrompt, &c.EnvironmentID, &c.SkillSpec, &c.WorkerHost)
-	}
 	titleInPrompt := strings.HasPrefix(r.Prompt, r.Title)
 	if !titleInPrompt {
 		fields = append(fields, &r.Title)
@@ -102,4 +100,84 @@ func singleSpaced(s string) bool {
 		}
 	}
 	return !prevSpace || s == ""
+}
+
+// configTable shares one AgentConfig among the runs whose configs are
+// equal: a team's runs mostly repeat a few configs (one per CI job or
+// schedule), and a config is about 150 bytes plus its strings, a sixth of
+// what a run costs. Configs never change once stored.
+type configTable struct {
+	shared map[configKey]*AgentConfig
+}
+
+// maxSharedConfigs bounds the table, so a store whose runs all have
+// different configs pays little for it.
+const maxSharedConfigs = 4096
+
+// configKey is an AgentConfig as a comparable value; configs with MCP
+// servers or harness secrets are not shared.
+type configKey struct {
+	name, modelID, basePrompt, environmentID, skillSpec, workerHost string
+	computerUse, idle, harness                                      string
+}
+
+func keyOf(c *AgentConfig) (configKey, bool) {
+	if len(c.MCPServers) > 0 || c.HarnessAuthSecrets != nil {
+		return configKey{}, false
+	}
+	k := configKey{name: c.Name, modelID: c.ModelID, basePrompt: c.BasePrompt,
+		environmentID: c.EnvironmentID, skillSpec: c.SkillSpec, workerHost: c.WorkerHost}
+	if c.ComputerUseEnabled != nil {
+		k.computerUse = strconv.FormatBool(*c.ComputerUseEnabled)
+	}
+	if c.IdleTimeoutMinutes != nil {
+		k.idle = strconv.Itoa(*c.IdleTimeoutMinutes)
+	}
+	if c.Harness != nil {
+		k.harness = "=" + c.Harness.Type
+	}
+	return k, true
+}
+
+// intern is the stored config equal to c, or c itself with its strings
+// packed into one allocation (and kept for the next equal one).
+func (t *configTable) intern(c *AgentConfig) *AgentConfig {
+	if c == nil {
+		return nil
+	}
+	k, ok := keyOf(c)
+	if ok {
+		if shared := t.shared[k]; shared != nil {
+			return shared
+		}
+	}
+	c = packConfig(c)
+	if ok && len(t.shared) < maxSharedConfigs {
+		if t.shared == nil {
+			t.shared = map[configKey]*AgentConfig{}
+		}
+		t.shared[k] = c
+	}
+	return c
+}
+
+// packConfig is a copy of c whose strings share one allocation.
+func packConfig(c *AgentConfig) *AgentConfig {
+	cp := *c
+	fields := []*string{&cp.Name, &cp.ModelID, &cp.BasePrompt, &cp.EnvironmentID, &cp.SkillSpec, &cp.WorkerHost}
+	size := 0
+	for _, f := range fields {
+		size += len(*f)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, f := range fields {
+		b.WriteString(*f)
+	}
+	all := b.String()
+	for _, f := range fields {
+		n := len(*f)
+		*f, all = all[:n], all[n:]
+	}
+	return &cp
 }
