@@ -95,12 +95,12 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 	out, errOut, err := runCmd(t, append(args, "--format", "html", "--output", filepath.Join(dir, "report.html"))...)
 	require.NoError(t, err, "skips do not fail the run: %s\n%s", out, errOut)
 	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs (12 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
-	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code (1 scenario skipped): pass --failing-prompt PROMPT")
+	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code (2 scenarios skipped): pass --failing-prompt PROMPT")
 	assert.Regexp(t, `SKIPPED \d+ scenarios: checks what only the bundled mock promises`, errOut, "skips the server rules out, grouped by reason")
 	assert.True(t, strings.HasSuffix(errOut, "Passed, but not all checked: add --failing-prompt and --other-api-key to check the rest.\n"), errOut)
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `id="verdict">Passed, 13 not checked</div>`)
+	assert.Contains(t, string(page), `id="verdict">Passed, 14 not checked</div>`)
 	assert.NotContains(t, string(page), "All passed")
 	assert.Contains(t, string(page), `<code>--other-api-key</code>`)
 
@@ -117,7 +117,7 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 			assert.Regexp(t, `; --(other-api-key|failing-prompt) would check it`, tc.Message)
 		}
 	}
-	assert.Equal(t, 13, notChecked)
+	assert.Equal(t, 14, notChecked)
 	assert.Contains(t, string(data), `<property name="not_checked" value="not checked: 12 scenarios skipped for want of an option: --other-api-key would run 12 scenarios`)
 }
 
