@@ -49,11 +49,16 @@ type ledger struct {
 	last map[string]sighting
 	// followedUp are the runs the suite sent a follow-up to: one that had
 	// ended may start again (a new execution of the same run), QUEUED once
-	// more with the started_at of its first execution.
-	followedUp map[string]bool
+	// more with the started_at of its first execution. The time is when
+	// the latest follow-up was answered, zero while it is in flight: a
+	// look asked before then may show the run before or after it started
+	// again, so it binds no later look.
+	followedUp map[string]time.Time
 }
 
-func newLedger() *ledger { return &ledger{last: map[string]sighting{}, followedUp: map[string]bool{}} }
+func newLedger() *ledger {
+	return &ledger{last: map[string]sighting{}, followedUp: map[string]time.Time{}}
+}
 
 // followUp notes that the suite is sending a run a follow-up: what was
 // seen of it before no longer binds what is seen next.
@@ -61,7 +66,15 @@ func (l *ledger) followUp(session, runID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.last, session+"/"+runID)
-	l.followedUp[session+"/"+runID] = true
+	l.followedUp[session+"/"+runID] = time.Time{}
+}
+
+// followUpAnswered notes when the follow-up noted by followUp was answered:
+// looks asked from then on bind the looks after them again.
+func (l *ledger) followUpAnswered(session, runID string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.followedUp[session+"/"+runID] = at
 }
 
 // forget drops what is known of a run, after the mock's control API has put
@@ -88,13 +101,16 @@ func (l *ledger) see(session string, now sighting) error {
 	key := session + "/" + id
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	errs := []error{runRules(id, now.doc, l.followedUp[key])}
+	followedAt, followed := l.followedUp[key]
+	errs := []error{runRules(id, now.doc, followed)}
 	if id == "" {
 		return errors.Join(errs...)
 	}
 	before, ok := l.last[key]
-	// Only a look answered before this one was asked is earlier for sure.
-	if ok && before.recv.Before(now.sent) {
+	// Only a look answered before this one was asked is earlier for sure;
+	// one asked while a follow-up was in flight may predate its restart.
+	straddles := followed && (followedAt.IsZero() || before.sent.Before(followedAt))
+	if ok && before.recv.Before(now.sent) && !straddles {
 		errs = append(errs, movedOn(id, before, now))
 	}
 	if !ok || now.recv.After(before.recv) {

@@ -98,7 +98,9 @@ func (s *scenario) sendFollowup(ctx context.Context, message string) error {
 	}
 	s.cache["\x00before follow-up"] = str(before["updated_at"]) + " " + str(before["state"])
 	s.api.runs.followUp(s.api.session, s.current.id)
-	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
+	err = s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
+	s.api.runs.followUpAnswered(s.api.session, s.current.id, time.Now())
+	return err
 }
 
 func (s *scenario) followupAccepted() error {

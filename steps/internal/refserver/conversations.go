@@ -2,6 +2,7 @@ package refserver
 
 import (
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 )
@@ -37,33 +38,64 @@ func (s *Server) conversationSteps(id string, c caller, now time.Time) (steps []
 }
 
 // conversationStep is the run's part of its conversation: its prompt when
-// a worker claimed it, a word from the assistant when the work began, and a
-// summary when it ended.
+// a worker claimed it, a word from the assistant each time the work began,
+// its user's follow-ups when they were sent (one sent before the claim
+// right after the prompt), and a summary each time an execution ended.
 func (r *run) conversationStep(now time.Time, systemFirst bool) (map[string]any, bool) {
-	v := r.at(now)
-	claimed, ok := v.reached["CLAIMED"]
-	if !ok {
+	seen := r.seen(now)
+	var claimed time.Time
+	for _, p := range seen {
+		if p.state == "CLAIMED" {
+			claimed = p.at
+			break
+		}
+	}
+	if claimed.IsZero() {
 		return nil, false
 	}
-	text := func(role string, at time.Time, s string) map[string]any {
-		return map[string]any{"role": role, "timestamp": stamp(at), "content": []any{map[string]any{"type": "text", "text": s}}}
+	type timed struct {
+		at  time.Time
+		msg map[string]any
 	}
-	msgs := []any{text("user", claimed, r.prompt)}
+	text := func(role string, at time.Time, s string) timed {
+		return timed{at, map[string]any{"role": role, "timestamp": stamp(at), "content": []any{map[string]any{"type": "text", "text": s}}}}
+	}
+	msgs := []timed{text("user", claimed, r.prompt)}
 	if systemFirst {
-		msgs = append([]any{text("system", claimed, "You are a careful engineer; change only what the task asks.")}, msgs...)
+		msgs = append([]timed{text("system", claimed, "You are a careful engineer; change only what the task asks.")}, msgs...)
 	}
-	step := map[string]any{"id": "step-" + r.id, "description": r.prompt, "started_at": stamp(claimed), "completed_at": stamp(claimed)}
-	if !v.startedAt.IsZero() {
-		msgs = append(msgs, text("assistant", v.startedAt, "Looking into it."))
-		step["completed_at"] = stamp(v.startedAt)
+	summary, previous := "", ""
+	for _, p := range seen {
+		switch {
+		case p.state == "INPROGRESS" && previous != "BLOCKED":
+			msgs = append(msgs, text("assistant", p.at, "Looking into it."))
+		case isTerminal(p.state):
+			summary = "The run ended " + strings.ToLower(p.state) + "."
+			msgs = append(msgs, text("assistant", p.at, summary))
+		}
+		previous = p.state
 	}
-	if isTerminal(v.state) {
-		summary := "The run ended " + strings.ToLower(v.state) + "."
-		msgs = append(msgs, text("assistant", v.updatedAt, summary))
-		step["summary"], step["completed_at"] = summary, stamp(v.updatedAt)
+	for _, f := range r.followups {
+		msgs = append(msgs, text("user", later(f.at, claimed), f.text))
 	}
-	step["messages"], step["steps"] = msgs, []any{}
+	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].at.Before(msgs[j].at) })
+	out := make([]any, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.msg
+	}
+	step := map[string]any{"id": "step-" + r.id, "description": r.prompt, "started_at": stamp(claimed),
+		"completed_at": stamp(msgs[len(msgs)-1].at), "messages": out, "steps": []any{}}
+	if isTerminal(seen[len(seen)-1].state) {
+		step["summary"] = summary
+	}
 	return step, true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (s *Server) writeConversation(w http.ResponseWriter, r *http.Request, c caller, id string) {
@@ -113,12 +145,13 @@ func (s *Server) conversationByID(w http.ResponseWriter, r *http.Request, c call
 }
 
 // sessionRedirect names the run's conversation once it has ended, and
-// nothing before, or for a session the server does not know.
-func (s *Server) sessionRedirect(w http.ResponseWriter, c caller, session string) {
+// nothing before, or for a session the server does not know. It needs no
+// key: anyone holding the session's id may ask.
+func (s *Server) sessionRedirect(w http.ResponseWriter, session string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.all {
-		if r.sessionID == session && r.team() == c.team && isTerminal(r.at(time.Now()).state) {
+		if r.sessionID == session && isTerminal(r.at(time.Now()).state) {
 			writeJSON(w, http.StatusOK, map[string]any{"conversation_id": r.conversation})
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -40,13 +41,29 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A child run inherits its parent's metadata, its own keys winning.
+	if parent := s.runs[req.parentRunID]; parent != nil && len(parent.metadata) > 0 {
+		merged := map[string]string{}
+		for k, v := range parent.metadata {
+			merged[k] = v
+		}
+		for k, v := range req.metadata {
+			merged[k] = v
+		}
+		if len(merged) > maxMetadataKeys {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request",
+				fmt.Sprintf("the run and its parent together have %d metadata keys, more than %d", len(merged), maxMetadataKeys))
+			return
+		}
+		req.metadata = merged
+	}
 	s.created++
 	now := time.Now()
 	run := &run{
 		id: newID(), title: req.title, prompt: req.prompt, source: "API", location: "REMOTE",
 		createdAt: now, creator: c, config: req.config, skill: req.skill,
 		parentRunID: req.parentRunID, sessionID: newID(), conversation: req.conversationID,
-		lateSessions: s.opts.LateSessions,
+		lateSessions: s.opts.LateSessions, n: s.created, metadata: req.metadata,
 	}
 	run.taskID = run.id // a new run's task id is its run id
 	if run.conversation == "" {
@@ -112,6 +129,58 @@ type request struct {
 	skill          map[string]any
 	parentRunID    string
 	conversationID string
+	metadata       map[string]string
+}
+
+// The document's bounds on a run's metadata.
+const (
+	maxMetadataKeys  = 20
+	maxMetadataValue = 256
+)
+
+var metadataKey = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,64}$`)
+
+// runModes are the document's RunMode values.
+var runModes = set("normal", "plan", "orchestrate")
+
+// parseMetadata checks a RunMetadata object.
+func parseMetadata(v any, present bool) (map[string]string, error) {
+	if !present || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("metadata must be an object of strings")
+	}
+	if len(m) > maxMetadataKeys {
+		return nil, fmt.Errorf("metadata has %d keys, at most %d are allowed", len(m), maxMetadataKeys)
+	}
+	out := map[string]string{}
+	for k, val := range m {
+		sv, isString := val.(string)
+		switch {
+		case !metadataKey.MatchString(k):
+			return nil, fmt.Errorf("metadata key %q must be 1 to 64 characters of a-z A-Z 0-9 . _ -", k)
+		case !isString:
+			return nil, fmt.Errorf("metadata.%s must be a string", k)
+		case len(sv) > maxMetadataValue || strings.ContainsRune(sv, 0):
+			return nil, fmt.Errorf("metadata.%s must be at most %d bytes, without NUL", k, maxMetadataValue)
+		}
+		out[k] = sv
+	}
+	return out, nil
+}
+
+// checkMode checks an optional RunMode.
+func checkMode(b map[string]any) error {
+	v, ok := b["mode"]
+	if !ok || v == nil {
+		return nil
+	}
+	if m, _ := v.(string); !runModes[m] {
+		return fmt.Errorf("mode must be normal, plan or orchestrate")
+	}
+	return nil
 }
 
 // parseRequest checks a create body field by field against the document's
@@ -150,6 +219,12 @@ func parseRequest(b map[string]any) (request, error) {
 	}
 	config, err := parseConfig(b["config"], b["config"] != nil)
 	if err != nil {
+		return req, err
+	}
+	if req.metadata, err = parseMetadata(b["metadata"], b["metadata"] != nil); err != nil {
+		return req, err
+	}
+	if err := checkMode(b); err != nil {
 		return req, err
 	}
 	if skill != "" {
@@ -253,8 +328,8 @@ func parseConfig(v any, present bool) (map[string]any, error) {
 			val = i
 		case "harness":
 			h, isObject := val.(map[string]any)
-			if t, _ := h["type"].(string); !isObject || h["type"] != nil && t != "oz" && t != "claude" {
-				return nil, fmt.Errorf("config.harness.type must be oz or claude")
+			if t, _ := h["type"].(string); !isObject || h["type"] != nil && !harnesses[t] {
+				return nil, fmt.Errorf("config.harness.type must be oz, claude, codex or gemini")
 			}
 		case "harness_auth_secrets":
 			if _, isObject := val.(map[string]any); !isObject {
@@ -269,6 +344,10 @@ func parseConfig(v any, present bool) (map[string]any, error) {
 	}
 	return out, nil
 }
+
+// harnesses are the document's harness types, the newest client's codex
+// and gemini included.
+var harnesses = set("oz", "claude", "codex", "gemini")
 
 // checkMCPServers: each server has exactly one of warp_id, command or url.
 func checkMCPServers(v any) error {

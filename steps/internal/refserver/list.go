@@ -16,10 +16,11 @@ import (
 
 // The document's enums for the list filters.
 var (
-	runStates  = set("QUEUED", "PENDING", "CLAIMED", "INPROGRESS", "SUCCEEDED", "FAILED", "BLOCKED", "ERROR", "CANCELLED")
-	sources    = set("LINEAR", "API", "SLACK", "LOCAL", "SCHEDULED_AGENT", "WEB_APP", "GITHUB_ACTION", "CLOUD_MODE", "CLI")
+	runStates = set("QUEUED", "PENDING", "CLAIMED", "INPROGRESS", "SUCCEEDED", "FAILED", "BLOCKED", "ERROR", "CANCELLED")
+	sources   = set("LINEAR", "API", "SLACK", "LOCAL", "SCHEDULED_AGENT", "WEB_APP", "GITHUB_ACTION", "CLOUD_MODE", "CLI",
+		"JIRA", "SELF_IMPROVEMENT", "GITHUB_WEBHOOK", "GITLAB_WEBHOOK", "AUTOFIX", "RUN_SCORER", "ORCHESTRATION")
 	locations  = set("LOCAL", "REMOTE")
-	artifactTs = set("PLAN", "PULL_REQUEST", "SCREENSHOT", "FILE")
+	artifactTs = set("PLAN", "PULL_REQUEST", "SCREENSHOT", "FILE", "EXTERNAL_REFERENCE")
 	sortFields = set("updated_at", "created_at", "title", "agent")
 )
 
@@ -42,6 +43,9 @@ type query struct {
 	ancestor                                  string
 	artifact                                  string
 	q                                         string
+	metadata                                  map[string]string // metadata[key]=value pairs, all to hold
+	factory                                   string
+	none                                      bool   // the filters contradict each other
 	fingerprint                               string // what a cursor must have been made for
 }
 
@@ -155,7 +159,29 @@ func parseQuery(v url.Values) (query, error) {
 			return q, fmt.Errorf("%s %q is not one of the document's values", param, raw)
 		}
 	}
-	for _, param := range []string{"name", "model_id", "creator", "source", "execution_location", "environment_id", "schedule_id"} {
+	q.metadata = map[string]string{}
+	for param, vs := range v {
+		key, isPair := strings.CutPrefix(param, "metadata[")
+		if !isPair || !strings.HasSuffix(key, "]") {
+			continue
+		}
+		key = strings.TrimSuffix(key, "]")
+		if !metadataKey.MatchString(key) || len(vs) != 1 {
+			return q, fmt.Errorf("%s must name one metadata key of a-z A-Z 0-9 . _ - once", param)
+		}
+		q.metadata[key] = vs[0]
+	}
+	if len(q.metadata) > 5 {
+		return q, fmt.Errorf("at most 5 metadata pairs, got %d", len(q.metadata))
+	}
+	if raw := v.Get("automation_id"); raw != "" {
+		if other, set := q.metadata["automation_id"]; set && other != raw {
+			q.none = true // two different automations: no run matches both
+		}
+		q.metadata["automation_id"] = raw
+	}
+	q.factory = v.Get("factory_uid")
+	for _, param := range []string{"name", "model_id", "creator", "executor", "source", "execution_location", "environment_id", "schedule_id"} {
 		if raw := v.Get(param); raw != "" {
 			q.exact[param] = raw
 		}
@@ -197,7 +223,7 @@ func (q query) matches(s *Server, r *run, item map[string]any) bool {
 		return false
 	}
 	fields := map[string]string{
-		"name": str(r.config["name"]), "model_id": str(r.config["model_id"]), "creator": r.creator.uid,
+		"name": str(r.config["name"]), "model_id": str(r.config["model_id"]), "creator": r.creator.uid, "executor": r.creator.uid,
 		"source": r.source, "execution_location": r.location, "environment_id": str(r.config["environment_id"]),
 		"skill_spec": str(r.config["skill_spec"]), "schedule_id": str(r.schedule["schedule_id"]),
 	}
@@ -205,6 +231,16 @@ func (q query) matches(s *Server, r *run, item map[string]any) bool {
 		if fields[k] != want {
 			return false
 		}
+	}
+	for k, want := range q.metadata {
+		if got, ok := r.metadata[k]; !ok || got != want {
+			return false
+		}
+	}
+	// This server has no factories: a factory the caller cannot see
+	// matches no run.
+	if q.factory != "" || q.none {
+		return false
 	}
 	updated, _ := time.Parse(time.RFC3339Nano, item["updated_at"].(string))
 	switch {

@@ -1,7 +1,9 @@
 // Package refserver is a second, independent server of the Cloud Agent Runs
 // API (runs, events, what runs may name, artifacts, schedules, conversations,
 // identities and messages), written only from the service's published
-// OpenAPI document and sharing no code with the bundled mock. The contract
+// OpenAPI document, and from our document's additions marked as the newest
+// client's (follow-ups, handoff files, the public redirects, run metadata
+// and the newer filters and values), sharing no code with the bundled mock. The contract
 // suite's tests run against it to prove that the suite never fails a server
 // that follows the published document but behaves differently from the mock
 // where the document allows it: runs that move in real time, fast or slow;
@@ -150,6 +152,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.download(w, r, token)
 		return
 	}
+	// The redirects need no key (the newest client sends none): a shared
+	// link resolves before anyone signs in.
+	if rest, ok := strings.CutPrefix(r.URL.Path, s.opts.Prefix+"/agent/"); ok && r.Method == http.MethodGet {
+		if parts := strings.Split(strings.Trim(rest, "/"), "/"); len(parts) == 3 && parts[2] == "redirect" {
+			switch parts[0] {
+			case "sessions":
+				s.sessionRedirect(w, parts[1])
+				return
+			case "conversations":
+				s.conversationRedirect(w, parts[1])
+				return
+			}
+		}
+	}
 	caller, ok := authenticate(r.Header.Get("Authorization"))
 	if !ok {
 		writeProblem(w, r, http.StatusUnauthorized, "authentication_required", "Authentication required", "send Authorization: Bearer <API key>")
@@ -212,12 +228,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.conversationByID(w, r, caller, parts[2])
-	case len(parts) == 4 && parts[0] == "agent" && parts[1] == "sessions" && parts[3] == "redirect":
+	case len(parts) == 4 && parts[0] == "agent" && parts[1] == "runs" && parts[3] == "followups":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.followUp(w, r, caller, parts[2])
+	case len(parts) == 5 && parts[0] == "agent" && parts[1] == "runs" && parts[3] == "handoff" && parts[4] == "attachments":
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, r)
 			return
 		}
-		s.sessionRedirect(w, caller, parts[2])
+		s.handoffAttachments(w, r, caller, parts[2])
 	case len(parts) == 3 && parts[0] == "agent" && parts[1] == "artifacts":
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, r)

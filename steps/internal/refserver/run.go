@@ -29,6 +29,9 @@ type run struct {
 	cancelledAt    time.Time // zero unless cancelled; may lie ahead (CancelLag)
 	cancelAccepted time.Time // when the cancel was accepted
 	lateSessions   bool      // shows its session from INPROGRESS only (Options.LateSessions)
+	n              int       // which created run it is (plan), 0 for the seeded ones
+	metadata       map[string]string
+	followups      []followup // in the order sent (followups.go)
 }
 
 // phase is a state a run enters at a moment.
@@ -64,6 +67,22 @@ func (r *run) at(now time.Time) view {
 	_, v.claimed = v.reached["CLAIMED"]
 	v.startedAt = v.reached["INPROGRESS"]
 	return v
+}
+
+// seen is the run's phases up to now, a cancel that has taken effect
+// included as a CANCELLED phase: its history as a caller can know it.
+func (r *run) seen(now time.Time) []phase {
+	var out []phase
+	for _, p := range r.phases {
+		if p.at.After(now) || !r.cancelledAt.IsZero() && p.at.After(r.cancelAccepted) {
+			break
+		}
+		out = append(out, p)
+	}
+	if !r.cancelledAt.IsZero() && !r.cancelledAt.After(now) {
+		out = append(out, phase{"CANCELLED", r.cancelledAt})
+	}
+	return out
 }
 
 // cancelAt is when the run turns CANCELLED, zero when it was never
@@ -121,6 +140,12 @@ func (r *run) item(now time.Time) map[string]any {
 		m["session_id"] = r.sessionID
 		m["session_link"] = "https://sessions.example.test/s/" + r.sessionID
 		m["conversation_id"] = r.conversation
+	}
+	// The newest client's fields: the executor (here always the creator)
+	// and the metadata given at creation.
+	m["executor"] = m["creator"]
+	if len(r.metadata) > 0 {
+		m["metadata"] = r.metadata
 	}
 	if arts := r.artifacts(v); len(arts) > 0 {
 		m["artifacts"] = arts
