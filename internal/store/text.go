@@ -18,20 +18,7 @@ func (r *Run) packStrings() {
 	if !titleInPrompt {
 		fields = append(fields, &r.Title)
 	}
-	size := 0
-	for _, f := range fields {
-		size += len(*f)
-	}
-	var b strings.Builder
-	b.Grow(size)
-	for _, f := range fields {
-		b.WriteString(*f)
-	}
-	all := b.String()
-	for _, f := range fields {
-		n := len(*f)
-		*f, all = all[:n], all[n:]
-	}
+	packInto(fields)
 	if titleInPrompt {
 		r.Title = r.Prompt[:len(r.Title)]
 	}
@@ -165,6 +152,14 @@ func (t *configTable) intern(c *AgentConfig) *AgentConfig {
 func packConfig(c *AgentConfig) *AgentConfig {
 	cp := *c
 	fields := []*string{&cp.Name, &cp.ModelID, &cp.BasePrompt, &cp.EnvironmentID, &cp.SkillSpec, &cp.WorkerHost}
+	packInto(fields)
+	return &cp
+}
+
+// packInto makes the strings behind fields share one allocation, so a
+// stored record keeps one string header's worth of memory alive, not one
+// per field.
+func packInto(fields []*string) {
 	size := 0
 	for _, f := range fields {
 		size += len(*f)
@@ -179,5 +174,4 @@ func packConfig(c *AgentConfig) *AgentConfig {
 		n := len(*f)
 		*f, all = all[:n], all[n:]
 	}
-	return &cp
 }
