@@ -24,7 +24,7 @@ import (
 // refused, and GET /agent/artifacts/{artifactUid} hands out a new one.
 
 // DownloadTTL is how long a download URL stays valid on the mock
-// session's clock.
+// session's clock, unless Options.LinkLifetime says otherwise.
 const DownloadTTL = time.Hour
 
 // downloadPrefix is where the mock serves artifacts' bytes.
@@ -90,10 +90,10 @@ func (s *Server) getArtifact(c *call) response {
 }
 
 // downloadURL is a signed address of the artifact's bytes on this mock,
-// valid for DownloadTTL from the mock session's now, and its expiry as the
+// valid for the download lifetime from the mock session's now, and its expiry as the
 // API writes times.
 func (s *Server) downloadURL(c *call, uid uuid.UUID) (link, expiresAt string) {
-	expires := c.session.Now().Add(DownloadTTL)
+	expires := c.session.Now().Add(s.downloadTTL)
 	session := c.r.Header.Get(SessionHeader)
 	scheme := "http"
 	if c.r.TLS != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // holds and how it follows its runs is internal/store's conversations.go.
 
 // transcriptLinkTTL is how long, on the mock session's clock, a transcript
-// download link works.
+// download link works, unless Options.LinkLifetime says otherwise.
 const transcriptLinkTTL = 10 * time.Minute
 
 // transcriptsPath is where the mock serves transcript downloads: outside
@@ -152,14 +153,16 @@ func (s *Server) getConversationRedirect(c *call) response {
 }
 
 // getRunTranscript is GET /agent/runs/{runId}/transcript: a 302 to a link,
-// valid for transcriptLinkTTL of the mock session's clock, that needs no
-// credentials (it is one).
+// valid for the transcript lifetime of the mock session's clock, that needs
+// no credentials (it is one). The link says until when in an Expires
+// parameter (Unix seconds, rounded up), as a storage service's signed URLs
+// do; the signed token holds the exact instant.
 func (s *Server) getRunTranscript(c *call) response {
 	if _, _, err := c.session.Transcript(c.principal, c.id); err != nil {
 		return fail(problemOf(err))
 	}
 	link := transcriptLink{Session: c.r.Header.Get(SessionHeader), RunID: c.id,
-		Expires: c.session.Now().Add(transcriptLinkTTL).UnixMilli()}
+		Expires: c.session.Now().Add(s.transcriptTTL).UnixMilli()}
 	scheme := "http"
 	if c.r.TLS != nil {
 		scheme = "https"
@@ -168,7 +171,8 @@ func (s *Server) getRunTranscript(c *call) response {
 	if strings.HasPrefix(c.r.URL.Path, versionPrefix+"/") {
 		prefix = versionPrefix
 	}
-	return redirectTo(scheme + "://" + c.r.Host + prefix + transcriptsPath + s.signLink(link))
+	expires := (link.Expires + 999) / 1000
+	return redirectTo(scheme + "://" + c.r.Host + prefix + transcriptsPath + s.signLink(link) + "?Expires=" + strconv.FormatInt(expires, 10))
 }
 
 // transcriptLink is what a download link carries.

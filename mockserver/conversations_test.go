@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -378,7 +379,10 @@ func TestTheTranscriptIsADownloadThatExpires(t *testing.T) {
 		assert.Equal(t, cv.Steps[0].Messages[i].MessageIDs, []string{m.ID}, "the conversation names the transcript's messages")
 	}
 
-	r = c.noFollow("/downloads/transcripts/"+strings.TrimPrefix(loc, c.base+"/downloads/transcripts/")+"x", "")
+	token, expiresParam, _ := strings.Cut(strings.TrimPrefix(loc, c.base+"/downloads/transcripts/"), "?Expires=")
+	assert.Equal(t, strconv.FormatInt(clockStart.Add(time.Hour+10*time.Minute).Unix(), 10), expiresParam,
+		"the link says until when it works, in Unix seconds, as signed storage URLs do")
+	r = c.noFollow("/downloads/transcripts/"+token+"x", "")
 	assert.Equal(t, http.StatusForbidden, r.status, "a link changed by hand")
 	c.advance(11 * time.Minute)
 	r = c.as("").noFollow(strings.TrimPrefix(loc, c.base), "")
@@ -451,4 +455,25 @@ func TestTheGoAPIGivesARunsConversation(t *testing.T) {
 	c.do("GET", "/agent/runs/"+id+"/conversation", nil).json(t, &want)
 	assert.Equal(t, want, got)
 	assert.Equal(t, "Fix the build", got.Steps[0].Description)
+}
+
+// Options.LinkLifetime shortens every signed link at once: a transcript's,
+// which then says so in its Expires parameter, and an artifact's, whose
+// expires_at says so.
+func TestLinkLifetimeShortensEverySignedLink(t *testing.T) {
+	c := newMock(t, mockserver.Options{Step: 10 * time.Second, LinkLifetime: 3 * time.Second}).in("short-links")
+	id := c.create(map[string]any{"prompt": "Fix the build"}).RunID
+	c.advance(time.Hour)
+	loc := c.noFollow("/agent/runs/"+id+"/transcript", c.key).header.Get("Location")
+	_, expiresParam, _ := strings.Cut(loc, "?Expires=")
+	assert.Equal(t, strconv.FormatInt(clockStart.Add(time.Hour+3*time.Second).Unix(), 10), expiresParam)
+	shot := c.artifact(uidOf(t, c.get(fixtureRunWithAll), "SCREENSHOT"))
+	assert.Equal(t, clockStart.Add(time.Hour+3*time.Second).Format("2006-01-02T15:04:05.000Z"), shot.Data.ExpiresAt)
+
+	c.advance(2 * time.Second)
+	assert.Equal(t, http.StatusOK, c.as("").in("").noFollow(strings.TrimPrefix(loc, c.base), "").status, "still valid a second before")
+	assert.Equal(t, http.StatusOK, download(t, shot.Data.DownloadURL).status, "still valid a second before")
+	c.advance(1001 * time.Millisecond)
+	assert.Equal(t, http.StatusForbidden, c.as("").in("").noFollow(strings.TrimPrefix(loc, c.base), "").status)
+	assert.Equal(t, http.StatusForbidden, download(t, shot.Data.DownloadURL).status)
 }

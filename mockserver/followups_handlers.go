@@ -57,7 +57,7 @@ type HandoffAttachments struct {
 const handoffPrefix = "/downloads/handoff/"
 
 // listHandoffAttachments is GET /agent/runs/{runId}/handoff/attachments:
-// each call signs new links, valid for DownloadTTL.
+// each call signs new links, valid for the download lifetime.
 func (s *Server) listHandoffAttachments(c *call) response {
 	v, files, err := c.session.Handoff(c.principal, c.id)
 	if err != nil {
@@ -76,7 +76,7 @@ func (s *Server) listHandoffAttachments(c *call) response {
 // downloadURL is an artifact's: whoever has it may download until it
 // expires on the mock session's clock.
 func (s *Server) handoffURL(c *call, runID, fileID string) string {
-	expires := c.session.Now().Add(DownloadTTL).UnixMilli()
+	expires := c.session.Now().Add(s.downloadTTL).UnixMilli()
 	session := c.r.Header.Get(SessionHeader)
 	scheme := "http"
 	if c.r.TLS != nil {

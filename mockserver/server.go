@@ -63,6 +63,11 @@ type Options struct {
 	MaxSessions int
 	// SessionLinkBase prefixes agent session links; "" means the real service's.
 	SessionLinkBase string
+	// LinkLifetime is how long, on the mock session's clock, every signed
+	// link the mock hands out works: artifact, handoff file and transcript
+	// downloads. 0 means DownloadTTL for downloads and ten minutes for
+	// transcripts. A short one lets a suite that polls see links expire.
+	LinkLifetime time.Duration
 	// Logger receives one line per request; nil logs nothing.
 	Logger *slog.Logger
 	// Wall is the source of real time; nil means time.Now. For tests of the mock.
@@ -87,6 +92,8 @@ type Server struct {
 	bodies          *byteBudget
 	maxPageBytes    int
 	sessionLinkBase string // without a trailing slash
+	// downloadTTL and transcriptTTL are how long the signed links live.
+	downloadTTL, transcriptTTL time.Duration
 	// downloadKey signs the download links of artifacts and transcripts:
 	// new each start, so a link does not outlive the process.
 	downloadKey []byte
@@ -142,6 +149,10 @@ func New(opts Options) (*Server, error) {
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
 		maxBodyBytes: opts.MaxBodyBytes, sessionLinkBase: opts.SessionLinkBase,
 		downloadKey: make([]byte, 32),
+	}
+	s.downloadTTL, s.transcriptTTL = DownloadTTL, transcriptLinkTTL
+	if opts.LinkLifetime > 0 {
+		s.downloadTTL, s.transcriptTTL = opts.LinkLifetime, opts.LinkLifetime
 	}
 	if s.maxPageBytes = opts.MaxPageBytes; s.maxPageBytes <= 0 {
 		s.maxPageBytes = maxPageBytes

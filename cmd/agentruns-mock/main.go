@@ -62,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.opts.Pending, "pending", 0, "time in PENDING (default: --step)")
 	fs.DurationVar(&c.opts.Claimed, "claimed", 0, "time in CLAIMED (default: --step)")
 	fs.DurationVar(&c.opts.InProgress, "inprogress", 0, "time in INPROGRESS (default: --step)")
+	fs.DurationVar(&c.opts.LinkLifetime, "link-lifetime", 0, "how long every signed download link works: artifacts, handoff files, transcripts (default: an hour for downloads, ten minutes for transcripts)")
 	fs.BoolVar(&c.opts.StrictAuth, "strict-auth", false, "accept only the API keys of the fixtures' principals")
 	fs.StringVar(&c.opts.ControlToken, "control-token", "", "bearer token the control API requires (default: none)")
 	fs.BoolVar(&c.opts.DisableControl, "no-control", false, "turn the control API off")
