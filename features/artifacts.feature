@@ -21,6 +21,16 @@ Feature: Artifacts
     And each fetched plan has its markdown content
     And each fetched screenshot and file downloads from its URL as announced
 
+  # A download URL works until its expires_at, and not after. The suite
+  # waits for that instant when it is within its patience (--timeout), or
+  # moves the mock's clock there; a URL that lives longer than the patience
+  # leaves the scenario inconclusive, not failed. What a refusal looks like
+  # is the storage service's: any 4xx.
+  Scenario: The download URLs of screenshots and files are refused once expired
+    When I fetch up to 3 artifacts of each kind that the runs I can see show
+    Then each fetched screenshot and file downloads from its URL as announced
+    And once their expires_at has passed, each fetched screenshot and file's download URL is refused
+
   @mock-only
   Scenario: An artifact uid that is not a UUID is refused, naming the field
     When I send "GET /agent/artifacts/not-a-uuid"

@@ -61,6 +61,22 @@ Feature: Conversations and transcripts
     Then the answer redirects to an absolute URL
     And that URL, fetched without my API key, gives the transcript
 
+  # The 302 gives no expires_at: the document says only that the link
+  # works "for a limited time". A signed URL usually says until when in its
+  # parameters (X-Goog-Expires, X-Amz-Expires, Expires; the mock's has
+  # Expires); the suite waits for that instant within its patience
+  # (--timeout), or moves the mock's clock there. A link that does not say,
+  # or lives beyond the patience, leaves the scenario skipped or
+  # inconclusive, not failed.
+  @creates-runs @slow
+  Scenario: A transcript link is refused once it has expired
+    When I create a run with the prompt "List the open TODOs in the README"
+    And I watch the run until it reaches a terminal state
+    And a worker took the run on
+    And I ask for the run's transcript
+    Then that URL, fetched without my API key, gives the transcript
+    And once that URL has expired, if it says when, it is refused
+
   @creates-runs @slow
   Scenario: A finished run's agent session points to its conversation, if anywhere
     When I create a run with the prompt "Check the links in the docs"

@@ -32,14 +32,16 @@ func (s *scenario) registerArtifacts(sc *godog.ScenarioContext) {
 	sc.Step(`^I fetch the run's ([A-Z_]+) artifact$`, s.fetchRunsArtifactOfKind)
 	sc.Step(`^another team fetches the run's ([A-Z_]+) artifact$`, s.otherTeamFetchesArtifact)
 	sc.Step(`^its download URL (works|is refused with status (\d+))$`, s.downloadURLWorks)
+	sc.Step(`^once their expires_at has passed, each fetched screenshot and file's download URL is refused$`, s.downloadsRefusedOnceExpired)
 }
 
 // fetchedArtifact is one artifact as a run showed it and as GET
 // /agent/artifacts/{artifactUid} answered.
 type fetchedArtifact struct {
-	runID string
-	shown map[string]any // the item of the run's "artifacts"
-	got   map[string]any // the answer
+	runID  string
+	shown  map[string]any // the item of the run's "artifacts"
+	got    map[string]any // the answer
+	answer *response      // the answer as it came, for its Date
 }
 
 func (f fetchedArtifact) String() string {
@@ -100,7 +102,7 @@ func (s *scenario) fetchArtifact(ctx context.Context, runID string, shown map[st
 		return f, err
 	}
 	got, err := s.last.object()
-	f.got = got
+	f.got, f.answer = got, s.last
 	return f, err
 }
 
@@ -255,7 +257,7 @@ func (s *scenario) download(ctx context.Context, link string) (*response, error)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: reading the body: %w", link, err)
 	}
-	return &response{op: "GET " + link, status: hr.StatusCode, header: hr.Header, body: body}, nil
+	return &response{op: "GET " + link, status: hr.StatusCode, header: hr.Header, body: body, received: time.Now()}, nil
 }
 
 // downloadsAsAnnounced: each screenshot and file downloads, before it
@@ -351,6 +353,48 @@ func (s *scenario) downloadURLWorks(ctx context.Context, outcome, status string)
 	}
 	if want := status; fmt.Sprint(got.status) != want {
 		return fmt.Errorf("%s: the download answered %d, expected %s\n%s", f, got.status, want, got.excerpt())
+	}
+	return nil
+}
+
+// downloadsRefusedOnceExpired lets the server's clock pass the latest
+// expires_at of the screenshots and files fetched (waiting for it when
+// polling, within the suite's patience), then expects each download URL
+// to be refused with a 4xx: the document says a URL works until
+// expires_at, not how a storage service refuses it afterwards.
+func (s *scenario) downloadsRefusedOnceExpired(ctx context.Context) error {
+	var (
+		links  []fetchedArtifact
+		latest time.Time
+		seen   *response
+	)
+	for _, f := range s.fetched {
+		if kind := str(f.got["artifact_type"]); kind != "SCREENSHOT" && kind != "FILE" {
+			continue
+		}
+		expires, err := time.Parse(time.RFC3339, str(mustLookup(f.got, "data.expires_at")))
+		if err != nil {
+			return fmt.Errorf("%s: data.expires_at: %v", f, err)
+		}
+		if expires.After(latest) {
+			latest, seen = expires, f.answer
+		}
+		links = append(links, f)
+	}
+	if len(links) == 0 {
+		return s.skip("no screenshot nor file was fetched: no download URL to watch expire")
+	}
+	if err := s.letServerClockPass(ctx, latest, seen, "the latest expires_at of the download URLs fetched"); err != nil {
+		return err
+	}
+	for _, f := range links {
+		got, err := s.download(ctx, str(mustLookup(f.got, "data.download_url")))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if got.status/100 != 4 {
+			return fmt.Errorf("%s: the download URL still answers %d after its expires_at %s\n%s", f, got.status, str(mustLookup(f.got, "data.expires_at")), got.excerpt())
+		}
 	}
 	return nil
 }

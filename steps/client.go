@@ -37,6 +37,9 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	// received is when the answer had arrived, by the suite's clock: with
+	// the Date header it tells how the server's clock stands to the suite's.
+	received time.Time
 }
 
 // auth says how a request authenticates.
@@ -123,7 +126,7 @@ func (a *apiClient) send(req *http.Request, body []byte) (*response, error) {
 			return nil, fmt.Errorf("%s: reading the body: %w", op, err)
 		}
 		if hr.StatusCode != http.StatusTooManyRequests || attempt == 3 {
-			return &response{op: op, status: hr.StatusCode, header: hr.Header, body: data}, nil
+			return &response{op: op, status: hr.StatusCode, header: hr.Header, body: data, received: time.Now()}, nil
 		}
 		wait := time.Second << attempt
 		if s, err := strconv.Atoi(hr.Header.Get("Retry-After")); err == nil && s >= 0 && s <= 60 {

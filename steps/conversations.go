@@ -37,6 +37,7 @@ func (s *scenario) registerConversations(sc *godog.ScenarioContext) {
 	sc.Step(`^that URL, fetched without my API key, gives a transcript holding "([^"]*)"$`, s.downloadTranscript)
 	sc.Step(`^the run's agent session, if it shows one, redirects to nothing or to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, false) })
 	sc.Step(`^that URL is refused with status (\d+)$`, s.transcriptURLRefused)
+	sc.Step(`^once that URL has expired, if it says when, it is refused$`, s.transcriptURLRefusedOnceExpired)
 	sc.Step(`^the run's agent session redirects nowhere yet$`, s.sessionRedirectsNowhereYet)
 	sc.Step(`^the run's agent session redirects nowhere while the run is seen at work after the answer$`, s.sessionRedirectsNowhereWhileSeenAtWork)
 	sc.Step(`^the run's agent session redirects to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, true) })
@@ -535,4 +536,32 @@ func (s *scenario) redirectWhileSeenAtWork(ctx context.Context) (ended string, e
 			resp.op, s.current.id, *red.ConversationID, str(after["state"]), resp.excerpt())
 	}
 	return "", nil
+}
+
+// transcriptURLRefusedOnceExpired reads when the transcript link stops
+// working from the expiry a signed URL carries (the 302 has no expires_at
+// of its own), lets the server's clock pass it, and expects the link to be
+// refused with a 4xx. A link that does not say when it expires leaves the
+// scenario skipped, saying so: the document promises "a limited time"
+// without saying how long.
+func (s *scenario) transcriptURLRefusedOnceExpired(ctx context.Context) error {
+	if err := s.answerRedirects(); err != nil {
+		return err
+	}
+	loc := s.last.header.Get("Location")
+	at, ok := signedLinkExpiry(loc)
+	if !ok {
+		return s.skip("the transcript link does not say when it expires (no signed-URL expiry parameter such as X-Goog-Expires, X-Amz-Expires or Expires), so the suite cannot tell when to check it is refused")
+	}
+	if err := s.letServerClockPass(ctx, at, s.last, "the transcript link's expiry"); err != nil {
+		return err
+	}
+	got, err := s.download(ctx, loc)
+	if err != nil {
+		return err
+	}
+	if got.status/100 != 4 {
+		return fmt.Errorf("the transcript link still answers %d after it expired at %s\n%s", got.status, at.UTC().Format(time.RFC3339), got.excerpt())
+	}
+	return nil
 }

@@ -50,9 +50,6 @@ const (
 	// schedule fire, or not fire, means waiting whole minutes of real time
 	// while a real server starts billed runs every minute.
 	cronTooSlow = "a schedule fires at most once a minute of the server's clock: seeing which cron it fires on, or that it does not fire, means minutes of real time and billed runs on a real server"
-	// A signed link lives for the time its expires_at says: an hour on the
-	// mock, and on the real service.
-	linkLivesAnHour = "a signed link works until its expires_at, an hour away on the mock: a polling suite would wait that hour"
 	// The plan's size is the mock's fixture, not the document's; on another
 	// server the edge is unknown, and in polling mode the scenarios run at
 	// once in one team, so the edge cannot be held still.
@@ -116,22 +113,20 @@ var resourceMutants = slices.Concat(
 	inArea(conversationsArea, []breakage{
 		{"the session redirect names the conversation while the run is still going", redirectsAtOnce},
 	}),
-	outOfReachWhenPolling(linkLivesAnHour,
-		inArea(downloadsArea, []breakage{
-			{"a transcript link never expires", stateless(rewrite(func(r *http.Request, a *answer) {
-				if strings.HasPrefix(r.URL.Path, "/downloads/transcripts/") && a.status == http.StatusForbidden {
-					a.status, a.body = http.StatusOK, []byte(`{"messages":[]}`)
-					a.header.Set("Content-Type", "application/json")
-				}
-			}))},
-			{"a file's download link never expires", stateless(rewrite(func(r *http.Request, a *answer) {
-				if strings.HasPrefix(r.URL.Path, "/downloads/artifacts/") && a.status == http.StatusForbidden && a.header.Get("Content-Type") != "image/png" {
-					a.status, a.body = http.StatusOK, []byte("stale bytes")
-					a.header.Set("Content-Type", "application/octet-stream")
-				}
-			}))},
-		}),
-	),
+	inArea(downloadsArea, []breakage{
+		{"a transcript link never expires", stateless(rewrite(func(r *http.Request, a *answer) {
+			if strings.HasPrefix(r.URL.Path, "/downloads/transcripts/") && a.status == http.StatusForbidden {
+				a.status, a.body = http.StatusOK, []byte(`{"messages":[]}`)
+				a.header.Set("Content-Type", "application/json")
+			}
+		}))},
+		{"a file's download link never expires", stateless(rewrite(func(r *http.Request, a *answer) {
+			if strings.HasPrefix(r.URL.Path, "/downloads/artifacts/") && a.status == http.StatusForbidden && a.header.Get("Content-Type") != "image/png" {
+				a.status, a.body = http.StatusOK, []byte("stale bytes")
+				a.header.Set("Content-Type", "application/octet-stream")
+			}
+		}))},
+	}),
 	inArea(environmentsArea, []breakage{
 		{"setup_failed is true whenever the newest run failed", stateless(editEnvironments(func(_ http.Handler, _ *http.Request, env map[string]any) {
 			if last, ok := env["last_task_created"].(map[string]any); ok {

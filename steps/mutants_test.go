@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -63,7 +64,10 @@ var (
 	artifactsArea = []string{"artifacts.feature"}
 )
 
-var fullSuite = flag.Bool("mutants-full", false, "run the whole suite against each mutant, not only the features of its area")
+var (
+	fullSuite = flag.Bool("mutants-full", false, "run the whole suite against each mutant, not only the features of its area")
+	onlyNamed = flag.String("mutants-run", "", "run only the mutants whose name matches this regular expression, and the unbroken mock only on their areas")
+)
 
 var mutants = slices.Concat(inArea(listingArea, []breakage{
 	// Listing: filters.
@@ -234,7 +238,11 @@ var mutationModes = []struct {
 	// on a busy machine, stay CLAIMED long enough for a poll to see that
 	// state, and work long enough for the suite to ask their session's
 	// redirect while they work.
-	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 600 * time.Millisecond, Claimed: 200 * time.Millisecond, InProgress: 400 * time.Millisecond, DisableControl: true}},
+	//
+	// Signed links live four seconds rather than an hour, so that the
+	// suite, polling, sees them expire within its patience.
+	{"polling", mockserver.Options{Step: 40 * time.Millisecond, Pending: 600 * time.Millisecond, Claimed: 200 * time.Millisecond, InProgress: 400 * time.Millisecond,
+		LinkLifetime: 4 * time.Second, DisableControl: true}},
 }
 
 // TestMutants runs the suite against every mutant in both modes and fails
@@ -248,9 +256,26 @@ var mutationModes = []struct {
 // is a survivor only if it survives twice.
 func TestMutants(t *testing.T) {
 	all := slices.Concat(mutants, resourceMutants)
+	var areas []string
+	if *onlyNamed != "" {
+		re, err := regexp.Compile(*onlyNamed)
+		require.NoError(t, err, "-mutants-run")
+		all = slices.DeleteFunc(all, func(m mutant) bool { return !re.MatchString(m.name) })
+		require.NotEmpty(t, all, "no mutant's name matches -mutants-run %q", *onlyNamed)
+		for _, m := range all {
+			areas = append(areas, m.area...)
+		}
+		slices.Sort(areas)
+		areas = slices.Compact(areas)
+	}
 	for _, mode := range mutationModes {
 		t.Run(mode.name, func(t *testing.T) {
-			res, out := runSuite(t, newMock(t, mode.opts, nil).URL, tuneForMutants(mode.name))
+			res, out := runSuite(t, newMock(t, mode.opts, nil).URL, func(c *steps.Config) {
+				tuneForMutants(mode.name)(c)
+				if areas != nil {
+					c.Features = someFeatures(t, areas...)
+				}
+			})
 			require.True(t, res.Passed(), "the suite fails against the unbroken mock in %s mode:\n%s", mode.name, out)
 
 			var mu sync.Mutex
