@@ -121,3 +121,33 @@ Feature: Scheduled agents
     And 1 day passes on the mock's clock
     And I list the runs of schedule "nightly"
     Then the listing holds 1 run
+
+  # The same two rules on any server, as its clock runs. The suite reads
+  # the server's clock by its Date header; "the server's minute N" is the
+  # Nth whole minute after that reading, and each schedule here fires once,
+  # at one such minute (its cron names the minute, hour, day and month).
+  # Without the mock's control API the suite waits for those minutes in
+  # real time, about three, and each scenario starts one run: they run only
+  # with --wait-for-ticks (Config.WaitForTicks). A change that lands too
+  # close to a tick, or a tick the server's clock does not reach within the
+  # suite's patience (--timeout), leaves the scenario inconclusive; a
+  # schedule that has not fired a minute after its tick fails it.
+  @creates-runs @schedule-ticks
+  Scenario: A replaced schedule fires on its new cron, not on its old one
+    Given I read the server's clock
+    And I create a schedule "once" that fires once, at the server's minute 2
+    When I replace schedule "once" so that it fires once, at the server's minute 3
+    And I wait until schedule "once" has started a run
+    Then schedule "once" started no run before the server's minute 3
+
+  @creates-runs @schedule-ticks
+  Scenario: A paused schedule does not fire at its tick
+    Given I read the server's clock
+    And I create a schedule "paused" that fires once, at the server's minute 2
+    And I create a schedule "witness" that fires once, at the server's minute 3
+    When I pause schedule "paused"
+    Then the response field "enabled" is "false"
+    And the server answered before its minute 2
+    When I wait until schedule "witness" has started a run
+    And I list the runs of schedule "paused"
+    Then the listing holds 0 runs

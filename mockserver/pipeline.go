@@ -142,6 +142,11 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			return
 		}
 		c.session = ms
+		// The Date header is the mock session's clock, as a server's Date
+		// is its own clock: a client that reckons the server's time by it
+		// (the contract suite does, to wait for a schedule's tick or a
+		// link's expiry) sees the same time as the answers' timestamps.
+		w.Header().Set("Date", ms.Now().UTC().Format(http.TimeFormat))
 	}
 
 	if rt.area == api {

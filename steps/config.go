@@ -51,6 +51,12 @@ type Config struct {
 	// polling, carries a status message); they are skipped, saying so, when
 	// it is empty. The bundled mock fails any prompt holding "[mock:fail]".
 	FailingPrompt string
+	// WaitForTicks lets the scenarios tagged @schedule-ticks run against a
+	// server without the mock's control API: they wait for schedules to fire
+	// on the server's clock, about three minutes, and start a run or two.
+	// Without it they are skipped, saying so; with the control API they
+	// move the mock's clock and need no waiting.
+	WaitForTicks bool
 	// HTTPClient makes every request; http.DefaultClient when nil.
 	HTTPClient *http.Client
 
@@ -300,6 +306,8 @@ var options = []struct {
 		func(c Config) bool { return c.OtherAPIKey == "" }},
 	{"@failing-prompt", report.Need{Flag: "--failing-prompt", What: "a run that fails says why, with an error code"},
 		func(c Config) bool { return c.FailingPrompt == "" }},
+	{"@schedule-ticks", report.Need{Flag: "--wait-for-ticks", What: "a schedule fires on its cron as the server's clock runs: a replaced cron, a paused schedule"},
+		func(c Config) bool { return !c.WaitForTicks }},
 }
 
 // avoidable names the option that would have run a skipped scenario with

@@ -32,6 +32,15 @@ var (
 	downloadsArea     = []string{"artifacts.feature", "conversations.feature"}
 )
 
+// onFastClock has mutants run, when polling, against a mock whose clock
+// runs speed times faster than the wall (speedUp).
+func onFastClock(speed int, ms []mutant) []mutant {
+	for i := range ms {
+		ms[i].clockSpeed = speed
+	}
+	return ms
+}
+
 // outOfReachWhenPolling gives mutants the reason a polling suite cannot
 // see their bug.
 func outOfReachWhenPolling(why string, ms []mutant) []mutant {
@@ -46,10 +55,6 @@ func outOfReachWhenPolling(why string, ms []mutant) []mutant {
 // seconds in this test; none of these waits fits in it, and the suite
 // cannot shorten the server's clock without the mock's control API.
 const (
-	// A cron's smallest step is a minute of the server's clock: seeing a
-	// schedule fire, or not fire, means waiting whole minutes of real time
-	// while a real server starts billed runs every minute.
-	cronTooSlow = "a schedule fires at most once a minute of the server's clock: seeing which cron it fires on, or that it does not fire, means minutes of real time and billed runs on a real server"
 	// The plan's size is the mock's fixture, not the document's; on another
 	// server the edge is unknown, and in polling mode the scenarios run at
 	// once in one team, so the edge cannot be held still.
@@ -64,7 +69,11 @@ var resourceMutants = slices.Concat(
 			}
 		}))},
 	}),
-	outOfReachWhenPolling(cronTooSlow, inArea(schedulesArea, []breakage{
+	// A schedule fires at most once a minute: when polling, these run on
+	// a mock whose clock runs thirty times faster than the wall, so that
+	// the suite's wait for a tick (three minutes of the server's clock)
+	// takes six seconds.
+	onFastClock(30, inArea(schedulesArea, []breakage{
 		{"a replaced schedule keeps firing on its old cron", keepsOldCron},
 		{"a paused schedule keeps firing", stateless(pauseIgnored)},
 	})),

@@ -54,6 +54,10 @@ type mutant struct {
 	// (mutants_resources_test.go): in polling mode the mutant is not run
 	// but listed as out of reach, with that reason.
 	reach string
+	// clockSpeed, when set, is how many times faster than the wall the
+	// mock's clock runs in polling mode (speedUp): for bugs that show only
+	// at a schedule's tick.
+	clockSpeed int
 }
 
 // The areas of the suite that mutants are run against.
@@ -256,27 +260,39 @@ var mutationModes = []struct {
 // is a survivor only if it survives twice.
 func TestMutants(t *testing.T) {
 	all := slices.Concat(mutants, resourceMutants)
-	var areas []string
 	if *onlyNamed != "" {
 		re, err := regexp.Compile(*onlyNamed)
 		require.NoError(t, err, "-mutants-run")
 		all = slices.DeleteFunc(all, func(m mutant) bool { return !re.MatchString(m.name) })
 		require.NotEmpty(t, all, "no mutant's name matches -mutants-run %q", *onlyNamed)
-		for _, m := range all {
-			areas = append(areas, m.area...)
-		}
-		slices.Sort(areas)
-		areas = slices.Compact(areas)
 	}
 	for _, mode := range mutationModes {
 		t.Run(mode.name, func(t *testing.T) {
-			res, out := runSuite(t, newMock(t, mode.opts, nil).URL, func(c *steps.Config) {
-				tuneForMutants(mode.name)(c)
-				if areas != nil {
-					c.Features = someFeatures(t, areas...)
+			// The unbroken mock first, on the areas the mutants will be run
+			// against, and on a faster clock where they will.
+			speeds := map[int][]string{}
+			for _, m := range all {
+				speed := 1
+				if mode.name == "polling" && m.clockSpeed > 0 {
+					speed = m.clockSpeed
 				}
-			})
-			require.True(t, res.Passed(), "the suite fails against the unbroken mock in %s mode:\n%s", mode.name, out)
+				speeds[speed] = append(speeds[speed], m.area...)
+			}
+			for speed, areas := range speeds {
+				opts := mode.opts
+				if speed > 1 {
+					opts = speedUp(opts, speed)
+				}
+				slices.Sort(areas)
+				areas = slices.Compact(areas)
+				res, out := runSuite(t, newMock(t, opts, nil).URL, func(c *steps.Config) {
+					tuneForMutants(mode.name, speed)(c)
+					if speed > 1 || *onlyNamed != "" {
+						c.Features = someFeatures(t, areas...)
+					}
+				})
+				require.True(t, res.Passed(), "the suite fails against the unbroken mock in %s mode (clock speed %d):\n%s", mode.name, speed, out)
+			}
 
 			var mu sync.Mutex
 			survivors, outOfReach := []string{}, []string{}
@@ -285,9 +301,17 @@ func TestMutants(t *testing.T) {
 				for _, m := range all {
 					t.Run(m.name, func(t *testing.T) {
 						t.Parallel()
+						speed := 1
+						if mode.name == "polling" && m.clockSpeed > 0 {
+							speed = m.clockSpeed
+						}
 						run := func() steps.Result {
-							res, _ := runSuite(t, newMock(t, mode.opts, m.wrap()).URL, func(c *steps.Config) {
-								tuneForMutants(mode.name)(c)
+							opts := mode.opts
+							if speed > 1 {
+								opts = speedUp(opts, speed)
+							}
+							res, _ := runSuite(t, newMock(t, opts, m.wrap()).URL, func(c *steps.Config) {
+								tuneForMutants(mode.name, speed)(c)
 								if !*fullSuite {
 									c.Features = someFeatures(t, m.area...)
 								}
@@ -338,11 +362,28 @@ func TestMutants(t *testing.T) {
 
 // tuneForMutants bounds the suite's patience: a mutant that hides an
 // event is killed when the patience runs out, and a run of the mock in
-// polling mode ends within a few seconds.
-func tuneForMutants(mode string) func(*steps.Config) {
+// polling mode ends within a few seconds. On a mock whose clock runs
+// faster than the wall a schedule's tick comes within that patience, so
+// the suite waits for ticks there.
+func tuneForMutants(mode string, clockSpeed int) func(*steps.Config) {
 	return func(c *steps.Config) {
 		if mode == "polling" {
 			c.Timeout = 15 * time.Second
+			c.WaitForTicks = clockSpeed > 1
 		}
 	}
+}
+
+// speedUp has the mock's clock run speed times faster than the wall, as
+// a server's clock seen in fast motion, and its runs spend as long in each
+// state, in real time, as before. Everything the suite reads of the
+// server's time (timestamps, the Date header) follows that clock; the
+// suite's patience stays in real time.
+func speedUp(opts mockserver.Options, speed int) mockserver.Options {
+	start := time.Now()
+	opts.Wall = func() time.Time { return start.Add(time.Since(start) * time.Duration(speed)) }
+	for _, d := range []*time.Duration{&opts.Step, &opts.Queued, &opts.Pending, &opts.Claimed, &opts.InProgress} {
+		*d *= time.Duration(speed)
+	}
+	return opts
 }

@@ -37,6 +37,8 @@ type scenario struct {
 	convs     []conversationDoc     // every conversation fetched (conversations.go)
 	cache     map[string]string     // resolved placeholders
 	schedules map[string]string     // nickname -> id of the schedules this scenario created
+	clockRead time.Time             // the server's clock as the scenario read it (schedule_ticks.go)
+	ticks     map[string]time.Time  // nickname -> the one tick of a schedule's cron (schedule_ticks.go)
 	fetched   []fetchedArtifact     // the artifacts last fetched (artifacts.go)
 	identity  identityRef           // the identity created last (identities.go)
 	message   sentMessage           // the message sent last (messages.go)
@@ -64,6 +66,7 @@ func (su *Suite) InitializeScenario(sc *godog.ScenarioContext) {
 	s.registerRequests(sc)      // requests.go: requests as written, remembered values
 	s.registerRunEvents(sc)     // run_events.go
 	s.registerSchedules(sc)     // schedules.go
+	s.registerScheduleTicks(sc) // schedule_ticks.go: schedules firing as the server's clock runs
 	s.registerAgents(sc)        // agents.go: the agents (skills) GET /agent lists
 	s.registerEnvironments(sc)  // environments.go: environments and models
 	s.registerIdentities(sc)    // identities.go: the team's agent identities
@@ -83,6 +86,11 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 	}
 	if hasTag(sc, "@failing-prompt") && s.suite.cfg.FailingPrompt == "" {
 		s.skipReason = "needs a prompt the server ends in FAILED or ERROR (@failing-prompt): pass --failing-prompt (Config.FailingPrompt)"
+		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+		return ctx, godog.ErrSkip
+	}
+	if hasTag(sc, "@schedule-ticks") && s.api.control == nil && !s.suite.cfg.WaitForTicks {
+		s.skipReason = "waits minutes for schedules to fire on the server's clock (@schedule-ticks): pass --wait-for-ticks (Config.WaitForTicks)"
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
 		return ctx, godog.ErrSkip
 	}

@@ -105,19 +105,20 @@ func main() {
 
 // options are the command line.
 type options struct {
-	baseURL     string
-	apiKey      string
-	otherAPIKey string
-	failPrompt  string
-	tags        string
-	readOnly    bool
-	allowWrites bool
-	timeout     time.Duration
-	format      string
-	output      string
-	concurrency int
-	seed        int64
-	noControl   bool
+	baseURL      string
+	apiKey       string
+	otherAPIKey  string
+	failPrompt   string
+	waitForTicks bool
+	tags         string
+	readOnly     bool
+	allowWrites  bool
+	timeout      time.Duration
+	format       string
+	output       string
+	concurrency  int
+	seed         int64
+	noControl    bool
 
 	// baseURLFrom and apiKeyFrom say where baseURL and apiKey came from.
 	baseURLFrom string
@@ -152,6 +153,7 @@ Flags:
 	fs.StringVar(&o.apiKey, "api-key", "", "API `key` sent as a bearer token (default $WARP_API_KEY)")
 	fs.StringVar(&o.otherAPIKey, "other-api-key", "", "API `key` of another team, for the scenarios checking that one team never sees another's runs (@two-callers, skipped without it)")
 	fs.StringVar(&o.failPrompt, "failing-prompt", "", "a `prompt` the server under test ends in FAILED or ERROR, for the scenarios checking a failed run's status message by polling (@failing-prompt, skipped without it)")
+	fs.BoolVar(&o.waitForTicks, "wait-for-ticks", false, "let the scenarios that watch schedules fire on the server's clock run (@schedule-ticks): about three minutes of waiting and a run or two each (skipped without it, unless the mock's control API moves the clock)")
 	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "leave out the scenarios that create runs (@creates-runs)")
 	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
@@ -243,6 +245,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		APIKey:        o.apiKey,
 		OtherAPIKey:   o.otherAPIKey,
 		FailingPrompt: o.failPrompt,
+		WaitForTicks:  o.waitForTicks,
 		Tags:          o.tags,
 		ReadOnly:      o.readOnly,
 		Timeout:       o.timeout,
@@ -403,6 +406,7 @@ func plural(n int, noun string) string {
 var flagArgument = map[string]string{
 	"--other-api-key":  "KEY (of another team)",
 	"--failing-prompt": "PROMPT (one the server ends in FAILED or ERROR)",
+	"--wait-for-ticks": "(minutes of waiting for schedules to fire)",
 }
 
 // byMessage groups scenarios by their message, in the order of first sight.
