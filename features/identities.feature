@@ -51,6 +51,18 @@ Feature: Agent identities
     When I create an identity named "Fourth {label}"
     Then the response is a problem with status 403 and code "not_authorized"
 
+  # The same edge on any server whose plan the operator knows: given the
+  # number (--identity-plan; the mock's is 3), the suite creates identities
+  # until the team has that many, each accepted, and the next is refused.
+  # It assumes nothing else changes the team's identities meanwhile: the
+  # suite's own scenarios wait while this one runs, other clients of the
+  # team must. A team already at its plan leaves it inconclusive; the
+  # identities it created are deleted at the end.
+  @plan-edge
+  Scenario: A plan allows exactly as many identities as it says
+    When I create agent identities until the team has as many as its plan allows
+    Then creating one more identity is refused with 403
+
   # Without "team", a caller on one team starts a team-owned run.
   @mock-only @creates-runs
   Scenario: A team-owned run acting as an identity is created by it

@@ -57,6 +57,11 @@ type Config struct {
 	// Without it they are skipped, saying so; with the control API they
 	// move the mock's clock and need no waiting.
 	WaitForTicks bool
+	// IdentityPlan is how many agent identities the plan of APIKey's team
+	// allows, as its operator knows it, for the scenario tagged @plan-edge
+	// (the plan's edge is where it says); skipped, saying so, when 0. The
+	// bundled mock's plan for its fixture key wk-mock-alice is 3.
+	IdentityPlan int
 	// HTTPClient makes every request; http.DefaultClient when nil.
 	HTTPClient *http.Client
 
@@ -306,6 +311,8 @@ var options = []struct {
 		func(c Config) bool { return c.OtherAPIKey == "" }},
 	{"@failing-prompt", report.Need{Flag: "--failing-prompt", What: "a run that fails says why, with an error code"},
 		func(c Config) bool { return c.FailingPrompt == "" }},
+	{"@plan-edge", report.Need{Flag: "--identity-plan", What: "the team's plan allows exactly as many agent identities as it says"},
+		func(c Config) bool { return c.IdentityPlan <= 0 }},
 	{"@schedule-ticks", report.Need{Flag: "--wait-for-ticks", What: "a schedule fires on its cron as the server's clock runs: a replaced cron, a paused schedule"},
 		func(c Config) bool { return !c.WaitForTicks }},
 }

@@ -24,6 +24,8 @@ func (s *scenario) registerIdentities(sc *godog.ScenarioContext) {
 	sc.Step(`^I list the team's identities$`, s.listIdentities)
 	sc.Step(`^the team's identities are listed$`, s.identitiesListed)
 	sc.Step(`^I create an identity named "([^"]*)"$`, s.createIdentity)
+	sc.Step(`^I create agent identities until the team has as many as its plan allows$`, s.fillIdentityPlan)
+	sc.Step(`^creating one more identity is refused with 403$`, s.oneMoreIdentityRefused)
 	sc.Step(`^the identity is created, available, with the name "([^"]*)"$`, s.identityCreated)
 	sc.Step(`^the team's identities (include|no longer include) it$`, s.identitiesInclude)
 	sc.Step(`^I rename the identity "([^"]*)"$`, s.renameIdentity)

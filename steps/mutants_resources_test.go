@@ -17,10 +17,12 @@ import (
 
 // Mutants of the resources added after the runs: schedules, events,
 // artifacts and transcripts, conversations, environments, identities,
-// messages, and tenancy across them. A few bugs live where a suite that
-// polls cannot look: each of those mutants says why (mutant.reach), is
-// killed in control mode, and in polling mode is listed with its reason
-// rather than run.
+// messages, and tenancy across them. Each is run, and must be killed, in
+// both modes: a bug that shows only at a schedule's tick is run, when
+// polling, on a mock whose clock runs faster than the wall (onFastClock);
+// one that shows when a signed link expires, on a mock whose links live
+// seconds (mutationModes); the plan's edge is given to the suite as an
+// operator would give it (tuneForMutants).
 
 var (
 	schedulesArea     = []string{"schedules.feature"}
@@ -40,26 +42,6 @@ func onFastClock(speed int, ms []mutant) []mutant {
 	}
 	return ms
 }
-
-// outOfReachWhenPolling gives mutants the reason a polling suite cannot
-// see their bug.
-func outOfReachWhenPolling(why string, ms []mutant) []mutant {
-	for i := range ms {
-		ms[i].reach = why
-	}
-	return ms
-}
-
-// The reasons a polling suite cannot see a bug. The suite's patience when
-// polling is its --timeout, a few minutes at most on a real server and 15
-// seconds in this test; none of these waits fits in it, and the suite
-// cannot shorten the server's clock without the mock's control API.
-const (
-	// The plan's size is the mock's fixture, not the document's; on another
-	// server the edge is unknown, and in polling mode the scenarios run at
-	// once in one team, so the edge cannot be held still.
-	planIsTheMocks = "the plan's size is the mock's fixture, not the document's, and without mock sessions the scenarios of one team create identities at once, so the plan's edge cannot be held still"
-)
 
 var resourceMutants = slices.Concat(
 	inArea(schedulesArea, []breakage{
@@ -155,7 +137,7 @@ var resourceMutants = slices.Concat(
 				"created_at": old["created_at"], "updated_at": old["updated_at"], "started_at": old["started_at"]}
 		}))},
 	}),
-	outOfReachWhenPolling(planIsTheMocks, inArea(identitiesArea, []breakage{
+	inArea(identitiesArea, []breakage{
 		{"the plan allows one identity fewer than it says", stateless(func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Method == http.MethodPost && r.URL.Path == "/agent/identities" {
@@ -170,7 +152,7 @@ var resourceMutants = slices.Concat(
 				next.ServeHTTP(w, r)
 			})
 		})},
-	})),
+	}),
 	inArea(identitiesArea, []breakage{
 		{"deleting an identity leaves it and its keys in place", stateless(func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

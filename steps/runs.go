@@ -281,6 +281,7 @@ func (s *scenario) fetch(ctx context.Context, r *trackedRun) (map[string]any, er
 
 // send makes a request whose answer later steps judge.
 func (s *scenario) send(ctx context.Context, c call) error {
+	s.holdIdentitiesIfWriting(c)
 	resp, err := s.api.do(ctx, c)
 	if resp != nil {
 		s.last = resp

@@ -33,17 +33,21 @@ type scenario struct {
 	theirs    *trackedRun // a run another team created (@two-callers)
 	listing   *listing
 	walked    *walk
-	events    eventPolls            // every poll of GET /agent/events (run_events.go)
-	convs     []conversationDoc     // every conversation fetched (conversations.go)
-	cache     map[string]string     // resolved placeholders
-	schedules map[string]string     // nickname -> id of the schedules this scenario created
-	clockRead time.Time             // the server's clock as the scenario read it (schedule_ticks.go)
-	ticks     map[string]time.Time  // nickname -> the one tick of a schedule's cron (schedule_ticks.go)
-	fetched   []fetchedArtifact     // the artifacts last fetched (artifacts.go)
-	identity  identityRef           // the identity created last (identities.go)
-	message   sentMessage           // the message sent last (messages.go)
-	offers    map[string][]string   // what the server offers, by kind (offered.go)
-	handoffs  [][]handoffAttachment // every handoff listing (newest_client.go)
+	events    eventPolls           // every poll of GET /agent/events (run_events.go)
+	convs     []conversationDoc    // every conversation fetched (conversations.go)
+	cache     map[string]string    // resolved placeholders
+	schedules map[string]string    // nickname -> id of the schedules this scenario created
+	clockRead time.Time            // the server's clock as the scenario read it (schedule_ticks.go)
+	ticks     map[string]time.Time // nickname -> the one tick of a schedule's cron (schedule_ticks.go)
+	fetched   []fetchedArtifact    // the artifacts last fetched (artifacts.go)
+	identity  identityRef          // the identity created last (identities.go)
+	// identitiesHeld is how the scenario holds Suite.identityWrites: "",
+	// "shared" or "alone" (identities_plan.go).
+	identitiesHeld string
+	madeForPlan    []string              // identities created to fill the plan, deleted at the end
+	message        sentMessage           // the message sent last (messages.go)
+	offers         map[string][]string   // what the server offers, by kind (offered.go)
+	handoffs       [][]handoffAttachment // every handoff listing (newest_client.go)
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -89,6 +93,11 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
 		return ctx, godog.ErrSkip
 	}
+	if hasTag(sc, "@plan-edge") && s.suite.cfg.IdentityPlan <= 0 {
+		s.skipReason = "needs the number of agent identities the team's plan allows (@plan-edge): pass --identity-plan (Config.IdentityPlan)"
+		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+		return ctx, godog.ErrSkip
+	}
 	if hasTag(sc, "@schedule-ticks") && s.api.control == nil && !s.suite.cfg.WaitForTicks {
 		s.skipReason = "waits minutes for schedules to fire on the server's clock (@schedule-ticks): pass --wait-for-ticks (Config.WaitForTicks)"
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
@@ -102,6 +111,10 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 			s.skipReason = "checks what only the bundled mock promises beyond the published API document (@mock-only); " +
 				s.suite.cfg.BaseURL + " does not offer the mock's control API, so it is not taken for the mock"
 		default:
+			if hasTag(sc, "@plan-edge") {
+				s.suite.identityWrites.Lock()
+				s.identitiesHeld = "alone"
+			}
 			return ctx, nil
 		}
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
@@ -121,6 +134,8 @@ func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (co
 	if s.api.control == nil {
 		s.cancelLeftovers(context.WithoutCancel(ctx))
 		s.deleteSchedules(context.WithoutCancel(ctx))
+		s.deleteIdentitiesMadeForPlan(context.WithoutCancel(ctx))
+		s.releaseIdentities()
 	} else if s.api.session != "" {
 		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
 	}

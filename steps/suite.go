@@ -28,6 +28,13 @@ type Suite struct {
 
 	mu         sync.Mutex
 	collecting *collector // the current Run's, nil outside Run
+
+	// identityWrites holds the team's identities still for a scenario that
+	// checks the plan's edge (@plan-edge): it holds the lock, and any other
+	// scenario that creates, changes or deletes an identity holds it shared
+	// from then until it ends. Only when polling: with the mock's control
+	// API each scenario has its own mock session.
+	identityWrites sync.RWMutex
 }
 
 // NewSuite checks cfg, loads the OpenAPI validator, checks that the server

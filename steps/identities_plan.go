@@ -1,0 +1,102 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The plan's edge (features/identities.feature, @plan-edge). The document
+// says a create beyond the plan's number of agents is a 403, not what that
+// number is: the operator gives it (Config.IdentityPlan). The scenario
+// fills the plan to that number and expects the next create refused. It
+// needs the team's identities to hold still meanwhile: when polling, it
+// holds Suite.identityWrites alone, and every other scenario that writes an
+// identity holds it shared from its first write to its end.
+
+// holdIdentitiesIfWriting takes the shared hold before the scenario's first
+// write of an identity, when polling.
+func (s *scenario) holdIdentitiesIfWriting(c call) {
+	if s.api.control != nil || s.identitiesHeld != "" || c.method == http.MethodGet || !strings.HasPrefix(c.path, "/agent/identities") {
+		return
+	}
+	s.suite.identityWrites.RLock()
+	s.identitiesHeld = "shared"
+}
+
+// releaseIdentities lets go of the scenario's hold, if any.
+func (s *scenario) releaseIdentities() {
+	switch s.identitiesHeld {
+	case "alone":
+		s.suite.identityWrites.Unlock()
+	case "shared":
+		s.suite.identityWrites.RUnlock()
+	}
+	s.identitiesHeld = ""
+}
+
+// fillIdentityPlan creates identities until the team has as many as its
+// plan allows. Each create must succeed: the team is below its plan.
+func (s *scenario) fillIdentityPlan(ctx context.Context) error {
+	plan := s.suite.cfg.IdentityPlan
+	listed, _, err := s.identities(ctx)
+	if err != nil {
+		return err
+	}
+	if len(listed) >= plan {
+		return s.inconclusive(fmt.Sprintf("the team already has %d agent identities and its plan allows %d (--identity-plan): there is no room left to find the plan's edge by creating one", len(listed), plan))
+	}
+	for have := len(listed); have < plan; have++ {
+		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("Plan edge %d %s", have+1, s.label)})
+		if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body}); err != nil {
+			return err
+		}
+		if s.last.status != http.StatusCreated {
+			return fmt.Errorf("the team had %d agent identities and its plan allows %d (--identity-plan), yet creating one more answered %d: the plan allows fewer than it says\n%s",
+				have, plan, s.last.status, s.last.excerpt())
+		}
+		var made struct {
+			UID string `json:"uid"`
+		}
+		if err := s.last.json(&made); err != nil {
+			return err
+		}
+		s.madeForPlan = append(s.madeForPlan, made.UID)
+	}
+	return nil
+}
+
+// oneMoreIdentityRefused creates one identity beyond the plan and expects a
+// 403 problem.
+func (s *scenario) oneMoreIdentityRefused(ctx context.Context) error {
+	body, _ := json.Marshal(map[string]any{"name": "One too many " + s.label})
+	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body}); err != nil {
+		return err
+	}
+	if s.last.status == http.StatusCreated {
+		var made struct {
+			UID string `json:"uid"`
+		}
+		if s.last.json(&made) == nil {
+			s.madeForPlan = append(s.madeForPlan, made.UID)
+		}
+		return fmt.Errorf("the team has as many agent identities as its plan allows (%d, --identity-plan), yet one more was created", s.suite.cfg.IdentityPlan)
+	}
+	return s.last.hasStatus(http.StatusForbidden)
+}
+
+// deleteIdentitiesMadeForPlan deletes, best effort, the identities the
+// scenario created to fill the plan.
+func (s *scenario) deleteIdentitiesMadeForPlan(ctx context.Context) {
+	if len(s.madeForPlan) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, uid := range s.madeForPlan {
+		_, _ = s.api.do(ctx, call{method: http.MethodDelete, path: "/agent/identities/" + pathEscape(uid)})
+	}
+}
