@@ -66,8 +66,8 @@ Feature: Conversations and transcripts
   # parameters (X-Goog-Expires, X-Amz-Expires, Expires; the mock's has
   # Expires); the suite waits for that instant within its patience
   # (--timeout), or moves the mock's clock there. A link that does not say,
-  # or lives beyond the patience, leaves the scenario skipped or
-  # inconclusive, not failed.
+  # or lives beyond the patience, leaves the scenario inconclusive, not
+  # failed.
   @creates-runs @slow
   Scenario: A transcript link is refused once it has expired
     When I create a run with the prompt "List the open TODOs in the README"

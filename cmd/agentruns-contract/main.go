@@ -110,6 +110,7 @@ type options struct {
 	otherAPIKey  string
 	failPrompt   string
 	waitForTicks bool
+	identityPlan int
 	tags         string
 	readOnly     bool
 	allowWrites  bool
@@ -153,6 +154,7 @@ Flags:
 	fs.StringVar(&o.apiKey, "api-key", "", "API `key` sent as a bearer token (default $WARP_API_KEY)")
 	fs.StringVar(&o.otherAPIKey, "other-api-key", "", "API `key` of another team, for the scenarios checking that one team never sees another's runs (@two-callers, skipped without it)")
 	fs.StringVar(&o.failPrompt, "failing-prompt", "", "a `prompt` the server under test ends in FAILED or ERROR, for the scenarios checking a failed run's status message by polling (@failing-prompt, skipped without it)")
+	fs.IntVar(&o.identityPlan, "identity-plan", 0, "how many agent identities the `number` of the key's team's plan allows, for the scenario checking the plan's edge (@plan-edge, skipped without it; 3 against the bundled mock)")
 	fs.BoolVar(&o.waitForTicks, "wait-for-ticks", false, "let the scenarios that watch schedules fire on the server's clock run (@schedule-ticks): about three minutes of waiting and a run or two each (skipped without it, unless the mock's control API moves the clock)")
 	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "leave out the scenarios that create runs (@creates-runs)")
@@ -246,6 +248,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		OtherAPIKey:   o.otherAPIKey,
 		FailingPrompt: o.failPrompt,
 		WaitForTicks:  o.waitForTicks,
+		IdentityPlan:  o.identityPlan,
 		Tags:          o.tags,
 		ReadOnly:      o.readOnly,
 		Timeout:       o.timeout,
@@ -319,6 +322,9 @@ func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop fu
 			cfg.APIKey, keyFrom = "wk-mock-alice", "a fixture key of the mock"
 			if cfg.OtherAPIKey == "" {
 				cfg.OtherAPIKey = "wk-mock-carol" // of another team than alice's (fixtures/principals.json)
+			}
+			if cfg.IdentityPlan == 0 {
+				cfg.IdentityPlan = 3 // the plan of alice's team (fixtures/principals.json)
 			}
 		}
 		if cfg.FailingPrompt == "" {
@@ -407,6 +413,7 @@ var flagArgument = map[string]string{
 	"--other-api-key":  "KEY (of another team)",
 	"--failing-prompt": "PROMPT (one the server ends in FAILED or ERROR)",
 	"--wait-for-ticks": "(minutes of waiting for schedules to fire)",
+	"--identity-plan":  "N (the agent identities the team's plan allows)",
 }
 
 // byMessage groups scenarios by their message, in the order of first sight.
