@@ -28,7 +28,9 @@ import (
 // accord, so the suite runs against it without a second key and without a
 // failing prompt, and skips the scenarios that need them. Its plan allows
 // five identities, not the mock's three.
-func oneCaller(c *steps.Config) { c.OtherAPIKey, c.FailingPrompt, c.IdentityPlan = "", "", refserverPlan }
+func oneCaller(c *steps.Config) {
+	c.OtherAPIKey, c.FailingPrompt, c.IdentityPlan = "", "", refserverPlan
+}
 
 // refserverPlan is how many identities the reference server's plan allows
 // a team (steps/internal/refserver/identities.go).

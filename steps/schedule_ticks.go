@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps of the schedules that fire as the server's clock runs
@@ -19,7 +17,7 @@ import (
 // tick; otherwise it waits for it in real time, polling the schedule's
 // runs, for at most its patience (--timeout).
 
-func (s *scenario) registerScheduleTicks(sc *godog.ScenarioContext) {
+func (s *scenario) registerScheduleTicks(sc stepContext) {
 	sc.Step(`^I read the server's clock$`, s.readServerClock)
 	sc.Step(`^I create a schedule "([^"]*)" that fires once, at the server's minute (\d+)$`, s.createScheduleAtMinute)
 	sc.Step(`^I replace schedule "([^"]*)" so that it fires once, at the server's minute (\d+)$`, s.replaceScheduleAtMinute)
