@@ -261,9 +261,13 @@ func TestARecordedSuiteRunReplaysOnTheMock(t *testing.T) {
 	}
 
 	// Offline, as against any server: the read-only suite passes, every
-	// feature of it.
+	// feature of it. The replaying mock's plan is its own, not the recorded
+	// server's: the recording names no plan, so the mock's default.
 	replay := newMock(t, mockserver.Options{Fixtures: set, DisableControl: true}, nil)
-	res, out = runSuite(t, replay.URL, func(c *steps.Config) { oneCaller(c); c.ReadOnly = true })
+	res, out = runSuite(t, replay.URL, func(c *steps.Config) {
+		oneCaller(c)
+		c.ReadOnly, c.IdentityPlan = true, fixtures.DefaultPlanLimit
+	})
 	assertAllPassed(t, res, out)
 	assertOnlyMockScenariosSkipped(t, res)
 	passed, _, _ := res.Count()

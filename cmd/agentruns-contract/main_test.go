@@ -97,10 +97,11 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs (12 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
 	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code (2 scenarios skipped): pass --failing-prompt PROMPT")
 	assert.Regexp(t, `SKIPPED \d+ scenarios: checks what only the bundled mock promises`, errOut, "skips the server rules out, grouped by reason")
-	assert.True(t, strings.HasSuffix(errOut, "Passed, but not all checked: add --failing-prompt and --other-api-key to check the rest.\n"), errOut)
+	assert.Contains(t, errOut, "NOT CHECKED the team's plan allows exactly as many agent identities as it says (1 scenario skipped): pass --identity-plan N")
+	assert.True(t, strings.HasSuffix(errOut, "Passed, but not all checked: add --failing-prompt and --identity-plan and --other-api-key to check the rest.\n"), errOut)
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `id="verdict">Passed, 14 not checked</div>`)
+	assert.Contains(t, string(page), `id="verdict">Passed, 15 not checked</div>`)
 	assert.NotContains(t, string(page), "All passed")
 	assert.Contains(t, string(page), `<code>--other-api-key</code>`)
 
@@ -114,10 +115,10 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 	for _, tc := range tests {
 		if strings.HasPrefix(tc.Message, "not checked: ") {
 			notChecked++
-			assert.Regexp(t, `; --(other-api-key|failing-prompt) would check it`, tc.Message)
+			assert.Regexp(t, `; --(other-api-key|failing-prompt|identity-plan) would check it`, tc.Message)
 		}
 	}
-	assert.Equal(t, 14, notChecked)
+	assert.Equal(t, 15, notChecked)
 	assert.Contains(t, string(data), `<property name="not_checked" value="not checked: 12 scenarios skipped for want of an option: --other-api-key would run 12 scenarios`)
 }
 
@@ -169,9 +170,11 @@ func TestJUnitReportOfARunWithSkipsAndFailures(t *testing.T) {
 		assert.NotEmpty(t, tc.Classname, tc.Name)
 		if tc.Status == "skipped" {
 			// Skipped for the control API it lacks, as a scenario only the
-			// bundled mock promises (@mock-only), or inconclusive (a link
-			// that lives beyond the suite's patience).
-			assert.Regexp(t, `needs the mock control API|\(@mock-only\)|^inconclusive: `, tc.Message, tc.Name)
+			// bundled mock promises (@mock-only), inconclusive (a link
+			// that lives beyond the suite's patience), or for want of the
+			// plan's size (a server named by --base-url is not the bundled
+			// mock, whose plan the runner knows).
+			assert.Regexp(t, `needs the mock control API|\(@mock-only\)|^inconclusive: |; --identity-plan would check it`, tc.Message, tc.Name)
 		}
 		if tc.Name == "An unknown run is not found" {
 			assert.Equal(t, "failed", string(tc.Status))

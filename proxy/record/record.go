@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -97,6 +98,17 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 	if ex.Method == http.MethodDelete && ex.Status/100 == 2 && ex.Session == "" && strings.HasPrefix(ex.Path, "/agent/schedules/") {
 		r.mu.Lock()
 		delete(r.schedules, strings.TrimPrefix(ex.Path, "/agent/schedules/"))
+		r.mu.Unlock()
+		return
+	}
+	// A deleted identity is no longer the team's: left in, a recording of a
+	// client that fills the team's plan and empties it again would replay a
+	// team over its plan.
+	if ex.Method == http.MethodDelete && ex.Status/100 == 2 && ex.Session == "" && strings.HasPrefix(ex.Path, "/agent/identities/") {
+		uid := strings.TrimPrefix(ex.Path, "/agent/identities/")
+		r.mu.Lock()
+		delete(r.identities, uid)
+		r.identityOrder = slices.DeleteFunc(r.identityOrder, func(u string) bool { return u == uid })
 		r.mu.Unlock()
 		return
 	}

@@ -115,3 +115,28 @@ func TestBadScheduleFixturesAreRefused(t *testing.T) {
 func fs(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join("..", "..", "fixtures", name))
 }
+
+// Identities deleted while recording are left out: a client that filled
+// the team's plan and emptied it again leaves the team as it found it.
+func TestDeletedIdentitiesAreNotRecorded(t *testing.T) {
+	dir := t.TempDir()
+	rec := record.New(dir, 0)
+	agent := func(uid, name string, def bool) map[string]any {
+		return map[string]any{"uid": uid, "name": name, "default": def, "created_at": time.Now().Add(-time.Hour).Format(time.RFC3339)}
+	}
+	rec.Observe(seen("GET", "/agent/identities", map[string]any{"agents": []any{
+		agent("agent-default", "Default", true), agent("agent-kept", "Reviewer", false), agent("agent-gone", "Filler", false),
+	}}))
+	rec.Observe(seen("DELETE", "/agent/identities/agent-gone", map[string]any{"success": true}))
+	written, err := rec.Write()
+	require.NoError(t, err)
+	assert.Equal(t, 2, written.(record.Summary).Identities)
+
+	set, err := fixtures.Load(os.DirFS(dir))
+	require.NoError(t, err)
+	var uids []string
+	for _, id := range set.Identities {
+		uids = append(uids, id.UID)
+	}
+	assert.ElementsMatch(t, []string{"agent-default", "agent-kept"}, uids)
+}
