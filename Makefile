@@ -35,13 +35,15 @@ test-go:
 # what killed each mutant and the kill rate in control and polling mode, and
 # fails if one survives; then against every legal variant of the reference
 # server and of the mock (steps/reference_variants_test.go,
-# steps/legal_variants_test.go), which it must pass. They run without -race
+# steps/legal_variants_test.go), which it must pass; and the other tests
+# that judge servers by the suite's verdicts (broken servers caught, by the
+# suite and by the proxy; see steps/verdicts_test.go). They run without -race
 # (see the files), so test-go, which has -race, leaves them out. They take
 # about six minutes on two cores shared with other builds, nine when a
 # race-detector build runs beside them: past go test's ten-minute default
 # on a busier machine, hence the longer bound.
 mutants:
-	$(GO) test ./steps/ -timeout 20m -run '^(TestMutants|TestSuitePassesAgainstTheReferenceServerVariants|TestSuitePassesAgainstTheMockMadeToChooseOtherwise|TestARunThatEndsInErrorOnItsOwnIsInconclusive)$$' -count=1 -v
+	$(GO) test ./steps/ -timeout 20m -run '^(TestMutants|TestSuitePassesAgainstTheReferenceServerVariants|TestSuitePassesAgainstTheMockMadeToChooseOtherwise|TestARunThatEndsInErrorOnItsOwnIsInconclusive|TestSuiteCatchesBrokenServers|TestRunsEndedBeforeAClaimSkipTheConversationScenarios|TestProxySeesNoViolationInFrontOfTheReferenceServer|TestProxyReportsWhatEachBrokenServerDoes)$$' -count=1 -v
 
 test-ts:
 	cd clients/typescript && npm install --no-audit --no-fund --silent && npm test
