@@ -135,6 +135,7 @@ var conversationBrokenServers = []brokenServer{
 // run has no conversation (404, which the document allows). The scenarios
 // that need a conversation are then skipped, saying why, never failed.
 func TestRunsEndedBeforeAClaimSkipTheConversationScenarios(t *testing.T) {
+	judgesServers(t)
 	neverClaimed := rewrite(func(r *http.Request, a *answer) {
 		switch {
 		case a.status != http.StatusOK && a.status != http.StatusFound:

@@ -621,6 +621,7 @@ func editEvents(f func(evs []map[string]any)) func(r *http.Request, a *answer) {
 // TestSuiteCatchesBrokenServers runs the whole suite against each broken
 // server and checks which scenarios fail.
 func TestSuiteCatchesBrokenServers(t *testing.T) {
+	judgesServers(t)
 	for _, bs := range brokenServers {
 		t.Run(bs.name, func(t *testing.T) {
 			srv := newMock(t, mockserver.Options{}, bs.wrap)

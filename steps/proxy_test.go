@@ -67,6 +67,7 @@ func describe(s proxy.Summary) string {
 }
 
 func TestProxySeesNoViolationInFrontOfTheReferenceServer(t *testing.T) {
+	judgesServers(t)
 	for _, tc := range []struct {
 		name string
 		opts refserver.Options
@@ -207,6 +208,7 @@ func TestProxyListsNameBrokenServers(t *testing.T) {
 // it does without the proxy), and checks the proxy reported the rule that
 // server breaks.
 func TestProxyReportsWhatEachBrokenServerDoes(t *testing.T) {
+	judgesServers(t)
 	for _, bs := range brokenServers {
 		t.Run(bs.name, func(t *testing.T) {
 			rule, catches := proxyCatches[bs.name]
