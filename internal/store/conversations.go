@@ -356,8 +356,8 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 	var end *Event
 	open := false
 	var later []Event // the events of the executions follow-ups started
-	for _, i := range ms.events.byRun[r.ID] {
-		e := ms.events.log[i]
+	for _, i := range ms.events.runEvents(r, 0) {
+		e := ms.events.event(i)
 		if end != nil {
 			later = append(later, e)
 			continue

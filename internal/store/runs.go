@@ -178,8 +178,10 @@ type Run struct {
 	ForcedMsg   *StatusMessage `json:"forced_message,omitempty"`
 	ForcedState State          `json:"forced_state,omitempty"`
 	// Logged is how many transitions of the timeline's history the event
-	// log has recorded (events.go).
-	Logged int `json:"logged,omitempty"`
+	// log has recorded (events.go); lastEvent is the position plus one of
+	// the run's newest event in the log, 0 before its first.
+	Logged    int32 `json:"logged,omitempty"`
+	lastEvent int32 `json:"-"`
 
 	// Kept by the runs index (runs_index.go): the updated_at key, in
 	// milliseconds, the run is filed under, and the instant (Unix ns) that
@@ -698,17 +700,7 @@ func (ms *Session) Truncate(n int) {
 	}
 	clear(ms.runs.list[n:])
 	ms.runs.list = ms.runs.list[:n]
-	events := ms.events.log[:0]
-	for _, e := range ms.events.log {
-		if _, ok := ms.runs.byID[e.RunID]; ok {
-			events = append(events, e)
-		}
-	}
-	for i := range events {
-		events[i].Seq = int64(i) + 1
-	}
-	ms.events.log = events
-	ms.events.indexRuns()
+	ms.events.cut(ms.runs.byID)
 	ms.changed()
 }
 

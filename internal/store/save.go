@@ -23,10 +23,13 @@ import (
 // as it does for a real service, and the clock never goes back across a
 // restart, not even after a crash that lost the latest changes.
 
-// saveFormat and saveVersion identify the document; Load refuses any other.
+// saveFormat and saveVersion identify the document. Save writes version 2;
+// Load reads it and version 1, whose event log was one object per event
+// (savedEvents). Before version 2 a mock refuses any other version, so a
+// file written now is refused clearly by an older mock, never misread.
 const (
 	saveFormat  = "agentruns-mock-state"
-	saveVersion = 1
+	saveVersion = 2
 )
 
 type saveDoc struct {
@@ -121,8 +124,8 @@ func (s *Store) Load(r io.Reader) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: data after the document", ErrBadSave)
 	}
-	if doc.Format != saveFormat || doc.Version != saveVersion {
-		return fmt.Errorf("%w: format %q version %d, want %q version %d", ErrBadSave, doc.Format, doc.Version, saveFormat, saveVersion)
+	if doc.Format != saveFormat || doc.Version < 1 || doc.Version > saveVersion {
+		return fmt.Errorf("%w: format %q version %d, want %q version 1 to %d", ErrBadSave, doc.Format, doc.Version, saveFormat, saveVersion)
 	}
 	// Mock sessions sharing a creator share one principal, as they do at runtime.
 	rs := &restorer{st: s, creators: map[string]*fixtures.Principal{}}
@@ -136,6 +139,9 @@ func (s *Store) Load(r io.Reader) error {
 		}
 		if _, dup := sessions[ss.Name]; dup {
 			return fmt.Errorf("%w: session %q appears twice", ErrBadSave, ss.Name)
+		}
+		if doc.Version == 1 && ss.EventLog != nil {
+			return fmt.Errorf("%w: session %q: event_log in a version 1 file", ErrBadSave, ss.Name)
 		}
 		ms, err := s.restoreSession(ss, doc.SavedAt, rs)
 		if err != nil {

@@ -28,7 +28,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*runTable)(nil), []string{"list", "byID", "byKey", "generation", "cursorKey", "nextSeq", "createdBy", "index", "configs"}},
 		{(*savedRuns)(nil), []string{"Generation", "CursorKey", "NextSeq", "Runs"}},
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
-			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Followups", "Handoff", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "indexedAt", "nextAt"}},
+			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Followups", "Handoff", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "lastEvent", "indexedAt", "nextAt"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed", "Execution", "PriorRun", "ExecStart"}},
 		{(*scheduleTable)(nil), []string{"byID", "nextSeq", "dueAt", "due"}},
 		{(*savedSchedules)(nil), []string{"Schedules", "NextScheduleSeq"}},
@@ -42,8 +42,8 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*savedMessage)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt", "SenderRunID", "Subject", "Body", "SentAt"}},
 		{(*Message)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt"}},
 		{(*Letter)(nil), []string{"ID", "Team", "SenderRunID", "Subject", "Body", "SentAt"}},
-		{(*eventLog)(nil), []string{"log", "watched", "byRun"}},
-		{(*savedEvents)(nil), []string{"Events"}},
+		{(*eventLog)(nil), []string{"log", "rare", "watched"}},
+		{(*savedEvents)(nil), []string{"EventLog", "Events"}},
 		{(*environmentTable)(nil), []string{"seededAt"}},
 		{(*savedEnvironments)(nil), []string{"SeededAt"}},
 		{(*artifactIndex)(nil), []string{"byUID"}},
@@ -274,7 +274,7 @@ func TestLoadReadsOlderFiles(t *testing.T) {
 	r := create(t, ms, alice(st), "Kept across versions")
 	doc, sessions := sessionsOf(t, saveOf(t, st))
 	for _, s := range sessions {
-		for _, key := range []string{"catalogue_at", "agents", "messages", "schedules", "next_schedule_seq", "events", "cursor_key"} {
+		for _, key := range []string{"catalogue_at", "agents", "messages", "schedules", "next_schedule_seq", "event_log", "cursor_key"} {
 			delete(s.(map[string]any), key)
 		}
 	}
@@ -310,7 +310,7 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 	record := func(s map[string]any, key string, i int) map[string]any { return list(s, key)[i].(map[string]any) }
 	for _, tc := range []struct {
 		name, why string
-		damage    func(s map[string]any)
+		damage    func(s map[string]any) // of a file as version 1 wrote it if the name says so
 	}{
 		{"a null run", "is null", func(s map[string]any) { list(s, "runs")[0] = nil }},
 		{"a run twice", "appears twice", func(s map[string]any) { s["runs"] = append(list(s, "runs"), list(s, "runs")[0]) }},
@@ -319,8 +319,18 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 		{"next_seq behind", "next_seq", func(s map[string]any) { s["next_seq"] = 1.0 }},
 		{"a clock without a time", "no time", func(s map[string]any) { s["clock"] = map[string]any{"mode": "virtual"} }},
 		{"a clock mode that is none", "clock mode", func(s map[string]any) { s["clock"].(map[string]any)["mode"] = "sundial" }},
-		{"an event of no run", "event 0", func(s map[string]any) { record(s, "events", 0)["run_id"] = "nope" }},
-		{"events out of sequence", "event 0", func(s map[string]any) { record(s, "events", 0)["sequence"] = 7.0 }},
+		{"an event of no run", "event 1", func(s map[string]any) { s["event_log"].(map[string]any)["run_seqs"].([]any)[0] = 999.0 }},
+		{"an event type that is none", "event 1", func(s map[string]any) {
+			s["event_log"].(map[string]any)["types"] = "X" + s["event_log"].(map[string]any)["types"].(string)[1:]
+		}},
+		{"an event without a type", "one of each per event", func(s map[string]any) {
+			s["event_log"].(map[string]any)["types"] = s["event_log"].(map[string]any)["types"].(string)[1:]
+		}},
+		{"an event out of the clock's range", "event 1", func(s map[string]any) { s["event_log"].(map[string]any)["at_us"].([]any)[0] = 1e18 }},
+		{"rare details of no event", "rare entry 0", func(s map[string]any) {
+			s["event_log"].(map[string]any)["rare"] = []any{map[string]any{"sequence": 99.0, "ref_id": "x"}}
+		}},
+		{"both forms of the log", "both", func(s map[string]any) { s["events"] = []any{} }},
 		{"a null schedule", "schedule 0 is null", func(s map[string]any) { list(s, "schedules")[0] = nil }},
 		{"a schedule with a bad cron", "cron_schedule", func(s map[string]any) { record(s, "schedules", 0)["cron_schedule"] = "every hour" }},
 		{"an agent twice", "agent", func(s map[string]any) { s["agents"] = append(list(s, "agents"), list(s, "agents")[0]) }},
@@ -328,9 +338,17 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 		{"a message of no letter", "names no letter", func(s map[string]any) { record(s, "messages", 0)["letter"] = "ltr-nope" }},
 		{"a letter twice", "letter 1", func(s map[string]any) { s["letters"] = append(list(s, "letters"), list(s, "letters")[0]) }},
 		{"a field no table knows", "unknown field", func(s map[string]any) { s["widgets"] = []any{} }},
+		{"an event of no run (version 1)", "event 0", func(s map[string]any) { record(s, "events", 0)["run_id"] = "nope" }},
+		{"events out of sequence (version 1)", "event 0", func(s map[string]any) { record(s, "events", 0)["sequence"] = 7.0 }},
+		{"the columns (version 1)", "event_log", func(s map[string]any) {
+			s["event_log"] = map[string]any{"run_seqs": []any{}, "types": "", "at_us": []any{}}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc, sessions := sessionsOf(t, good)
+			if strings.HasSuffix(tc.name, "(version 1)") {
+				doc, sessions = sessionsOf(t, asVersion1(t, good))
+			}
 			for _, s := range sessions {
 				if s.(map[string]any)["name"] == "named" {
 					tc.damage(s.(map[string]any))
@@ -349,5 +367,72 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 		})
 	}
 	require.NoError(t, newTestStore(t).Load(bytes.NewReader(good)), "the undamaged save loads")
+	require.NoError(t, newTestStore(t).Load(bytes.NewReader(asVersion1(t, good))), "the undamaged save loads as version 1 wrote it")
 	assert.False(t, strings.Contains(string(good), "wk-mock-"), "the save holds no API key")
+}
+
+// asVersion1 is a save as version 1 of the file wrote it: every event an
+// object of its own, as a poll shows it.
+func asVersion1(t *testing.T, saved []byte) []byte {
+	t.Helper()
+	doc, sessions := sessionsOf(t, saved)
+	doc["version"] = 1.0
+	for _, s := range sessions {
+		s := s.(map[string]any)
+		cols, ok := s["event_log"].(map[string]any)
+		if !ok {
+			continue
+		}
+		delete(s, "event_log")
+		ids := map[float64]any{}
+		for _, r := range s["runs"].([]any) {
+			ids[r.(map[string]any)["seq"].(float64)] = r.(map[string]any)["id"]
+		}
+		rare := map[float64]map[string]any{}
+		if list, ok := cols["rare"].([]any); ok {
+			for _, x := range list {
+				rare[x.(map[string]any)["sequence"].(float64)] = x.(map[string]any)
+			}
+		}
+		var events []any
+		for i, seq := range cols["run_seqs"].([]any) {
+			e := map[string]any{
+				"sequence":    float64(i + 1),
+				"event_type":  eventCodes[strings.IndexByte(eventLetters, cols["types"].(string)[i])],
+				"run_id":      ids[seq.(float64)],
+				"occurred_at": time.UnixMicro(int64(cols["at_us"].([]any)[i].(float64))).UTC().Format(time.RFC3339Nano),
+			}
+			for _, k := range []string{"execution_id", "ref_id", "occurred_at"} {
+				if v, ok := rare[float64(i+1)][k]; ok {
+					e[k] = v
+				}
+			}
+			events = append(events, e)
+		}
+		s["events"] = events
+	}
+	return encode(t, doc)
+}
+
+// TestLoadReadsVersion1: a file whose events are objects, as version 1
+// wrote them, loads into the same log, and is saved again as version 2.
+func TestLoadReadsVersion1(t *testing.T) {
+	st := newTestStore(t)
+	ms := open(t, st, "")
+	r := create(t, ms, alice(st), "Fix it")
+	_, err := ms.Advance(4 * time.Second)
+	require.NoError(t, err)
+	_, err = ms.Report(alice(st), r.ID, ReportedEvent{Type: EventBlocked, ExecutionID: "exec-1", RefID: "ref-1"})
+	require.NoError(t, err)
+	_, err = ms.Advance(1500 * time.Nanosecond) // an instant finer than a microsecond
+	require.NoError(t, err)
+	_, err = ms.Report(alice(st), r.ID, ReportedEvent{Type: EventInProgress})
+	require.NoError(t, err)
+	saved := saveOf(t, st)
+	assert.Contains(t, string(saved), `"version":2`)
+	old := asVersion1(t, saved)
+	require.NotContains(t, string(old), "event_log")
+	again := loadInto(t, st.opts, old)
+	assert.Equal(t, ms.EventLog(), open(t, again, "").EventLog())
+	assert.Equal(t, saved, saveOf(t, again), "saved again as version 2")
 }
