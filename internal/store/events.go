@@ -402,7 +402,7 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 			}
 		}
 		if len(h) > int(r.Logged) {
-			r.Logged = int32(len(h))
+			r.Logged = int16(len(h))
 		}
 		if n := len(h); n == 0 || !h[n-1].State.Terminal() {
 			keep = append(keep, r)

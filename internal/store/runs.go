@@ -11,6 +11,8 @@ import (
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/errcode"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 )
 
@@ -127,19 +129,61 @@ type Schedule struct {
 // the Timeline whenever the run is shown. Once stored, only the Timeline
 // and the messages change, under the mock session's lock; read a run
 // through a View.
+//
+// A store may hold a million runs, so the record is kept small: what most
+// runs do not have is in Details, which runs without any share, and the
+// small fields sit together.
 type Run struct {
 	ID        string       `json:"id"`
 	Seq       int64        `json:"seq"`
 	Title     string       `json:"title"`
 	Prompt    string       `json:"prompt"`
-	Source    string       `json:"source"`
 	Creator   Creator      `json:"creator"`
 	Team      string       `json:"team"` // the team that may see the run
-	TeamScope bool         `json:"team_scope,omitempty"`
 	CreatedAt time.Time    `json:"created_at"`
 	Config    *AgentConfig `json:"config,omitempty"`
-	FromSkill bool         `json:"from_skill,omitempty"` // started from a skill, so agent_skill is shown
+	// Details is never nil once the run is stored (runTable.insert); its
+	// fields read as the run's own.
+	*Details
 
+	TeamScope bool `json:"team_scope,omitempty"`
+	FromSkill bool `json:"from_skill,omitempty"` // started from a skill, so agent_skill is shown
+	// Logged is how many transitions of the timeline's history the event
+	// log has recorded (events.go); lastEvent is the position plus one of
+	// the run's newest event in the log, 0 before its first.
+	Logged    int16 `json:"logged,omitempty"`
+	lastEvent int32 `json:"-"`
+
+	// Followups are the messages its user sent after the prompt, oldest
+	// first (followups.go), nil until the first: few runs have any, and a
+	// pointer is a third of a slice's size. Read them with FollowupList.
+	Followups *[]Followup `json:"followups,omitempty"`
+
+	// AgentSession is the agent session the run shows as session_id once
+	// claimed, derived from its id (agentSessionNamespace) when stored.
+	AgentSession uuid.UUID `json:"-"`
+
+	Timeline Timeline `json:"timeline"`
+	// FateMsg is shown once the run reaches its final state; ForcedMsg while
+	// it is in ForcedState (set by a cancel or the control API).
+	FateMsg     *StatusMessage `json:"fate_message,omitempty"`
+	ForcedMsg   *StatusMessage `json:"forced_message,omitempty"`
+	ForcedState State          `json:"forced_state,omitempty"`
+
+	// Kept by the runs index (runs_index.go): the updated_at key, in
+	// milliseconds, the run is filed under, and the instant (Unix ns) that
+	// key next changes, 0 if it never does.
+	indexedAt int64 `json:"-"`
+	nextAt    int64 `json:"-"`
+}
+
+// Details are what a run was started with beyond its prompt and config,
+// and what its fate gives it. They never change once the run is stored,
+// and a run created through the API mostly has none of them (source API,
+// the rest empty): such runs share one Details (sharedDetails) rather than
+// each keeping 200 bytes of empty fields.
+type Details struct {
+	Source         string    `json:"source"`
 	ConversationID string    `json:"conversation_id,omitempty"`
 	Schedule       *Schedule `json:"schedule,omitempty"`
 	// ArtifactTypes are the kinds of artifact the run shows once it has
@@ -161,33 +205,45 @@ type Run struct {
 	// Executor is who executes the run when not its creator: the agent
 	// that created it on a member's behalf.
 	Executor *Creator `json:"executor,omitempty"`
-	// Followups are the messages its user sent after the prompt, oldest
-	// first (followups.go); Handoff the files each ended execution leaves
-	// for whoever continues the work (handoff.go).
-	Followups []Followup `json:"followups,omitempty"`
-	Handoff   []string   `json:"handoff,omitempty"`
+	// Handoff are the files each ended execution leaves for whoever
+	// continues the work (handoff.go).
+	Handoff []string `json:"handoff,omitempty"`
+}
 
-	// AgentSession is the agent session the run shows as session_id once
-	// claimed, derived from its id (agentSessionNamespace) when stored.
-	AgentSession uuid.UUID `json:"-"`
+// sharedDetails are the Details of every run that has a source and
+// nothing else, one per source.
+var sharedDetails = map[string]*Details{}
 
-	Timeline Timeline `json:"timeline"`
-	// FateMsg is shown once the run reaches its final state; ForcedMsg while
-	// it is in ForcedState (set by a cancel or the control API).
-	FateMsg     *StatusMessage `json:"fate_message,omitempty"`
-	ForcedMsg   *StatusMessage `json:"forced_message,omitempty"`
-	ForcedState State          `json:"forced_state,omitempty"`
-	// Logged is how many transitions of the timeline's history the event
-	// log has recorded (events.go); lastEvent is the position plus one of
-	// the run's newest event in the log, 0 before its first.
-	Logged    int32 `json:"logged,omitempty"`
-	lastEvent int32 `json:"-"`
+func init() {
+	for _, source := range []string{"", "API", "SCHEDULED_AGENT", "LOCAL", "GITHUB_ACTION", "LINEAR", "SLACK", "CLI", "WEB_APP"} {
+		sharedDetails[source] = &Details{Source: source}
+	}
+}
 
-	// Kept by the runs index (runs_index.go): the updated_at key, in
-	// milliseconds, the run is filed under, and the instant (Unix ns) that
-	// key next changes, 0 if it never does.
-	indexedAt int64 `json:"-"`
-	nextAt    int64 `json:"-"`
+// share is d, or the shared Details equal to it; nil is a run with no
+// source. The map is only read after init, so runs of every mock session
+// may share its records.
+func (d *Details) share() *Details {
+	if d == nil {
+		return sharedDetails[""]
+	}
+	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.TriggerURL != "" ||
+		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
+		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 {
+		return d
+	}
+	if shared, ok := sharedDetails[d.Source]; ok {
+		return shared
+	}
+	return d
+}
+
+// FollowupList is the run's follow-ups, oldest first.
+func (r *Run) FollowupList() []Followup {
+	if r.Followups == nil {
+		return nil
+	}
+	return *r.Followups
 }
 
 // Creator is who started a run: a fixtures principal, shared with the keys
@@ -220,8 +276,23 @@ func (c *Creator) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &sc); err != nil {
 		return err
 	}
-	c.Principal = &fixtures.Principal{UID: sc.UID, Type: sc.Type, DisplayName: sc.DisplayName, Email: sc.Email, PhotoURL: sc.PhotoURL, Team: sc.Team}
+	c.fromSaved(sc)
 	return nil
+}
+
+// UnmarshalJSONFrom is UnmarshalJSON for Load's decoder (loadOptions),
+// which would otherwise hand each run's creator to encoding/json.
+func (c *Creator) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var sc savedCreator
+	if err := jsonv2.UnmarshalDecode(dec, &sc); err != nil {
+		return err
+	}
+	c.fromSaved(sc)
+	return nil
+}
+
+func (c *Creator) fromSaved(sc savedCreator) {
+	c.Principal = &fixtures.Principal{UID: sc.UID, Type: sc.Type, DisplayName: sc.DisplayName, Email: sc.Email, PhotoURL: sc.PhotoURL, Team: sc.Team}
 }
 
 // agentSessionNamespace makes agent session ids derive from run ids, so a
@@ -399,6 +470,7 @@ func (t *runTable) insert(r *Run, fixture bool) {
 	r.Seq = t.nextSeq
 	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
 	r.Config = t.configs.intern(r.Config)
+	r.Details = r.Details.share()
 	t.list = append(t.list, r)
 	t.byID[r.ID] = r
 	for _, k := range r.filterKeys(&[maxFilterKeys]filterKey{}) {
@@ -430,14 +502,17 @@ func (ms *Session) CursorKey() []byte {
 func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	creator := s.Principal(f.Creator)
 	r := &Run{
-		ID: f.ID, Title: f.Title, Prompt: f.Prompt, Source: f.Source,
+		ID: f.ID, Title: f.Title, Prompt: f.Prompt,
 		Creator: Creator{creator}, Team: creator.Team, TeamScope: f.Team,
-		CreatedAt:     now.Add(-time.Duration(f.CreatedAgo)),
-		ArtifactTypes: f.ArtifactTypes,
-		TriggerURL:    f.TriggerURL,
-		ParentRunID:   f.ParentRunID,
-		Metadata:      f.Metadata,
-		Handoff:       f.Handoff,
+		CreatedAt: now.Add(-time.Duration(f.CreatedAgo)),
+		Details: &Details{
+			Source:        f.Source,
+			ArtifactTypes: f.ArtifactTypes,
+			TriggerURL:    f.TriggerURL,
+			ParentRunID:   f.ParentRunID,
+			Metadata:      f.Metadata,
+			Handoff:       f.Handoff,
+		},
 	}
 	if len(f.Config) > 0 {
 		var c AgentConfig
@@ -535,13 +610,16 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	ms.catchUpLocked(now) // scheduled runs due before this one come first
 	r := &Run{
 		ID:    uuid.NewString(),
-		Title: n.Title, Prompt: n.Prompt, Source: "API",
+		Title: n.Title, Prompt: n.Prompt,
 		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
-		ConversationID: n.ConversationID,
-		ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
-		Metadata: n.Metadata, Mode: n.Mode, OnBehalfOf: n.OnBehalfOf,
-		ArtifactTypes: n.Fate.Artifacts, Handoff: n.Fate.Handoff,
+		Details: &Details{
+			Source:         "API",
+			ConversationID: n.ConversationID,
+			ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
+			Metadata: n.Metadata, Mode: n.Mode, OnBehalfOf: n.OnBehalfOf,
+			ArtifactTypes: n.Fate.Artifacts, Handoff: n.Fate.Handoff,
+		},
 		Timeline: Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {

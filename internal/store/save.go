@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Saving: Save writes every mock session's runs and clock as one JSON
@@ -103,6 +106,12 @@ func (ms *Session) saveLocked(name string) *savedSession {
 	return ss
 }
 
+// loadOptions read a state file as encoding/json, which writes it, would
+// (the v1 semantics), but with the JSON v2 prototype's decoder: about three
+// times faster on a large file, which is most of what a start with one
+// costs. A field no table knows is refused: a file we do not understand.
+var loadOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.RejectUnknownMembers(true))
+
 // ErrBadSave wraps every reason Load refuses a document, so a caller can
 // tell a corrupt file from a failure to read it.
 var ErrBadSave = errors.New("not a valid agentruns mock state file")
@@ -112,16 +121,17 @@ var ErrBadSave = errors.New("not a valid agentruns mock state file")
 // foreign document is an error wrapping ErrBadSave, never a partial or
 // empty store. Call it before serving.
 func (s *Store) Load(r io.Reader) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields() // a field we do not know is a file we do not understand
-	var doc saveDoc
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
+	dec := jsontext.NewDecoder(r, loadOptions)
+	if dec.PeekKind() == 0 {
+		if _, err := dec.ReadToken(); errors.Is(err, io.EOF) {
 			return fmt.Errorf("%w: the document is empty", ErrBadSave)
 		}
+	}
+	var doc saveDoc
+	if err := jsonv2.UnmarshalDecode(dec, &doc); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadSave, err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: data after the document", ErrBadSave)
 	}
 	if doc.Format != saveFormat || doc.Version < 1 || doc.Version > saveVersion {

@@ -27,8 +27,9 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*savedSession)(nil), []string{"Name", "Clock", "savedRuns", "savedEnvironments", "savedIdentities", "savedMessages", "savedSchedules", "savedEvents"}},
 		{(*runTable)(nil), []string{"list", "byID", "byKey", "generation", "cursorKey", "nextSeq", "createdBy", "index", "configs"}},
 		{(*savedRuns)(nil), []string{"Generation", "CursorKey", "NextSeq", "Runs"}},
-		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
-			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Followups", "Handoff", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "lastEvent", "indexedAt", "nextAt"}},
+		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Creator", "Team", "TeamScope", "CreatedAt", "Config", "Details",
+			"FromSkill", "Followups", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "lastEvent", "indexedAt", "nextAt"}},
+		{(*Details)(nil), []string{"Source", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Handoff"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed", "Execution", "PriorRun", "ExecStart"}},
 		{(*scheduleTable)(nil), []string{"byID", "nextSeq", "dueAt", "due"}},
 		{(*savedSchedules)(nil), []string{"Schedules", "NextScheduleSeq"}},
@@ -55,12 +56,14 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		}
 		assert.ElementsMatch(t, tc.known, fields, "%s changed: teach its table's save and restore about the new field, then list it here", typ.Name())
 	}
-	// Every stored field of a run is written, under a name of its own.
-	typ := reflect.TypeOf(Run{})
-	for i := 0; i < typ.NumField(); i++ {
-		f := typ.Field(i)
-		if f.Tag.Get("json") == "" {
-			t.Errorf("Run.%s has no json tag: the save would name it after the Go field", f.Name)
+	// Every stored field of a run is written, under a name of its own; its
+	// Details' sit beside them.
+	for _, typ := range []reflect.Type{reflect.TypeOf(Run{}), reflect.TypeOf(Details{})} {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			if f.Tag.Get("json") == "" && !(f.Anonymous && f.Type == reflect.TypeOf(&Details{})) {
+				t.Errorf("%s.%s has no json tag: the save would name it after the Go field", typ.Name(), f.Name)
+			}
 		}
 	}
 	// Every table of a mock session is in the list that resets, saves and

@@ -69,7 +69,7 @@ type Timeline struct {
 	// how long those executions ran, and ExecStart when the current one
 	// entered INPROGRESS (zero until it does). Files from before follow-ups
 	// have none of the three: their only execution started at StartedAt.
-	Execution int           `json:"execution,omitempty"`
+	Execution int32         `json:"execution,omitempty"`
 	PriorRun  time.Duration `json:"prior_run_ns,omitempty"`
 	ExecStart time.Time     `json:"exec_started_at,omitzero"`
 }

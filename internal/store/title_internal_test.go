@@ -52,7 +52,7 @@ func TestPackStringsKeepsEveryValue(t *testing.T) {
 		prompt := "Fix the flaky test in web/auth"
 		cfg := &AgentConfig{Name: "n", ModelID: "", BasePrompt: "be brief", EnvironmentID: "env-1", SkillSpec: "a/b:c", WorkerHost: "w"}
 		want := *cfg
-		r := &Run{ID: "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", Prompt: prompt, Title: title, ConversationID: "conv", Config: cfg}
+		r := &Run{ID: "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", Prompt: prompt, Title: title, Details: &Details{ConversationID: "conv"}, Config: cfg}
 		r.packStrings()
 		if r.ID != "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11" || r.Prompt != prompt || r.Title != title || r.ConversationID != "conv" || !reflect.DeepEqual(*r.Config, want) {
 			t.Fatalf("packing changed a value: %+v %+v", r, *r.Config)
