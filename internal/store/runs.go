@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/rand"
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -299,6 +300,19 @@ func (c *Creator) fromSaved(sc savedCreator) {
 // run shows the same agent session every time without storing it.
 var agentSessionNamespace = uuid.MustParse("6f1d2c3b-9a8e-4d7c-b6a5-0f1e2d3c4b5a")
 
+// nameUUID is uuid.NewSHA1(space, []byte(name)), the version 5 UUID of
+// name, computed on the stack: every run stored or loaded makes one, and
+// NewSHA1 makes four small allocations for it.
+func nameUUID(space uuid.UUID, name string) uuid.UUID {
+	var buf [64]byte
+	sum := sha1.Sum(append(append(buf[:0], space[:]...), name...))
+	var u uuid.UUID
+	copy(u[:], sum[:])
+	u[6] = u[6]&0x0f | 0x50 // version 5
+	u[8] = u[8]&0x3f | 0x80 // the RFC 4122 variant
+	return u
+}
+
 // View is a run as shown at one instant. What can change about a run (its
 // timeline and messages) is read when the view is taken, under the mock
 // session's lock; the rest of a run never changes once stored. So a view can
@@ -424,7 +438,7 @@ func (t *runTable) save(ss *savedSession) {
 }
 
 func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
-	seen := make(map[string]bool, len(ss.Runs))
+	seen := make(map[string]*Run, len(ss.Runs)) // the table's byID once all are good
 	var lastSeq int64
 	for i, r := range ss.Runs {
 		if r == nil {
@@ -433,10 +447,10 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 		if err := r.check(); err != nil {
 			return fmt.Errorf("run %d (%q): %v", i, r.ID, err)
 		}
-		if seen[r.ID] {
+		if seen[r.ID] != nil {
 			return fmt.Errorf("run %q appears twice", r.ID)
 		}
-		seen[r.ID] = true
+		seen[r.ID] = r
 		if r.Seq <= lastSeq {
 			return fmt.Errorf("run %q: seq %d does not follow %d", r.ID, r.Seq, lastSeq)
 		}
@@ -446,6 +460,7 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 		return fmt.Errorf("next_seq %d is below the last run's seq %d", ss.NextSeq, lastSeq)
 	}
 	t.empty()
+	t.list, t.byID = make([]*Run, 0, len(ss.Runs)), seen
 	t.generation = ss.Generation
 	t.cursorKey = ss.CursorKey
 	if len(t.cursorKey) != cursorKeyLen { // older files have none: a new key
@@ -453,6 +468,9 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 	}
 	for _, r := range ss.Runs {
 		r.Creator.Principal = rs.principal(r.Creator.Principal)
+		if r.Team == r.Creator.Team {
+			r.Team = r.Creator.Team // one string, as a run created now has
+		}
 		r.packStrings()
 		// insert numbers runs itself and keeps every index; set the
 		// counter so it hands out the saved Seq.
@@ -468,7 +486,7 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 func (t *runTable) insert(r *Run, fixture bool) {
 	t.nextSeq++
 	r.Seq = t.nextSeq
-	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
+	r.AgentSession = nameUUID(agentSessionNamespace, r.ID)
 	r.Config = t.configs.intern(r.Config)
 	r.Details = r.Details.share()
 	t.list = append(t.list, r)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/google/uuid"
 )
 
 // titleFromSlow is titleFrom as first written; the fast one must agree.
@@ -62,4 +64,13 @@ func TestPackStringsKeepsEveryValue(t *testing.T) {
 		}
 	}
 	(&Run{}).packStrings() // nothing to pack, no config
+}
+
+// nameUUID is uuid.NewSHA1, without its allocations.
+func TestNameUUIDIsNewSHA1(t *testing.T) {
+	for _, name := range []string{"", "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", "odd<&>-1234", strings.Repeat("x", 100)} {
+		if got, want := nameUUID(agentSessionNamespace, name), uuid.NewSHA1(agentSessionNamespace, []byte(name)); got != want {
+			t.Errorf("%q: %s, want %s", name, got, want)
+		}
+	}
 }
