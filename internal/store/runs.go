@@ -228,15 +228,31 @@ func (d *Details) share() *Details {
 	if d == nil {
 		return sharedDetails[""]
 	}
-	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.TriggerURL != "" ||
-		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
-		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 {
-		return d
-	}
-	if shared, ok := sharedDetails[d.Source]; ok {
+	if shared := d.shared(); shared != nil {
 		return shared
 	}
 	return d
+}
+
+// shared is the shared record equal to d, nil if there is none.
+func (d *Details) shared() *Details {
+	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.TriggerURL != "" ||
+		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
+		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 {
+		return nil
+	}
+	return sharedDetails[d.Source]
+}
+
+// newDetails is d as a new run keeps it: the shared record equal to it, or
+// a copy of its own (so a create makes none when it can share).
+func newDetails(d Details) *Details {
+	if shared := d.shared(); shared != nil {
+		return shared
+	}
+	p := new(Details)
+	*p = d
+	return p
 }
 
 // FollowupList is the run's follow-ups, oldest first.
@@ -626,25 +642,26 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	}
 	now := ms.clock.Now()
 	ms.catchUpLocked(now) // scheduled runs due before this one come first
+	var executor *Creator
+	if n.Executor != nil {
+		executor = &Creator{n.Executor}
+	}
 	r := &Run{
 		ID:    uuid.NewString(),
 		Title: n.Title, Prompt: n.Prompt,
 		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
-		Details: &Details{
+		Details: newDetails(Details{
 			Source:         "API",
 			ConversationID: n.ConversationID,
 			ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
-			Metadata: n.Metadata, Mode: n.Mode, OnBehalfOf: n.OnBehalfOf,
+			Metadata: n.Metadata, Mode: n.Mode, OnBehalfOf: n.OnBehalfOf, Executor: executor,
 			ArtifactTypes: n.Fate.Artifacts, Handoff: n.Fate.Handoff,
-		},
+		}),
 		Timeline: Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {
 		r.FateMsg = n.Fate.StatusMessage()
-	}
-	if n.Executor != nil {
-		r.Executor = &Creator{n.Executor}
 	}
 	r.packStrings()
 	ms.insertLocked(r)

@@ -475,12 +475,12 @@ func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error)
 		Title: title, Prompt: sc.Prompt,
 		Creator: sc.Owner, Team: sc.Team, TeamScope: sc.TeamScope,
 		CreatedAt: tick, Config: cfg, FromSkill: sc.FromSkill,
-		Details: &Details{
+		Details: newDetails(Details{
 			Source:           "SCHEDULED_AGENT",
 			Schedule:         &Schedule{ID: sc.ID, Name: sc.Name, Cron: sc.Cron},
 			AgentIdentityUID: sc.AgentUID, Metadata: sc.Metadata, Mode: sc.Mode,
 			ArtifactTypes: fate.Artifacts, Handoff: fate.Handoff,
-		},
+		}),
 		Timeline: Timeline{Anchor: tick, AnchorState: Queued, Steps: fate.Steps, Final: fate.Final},
 	}
 	if fate.Final != Succeeded {
