@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -438,4 +439,66 @@ func TestLoadReadsVersion1(t *testing.T) {
 	again := loadInto(t, st.opts, old)
 	assert.Equal(t, ms.EventLog(), open(t, again, "").EventLog())
 	assert.Equal(t, saved, saveOf(t, again), "saved again as version 2")
+}
+
+// TestLoadReadsAStateFileOfVersion1: testdata/state-v1.json is a state file
+// as the mock wrote it before the event log went into columns, saved by
+// that mock: two sessions, runs with labels, a mode, a parent and a
+// follow-up, a cancelled run, a schedule's runs and an event reported with
+// its execution and reference. All of it loads, and it saves again as
+// version 2 into a file that loads to the same store.
+func TestLoadReadsAStateFileOfVersion1(t *testing.T) {
+	old, err := os.ReadFile("testdata/state-v1.json")
+	require.NoError(t, err)
+	require.Contains(t, string(old), `"version":1,`)
+	st := loadInto(t, newTestStore(t).opts, old)
+	ms := open(t, st, "")
+	assert.Equal(t, 32, ms.Len())
+
+	const parent = "1264eed5-4427-4a53-b829-0708866513c0"
+	labelled, err := ms.Run("070e06c3-9339-4aa8-8159-d6b0f91d1540")
+	require.NoError(t, err)
+	assert.Equal(t, "Tidy the release notes", labelled.Run.Title)
+	assert.Equal(t, map[string]string{"ticket": "REL-42"}, labelled.Run.Metadata)
+	assert.Equal(t, "plan", labelled.Run.Mode)
+	assert.Equal(t, parent, labelled.Run.ParentRunID)
+	if followups := labelled.Run.FollowupList(); assert.Len(t, followups, 1) {
+		assert.Equal(t, "Also the README", followups[0].Message)
+	}
+	cancelled, err := ms.Run("d06832ff-5084-4ea9-a59f-b7db5c13d4f8")
+	require.NoError(t, err)
+	assert.Equal(t, Cancelled, cancelled.Snap.State)
+	scheduled, err := ms.ScheduleRuns("sch_631046d020e44b53")
+	require.NoError(t, err)
+	assert.Len(t, scheduled, 3)
+	for _, v := range scheduled {
+		assert.Equal(t, "SCHEDULED_AGENT", v.Run.Source)
+		assert.Equal(t, "hourly", v.Run.Schedule.Name)
+	}
+
+	// The log begins with the file's events; the clock's catch-up logs
+	// what the runs did after them.
+	var file struct {
+		Sessions []struct{ Events []Event }
+	}
+	require.NoError(t, json.Unmarshal(old, &file))
+	require.Len(t, file.Sessions, 2)
+	log := ms.EventLog()
+	require.Len(t, file.Sessions[0].Events, 40)
+	require.GreaterOrEqual(t, len(log), 40)
+	assert.Equal(t, file.Sessions[0].Events, log[:40])
+	assert.Equal(t, Event{Seq: 40, Type: EventBlocked, RunID: parent, RefID: "ref-1", ExecutionID: "exec-1",
+		OccurredAt: time.Date(2026, 3, 1, 12, 0, 4, 0, time.UTC)}, log[39])
+	other := open(t, st, "other")
+	assert.Equal(t, 27, other.Len())
+	otherLog := other.EventLog()
+	require.Len(t, file.Sessions[1].Events, 35)
+	require.GreaterOrEqual(t, len(otherLog), 35)
+	assert.Equal(t, file.Sessions[1].Events, otherLog[:35])
+
+	saved := saveOf(t, st)
+	assert.Contains(t, string(saved), `"version":2`)
+	again := loadInto(t, st.opts, saved)
+	assert.Equal(t, log, open(t, again, "").EventLog())
+	assert.Equal(t, saved, saveOf(t, again), "the version 2 file loads to the same store")
 }
