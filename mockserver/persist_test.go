@@ -168,7 +168,8 @@ func TestLoadRefusesDamagedDocuments(t *testing.T) {
 		"truncated":       good[:len(good)/2],
 		"an array":        "[]",
 		"another format":  edit(func(d map[string]any) { d["format"] = "something-else" }),
-		"a newer version": edit(func(d map[string]any) { d["version"] = 2 }),
+		"a newer version": edit(func(d map[string]any) { d["version"] = 3 }),
+		"version 0":       edit(func(d map[string]any) { d["version"] = 0 }),
 		"an unknown field": edit(func(d map[string]any) {
 			d["extra"] = true
 		}),

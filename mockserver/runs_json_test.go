@@ -49,22 +49,23 @@ func TestRunJSONIsItsItem(t *testing.T) {
 	odd := "tab\t nl\n q\" <b>&amp; \x00\x1f é 日本 \u2028 bad:\xff end"
 	creator := ms.Runs()[0].Run.Creator
 	for _, extra := range []*store.Run{
-		{ID: "odd<&>-1234", Title: odd, Prompt: odd, Source: odd, Creator: creator, Team: odd, TeamScope: true,
+		{ID: "odd<&>-1234", Title: odd, Prompt: odd, Creator: creator, Team: odd, TeamScope: true,
 			CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 999_999_999, time.UTC), FromSkill: true,
 			Config: &AgentConfig{Name: odd, SkillSpec: "acme/skills:" + odd + "/SKILL.md", ComputerUseEnabled: &yes, WorkerHost: odd, IdleTimeoutMinutes: &sixty,
 				Harness: &store.Harness{Type: "claude", ModelID: odd, ReasoningLevel: "high"}, HarnessAuthSecrets: &store.HarnessAuthSecrets{ClaudeAuthSecretName: odd, CodexAuthSecretName: odd},
 				ComputerUseModelID: odd, CredentialStrategy: "EXECUTOR", InferenceProviders: &store.InferenceProviders{AWS: &store.AWSInference{Disabled: &yes, Region: odd}},
 				MemoryStores: []store.MemoryStoreAccess{{UID: odd, Access: "read_only", Instructions: odd}}, RunnerID: odd, SessionSharing: &store.SessionSharing{PublicAccess: "VIEWER"}, Skills: []string{odd, "a:b"}, MCPServers: map[string]MCPServer{"b": {URL: odd, Headers: map[string]string{"X": odd, "A": ""}}, "a<": {Command: "c", Args: []string{odd, ""}, Env: map[string]string{"B": "2", odd: odd}}, "m": {WarpID: "w", Env: map[string]string{}}}},
-			ConversationID: odd, Schedule: &store.Schedule{ID: odd, Name: odd, Cron: "0 * * * *"},
-			Metadata: map[string]string{"ticket_id": odd, "a": ""}, Executor: &store.Creator{Principal: &fixtures.Principal{UID: odd, Type: "service_account"}},
-			ArtifactTypes: []string{"PLAN", "PULL_REQUEST", "SCREENSHOT", "FILE"}, TriggerURL: "https://x.example/" + odd, ParentRunID: odd, ForcedState: Succeeded, ForcedMsg: &StatusMessage{Message: odd, ErrorCode: odd, Retryable: &yes},
+			Details: &store.Details{Source: odd, ConversationID: odd, Schedule: &store.Schedule{ID: odd, Name: odd, Cron: "0 * * * *"},
+				Metadata: map[string]string{"ticket_id": odd, "a": ""}, Executor: &store.Creator{Principal: &fixtures.Principal{UID: odd, Type: "service_account"}},
+				ArtifactTypes: []string{"PLAN", "PULL_REQUEST", "SCREENSHOT", "FILE"}, TriggerURL: "https://x.example/" + odd, ParentRunID: odd},
+			ForcedState: Succeeded, ForcedMsg: &StatusMessage{Message: odd, ErrorCode: odd, Retryable: &yes},
 			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 1, 0, time.UTC), AnchorState: Queued, Final: Succeeded, Steps: store.Steps{time.Second, 0, time.Minute, time.Hour}}},
 		{ID: "plain-run", Title: "", Prompt: "", Creator: store.Creator{Principal: &fixtures.Principal{}}, CreatedAt: time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC),
 			FateMsg: &StatusMessage{Message: "failed"}, Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: InProgress, Final: Failed}},
-		{ID: "followed-up", Source: "API", Creator: creator, CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC),
+		{ID: "followed-up", Details: &store.Details{Source: "API"}, Creator: creator, CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC),
 			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 5, 0, time.UTC), AnchorState: Queued, Final: Succeeded, Steps: store.Steps{time.Second, time.Second, time.Second, 90 * time.Minute},
 				StartedAt: time.Date(2026, 2, 1, 0, 0, 1, 0, time.UTC), WasClaimed: true, Execution: 1, PriorRun: 2500 * time.Millisecond}},
-		{ID: "empty-config", Source: "LOCAL", Creator: creator, Config: &AgentConfig{Harness: &store.Harness{}, HarnessAuthSecrets: &store.HarnessAuthSecrets{}}, FromSkill: true, ForcedState: Blocked, ForcedMsg: &StatusMessage{},
+		{ID: "empty-config", Details: &store.Details{Source: "LOCAL"}, Creator: creator, Config: &AgentConfig{Harness: &store.Harness{}, HarnessAuthSecrets: &store.HarnessAuthSecrets{}}, FromSkill: true, ForcedState: Blocked, ForcedMsg: &StatusMessage{},
 			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: Blocked, Final: Succeeded}},
 	} {
 		ms.Adopt(extra)

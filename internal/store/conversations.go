@@ -356,8 +356,8 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 	var end *Event
 	open := false
 	var later []Event // the events of the executions follow-ups started
-	for _, i := range ms.events.byRun[r.ID] {
-		e := ms.events.log[i]
+	for _, i := range ms.events.runEvents(r, 0) {
+		e := ms.events.event(i)
 		if end != nil {
 			later = append(later, e)
 			continue
@@ -457,7 +457,7 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 				Blocks: []Block{{Type: "event", Name: string(end.Type), Data: data}}})
 		}
 	}
-	if len(r.Followups) > 0 {
+	if len(r.FollowupList()) > 0 {
 		ms.followupExchangeLocked(r, &x, later, now)
 	}
 	return x, true
@@ -478,12 +478,12 @@ func (ms *Session) followupExchangeLocked(r *Run, x *Exchange, later []Event, no
 		}
 		msgs = append(msgs[:i], append([]TranscriptMessage{m}, msgs[i:]...)...)
 	}
-	for i, f := range r.Followups {
+	for i, f := range r.FollowupList() {
 		insert(TranscriptMessage{ID: fmt.Sprintf("%s.followup%d", r.ID, i+1), Role: "user", At: f.At,
 			Blocks: []Block{{Type: "text", Text: f.Message}}})
 	}
 	asked := func(execution int) string {
-		for _, f := range r.Followups {
+		for _, f := range r.FollowupList() {
 			if f.Restarted && f.Execution == execution {
 				return f.Message
 			}

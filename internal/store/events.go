@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -53,7 +56,23 @@ var stateEvents = func() map[State]EventType {
 // Valid reports whether e is an event type of the API.
 func (e EventType) Valid() bool { _, ok := eventStates[e]; return ok }
 
-// Event is one entry of the event log, the same in memory and in the save.
+// eventCodes numbers the event types for the log, which keeps a byte
+// rather than a string per event; code 0 is none.
+var eventCodes = [...]EventType{0: "", 1: EventInProgress, 2: EventSucceeded, 3: EventFailed, 4: EventErrored, 5: EventBlocked, 6: EventCancelled}
+
+type eventCode uint8
+
+func codeOf(e EventType) eventCode {
+	for c, t := range eventCodes {
+		if c > 0 && t == e {
+			return eventCode(c)
+		}
+	}
+	return 0
+}
+
+// Event is one entry of the event log as a poll answers it (and as state
+// files before version 2 kept it).
 type Event struct {
 	Seq         int64     `json:"sequence"`
 	Type        EventType `json:"event_type"`
@@ -63,15 +82,35 @@ type Event struct {
 	OccurredAt  time.Time `json:"occurred_at"`
 }
 
+// loggedEvent is an Event as the log keeps it, 24 bytes where an Event
+// takes 96: a store of a million runs logs millions of events, and most
+// carry nothing but their run, their type and an instant. The sequence is
+// the position in the log plus one; the run's id is the run's own string.
+type loggedEvent struct {
+	run *Run
+	at  int64 // occurred_at in Unix microseconds (see rare)
+	// prev is the position plus one of the same run's event before this
+	// one, 0 if this is its first: each run's events are a chain from
+	// Run.lastEvent, so a poll reads the runs it names, not the log.
+	prev int32
+	code eventCode
+	// rare says the event has what few have, kept in eventLog.rare: a
+	// reporter's ids, or an instant finer than a microsecond.
+	rare bool
+}
+
+// rareEvent is the rest of an event whose loggedEvent says rare.
+type rareEvent struct {
+	ExecutionID, RefID string
+	At                 time.Time
+}
+
 // eventLog is the events resource's part of a mock session: the log, and
 // the runs whose next events it has still to record.
 type eventLog struct {
-	log     []Event
+	log     []loggedEvent
+	rare    map[int32]rareEvent // by position in log
 	watched []*Run
-	// byRun is each run's events' positions in log, oldest first: a poll
-	// finds the events after since by a binary search in each run it
-	// names, not by a scan of the whole log.
-	byRun map[string][]int32
 }
 
 // MaxEventsPerRun bounds the events the log keeps for one run. A run's own
@@ -81,39 +120,200 @@ type eventLog struct {
 // event, so a poller's since never skips what it has not read.
 const MaxEventsPerRun = 1000
 
-// savedEvents is the event log's part of the save.
+// savedEvents is the event log's part of the save: EventLog since version
+// 2, Events (one object per event, four times the bytes) before.
 type savedEvents struct {
-	Events []Event `json:"events,omitempty"`
+	EventLog *savedEventLog `json:"event_log,omitempty"`
+	Events   []Event        `json:"events,omitempty"`
 }
 
 // reset starts the log again and records the fixtures' past, in the order
 // it happened.
 func (t *eventLog) reset(ms *Session, now time.Time) {
-	t.log, t.byRun = nil, map[string][]int32{}
+	t.log, t.rare = nil, nil
 	t.watched = append([]*Run(nil), ms.runs.list...)
 	ms.recordEventsLocked(now)
 }
 
-func (t *eventLog) save(ss *savedSession) { ss.Events = t.log }
+// eventLetters writes each event type in a saved log as one letter.
+const eventLetters = "-PSFEBC" // by eventCode
 
-func (t *eventLog) restore(ms *Session, ss *savedSession, _ *restorer) error {
-	for i, e := range ss.Events {
-		if e.Seq != int64(i)+1 || !e.Type.Valid() || ms.runs.byID[e.RunID] == nil {
-			return fmt.Errorf("event %d: want sequence %d, a known event type and one of the session's runs", i, i+1)
+// savedEventLog is the log as version 2 saves it, in columns with an entry
+// per event in sequence order: the run (its Seq), the type (one letter of
+// eventLetters) and the instant in Unix microseconds. The few events with
+// more (a reporter's ids, an instant finer than a microsecond) are listed
+// again in Rare. A poll's JSON for every event would be four times the
+// bytes, and a time string per event is what loading spends longest on.
+type savedEventLog struct {
+	RunSeqs []int64     `json:"run_seqs"`
+	Types   string      `json:"types"`
+	AtMicro []int64     `json:"at_us"`
+	Rare    []savedRare `json:"rare,omitempty"`
+}
+
+type savedRare struct {
+	Seq         int64     `json:"sequence"`
+	ExecutionID string    `json:"execution_id,omitempty"`
+	RefID       string    `json:"ref_id,omitempty"`
+	OccurredAt  time.Time `json:"occurred_at,omitzero"` // finer than a microsecond
+}
+
+func (t *eventLog) save(ss *savedSession) {
+	if len(t.log) == 0 {
+		return
+	}
+	sl := &savedEventLog{RunSeqs: make([]int64, len(t.log)), AtMicro: make([]int64, len(t.log))}
+	types := make([]byte, len(t.log))
+	for i, e := range t.log {
+		sl.RunSeqs[i], sl.AtMicro[i], types[i] = e.run.Seq, e.at, eventLetters[e.code]
+		if e.rare {
+			x := t.rare[int32(i)]
+			sr := savedRare{Seq: int64(i) + 1, ExecutionID: x.ExecutionID, RefID: x.RefID}
+			if !x.At.IsZero() {
+				sr.OccurredAt = x.At
+			}
+			sl.Rare = append(sl.Rare, sr)
 		}
 	}
-	t.log = ss.Events
-	t.indexRuns()
+	sl.Types = string(types)
+	ss.EventLog = sl
+}
+
+func (t *eventLog) restore(ms *Session, ss *savedSession, _ *restorer) error {
+	t.log, t.rare = nil, nil
+	switch {
+	case ss.EventLog != nil && ss.Events != nil:
+		return errors.New("both event_log and events")
+	case ss.EventLog != nil:
+		if err := t.restoreColumns(ms, ss.EventLog); err != nil {
+			return err
+		}
+	default: // files before version 2
+		t.log = make([]loggedEvent, 0, len(ss.Events))
+		for i, e := range ss.Events {
+			r := ms.runs.byID[e.RunID]
+			if e.Seq != int64(i)+1 || !e.Type.Valid() || r == nil {
+				return fmt.Errorf("event %d: want sequence %d, a known event type and one of the session's runs", i, i+1)
+			}
+			t.append(r, e)
+		}
+	}
+	t.relink()
 	t.watched = append([]*Run(nil), ms.runs.list...)
 	return nil
 }
 
-// indexRuns files every event of the log under its run.
-func (t *eventLog) indexRuns() {
-	t.byRun = map[string][]int32{}
-	for i, e := range t.log {
-		t.byRun[e.RunID] = append(t.byRun[e.RunID], int32(i))
+func (t *eventLog) restoreColumns(ms *Session, sl *savedEventLog) error {
+	n := len(sl.RunSeqs)
+	if len(sl.Types) != n || len(sl.AtMicro) != n {
+		return fmt.Errorf("event_log: %d run_seqs, %d types and %d at_us: want one of each per event", n, len(sl.Types), len(sl.AtMicro))
 	}
+	rare := make(map[int64]*savedRare, len(sl.Rare))
+	for i := range sl.Rare {
+		x := &sl.Rare[i]
+		if x.Seq < 1 || x.Seq > int64(n) || rare[x.Seq] != nil {
+			return fmt.Errorf("event_log: rare entry %d: sequence %d is not one of the log's or appears twice", i, x.Seq)
+		}
+		if !x.OccurredAt.IsZero() && x.OccurredAt.UnixMicro() != sl.AtMicro[x.Seq-1] {
+			return fmt.Errorf("event_log: event %d: occurred_at %s is not at_us %d", x.Seq, x.OccurredAt.Format(time.RFC3339Nano), sl.AtMicro[x.Seq-1])
+		}
+		rare[x.Seq] = x
+	}
+	runs := ms.runs.list // in Seq order
+	t.log = make([]loggedEvent, 0, n)
+	for i, seq := range sl.RunSeqs {
+		k, found := slices.BinarySearchFunc(runs, seq, func(r *Run, seq int64) int { return cmp.Compare(r.Seq, seq) })
+		code := strings.IndexByte(eventLetters, sl.Types[i])
+		if !found || code < 1 || !InRange(time.UnixMicro(sl.AtMicro[i])) {
+			return fmt.Errorf("event_log: event %d: want a run of the session, a type among %q and an instant a clock may show", i+1, eventLetters[1:])
+		}
+		e := Event{Seq: int64(i) + 1, Type: eventCodes[code], OccurredAt: time.UnixMicro(sl.AtMicro[i]).UTC()}
+		if x := rare[int64(i)+1]; x != nil {
+			e.ExecutionID, e.RefID = x.ExecutionID, x.RefID
+			if !x.OccurredAt.IsZero() {
+				e.OccurredAt = x.OccurredAt
+			}
+		}
+		t.append(runs[k], e)
+	}
+	return nil
+}
+
+// append adds e, an event of r, at the end of the log (its Seq is the
+// log's next); the caller links it into r's chain.
+func (t *eventLog) append(r *Run, e Event) {
+	le := loggedEvent{run: r, at: e.OccurredAt.UnixMicro(), code: codeOf(e.Type)}
+	var x rareEvent
+	if e.OccurredAt.Nanosecond()%1000 != 0 {
+		x.At = e.OccurredAt
+	}
+	x.ExecutionID, x.RefID = e.ExecutionID, e.RefID
+	if x != (rareEvent{}) {
+		if t.rare == nil {
+			t.rare = map[int32]rareEvent{}
+		}
+		t.rare[int32(len(t.log))] = x
+		le.rare = true
+	}
+	t.log = append(t.log, le)
+}
+
+// event is the event at position i of the log, as a poll answers it.
+func (t *eventLog) event(i int32) Event {
+	le := &t.log[i]
+	e := Event{Seq: int64(i) + 1, Type: eventCodes[le.code], RunID: le.run.ID, OccurredAt: time.UnixMicro(le.at).UTC()}
+	if le.rare {
+		x := t.rare[i]
+		e.ExecutionID, e.RefID = x.ExecutionID, x.RefID
+		if !x.At.IsZero() {
+			e.OccurredAt = x.At
+		}
+	}
+	return e
+}
+
+// relink makes each run's chain of events anew, after the log was read
+// or cut.
+func (t *eventLog) relink() {
+	for _, e := range t.log {
+		e.run.lastEvent = 0
+	}
+	for i := range t.log {
+		le := &t.log[i]
+		le.prev, le.run.lastEvent = le.run.lastEvent, int32(i)+1
+	}
+}
+
+// cut drops the events of runs no longer stored (Truncate), numbering the
+// rest again.
+func (t *eventLog) cut(byID map[string]*Run) {
+	kept, rare := t.log[:0], map[int32]rareEvent(nil)
+	for i, e := range t.log {
+		if byID[e.run.ID] != e.run {
+			continue
+		}
+		if e.rare {
+			if rare == nil {
+				rare = map[int32]rareEvent{}
+			}
+			rare[int32(len(kept))] = t.rare[int32(i)]
+		}
+		kept = append(kept, e)
+	}
+	clear(t.log[len(kept):])
+	t.log, t.rare = kept, rare
+	t.relink()
+}
+
+// runEvents is where r's events are in the log, oldest first; only those
+// from position from on.
+func (t *eventLog) runEvents(r *Run, from int32) []int32 {
+	var at []int32
+	for p := r.lastEvent; p > 0 && p-1 >= from; p = t.log[p-1].prev {
+		at = append(at, p-1)
+	}
+	slices.Reverse(at)
+	return at
 }
 
 // watch adds a new run to the runs whose events are still to come.
@@ -186,8 +386,8 @@ func (tl *Timeline) prelude() bool {
 // the watch list, so a catch-up costs the runs still going.
 func (ms *Session) recordEventsLocked(now time.Time) {
 	type pending struct {
-		ev  Event
-		seq int64 // the run's, to order events of one instant
+		r  *Run // its Seq orders events of one instant
+		ev Event
 	}
 	var fresh []pending
 	keep := ms.events.watched[:0]
@@ -196,13 +396,13 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 			continue // dropped by Truncate
 		}
 		h := r.Timeline.history(now)
-		for _, t := range h[min(r.Logged, len(h)):] {
+		for _, t := range h[min(int(r.Logged), len(h)):] {
 			if e, ok := stateEvents[t.State]; ok {
-				fresh = append(fresh, pending{Event{Type: e, RunID: r.ID, OccurredAt: t.At}, r.Seq})
+				fresh = append(fresh, pending{r, Event{Type: e, OccurredAt: t.At}})
 			}
 		}
-		if len(h) > r.Logged {
-			r.Logged = len(h)
+		if len(h) > int(r.Logged) {
+			r.Logged = int16(len(h))
 		}
 		if n := len(h); n == 0 || !h[n-1].State.Terminal() {
 			keep = append(keep, r)
@@ -218,19 +418,21 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 		if !a.ev.OccurredAt.Equal(b.ev.OccurredAt) {
 			return a.ev.OccurredAt.Before(b.ev.OccurredAt)
 		}
-		return a.seq < b.seq
+		return a.r.Seq < b.r.Seq
 	})
 	for _, p := range fresh {
-		ms.appendEventLocked(p.ev)
+		ms.appendEventLocked(p.r, p.ev)
 	}
 	ms.changed()
 }
 
-func (ms *Session) appendEventLocked(e Event) int64 {
-	e.Seq = int64(len(ms.events.log)) + 1
-	ms.events.byRun[e.RunID] = append(ms.events.byRun[e.RunID], int32(len(ms.events.log)))
-	ms.events.log = append(ms.events.log, e)
-	return e.Seq
+// appendEventLocked logs e as r's newest event and returns its sequence.
+func (ms *Session) appendEventLocked(r *Run, e Event) int64 {
+	t := &ms.events
+	t.append(r, e)
+	le := &t.log[len(t.log)-1]
+	le.prev, r.lastEvent = r.lastEvent, int32(len(t.log))
+	return int64(len(t.log))
 }
 
 // reanchorLocked puts a run into state at now, recording the event that
@@ -251,7 +453,7 @@ func (ms *Session) reanchorLocked(r *Run, now time.Time, state State, executionI
 		return 0
 	}
 	r.Logged++ // the anchor: recorded here, with the reporter's ids
-	return ms.appendEventLocked(Event{Type: e, RunID: r.ID, OccurredAt: now, ExecutionID: executionID, RefID: refID})
+	return ms.appendEventLocked(r, Event{Type: e, OccurredAt: now, ExecutionID: executionID, RefID: refID})
 }
 
 // EventQuery is a poll of the event log.
@@ -266,26 +468,27 @@ type EventQuery struct {
 func (ms *Session) Events(p *fixtures.Principal, q EventQuery) ([]Event, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	want := make(map[string]bool, len(q.RunIDs))
+	want := make(map[*Run]bool, len(q.RunIDs))
 	for _, id := range q.RunIDs {
-		if _, err := ms.visibleLocked(p, id); err != nil {
+		r, err := ms.visibleLocked(p, id)
+		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", id, err)
 		}
-		want[id] = true
+		want[r] = true
 	}
 	ms.recordEventsLocked(ms.clock.Now())
 	// Each run's next events after since, at most Limit of each, merged in
 	// log order: the cost follows the page, not the log.
 	var at []int32
-	for id := range want {
-		pos := ms.events.byRun[id]
-		i := sort.Search(len(pos), func(i int) bool { return int64(pos[i]) >= q.Since }) // sequence = position + 1
-		at = append(at, pos[i:min(len(pos), i+q.Limit)]...)
+	from := int32(min(max(q.Since, 0), int64(len(ms.events.log)))) // sequence = position + 1
+	for r := range want {
+		pos := ms.events.runEvents(r, from)
+		at = append(at, pos[:min(len(pos), q.Limit)]...)
 	}
 	slices.Sort(at)
 	out := make([]Event, 0, min(len(at), q.Limit))
 	for _, i := range at[:min(len(at), q.Limit)] {
-		out = append(out, ms.events.log[i])
+		out = append(out, ms.events.event(i))
 	}
 	return out, nil
 }
@@ -317,10 +520,8 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	ms.recordEventsLocked(now)
 	cur := r.Timeline.At(now).State
 	if cur == state {
-		if pos := ms.events.byRun[id]; len(pos) > 0 {
-			if e := ms.events.log[pos[len(pos)-1]]; e.Type == ev.Type {
-				return e.Seq, nil
-			}
+		if last := r.lastEvent; last > 0 && eventCodes[ms.events.log[last-1].code] == ev.Type {
+			return int64(last), nil
 		}
 	}
 	// BLOCKED and INPROGRESS share a rank: a run goes from one to the other
@@ -328,7 +529,7 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	if cur.Terminal() || rank[state] < rank[cur] {
 		return 0, ErrEventBackwards.because("event_type: the event would move the run backwards: the run is %s; %s would report %s", cur, ev.Type, state)
 	}
-	if n := len(ms.events.byRun[id]); n >= MaxEventsPerRun {
+	if n := len(ms.events.runEvents(r, 0)); n >= MaxEventsPerRun {
 		return 0, ErrRunEventsFull.because("the run has %d events in the log, the most the mock keeps for one run (old events are never dropped, so every sequence a poll answered stays true); retrying will not help: reset the session (POST /__mock/reset)", n)
 	}
 	seq := ms.reanchorLocked(r, now, state, ev.ExecutionID, ev.RefID)
@@ -348,5 +549,9 @@ func (ms *Session) EventLog() []Event {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.recordEventsLocked(ms.clock.Now())
-	return append([]Event(nil), ms.events.log...)
+	out := make([]Event, len(ms.events.log))
+	for i := range out {
+		out[i] = ms.events.event(int32(i))
+	}
+	return out
 }

@@ -62,7 +62,7 @@ func (ms *Session) Followup(p *fixtures.Principal, id, message, mode string) (Vi
 	if r.Source == "LOCAL" || r.Source == "GITHUB_ACTION" {
 		return View{}, ErrFollowupNotTaken.because("the run does not take follow-ups through the API: it was started from %s, whose session the service does not drive", r.Source)
 	}
-	if len(r.Followups) >= MaxFollowups {
+	if len(r.FollowupList()) >= MaxFollowups {
 		return View{}, ErrTooManyFollowups.because("the run has taken %d follow-ups, the most the mock keeps for one run; start a new run that continues its conversation (conversation_id)", MaxFollowups)
 	}
 	now := ms.clock.Now()
@@ -71,14 +71,15 @@ func (ms *Session) Followup(p *fixtures.Principal, id, message, mode string) (Vi
 	switch snap := r.Timeline.At(now); {
 	case snap.State.Terminal():
 		ms.restartLocked(r, now, snap)
-		f.Restarted, f.Execution = true, r.Timeline.Execution
+		f.Restarted, f.Execution = true, int(r.Timeline.Execution)
 	case snap.State == Blocked:
 		ms.reanchorLocked(r, now, InProgress, "", "")
 		if r.ForcedState == Blocked {
 			r.ForcedState, r.ForcedMsg = "", nil
 		}
 	}
-	r.Followups = append(r.Followups, f)
+	list := append(r.FollowupList(), f)
+	r.Followups = &list
 	ms.changed()
 	return r.view(now), nil
 }

@@ -35,7 +35,7 @@ func TestFollowupToARunningRunJoinsItsConversation(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, InProgress, v.Snap.State, "a running run keeps running")
 	assert.Equal(t, []string{"Bump the lint rules", "Before it starts", "Also update the changelog"}, userTexts(t, ms, r))
-	assert.Equal(t, "plan", r.Followups[1].Mode)
+	assert.Equal(t, "plan", r.FollowupList()[1].Mode)
 }
 
 func TestFollowupAnswersABlockedRun(t *testing.T) {
@@ -116,7 +116,7 @@ func TestFollowupRefusals(t *testing.T) {
 	require.NotNil(t, local, "the fixtures have a LOCAL run")
 	_, err = ms.Followup(local.Creator.Principal, local.ID, "hello", "")
 	failsWith(t, err, ErrFollowupNotTaken, Unsupported)
-	assert.Empty(t, r.Followups, "a refused follow-up leaves nothing behind")
+	assert.Empty(t, r.FollowupList(), "a refused follow-up leaves nothing behind")
 }
 
 func TestNewerFiltersFilter(t *testing.T) {

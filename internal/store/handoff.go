@@ -73,7 +73,7 @@ var handoffNamespace = uuid.MustParse("3e8b1f2a-7c4d-4e9a-b5f6-1a2b3c4d5e6f")
 // endedExecution is the number of the run's latest execution that has
 // ended, counted from 0, and false when none has.
 func (v View) endedExecution() (int, bool) {
-	exec := v.Run.Timeline.Execution
+	exec := int(v.Run.Timeline.Execution)
 	if !v.Snap.State.Terminal() {
 		exec--
 	}
@@ -137,7 +137,7 @@ func (ms *Session) HandoffContent(runID, fileID string) (HandoffFile, []byte, er
 // to, as text, or inside a gzipped tar for an archive's name.
 func handoffContent(v View, f HandoffFile) []byte {
 	notes := fmt.Sprintf("# Handoff from run %s\n\n%s\n\nPrompt: %s\nState: %s\n", v.Run.ID, v.Run.Title, v.Run.Prompt, v.Snap.State)
-	for _, fu := range v.Run.Followups {
+	for _, fu := range v.Run.FollowupList() {
 		notes += "Follow-up: " + fu.Message + "\n"
 	}
 	if f.MIMEType != "application/gzip" {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/rand"
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/errcode"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 )
 
@@ -127,19 +130,61 @@ type Schedule struct {
 // the Timeline whenever the run is shown. Once stored, only the Timeline
 // and the messages change, under the mock session's lock; read a run
 // through a View.
+//
+// A store may hold a million runs, so the record is kept small: what most
+// runs do not have is in Details, which runs without any share, and the
+// small fields sit together.
 type Run struct {
 	ID        string       `json:"id"`
 	Seq       int64        `json:"seq"`
 	Title     string       `json:"title"`
 	Prompt    string       `json:"prompt"`
-	Source    string       `json:"source"`
 	Creator   Creator      `json:"creator"`
 	Team      string       `json:"team"` // the team that may see the run
-	TeamScope bool         `json:"team_scope,omitempty"`
 	CreatedAt time.Time    `json:"created_at"`
 	Config    *AgentConfig `json:"config,omitempty"`
-	FromSkill bool         `json:"from_skill,omitempty"` // started from a skill, so agent_skill is shown
+	// Details is never nil once the run is stored (runTable.insert); its
+	// fields read as the run's own.
+	*Details
 
+	TeamScope bool `json:"team_scope,omitempty"`
+	FromSkill bool `json:"from_skill,omitempty"` // started from a skill, so agent_skill is shown
+	// Logged is how many transitions of the timeline's history the event
+	// log has recorded (events.go); lastEvent is the position plus one of
+	// the run's newest event in the log, 0 before its first.
+	Logged    int16 `json:"logged,omitempty"`
+	lastEvent int32 `json:"-"`
+
+	// Followups are the messages its user sent after the prompt, oldest
+	// first (followups.go), nil until the first: few runs have any, and a
+	// pointer is a third of a slice's size. Read them with FollowupList.
+	Followups *[]Followup `json:"followups,omitempty"`
+
+	// AgentSession is the agent session the run shows as session_id once
+	// claimed, derived from its id (agentSessionNamespace) when stored.
+	AgentSession uuid.UUID `json:"-"`
+
+	Timeline Timeline `json:"timeline"`
+	// FateMsg is shown once the run reaches its final state; ForcedMsg while
+	// it is in ForcedState (set by a cancel or the control API).
+	FateMsg     *StatusMessage `json:"fate_message,omitempty"`
+	ForcedMsg   *StatusMessage `json:"forced_message,omitempty"`
+	ForcedState State          `json:"forced_state,omitempty"`
+
+	// Kept by the runs index (runs_index.go): the updated_at key, in
+	// milliseconds, the run is filed under, and the instant (Unix ns) that
+	// key next changes, 0 if it never does.
+	indexedAt int64 `json:"-"`
+	nextAt    int64 `json:"-"`
+}
+
+// Details are what a run was started with beyond its prompt and config,
+// and what its fate gives it. They never change once the run is stored,
+// and a run created through the API mostly has none of them (source API,
+// the rest empty): such runs share one Details (sharedDetails) rather than
+// each keeping 200 bytes of empty fields.
+type Details struct {
+	Source         string    `json:"source"`
 	ConversationID string    `json:"conversation_id,omitempty"`
 	Schedule       *Schedule `json:"schedule,omitempty"`
 	// ArtifactTypes are the kinds of artifact the run shows once it has
@@ -161,31 +206,61 @@ type Run struct {
 	// Executor is who executes the run when not its creator: the agent
 	// that created it on a member's behalf.
 	Executor *Creator `json:"executor,omitempty"`
-	// Followups are the messages its user sent after the prompt, oldest
-	// first (followups.go); Handoff the files each ended execution leaves
-	// for whoever continues the work (handoff.go).
-	Followups []Followup `json:"followups,omitempty"`
-	Handoff   []string   `json:"handoff,omitempty"`
+	// Handoff are the files each ended execution leaves for whoever
+	// continues the work (handoff.go).
+	Handoff []string `json:"handoff,omitempty"`
+}
 
-	// AgentSession is the agent session the run shows as session_id once
-	// claimed, derived from its id (agentSessionNamespace) when stored.
-	AgentSession uuid.UUID `json:"-"`
+// sharedDetails are the Details of every run that has a source and
+// nothing else, one per source.
+var sharedDetails = map[string]*Details{}
 
-	Timeline Timeline `json:"timeline"`
-	// FateMsg is shown once the run reaches its final state; ForcedMsg while
-	// it is in ForcedState (set by a cancel or the control API).
-	FateMsg     *StatusMessage `json:"fate_message,omitempty"`
-	ForcedMsg   *StatusMessage `json:"forced_message,omitempty"`
-	ForcedState State          `json:"forced_state,omitempty"`
-	// Logged is how many transitions of the timeline's history the event
-	// log has recorded (events.go).
-	Logged int `json:"logged,omitempty"`
+func init() {
+	for _, source := range []string{"", "API", "SCHEDULED_AGENT", "LOCAL", "GITHUB_ACTION", "LINEAR", "SLACK", "CLI", "WEB_APP"} {
+		sharedDetails[source] = &Details{Source: source}
+	}
+}
 
-	// Kept by the runs index (runs_index.go): the updated_at key, in
-	// milliseconds, the run is filed under, and the instant (Unix ns) that
-	// key next changes, 0 if it never does.
-	indexedAt int64 `json:"-"`
-	nextAt    int64 `json:"-"`
+// share is d, or the shared Details equal to it; nil is a run with no
+// source. The map is only read after init, so runs of every mock session
+// may share its records.
+func (d *Details) share() *Details {
+	if d == nil {
+		return sharedDetails[""]
+	}
+	if shared := d.shared(); shared != nil {
+		return shared
+	}
+	return d
+}
+
+// shared is the shared record equal to d, nil if there is none.
+func (d *Details) shared() *Details {
+	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.TriggerURL != "" ||
+		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
+		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 {
+		return nil
+	}
+	return sharedDetails[d.Source]
+}
+
+// newDetails is d as a new run keeps it: the shared record equal to it, or
+// a copy of its own (so a create makes none when it can share).
+func newDetails(d Details) *Details {
+	if shared := d.shared(); shared != nil {
+		return shared
+	}
+	p := new(Details)
+	*p = d
+	return p
+}
+
+// FollowupList is the run's follow-ups, oldest first.
+func (r *Run) FollowupList() []Followup {
+	if r.Followups == nil {
+		return nil
+	}
+	return *r.Followups
 }
 
 // Creator is who started a run: a fixtures principal, shared with the keys
@@ -218,13 +293,41 @@ func (c *Creator) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &sc); err != nil {
 		return err
 	}
-	c.Principal = &fixtures.Principal{UID: sc.UID, Type: sc.Type, DisplayName: sc.DisplayName, Email: sc.Email, PhotoURL: sc.PhotoURL, Team: sc.Team}
+	c.fromSaved(sc)
 	return nil
+}
+
+// UnmarshalJSONFrom is UnmarshalJSON for Load's decoder (loadOptions),
+// which would otherwise hand each run's creator to encoding/json.
+func (c *Creator) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var sc savedCreator
+	if err := jsonv2.UnmarshalDecode(dec, &sc); err != nil {
+		return err
+	}
+	c.fromSaved(sc)
+	return nil
+}
+
+func (c *Creator) fromSaved(sc savedCreator) {
+	c.Principal = &fixtures.Principal{UID: sc.UID, Type: sc.Type, DisplayName: sc.DisplayName, Email: sc.Email, PhotoURL: sc.PhotoURL, Team: sc.Team}
 }
 
 // agentSessionNamespace makes agent session ids derive from run ids, so a
 // run shows the same agent session every time without storing it.
 var agentSessionNamespace = uuid.MustParse("6f1d2c3b-9a8e-4d7c-b6a5-0f1e2d3c4b5a")
+
+// nameUUID is uuid.NewSHA1(space, []byte(name)), the version 5 UUID of
+// name, computed on the stack: every run stored or loaded makes one, and
+// NewSHA1 makes four small allocations for it.
+func nameUUID(space uuid.UUID, name string) uuid.UUID {
+	var buf [64]byte
+	sum := sha1.Sum(append(append(buf[:0], space[:]...), name...))
+	var u uuid.UUID
+	copy(u[:], sum[:])
+	u[6] = u[6]&0x0f | 0x50 // version 5
+	u[8] = u[8]&0x3f | 0x80 // the RFC 4122 variant
+	return u
+}
 
 // View is a run as shown at one instant. What can change about a run (its
 // timeline and messages) is read when the view is taken, under the mock
@@ -351,7 +454,7 @@ func (t *runTable) save(ss *savedSession) {
 }
 
 func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
-	seen := make(map[string]bool, len(ss.Runs))
+	seen := make(map[string]*Run, len(ss.Runs)) // the table's byID once all are good
 	var lastSeq int64
 	for i, r := range ss.Runs {
 		if r == nil {
@@ -360,10 +463,10 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 		if err := r.check(); err != nil {
 			return fmt.Errorf("run %d (%q): %v", i, r.ID, err)
 		}
-		if seen[r.ID] {
+		if seen[r.ID] != nil {
 			return fmt.Errorf("run %q appears twice", r.ID)
 		}
-		seen[r.ID] = true
+		seen[r.ID] = r
 		if r.Seq <= lastSeq {
 			return fmt.Errorf("run %q: seq %d does not follow %d", r.ID, r.Seq, lastSeq)
 		}
@@ -373,6 +476,7 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 		return fmt.Errorf("next_seq %d is below the last run's seq %d", ss.NextSeq, lastSeq)
 	}
 	t.empty()
+	t.list, t.byID = make([]*Run, 0, len(ss.Runs)), seen
 	t.generation = ss.Generation
 	t.cursorKey = ss.CursorKey
 	if len(t.cursorKey) != cursorKeyLen { // older files have none: a new key
@@ -380,6 +484,9 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 	}
 	for _, r := range ss.Runs {
 		r.Creator.Principal = rs.principal(r.Creator.Principal)
+		if r.Team == r.Creator.Team {
+			r.Team = r.Creator.Team // one string, as a run created now has
+		}
 		r.packStrings()
 		// insert numbers runs itself and keeps every index; set the
 		// counter so it hands out the saved Seq.
@@ -395,8 +502,9 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 func (t *runTable) insert(r *Run, fixture bool) {
 	t.nextSeq++
 	r.Seq = t.nextSeq
-	r.AgentSession = uuid.NewSHA1(agentSessionNamespace, []byte(r.ID))
+	r.AgentSession = nameUUID(agentSessionNamespace, r.ID)
 	r.Config = t.configs.intern(r.Config)
+	r.Details = r.Details.share()
 	t.list = append(t.list, r)
 	t.byID[r.ID] = r
 	for _, k := range r.filterKeys(&[maxFilterKeys]filterKey{}) {
@@ -428,14 +536,17 @@ func (ms *Session) CursorKey() []byte {
 func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	creator := s.Principal(f.Creator)
 	r := &Run{
-		ID: f.ID, Title: f.Title, Prompt: f.Prompt, Source: f.Source,
+		ID: f.ID, Title: f.Title, Prompt: f.Prompt,
 		Creator: Creator{creator}, Team: creator.Team, TeamScope: f.Team,
-		CreatedAt:     now.Add(-time.Duration(f.CreatedAgo)),
-		ArtifactTypes: f.ArtifactTypes,
-		TriggerURL:    f.TriggerURL,
-		ParentRunID:   f.ParentRunID,
-		Metadata:      f.Metadata,
-		Handoff:       f.Handoff,
+		CreatedAt: now.Add(-time.Duration(f.CreatedAgo)),
+		Details: &Details{
+			Source:        f.Source,
+			ArtifactTypes: f.ArtifactTypes,
+			TriggerURL:    f.TriggerURL,
+			ParentRunID:   f.ParentRunID,
+			Metadata:      f.Metadata,
+			Handoff:       f.Handoff,
+		},
 	}
 	if len(f.Config) > 0 {
 		var c AgentConfig
@@ -531,22 +642,26 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	}
 	now := ms.clock.Now()
 	ms.catchUpLocked(now) // scheduled runs due before this one come first
+	var executor *Creator
+	if n.Executor != nil {
+		executor = &Creator{n.Executor}
+	}
 	r := &Run{
 		ID:    uuid.NewString(),
-		Title: n.Title, Prompt: n.Prompt, Source: "API",
+		Title: n.Title, Prompt: n.Prompt,
 		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
-		ConversationID: n.ConversationID,
-		ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
-		Metadata: n.Metadata, Mode: n.Mode, OnBehalfOf: n.OnBehalfOf,
-		ArtifactTypes: n.Fate.Artifacts, Handoff: n.Fate.Handoff,
+		Details: newDetails(Details{
+			Source:         "API",
+			ConversationID: n.ConversationID,
+			ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
+			Metadata: n.Metadata, Mode: n.Mode, OnBehalfOf: n.OnBehalfOf, Executor: executor,
+			ArtifactTypes: n.Fate.Artifacts, Handoff: n.Fate.Handoff,
+		}),
 		Timeline: Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {
 		r.FateMsg = n.Fate.StatusMessage()
-	}
-	if n.Executor != nil {
-		r.Executor = &Creator{n.Executor}
 	}
 	r.packStrings()
 	ms.insertLocked(r)
@@ -698,17 +813,7 @@ func (ms *Session) Truncate(n int) {
 	}
 	clear(ms.runs.list[n:])
 	ms.runs.list = ms.runs.list[:n]
-	events := ms.events.log[:0]
-	for _, e := range ms.events.log {
-		if _, ok := ms.runs.byID[e.RunID]; ok {
-			events = append(events, e)
-		}
-	}
-	for i := range events {
-		events[i].Seq = int64(i) + 1
-	}
-	ms.events.log = events
-	ms.events.indexRuns()
+	ms.events.cut(ms.runs.byID)
 	ms.changed()
 }
 

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Saving: Save writes every mock session's runs and clock as one JSON
@@ -23,10 +26,13 @@ import (
 // as it does for a real service, and the clock never goes back across a
 // restart, not even after a crash that lost the latest changes.
 
-// saveFormat and saveVersion identify the document; Load refuses any other.
+// saveFormat and saveVersion identify the document. Save writes version 2;
+// Load reads it and version 1, whose event log was one object per event
+// (savedEvents). Before version 2 a mock refuses any other version, so a
+// file written now is refused clearly by an older mock, never misread.
 const (
 	saveFormat  = "agentruns-mock-state"
-	saveVersion = 1
+	saveVersion = 2
 )
 
 type saveDoc struct {
@@ -100,6 +106,17 @@ func (ms *Session) saveLocked(name string) *savedSession {
 	return ss
 }
 
+// loadOptions read a state file as encoding/json, which writes it, would
+// (the v1 semantics), but with the JSON v2 prototype's decoder: several
+// times faster on a large file, which is most of what a start with one
+// costs. Two exceptions: a field no table knows is refused (a file we do
+// not understand), and the document is not checked whole before it is
+// decoded, which v1 does to leave its target untouched on a syntax error
+// and which took longer than the decoding; Load decodes into a document
+// of its own and replaces nothing unless all of it is valid.
+var loadOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.RejectUnknownMembers(true),
+	jsonv1.ReportErrorsWithLegacySemantics(false))
+
 // ErrBadSave wraps every reason Load refuses a document, so a caller can
 // tell a corrupt file from a failure to read it.
 var ErrBadSave = errors.New("not a valid agentruns mock state file")
@@ -109,23 +126,26 @@ var ErrBadSave = errors.New("not a valid agentruns mock state file")
 // foreign document is an error wrapping ErrBadSave, never a partial or
 // empty store. Call it before serving.
 func (s *Store) Load(r io.Reader) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields() // a field we do not know is a file we do not understand
-	var doc saveDoc
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
+	// Mock sessions sharing a creator share one principal, as they do at runtime.
+	rs := &restorer{st: s, creators: map[string]*fixtures.Principal{},
+		creatorsByJSON: map[string]*fixtures.Principal{}, configsByJSON: map[string]*AgentConfig{}}
+	dec := jsontext.NewDecoder(r, loadOptions, jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
+		jsonv2.UnmarshalFromFunc(rs.readCreator), jsonv2.UnmarshalFromFunc(rs.readConfig))))
+	if dec.PeekKind() == 0 {
+		if _, err := dec.ReadToken(); errors.Is(err, io.EOF) {
 			return fmt.Errorf("%w: the document is empty", ErrBadSave)
 		}
+	}
+	var doc saveDoc
+	if err := jsonv2.UnmarshalDecode(dec, &doc); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadSave, err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: data after the document", ErrBadSave)
 	}
-	if doc.Format != saveFormat || doc.Version != saveVersion {
-		return fmt.Errorf("%w: format %q version %d, want %q version %d", ErrBadSave, doc.Format, doc.Version, saveFormat, saveVersion)
+	if doc.Format != saveFormat || doc.Version < 1 || doc.Version > saveVersion {
+		return fmt.Errorf("%w: format %q version %d, want %q version 1 to %d", ErrBadSave, doc.Format, doc.Version, saveFormat, saveVersion)
 	}
-	// Mock sessions sharing a creator share one principal, as they do at runtime.
-	rs := &restorer{st: s, creators: map[string]*fixtures.Principal{}}
 	sessions := make(map[string]*Session, len(doc.Sessions))
 	for i := range doc.Sessions {
 		ss := &doc.Sessions[i]
@@ -136,6 +156,9 @@ func (s *Store) Load(r io.Reader) error {
 		}
 		if _, dup := sessions[ss.Name]; dup {
 			return fmt.Errorf("%w: session %q appears twice", ErrBadSave, ss.Name)
+		}
+		if doc.Version == 1 && ss.EventLog != nil {
+			return fmt.Errorf("%w: session %q: event_log in a version 1 file", ErrBadSave, ss.Name)
 		}
 		ms, err := s.restoreSession(ss, doc.SavedAt, rs)
 		if err != nil {
@@ -190,6 +213,61 @@ type restorer struct {
 	// creators are the principals read from the file that the fixtures no
 	// longer have, one per uid across every mock session.
 	creators map[string]*fixtures.Principal
+	// creatorsByJSON and configsByJSON are the creators and configs read
+	// so far, by their JSON as the file has it. A file repeats a few of
+	// each a hundred thousand times; one read of each, and a look-up by
+	// bytes for the rest, is most of what makes a large file quick to
+	// load. Configs are still shared per mock session by its configTable.
+	creatorsByJSON map[string]*fixtures.Principal
+	configsByJSON  map[string]*AgentConfig
+}
+
+// maxCachedJSON bounds each of the restorer's caches, so a file whose
+// records all differ costs no more than reading each.
+const maxCachedJSON = 4096
+
+// readCreator reads a run's creator or executor (Creator.UnmarshalJSON)
+// as the principal it names (principal).
+func (rs *restorer) readCreator(dec *jsontext.Decoder, c *Creator) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if p, ok := rs.creatorsByJSON[string(raw)]; ok {
+		c.Principal = p
+		return nil
+	}
+	key := string(raw)
+	if err := c.UnmarshalJSON(raw); err != nil {
+		return err
+	}
+	c.Principal = rs.principal(c.Principal)
+	if len(rs.creatorsByJSON) < maxCachedJSON {
+		rs.creatorsByJSON[key] = c.Principal
+	}
+	return nil
+}
+
+// readConfig reads a run's agent config; equal configs are one record.
+func (rs *restorer) readConfig(dec *jsontext.Decoder, c **AgentConfig) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if shared, ok := rs.configsByJSON[string(raw)]; ok {
+		*c = shared
+		return nil
+	}
+	key := string(raw)
+	var cfg *AgentConfig
+	if err := jsonv2.Unmarshal(raw, &cfg, loadOptions); err != nil {
+		return err
+	}
+	*c = cfg
+	if len(rs.configsByJSON) < maxCachedJSON {
+		rs.configsByJSON[key] = cfg
+	}
+	return nil
 }
 
 // principal is the fixtures' principal with the saved uid, so records stay

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -27,8 +28,9 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*savedSession)(nil), []string{"Name", "Clock", "savedRuns", "savedEnvironments", "savedIdentities", "savedMessages", "savedSchedules", "savedEvents"}},
 		{(*runTable)(nil), []string{"list", "byID", "byKey", "generation", "cursorKey", "nextSeq", "createdBy", "index", "configs"}},
 		{(*savedRuns)(nil), []string{"Generation", "CursorKey", "NextSeq", "Runs"}},
-		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Source", "Creator", "Team", "TeamScope", "CreatedAt", "Config",
-			"FromSkill", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Followups", "Handoff", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "indexedAt", "nextAt"}},
+		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Creator", "Team", "TeamScope", "CreatedAt", "Config", "Details",
+			"FromSkill", "Followups", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "lastEvent", "indexedAt", "nextAt"}},
+		{(*Details)(nil), []string{"Source", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Handoff"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed", "Execution", "PriorRun", "ExecStart"}},
 		{(*scheduleTable)(nil), []string{"byID", "nextSeq", "dueAt", "due"}},
 		{(*savedSchedules)(nil), []string{"Schedules", "NextScheduleSeq"}},
@@ -42,8 +44,8 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*savedMessage)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt", "SenderRunID", "Subject", "Body", "SentAt"}},
 		{(*Message)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt"}},
 		{(*Letter)(nil), []string{"ID", "Team", "SenderRunID", "Subject", "Body", "SentAt"}},
-		{(*eventLog)(nil), []string{"log", "watched", "byRun"}},
-		{(*savedEvents)(nil), []string{"Events"}},
+		{(*eventLog)(nil), []string{"log", "rare", "watched"}},
+		{(*savedEvents)(nil), []string{"EventLog", "Events"}},
 		{(*environmentTable)(nil), []string{"seededAt"}},
 		{(*savedEnvironments)(nil), []string{"SeededAt"}},
 		{(*artifactIndex)(nil), []string{"byUID"}},
@@ -55,12 +57,14 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		}
 		assert.ElementsMatch(t, tc.known, fields, "%s changed: teach its table's save and restore about the new field, then list it here", typ.Name())
 	}
-	// Every stored field of a run is written, under a name of its own.
-	typ := reflect.TypeOf(Run{})
-	for i := 0; i < typ.NumField(); i++ {
-		f := typ.Field(i)
-		if f.Tag.Get("json") == "" {
-			t.Errorf("Run.%s has no json tag: the save would name it after the Go field", f.Name)
+	// Every stored field of a run is written, under a name of its own; its
+	// Details' sit beside them.
+	for _, typ := range []reflect.Type{reflect.TypeOf(Run{}), reflect.TypeOf(Details{})} {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			if f.Tag.Get("json") == "" && !(f.Anonymous && f.Type == reflect.TypeOf(&Details{})) {
+				t.Errorf("%s.%s has no json tag: the save would name it after the Go field", typ.Name(), f.Name)
+			}
 		}
 	}
 	// Every table of a mock session is in the list that resets, saves and
@@ -274,7 +278,7 @@ func TestLoadReadsOlderFiles(t *testing.T) {
 	r := create(t, ms, alice(st), "Kept across versions")
 	doc, sessions := sessionsOf(t, saveOf(t, st))
 	for _, s := range sessions {
-		for _, key := range []string{"catalogue_at", "agents", "messages", "schedules", "next_schedule_seq", "events", "cursor_key"} {
+		for _, key := range []string{"catalogue_at", "agents", "messages", "schedules", "next_schedule_seq", "event_log", "cursor_key"} {
 			delete(s.(map[string]any), key)
 		}
 	}
@@ -310,7 +314,7 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 	record := func(s map[string]any, key string, i int) map[string]any { return list(s, key)[i].(map[string]any) }
 	for _, tc := range []struct {
 		name, why string
-		damage    func(s map[string]any)
+		damage    func(s map[string]any) // of a file as version 1 wrote it if the name says so
 	}{
 		{"a null run", "is null", func(s map[string]any) { list(s, "runs")[0] = nil }},
 		{"a run twice", "appears twice", func(s map[string]any) { s["runs"] = append(list(s, "runs"), list(s, "runs")[0]) }},
@@ -319,18 +323,36 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 		{"next_seq behind", "next_seq", func(s map[string]any) { s["next_seq"] = 1.0 }},
 		{"a clock without a time", "no time", func(s map[string]any) { s["clock"] = map[string]any{"mode": "virtual"} }},
 		{"a clock mode that is none", "clock mode", func(s map[string]any) { s["clock"].(map[string]any)["mode"] = "sundial" }},
-		{"an event of no run", "event 0", func(s map[string]any) { record(s, "events", 0)["run_id"] = "nope" }},
-		{"events out of sequence", "event 0", func(s map[string]any) { record(s, "events", 0)["sequence"] = 7.0 }},
+		{"an event of no run", "event 1", func(s map[string]any) { s["event_log"].(map[string]any)["run_seqs"].([]any)[0] = 999.0 }},
+		{"an event type that is none", "event 1", func(s map[string]any) {
+			s["event_log"].(map[string]any)["types"] = "X" + s["event_log"].(map[string]any)["types"].(string)[1:]
+		}},
+		{"an event without a type", "one of each per event", func(s map[string]any) {
+			s["event_log"].(map[string]any)["types"] = s["event_log"].(map[string]any)["types"].(string)[1:]
+		}},
+		{"an event out of the clock's range", "event 1", func(s map[string]any) { s["event_log"].(map[string]any)["at_us"].([]any)[0] = 1e18 }},
+		{"rare details of no event", "rare entry 0", func(s map[string]any) {
+			s["event_log"].(map[string]any)["rare"] = []any{map[string]any{"sequence": 99.0, "ref_id": "x"}}
+		}},
+		{"both forms of the log", "both", func(s map[string]any) { s["events"] = []any{} }},
 		{"a null schedule", "schedule 0 is null", func(s map[string]any) { list(s, "schedules")[0] = nil }},
 		{"a schedule with a bad cron", "cron_schedule", func(s map[string]any) { record(s, "schedules", 0)["cron_schedule"] = "every hour" }},
 		{"an agent twice", "agent", func(s map[string]any) { s["agents"] = append(list(s, "agents"), list(s, "agents")[0]) }},
 		{"a message without an id", "message 0", func(s map[string]any) { record(s, "messages", 0)["id"] = "" }},
 		{"a message of no letter", "names no letter", func(s map[string]any) { record(s, "messages", 0)["letter"] = "ltr-nope" }},
 		{"a letter twice", "letter 1", func(s map[string]any) { s["letters"] = append(list(s, "letters"), list(s, "letters")[0]) }},
-		{"a field no table knows", "unknown field", func(s map[string]any) { s["widgets"] = []any{} }},
+		{"a field no table knows", `unknown object member name "widgets"`, func(s map[string]any) { s["widgets"] = []any{} }},
+		{"an event of no run (version 1)", "event 0", func(s map[string]any) { record(s, "events", 0)["run_id"] = "nope" }},
+		{"events out of sequence (version 1)", "event 0", func(s map[string]any) { record(s, "events", 0)["sequence"] = 7.0 }},
+		{"the columns (version 1)", "event_log", func(s map[string]any) {
+			s["event_log"] = map[string]any{"run_seqs": []any{}, "types": "", "at_us": []any{}}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc, sessions := sessionsOf(t, good)
+			if strings.HasSuffix(tc.name, "(version 1)") {
+				doc, sessions = sessionsOf(t, asVersion1(t, good))
+			}
 			for _, s := range sessions {
 				if s.(map[string]any)["name"] == "named" {
 					tc.damage(s.(map[string]any))
@@ -342,12 +364,141 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 			err := target.Load(bytes.NewReader(encode(t, doc)))
 			require.ErrorIs(t, err, ErrBadSave)
 			assert.Contains(t, err.Error(), tc.why)
-			if tc.why != "unknown field" { // refused by the decoder, before any session
+			if !strings.Contains(tc.why, "widgets") { // refused by the decoder, before any session
 				assert.Contains(t, err.Error(), `session "named"`, "says where")
 			}
 			assert.NotNil(t, target.Existing("kept"), "nothing is replaced")
 		})
 	}
 	require.NoError(t, newTestStore(t).Load(bytes.NewReader(good)), "the undamaged save loads")
+	require.NoError(t, newTestStore(t).Load(bytes.NewReader(asVersion1(t, good))), "the undamaged save loads as version 1 wrote it")
 	assert.False(t, strings.Contains(string(good), "wk-mock-"), "the save holds no API key")
+}
+
+// asVersion1 is a save as version 1 of the file wrote it: every event an
+// object of its own, as a poll shows it.
+func asVersion1(t *testing.T, saved []byte) []byte {
+	t.Helper()
+	doc, sessions := sessionsOf(t, saved)
+	doc["version"] = 1.0
+	for _, s := range sessions {
+		s := s.(map[string]any)
+		cols, ok := s["event_log"].(map[string]any)
+		if !ok {
+			continue
+		}
+		delete(s, "event_log")
+		ids := map[float64]any{}
+		for _, r := range s["runs"].([]any) {
+			ids[r.(map[string]any)["seq"].(float64)] = r.(map[string]any)["id"]
+		}
+		rare := map[float64]map[string]any{}
+		if list, ok := cols["rare"].([]any); ok {
+			for _, x := range list {
+				rare[x.(map[string]any)["sequence"].(float64)] = x.(map[string]any)
+			}
+		}
+		var events []any
+		for i, seq := range cols["run_seqs"].([]any) {
+			e := map[string]any{
+				"sequence":    float64(i + 1),
+				"event_type":  eventCodes[strings.IndexByte(eventLetters, cols["types"].(string)[i])],
+				"run_id":      ids[seq.(float64)],
+				"occurred_at": time.UnixMicro(int64(cols["at_us"].([]any)[i].(float64))).UTC().Format(time.RFC3339Nano),
+			}
+			for _, k := range []string{"execution_id", "ref_id", "occurred_at"} {
+				if v, ok := rare[float64(i+1)][k]; ok {
+					e[k] = v
+				}
+			}
+			events = append(events, e)
+		}
+		s["events"] = events
+	}
+	return encode(t, doc)
+}
+
+// TestLoadReadsVersion1: a file whose events are objects, as version 1
+// wrote them, loads into the same log, and is saved again as version 2.
+func TestLoadReadsVersion1(t *testing.T) {
+	st := newTestStore(t)
+	ms := open(t, st, "")
+	r := create(t, ms, alice(st), "Fix it")
+	_, err := ms.Advance(4 * time.Second)
+	require.NoError(t, err)
+	_, err = ms.Report(alice(st), r.ID, ReportedEvent{Type: EventBlocked, ExecutionID: "exec-1", RefID: "ref-1"})
+	require.NoError(t, err)
+	_, err = ms.Advance(1500 * time.Nanosecond) // an instant finer than a microsecond
+	require.NoError(t, err)
+	_, err = ms.Report(alice(st), r.ID, ReportedEvent{Type: EventInProgress})
+	require.NoError(t, err)
+	saved := saveOf(t, st)
+	assert.Contains(t, string(saved), `"version":2`)
+	old := asVersion1(t, saved)
+	require.NotContains(t, string(old), "event_log")
+	again := loadInto(t, st.opts, old)
+	assert.Equal(t, ms.EventLog(), open(t, again, "").EventLog())
+	assert.Equal(t, saved, saveOf(t, again), "saved again as version 2")
+}
+
+// TestLoadReadsAStateFileOfVersion1: testdata/state-v1.json is a state file
+// as the mock wrote it before the event log went into columns, saved by
+// that mock: two sessions, runs with labels, a mode, a parent and a
+// follow-up, a cancelled run, a schedule's runs and an event reported with
+// its execution and reference. All of it loads, and it saves again as
+// version 2 into a file that loads to the same store.
+func TestLoadReadsAStateFileOfVersion1(t *testing.T) {
+	old, err := os.ReadFile("testdata/state-v1.json")
+	require.NoError(t, err)
+	require.Contains(t, string(old), `"version":1,`)
+	st := loadInto(t, newTestStore(t).opts, old)
+	ms := open(t, st, "")
+	assert.Equal(t, 32, ms.Len())
+
+	const parent = "1264eed5-4427-4a53-b829-0708866513c0"
+	labelled, err := ms.Run("070e06c3-9339-4aa8-8159-d6b0f91d1540")
+	require.NoError(t, err)
+	assert.Equal(t, "Tidy the release notes", labelled.Run.Title)
+	assert.Equal(t, map[string]string{"ticket": "REL-42"}, labelled.Run.Metadata)
+	assert.Equal(t, "plan", labelled.Run.Mode)
+	assert.Equal(t, parent, labelled.Run.ParentRunID)
+	if followups := labelled.Run.FollowupList(); assert.Len(t, followups, 1) {
+		assert.Equal(t, "Also the README", followups[0].Message)
+	}
+	cancelled, err := ms.Run("d06832ff-5084-4ea9-a59f-b7db5c13d4f8")
+	require.NoError(t, err)
+	assert.Equal(t, Cancelled, cancelled.Snap.State)
+	scheduled, err := ms.ScheduleRuns("sch_631046d020e44b53")
+	require.NoError(t, err)
+	assert.Len(t, scheduled, 3)
+	for _, v := range scheduled {
+		assert.Equal(t, "SCHEDULED_AGENT", v.Run.Source)
+		assert.Equal(t, "hourly", v.Run.Schedule.Name)
+	}
+
+	// The log begins with the file's events; the clock's catch-up logs
+	// what the runs did after them.
+	var file struct {
+		Sessions []struct{ Events []Event }
+	}
+	require.NoError(t, json.Unmarshal(old, &file))
+	require.Len(t, file.Sessions, 2)
+	log := ms.EventLog()
+	require.Len(t, file.Sessions[0].Events, 40)
+	require.GreaterOrEqual(t, len(log), 40)
+	assert.Equal(t, file.Sessions[0].Events, log[:40])
+	assert.Equal(t, Event{Seq: 40, Type: EventBlocked, RunID: parent, RefID: "ref-1", ExecutionID: "exec-1",
+		OccurredAt: time.Date(2026, 3, 1, 12, 0, 4, 0, time.UTC)}, log[39])
+	other := open(t, st, "other")
+	assert.Equal(t, 27, other.Len())
+	otherLog := other.EventLog()
+	require.Len(t, file.Sessions[1].Events, 35)
+	require.GreaterOrEqual(t, len(otherLog), 35)
+	assert.Equal(t, file.Sessions[1].Events, otherLog[:35])
+
+	saved := saveOf(t, st)
+	assert.Contains(t, string(saved), `"version":2`)
+	again := loadInto(t, st.opts, saved)
+	assert.Equal(t, log, open(t, again, "").EventLog())
+	assert.Equal(t, saved, saveOf(t, again), "the version 2 file loads to the same store")
 }

@@ -472,13 +472,16 @@ func (ms *Session) spawnLocked(sc *ScheduleRecord, tick time.Time) (*Run, error)
 	fate := ms.FateFor(sc.Prompt)
 	r := &Run{
 		ID:    uuid.NewString(),
-		Title: title, Prompt: sc.Prompt, Source: "SCHEDULED_AGENT",
+		Title: title, Prompt: sc.Prompt,
 		Creator: sc.Owner, Team: sc.Team, TeamScope: sc.TeamScope,
 		CreatedAt: tick, Config: cfg, FromSkill: sc.FromSkill,
-		Schedule:         &Schedule{ID: sc.ID, Name: sc.Name, Cron: sc.Cron},
-		Timeline:         Timeline{Anchor: tick, AnchorState: Queued, Steps: fate.Steps, Final: fate.Final},
-		AgentIdentityUID: sc.AgentUID, Metadata: sc.Metadata, Mode: sc.Mode,
-		ArtifactTypes: fate.Artifacts, Handoff: fate.Handoff,
+		Details: newDetails(Details{
+			Source:           "SCHEDULED_AGENT",
+			Schedule:         &Schedule{ID: sc.ID, Name: sc.Name, Cron: sc.Cron},
+			AgentIdentityUID: sc.AgentUID, Metadata: sc.Metadata, Mode: sc.Mode,
+			ArtifactTypes: fate.Artifacts, Handoff: fate.Handoff,
+		}),
+		Timeline: Timeline{Anchor: tick, AnchorState: Queued, Steps: fate.Steps, Final: fate.Final},
 	}
 	if fate.Final != Succeeded {
 		r.FateMsg = fate.StatusMessage()

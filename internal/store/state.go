@@ -1,6 +1,11 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // State is a run's RunState.
 type State string
@@ -28,6 +33,38 @@ var progression = [...]State{Queued, Pending, Claimed, InProgress}
 var rank = map[State]int{
 	Queued: 0, Pending: 1, Claimed: 2, InProgress: 3, Blocked: 3,
 	Succeeded: 4, Failed: 4, Errored: 4, Cancelled: 4,
+}
+
+// statesByJSON are the states by their JSON.
+var statesByJSON = func() map[string]State {
+	m := map[string]State{}
+	for s := range rank {
+		m[`"`+string(s)+`"`] = s
+	}
+	return m
+}()
+
+// UnmarshalJSONFrom reads a state as the constant it names, for Load's
+// decoder: a state file of a hundred thousand runs would otherwise make
+// two or three strings per run, each a copy of one of nine.
+func (s *State) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '"' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if known, ok := statesByJSON[string(v)]; ok {
+			*s = known
+			return nil
+		}
+		str, err := jsontext.AppendUnquote(nil, v)
+		*s = State(str)
+		return err
+	}
+	var str string
+	err := jsonv2.UnmarshalDecode(dec, &str)
+	*s = State(str)
+	return err
 }
 
 // Valid reports whether s is a run state of the API.
@@ -69,7 +106,7 @@ type Timeline struct {
 	// how long those executions ran, and ExecStart when the current one
 	// entered INPROGRESS (zero until it does). Files from before follow-ups
 	// have none of the three: their only execution started at StartedAt.
-	Execution int           `json:"execution,omitempty"`
+	Execution int32         `json:"execution,omitempty"`
 	PriorRun  time.Duration `json:"prior_run_ns,omitempty"`
 	ExecStart time.Time     `json:"exec_started_at,omitzero"`
 }

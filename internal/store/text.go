@@ -13,7 +13,11 @@ import (
 // objects that every GC cycle has to visit; one per run is cheaper to keep
 // and to mark. A title cut from the prompt stays a part of it.
 func (r *Run) packStrings() {
-	fields := []*string{&r.ID, &r.Prompt, &r.ConversationID}
+	var buf [4]*string // on the stack: a run is packed whenever one is stored or loaded
+	fields := append(buf[:0], &r.ID, &r.Prompt)
+	if r.Details != nil && r.ConversationID != "" {
+		fields = append(fields, &r.ConversationID)
+	}
 	titleInPrompt := strings.HasPrefix(r.Prompt, r.Title)
 	if !titleInPrompt {
 		fields = append(fields, &r.Title)

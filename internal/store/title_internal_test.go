@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/google/uuid"
 )
 
 // titleFromSlow is titleFrom as first written; the fast one must agree.
@@ -52,7 +54,7 @@ func TestPackStringsKeepsEveryValue(t *testing.T) {
 		prompt := "Fix the flaky test in web/auth"
 		cfg := &AgentConfig{Name: "n", ModelID: "", BasePrompt: "be brief", EnvironmentID: "env-1", SkillSpec: "a/b:c", WorkerHost: "w"}
 		want := *cfg
-		r := &Run{ID: "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", Prompt: prompt, Title: title, ConversationID: "conv", Config: cfg}
+		r := &Run{ID: "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", Prompt: prompt, Title: title, Details: &Details{ConversationID: "conv"}, Config: cfg}
 		r.packStrings()
 		if r.ID != "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11" || r.Prompt != prompt || r.Title != title || r.ConversationID != "conv" || !reflect.DeepEqual(*r.Config, want) {
 			t.Fatalf("packing changed a value: %+v %+v", r, *r.Config)
@@ -62,4 +64,13 @@ func TestPackStringsKeepsEveryValue(t *testing.T) {
 		}
 	}
 	(&Run{}).packStrings() // nothing to pack, no config
+}
+
+// nameUUID is uuid.NewSHA1, without its allocations.
+func TestNameUUIDIsNewSHA1(t *testing.T) {
+	for _, name := range []string{"", "0c4bd1b8-5f7e-4a57-9a39-2f5a0f7d9e11", "odd<&>-1234", strings.Repeat("x", 100)} {
+		if got, want := nameUUID(agentSessionNamespace, name), uuid.NewSHA1(agentSessionNamespace, []byte(name)); got != want {
+			t.Errorf("%q: %s, want %s", name, got, want)
+		}
+	}
 }
