@@ -86,6 +86,7 @@ type runFacts struct {
 	// followedUp: a follow-up was accepted for the run, which may start an
 	// ended run again (QUEUED once more, with its first started_at).
 	followedUp bool
+	newest     *newestFacts // what the rules of memory_newest.go remember
 }
 
 // page is one page of a walk in creation order, linked to the page before.
@@ -179,7 +180,10 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 	case ex.Method == http.MethodPost && isFollowupPath(ex.Path):
 		// What was seen of the run before no longer binds what comes next.
 		f := m.factsLocked(scope, runIDOf(ex.Path))
+		m.followedUpLocked(f, ex)
 		f.hasLast, f.endEvent, f.reportedEnd, f.followedUp = false, "", "", true
+	case ex.Method == http.MethodGet && obj != nil && isHandoffPath(ex.Path):
+		m.handoffLocked(scope, ex, obj)
 	case ex.Method == http.MethodPost && isCancelPath(ex.Path):
 		id := runIDOf(ex.Path)
 		f := m.factsLocked(scope, id)
@@ -312,6 +316,7 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
 	}
 	m.sawRunLocked(scope, ex, f, run)
+	out = append(out, m.newestLookLocked(f, ex, field, run)...)
 	if Str(run["state"]) == "CLAIMED" || Str(run["session_link"]) != "" {
 		f.wasClaimed = true
 	}
@@ -494,6 +499,13 @@ func isRunPath(p string) bool {
 func isFollowupPath(p string) bool {
 	rest, ok := strings.CutPrefix(p, "/agent/runs/")
 	id, ok2 := strings.CutSuffix(rest, "/followups")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
+}
+
+// isHandoffPath tells whether p is /agent/runs/{id}/handoff/attachments.
+func isHandoffPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/agent/runs/")
+	id, ok2 := strings.CutSuffix(rest, "/handoff/attachments")
 	return ok && ok2 && id != "" && !strings.Contains(id, "/")
 }
 
