@@ -71,7 +71,7 @@ type runFacts struct {
 	hasLast             bool
 	look                Look
 	created             bool // its creation was seen
-	wasClaimed          bool // seen CLAIMED or with a session link
+	wasLinked           bool // seen with a session link
 	endEvent            string
 	endEventBy          string
 	endEventAt          time.Time
@@ -313,12 +313,12 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		out = kept
 	}
 	if f.created {
-		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
+		out = append(out, CreatedRunRules(field, run, f.wasLinked)...)
 	}
 	m.sawRunLocked(scope, ex, f, run)
 	out = append(out, m.newestLookLocked(f, ex, field, run)...)
-	if Str(run["state"]) == "CLAIMED" || Str(run["session_link"]) != "" {
-		f.wasClaimed = true
+	if Str(run["session_link"]) != "" {
+		f.wasLinked = true
 	}
 	now := LookAt(run, ex.Sent, ex.Received, ex.Request)
 	if f.endEvent != "" && f.endEventAt.Before(ex.Sent) && now.State != f.endEvent {

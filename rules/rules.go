@@ -87,7 +87,7 @@ var All = []Rule{
 	{CreatedRunIsItsTask, "A run created through the API has its run_id as its task_id", "runs"},
 	{MetadataKept, "A run shows the metadata its creation sent, unchanged", "runs"},
 	{RunKeepsItsHistory, "A run that has started keeps a started_at, its run_time never shrinks and its conversation_id never changes", "runs"},
-	{ClaimedRunLinksSession, "A run created through the API links to its session once a worker has claimed it", "runs"},
+	{ClaimedRunLinksSession, "A run created through the API that shows its session, claimed or later, links to it and keeps the link", "runs"},
 	{AnswerIsTheOneAsked, "A run, schedule or artifact fetched by its id is the one asked for", "runs"},
 	{ListingMatchesFilters, "Every run a listing shows matches every filter of the query", "listings"},
 	{ListingOrdered, "A listing sorted by a timestamp is in the order asked for", "listings"},

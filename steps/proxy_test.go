@@ -73,6 +73,7 @@ func TestProxySeesNoViolationInFrontOfTheReferenceServer(t *testing.T) {
 	}{
 		{"runs that take a while", refserver.Options{Step: 100 * time.Millisecond, BlockedFor: 300 * time.Millisecond}},
 		{"runs that end at once", refserver.Options{Step: time.Millisecond}},
+		{"runs held in PENDING", refserver.Options{Step: 2 * time.Millisecond, PendingFor: 300 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, base := newProxy(t, newReferenceServer(t, tc.opts), proxy.Options{})
