@@ -95,7 +95,7 @@ var All = []Rule{
 	{NextPageHasRuns, "A page that says there is a next page, in creation order, is followed by runs", "listings"},
 	{WalkNeverRepeats, "Walking the pages of a listing in creation order shows each run once", "listings"},
 	{ProblemStatusMatches, "A problem document's status is the HTTP status it came with", "errors"},
-	{AcceptedCancelCancels, "A run whose cancel was accepted is CANCELLED afterwards", "cancels"},
+	{AcceptedCancelCancels, "A run whose cancel was accepted ends in CANCELLED", "cancels"},
 	{CancelRefusedOnlyLate, "A cancel is refused with 400 only once the run has ended or is BLOCKED", "cancels"},
 	{RefusedRunNeverListed, "A run refused to a caller is never listed to that caller, nor fetched by it", "visibility"},
 	{EventsOrdered, "A poll's events come in increasing sequence order", "events"},
