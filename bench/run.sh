@@ -254,7 +254,13 @@ proxy_bench() {
   local summary
   summary=$(curl -s --max-time 60 "http://$HOST:$PORT_PROXY/__mock/proxy" | awk -F'[:,]' '
     /"exchanges"/ { x = $2 } /"checked"/ { c = $2 } /"violations"/ && !v { v = $2 }
-    END { printf "%d exchanges forwarded, %d checked, %d violations", x, c, v }')
+    /^  "unchecked": \{$/ { u = 1; next }
+    u && /^  \}/ { u = 0 }
+    u { r = $0; gsub(/^ +|,$/, "", r); why = why (why ? "; " : "") r }
+    END {
+      printf "%d exchanges forwarded, %d checked, %d violations", x, c, v
+      if (why) printf " (unchecked: %s)", why
+    }')
   kill "$up_pid" "$proxy_pid" 2>/dev/null || true
   wait "$up_pid" "$proxy_pid" 2>/dev/null || true
 

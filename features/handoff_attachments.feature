@@ -14,7 +14,9 @@ Feature: Handoff attachments
   Scenario: A run that has not ended has no handoff files
     When I create a run with the prompt "Profile the search endpoint"
     And I list the run's handoff attachments
-    Then the run has no handoff attachments
+    And I fetch the run
+    Then the run is in state "QUEUED"
+    And the run has no handoff attachments
 
   @creates-runs @slow
   Scenario: A finished run's handoff files each have an id, a name and a download link

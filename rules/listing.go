@@ -2,6 +2,7 @@ package rules
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,11 +11,15 @@ import (
 // Every run a filtered listing shows must match every filter of the query
 // (they combine with AND). Only the filters whose value a run shows are
 // held, and only when the run shows it: state, name (agent_config.name),
-// model_id, creator (creator.uid), source, environment_id, schedule_id
-// (schedule.schedule_id), and the time bounds, which are strict: a run
-// created at the very instant of created_after is not "created after" it.
-// skill_spec and q are left out: what a run shows of its skill and what a
-// loose search matches are the server's to choose.
+// model_id, creator (creator.uid), executor (executor.uid), source,
+// environment_id, schedule_id (schedule.schedule_id), the metadata pairs
+// (metadata[key]=value, and automation_id, which is the pair of the key
+// automation_id) where the run shows its metadata, and the time bounds,
+// which are strict: a run created at the very instant of created_after is
+// not "created after" it. factory_uid keeps only runs executed by an agent
+// of the factory: a run shown executed by a person (executor.type "user")
+// matches none. skill_spec and q are left out: what a run shows of its
+// skill and what a loose search matches are the server's to choose.
 //
 // No precision of timestamps is promised: a server may keep microseconds
 // and show milliseconds, so a run shown at 30.910Z may have been created at
@@ -26,6 +31,7 @@ var exactFilters = []struct{ param, field string }{
 	{"name", "agent_config.name"},
 	{"model_id", "agent_config.model_id"},
 	{"creator", "creator.uid"},
+	{"executor", "executor.uid"},
 	{"source", "source"},
 	{"environment_id", "agent_config.environment_id"},
 	{"schedule_id", "schedule.schedule_id"},
@@ -65,6 +71,13 @@ func ListingMatchesQuery(q url.Values, runs []map[string]any) []Violation {
 					Expected: f.param + "=" + want, Got: Show(got)})
 			}
 		}
+		out = append(out, metadataMatches(q, field, id, run)...)
+		if factory := q.Get("factory_uid"); factory != "" {
+			if kind, _ := Lookup(run, "executor.type"); kind == "user" {
+				out = append(out, Violation{Rule: ListingMatchesFilters, Field: field + ".executor.type", RunID: id,
+					Expected: "a run executed by an agent of factory_uid=" + factory, Got: `"user", a run executed by a person`})
+			}
+		}
 		for _, f := range timeFilters {
 			raw := q.Get(f.param)
 			if raw == "" {
@@ -84,6 +97,36 @@ func ListingMatchesQuery(q url.Values, runs []map[string]any) []Violation {
 				out = append(out, Violation{Rule: ListingMatchesFilters, Field: field + "." + f.field, RunID: id,
 					Expected: "strictly " + side + " " + f.param + "=" + raw, Got: Str(run[f.field])})
 			}
+		}
+	}
+	return out
+}
+
+// metadataMatches checks a run that shows its metadata against the
+// metadata[key]=value pairs of q and its automation_id, in key order.
+func metadataMatches(q url.Values, field, id string, run map[string]any) []Violation {
+	shown, ok := run["metadata"].(map[string]any)
+	if !ok {
+		return nil // no metadata shown: nothing to hold it to
+	}
+	type pair struct{ param, key, want string }
+	var pairs []pair
+	for param, values := range q {
+		key, isPair := strings.CutPrefix(param, "metadata[")
+		key, closed := strings.CutSuffix(key, "]")
+		if isPair && closed && len(values) > 0 {
+			pairs = append(pairs, pair{param, key, values[0]})
+		}
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.param, b.param) })
+	if want := q.Get("automation_id"); want != "" {
+		pairs = append(pairs, pair{"automation_id", "automation_id", want})
+	}
+	var out []Violation
+	for _, p := range pairs {
+		if got, has := shown[p.key]; !has || Str(got) != p.want {
+			out = append(out, Violation{Rule: ListingMatchesFilters, Field: field + ".metadata." + p.key, RunID: id,
+				Expected: p.param + "=" + p.want, Got: Show(got)})
 		}
 	}
 	return out

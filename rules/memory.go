@@ -71,7 +71,7 @@ type runFacts struct {
 	hasLast             bool
 	look                Look
 	created             bool // its creation was seen
-	wasClaimed          bool // seen CLAIMED or with a session link
+	wasLinked           bool // seen with a session link
 	endEvent            string
 	endEventBy          string
 	endEventAt          time.Time
@@ -86,6 +86,7 @@ type runFacts struct {
 	// followedUp: a follow-up was accepted for the run, which may start an
 	// ended run again (QUEUED once more, with its first started_at).
 	followedUp bool
+	newest     *newestFacts // what the rules of memory_newest.go remember
 }
 
 // page is one page of a walk in creation order, linked to the page before.
@@ -179,7 +180,11 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 	case ex.Method == http.MethodPost && isFollowupPath(ex.Path):
 		// What was seen of the run before no longer binds what comes next.
 		f := m.factsLocked(scope, runIDOf(ex.Path))
+		m.followedUpLocked(f, ex)
+		f.cancelAccepted = time.Time{} // a run started again ends as its new execution does
 		f.hasLast, f.endEvent, f.reportedEnd, f.followedUp = false, "", "", true
+	case ex.Method == http.MethodGet && obj != nil && isHandoffPath(ex.Path):
+		m.handoffLocked(scope, ex, obj)
 	case ex.Method == http.MethodPost && isCancelPath(ex.Path):
 		id := runIDOf(ex.Path)
 		f := m.factsLocked(scope, id)
@@ -309,11 +314,12 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		out = kept
 	}
 	if f.created {
-		out = append(out, CreatedRunRules(field, run, f.wasClaimed)...)
+		out = append(out, CreatedRunRules(field, run, f.wasLinked)...)
 	}
 	m.sawRunLocked(scope, ex, f, run)
-	if Str(run["state"]) == "CLAIMED" || Str(run["session_link"]) != "" {
-		f.wasClaimed = true
+	out = append(out, m.newestLookLocked(f, ex, field, run)...)
+	if Str(run["session_link"]) != "" {
+		f.wasLinked = true
 	}
 	now := LookAt(run, ex.Sent, ex.Received, ex.Request)
 	if f.endEvent != "" && f.endEventAt.Before(ex.Sent) && now.State != f.endEvent {
@@ -324,10 +330,15 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 	if f.hasLast && f.look.Before(now) {
 		out = append(out, MovedOn(field, id, f.look, now)...)
 	}
-	if !f.cancelAccepted.IsZero() && f.cancelAccepted.Before(ex.Sent) && now.State != "CANCELLED" {
-		out = append(out, Violation{Rule: AcceptedCancelCancels, Field: field + ".state", RunID: id,
-			Expected: "CANCELLED, since " + f.cancelAcceptedBy + " was accepted", Got: now.State})
-		f.cancelAccepted = time.Time{} // said once
+	// "The run ends in CANCELLED": not at once, a server may take a while
+	// (the run still shows where it was), but the end it is seen in is
+	// CANCELLED.
+	if !f.cancelAccepted.IsZero() && f.cancelAccepted.Before(ex.Sent) && IsTerminal(now.State) {
+		if now.State != "CANCELLED" {
+			out = append(out, Violation{Rule: AcceptedCancelCancels, Field: field + ".state", RunID: id,
+				Expected: "CANCELLED, the end of a run whose cancel was accepted (" + f.cancelAcceptedBy + ")", Got: now.State})
+		}
+		f.cancelAccepted = time.Time{} // judged once
 	}
 	if !f.cancelRefused.IsZero() && f.cancelRefused.Before(ex.Sent) {
 		// States only move forward: a run still QUEUED or PENDING after the
@@ -494,6 +505,13 @@ func isRunPath(p string) bool {
 func isFollowupPath(p string) bool {
 	rest, ok := strings.CutPrefix(p, "/agent/runs/")
 	id, ok2 := strings.CutSuffix(rest, "/followups")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
+}
+
+// isHandoffPath tells whether p is /agent/runs/{id}/handoff/attachments.
+func isHandoffPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/agent/runs/")
+	id, ok2 := strings.CutSuffix(rest, "/handoff/attachments")
 	return ok && ok2 && id != "" && !strings.Contains(id, "/")
 }
 

@@ -97,8 +97,9 @@ func objects(v any) []map[string]any {
 // the environment it was created in.
 func (m *Memory) createdLocked(scope string, ex Exchange, id string) {
 	var req struct {
-		Prompt string `json:"prompt"`
-		Config struct {
+		Prompt   string         `json:"prompt"`
+		Metadata map[string]any `json:"metadata"`
+		Config   struct {
 			EnvironmentID string `json:"environment_id"`
 		} `json:"config"`
 	}
@@ -110,6 +111,9 @@ func (m *Memory) createdLocked(scope string, ex Exchange, id string) {
 		req.Prompt = req.Prompt[:keptPromptBytes]
 	}
 	f.prompt = req.Prompt
+	if len(req.Metadata) > 0 {
+		m.createdWithLocked(f, ex, req.Metadata)
+	}
 	if env := req.Config.EnvironmentID; env != "" {
 		m.envNewest.put(scope+"/"+env, envRun{runID: id, by: ex.Request, at: ex.Received})
 	}

@@ -27,7 +27,7 @@ type Rule struct {
 	Title string `json:"title"` // one sentence a person reads
 	// Area groups the rules in the reports: "document", "runs", "listings",
 	// "errors", "cancels", "visibility", "events", "schedules", "catalogue",
-	// "artifacts", "identities", "messages", "conversations".
+	// "artifacts", "identities", "messages", "conversations", "follow-ups".
 	Area string `json:"area"`
 }
 
@@ -68,6 +68,11 @@ const (
 	ConversationInTimeOrder   = "conversation-in-time-order"
 	ConversationKeepsItsRuns  = "conversation-keeps-its-runs"
 	ScheduleOneRunPerTick     = "schedule-one-run-per-tick"
+
+	MetadataKept           = "metadata-kept"
+	RunKeepsItsHistory     = "run-keeps-its-history"
+	FollowupStartsEndedRun = "followup-starts-ended-run"
+	HandoffFilesAfterAnEnd = "handoff-files-only-after-an-end"
 )
 
 // All is every rule, in the order the reports show them.
@@ -80,7 +85,9 @@ var All = []Rule{
 	{StatesMoveForward, "A run's state only moves forward (BLOCKED and INPROGRESS may alternate)", "runs"},
 	{TerminalRunNeverChanges, "A run seen in a terminal state never changes afterwards", "runs"},
 	{CreatedRunIsItsTask, "A run created through the API has its run_id as its task_id", "runs"},
-	{ClaimedRunLinksSession, "A run created through the API links to its session once a worker has claimed it", "runs"},
+	{MetadataKept, "A run shows the metadata its creation sent, unchanged", "runs"},
+	{RunKeepsItsHistory, "A run that has started keeps a started_at, its run_time never shrinks and its conversation_id never changes", "runs"},
+	{ClaimedRunLinksSession, "A run created through the API that shows its session, claimed or later, links to it and keeps the link", "runs"},
 	{AnswerIsTheOneAsked, "A run, schedule or artifact fetched by its id is the one asked for", "runs"},
 	{ListingMatchesFilters, "Every run a listing shows matches every filter of the query", "listings"},
 	{ListingOrdered, "A listing sorted by a timestamp is in the order asked for", "listings"},
@@ -88,7 +95,7 @@ var All = []Rule{
 	{NextPageHasRuns, "A page that says there is a next page, in creation order, is followed by runs", "listings"},
 	{WalkNeverRepeats, "Walking the pages of a listing in creation order shows each run once", "listings"},
 	{ProblemStatusMatches, "A problem document's status is the HTTP status it came with", "errors"},
-	{AcceptedCancelCancels, "A run whose cancel was accepted is CANCELLED afterwards", "cancels"},
+	{AcceptedCancelCancels, "A run whose cancel was accepted ends in CANCELLED", "cancels"},
 	{CancelRefusedOnlyLate, "A cancel is refused with 400 only once the run has ended or is BLOCKED", "cancels"},
 	{RefusedRunNeverListed, "A run refused to a caller is never listed to that caller, nor fetched by it", "visibility"},
 	{EventsOrdered, "A poll's events come in increasing sequence order", "events"},
@@ -106,6 +113,8 @@ var All = []Rule{
 	{FinishedRunTakesNoMessage, "A message to a run that has finished is refused", "messages"},
 	{ConversationInTimeOrder, "A conversation's messages come in time order", "conversations"},
 	{ConversationKeepsItsRuns, "A conversation holds the prompt of every run that ended in it", "conversations"},
+	{FollowupStartsEndedRun, "A follow-up accepted for a run that had ended starts it again", "follow-ups"},
+	{HandoffFilesAfterAnEnd, "A run lists no handoff files before one of its executions has ended", "follow-ups"},
 }
 
 // RuleByID finds a rule of All.

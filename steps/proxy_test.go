@@ -74,6 +74,7 @@ func TestProxySeesNoViolationInFrontOfTheReferenceServer(t *testing.T) {
 	}{
 		{"runs that take a while", refserver.Options{Step: 100 * time.Millisecond, BlockedFor: 300 * time.Millisecond}},
 		{"runs that end at once", refserver.Options{Step: time.Millisecond}},
+		{"runs held in PENDING", refserver.Options{Step: 2 * time.Millisecond, PendingFor: 300 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, base := newProxy(t, newReferenceServer(t, tc.opts), proxy.Options{})
@@ -143,23 +144,24 @@ var proxyCatches = map[string]string{
 	"a continued run that starts a conversation of its own":             rules.ConversationKeepsItsRuns,
 	"a schedule that fires twice per tick":                              rules.ScheduleOneRunPerTick,
 	"agents out of name order":                                          rules.SkillsOrdered,
+	"follow-ups accepted and dropped":                                   rules.FollowupStartsEndedRun,
+	"a follow-up that restarts a run from nothing":                      rules.RunKeepsItsHistory,
+	"handoff files before the run has ended":                            rules.HandoffFilesAfterAnEnd,
+	"metadata accepted and dropped":                                     rules.MetadataKept,
+	"metadata and automation filters ignored":                           rules.ListingMatchesFilters,
+	"executor and factory filters ignored":                              rules.ListingMatchesFilters,
 }
 
 // proxyCannotSee names the broken servers whose fault the traffic of one
 // caller, passing through unchanged, cannot show, and why.
 var proxyCannotSee = map[string]string{
-	// The newest client's surface (follow-ups, handoff files, metadata and
-	// its filters) has scenarios in the suite but no rule of the proxy's yet:
-	// these are what the proxy does not check so far, not what it cannot.
-	"follow-ups accepted and dropped":              "no rule yet ties a follow-up's answer to the run's later conversation",
-	"a follow-up that restarts a run from nothing": "no rule yet compares a restarted run with what was seen of it before its follow-up",
-	"handoff files that never come":                "no rule yet expects handoff files once a run has ended; an empty list is also what a run with nothing to hand off answers",
-	"handoff files before the run has ended":       "no rule yet ties a handoff listing to the run's state as last seen",
-	"handoff links that need the API key":          "the same as other download links: a handoff link points at the upstream's host, and the client fetches it there, not through the proxy",
-	"redirects that need an API key":               "a 401 is a documented answer of both redirects; that they need no key is the newest client's reading, which no rule holds yet",
-	"metadata accepted and dropped":                "no rule yet remembers the metadata a create sent to compare it with later answers",
-	"metadata and automation filters ignored":      "no rule yet holds listings to the metadata and automation_id filters",
-	"executor and factory filters ignored":         "no rule yet holds listings to the executor and factory_uid filters",
+	"handoff files that never come": "the document lets any run list no handoff files (\"when the last [execution] left no files\"); " +
+		"which files a run leaves is the mock's to choose, by the fate the suite sends it (a mock-only scenario)",
+	"handoff links that need the API key": "the same as other download links: a handoff link points at the upstream's host, and the client fetches it there, not through the proxy",
+	"redirects that need an API key": "the published document (May 2026) asks for a key at the session redirect, so a " +
+		"401 to a request without one follows it; that both redirects need none is the newest client's reading, which the " +
+		"suite holds only under @newest-client, and nothing in the traffic says which of the two a server claims (the " +
+		"suite asks the session redirect first and stops at its 401)",
 	"a 200 for an unknown run": "the id the suite asks for was made up to be unknown; an observer cannot tell a run that does not exist " +
 		"from one of the server's it has not seen",
 	"another team's runs listed": "a caller's team is in no answer (runs show a creator, not a team), so a run of another team " +

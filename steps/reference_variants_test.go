@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentruns/agentruns/proxy"
 	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
@@ -57,6 +58,13 @@ var referenceVariants = []struct {
 	{"conversations that open with a system message", refserver.Options{Step: 20 * time.Millisecond, SystemFirst: true}, nil},
 }
 
+// assertProxySawNothing checks the proxy found no violation.
+func assertProxySawNothing(t *testing.T, p *proxy.Proxy) {
+	t.Helper()
+	s := foundBy(t, p)
+	assert.Zero(t, s.Violations, "the proxy in front of a legal server\n%s", describe(s))
+}
+
 // TestSuitePassesAgainstTheReferenceServerVariants runs the suite against
 // each legal variant of the reference server, polling, and read-only.
 func TestSuitePassesAgainstTheReferenceServerVariants(t *testing.T) {
@@ -68,7 +76,11 @@ func TestSuitePassesAgainstTheReferenceServerVariants(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				res, out := runSuite(t, newReferenceServer(t, v.opts), func(c *steps.Config) {
+				// The validating proxy watches, and must see nothing wrong
+				// either: no rule of package rules is stricter than the
+				// document.
+				p, base := newProxy(t, newReferenceServer(t, v.opts), proxy.Options{})
+				res, out := runSuite(t, base, func(c *steps.Config) {
 					oneCaller(c)
 					runFeaturesOnly(c)
 					c.ReadOnly = readOnly
@@ -79,6 +91,7 @@ func TestSuitePassesAgainstTheReferenceServerVariants(t *testing.T) {
 				})
 				assertAllPassed(t, res, out)
 				assertOnlyMockScenariosSkipped(t, res)
+				assertProxySawNothing(t, p)
 				passed, _, skipped := res.Count()
 				assert.Greater(t, passed, 10)
 				t.Logf("%d scenarios passed, %d skipped, in %s", passed, skipped, res.Duration)
