@@ -42,7 +42,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*savedMessage)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt", "SenderRunID", "Subject", "Body", "SentAt"}},
 		{(*Message)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt"}},
 		{(*Letter)(nil), []string{"ID", "Team", "SenderRunID", "Subject", "Body", "SentAt"}},
-		{(*eventLog)(nil), []string{"log", "watched", "byRun"}},
+		{(*eventLog)(nil), []string{"log", "pending", "due", "byRun"}},
 		{(*savedEvents)(nil), []string{"Events"}},
 		{(*environmentTable)(nil), []string{"seededAt"}},
 		{(*savedEnvironments)(nil), []string{"SeededAt"}},
