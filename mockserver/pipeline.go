@@ -180,7 +180,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			writeProblem(w, r, aerr)
 			return
 		}
-		if aerr := s.validate(r, path, body); aerr != nil {
+		if aerr := s.validate(r, path, !rt.hasID, body); aerr != nil {
 			writeProblem(w, r, aerr)
 			return
 		}
@@ -303,7 +303,7 @@ func isJSON(contentType string) bool {
 
 // validate checks the request against the OpenAPI document, as the path the
 // document knows (without the version prefix) and with HEAD checked as GET.
-func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
+func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []byte) *apiError {
 	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !takesNoBody(path) {
 		if path == "/agent/run" || path == "/agent/runs" {
 			return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
@@ -313,7 +313,7 @@ func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
 	// A GET the validator accepted before is accepted again (validcache.go).
 	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead
 	if cacheable {
-		if key, cacheable = getVerdictKey(path, r.URL.RawQuery); cacheable && s.acceptedGETs.has(key) {
+		if key, cacheable = getVerdictKey(path, r.URL.RawQuery, fixedPath); cacheable && s.acceptedGETs.has(key) {
 			return nil
 		}
 	}
