@@ -149,7 +149,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		// The dashboard's reads (X-Mock-Observer) are neither (dashboard.go).
 		injected, observer := false, r.Header.Get(ObserverHeader) != ""
 		if !observer {
-			defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected)) }()
+			defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected), time.Now()) }()
 		}
 
 		// 5. Inject faults. The body is read before a delay fault waits:
