@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -329,8 +328,7 @@ func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []b
 	if vr.Method == http.MethodHead {
 		vr.Method = http.MethodGet
 	}
-	vr.Body = io.NopCloser(bytes.NewReader(body))
-	err := s.validator.ValidateRequest(vr)
+	err := s.validator.ValidateRequestBody(vr, body)
 	if err == nil {
 		if cacheable {
 			s.acceptedGETs.add(key)
