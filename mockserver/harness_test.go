@@ -22,9 +22,21 @@ func serve(t testing.TB, h http.Handler) *client {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	v, err := openapi.NewValidator()
+	return &client{t: t, base: srv.URL, key: "wk-mock-alice", validator: checkingValidator(t)}
+}
+
+// testValidator is the validator the tests check answers with, built once:
+// compiling the document's schemas is the slowest part of starting a mock,
+// several seconds under the race detector, and a validator is immutable and
+// safe for concurrent use. It is the tests' own, apart from the one inside
+// the mock.
+var testValidator = sync.OnceValues(openapi.NewValidator)
+
+func checkingValidator(t testing.TB) *openapi.Validator {
+	t.Helper()
+	v, err := testValidator()
 	require.NoError(t, err)
-	return &client{t: t, base: srv.URL, key: "wk-mock-alice", validator: v}
+	return v
 }
 
 // on is the same client reporting to t, so a subtest's failure stops only

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,19 +37,6 @@ type ipCaller struct {
 	validator *openapi.Validator
 }
 
-// ipValidator is built once: building it is the slow part of these tests.
-var ipValidator = func() func(t *testing.T) *openapi.Validator {
-	var once sync.Once
-	var v *openapi.Validator
-	var err error
-	return func(t *testing.T) *openapi.Validator {
-		t.Helper()
-		once.Do(func() { v, err = openapi.NewValidator() })
-		require.NoError(t, err)
-		return v
-	}
-}()
-
 func newInProcess(t *testing.T, opts mockserver.Options) (*mockserver.Server, *ipCaller) {
 	t.Helper()
 	if opts.ClockMode == "" {
@@ -58,7 +44,7 @@ func newInProcess(t *testing.T, opts mockserver.Options) (*mockserver.Server, *i
 	}
 	mock, err := mockserver.New(opts)
 	require.NoError(t, err)
-	return mock, &ipCaller{t: t, hc: mock.Client(), base: inProcessBase, validator: ipValidator(t)}
+	return mock, &ipCaller{t: t, hc: mock.Client(), base: inProcessBase, validator: checkingValidator(t)}
 }
 
 func (c *ipCaller) in(session string) *ipCaller { cc := *c; cc.session = session; return &cc }
@@ -166,7 +152,7 @@ func TestInProcessRegisterOnAnHttpmockTransport(t *testing.T) {
 	require.NoError(t, err)
 	mt := httpmock.NewMockTransport()
 	mock.RegisterOn(mt, "https://api.example.invalid/api/v1/") // a trailing slash is fine
-	c := &ipCaller{t: t, hc: &http.Client{Transport: mt}, base: "https://api.example.invalid/api/v1", validator: ipValidator(t)}
+	c := &ipCaller{t: t, hc: &http.Client{Transport: mt}, base: "https://api.example.invalid/api/v1", validator: checkingValidator(t)}
 
 	id := c.create("Answer through httpmock")
 	status, run := c.state(id)

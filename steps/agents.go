@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps of features/agents.feature: the agents (skills) a
@@ -15,7 +13,7 @@ import (
 // as, are identities.go's.)
 
 // registerAgents registers the steps of GET /agent's agents (skills).
-func (s *scenario) registerAgents(sc *godog.ScenarioContext) {
+func (s *scenario) registerAgents(sc stepContext) {
 	sc.Step(`^I list the agents$`, s.listAgents)
 	sc.Step(`^I list the agents with "([^"]*)"$`, s.listAgentsWith)
 	sc.Step(`^the agents are ordered by name and every variant says where it lives$`, s.agentsWellFormed)

@@ -12,15 +12,13 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps of artifacts: what a finished run shows under "artifacts", what
 // GET /agent/artifacts/{artifactUid} answers for each, and the download URL
 // of a screenshot or a file.
 
-func (s *scenario) registerArtifacts(sc *godog.ScenarioContext) {
+func (s *scenario) registerArtifacts(sc stepContext) {
 	sc.Step(`^the mock will give my next run the artifacts ([A-Z_]+(?:(?:, | and )[A-Z_]+)*)$`, s.mockWillGiveArtifacts)
 	sc.Step(`^the run shows the artifacts ([A-Z_]+(?:(?:, | and )[A-Z_]+)*), in that order$`, s.runShowsArtifacts)
 	sc.Step(`^I fetch each artifact the run shows$`, s.fetchRunsArtifacts)

@@ -10,15 +10,13 @@ import (
 	"reflect"
 	"strings"
 	"time"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps about conversations, transcripts and agent session redirects.
 // Every conversation fetched is kept, so a step can compare it with the
 // one before.
 
-func (s *scenario) registerConversations(sc *godog.ScenarioContext) {
+func (s *scenario) registerConversations(sc stepContext) {
 	sc.Step(`^I fetch the run's conversation$`, s.fetchRunConversation)
 	sc.Step(`^a worker took the run on$`, s.workerTookRunOn)
 	sc.Step(`^I fetch the conversation by its id$`, s.fetchConversationByID)

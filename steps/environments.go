@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cucumber/godog"
-
 	"github.com/agentruns/agentruns/rules"
 )
 
@@ -18,7 +16,7 @@ import (
 // run executes in and the models it thinks with.
 
 // registerEnvironments registers the steps of environments and models.
-func (s *scenario) registerEnvironments(sc *godog.ScenarioContext) {
+func (s *scenario) registerEnvironments(sc stepContext) {
 	sc.Step(`^I list the models$`, s.listModels)
 	sc.Step(`^the default model is one of the listed models$`, s.defaultModelIsListed)
 	sc.Step(`^the run's model is the default model$`, s.runHasDefaultModel)

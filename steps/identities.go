@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps of features/identities.feature: the team's agent identities under
@@ -20,7 +18,7 @@ type identityRef struct {
 }
 
 // registerIdentities registers the steps of agent identities.
-func (s *scenario) registerIdentities(sc *godog.ScenarioContext) {
+func (s *scenario) registerIdentities(sc stepContext) {
 	sc.Step(`^I list the team's identities$`, s.listIdentities)
 	sc.Step(`^the team's identities are listed$`, s.identitiesListed)
 	sc.Step(`^I create an identity named "([^"]*)"$`, s.createIdentity)

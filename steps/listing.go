@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/cucumber/godog"
 )
 
 // Listing runs, one page or every page.
@@ -481,7 +479,7 @@ func (m *roster) sameRuns(op string, want []*trackedRun, got []map[string]any) e
 }
 
 // registerListing registers the steps of listing runs and walking their pages.
-func (s *scenario) registerListing(sc *godog.ScenarioContext) {
+func (s *scenario) registerListing(sc stepContext) {
 	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
 	sc.Step(`^I walk every page of "([^"]*)"$`, s.walkPages)
 	sc.Step(`^the listing holds exactly (.+)$`, s.listingHoldsExactly)

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps of features/messages.feature: messages one run sends another,
@@ -22,7 +20,7 @@ type sentMessage struct {
 }
 
 // registerMessages registers the steps of run-to-run messages.
-func (s *scenario) registerMessages(sc *godog.ScenarioContext) {
+func (s *scenario) registerMessages(sc stepContext) {
 	sc.Step(`^run "([^"]*)" sends run "([^"]*)" the message "([^"]*)" saying "([^"]*)"$`, s.sendMessage)
 	sc.Step(`^run "([^"]*)" has sent run "([^"]*)" the message "([^"]*)" saying "([^"]*)"$`, func(ctx context.Context, from, to, subject, text string) error {
 		if err := s.sendMessage(ctx, from, to, subject, text); err != nil {

@@ -25,7 +25,7 @@ import (
 // leave them out.
 const newestClientTag = "@newest-client"
 
-func (s *scenario) registerNewestClient(sc *godog.ScenarioContext) {
+func (s *scenario) registerNewestClient(sc stepContext) {
 	tagged := false
 	sc.Before(func(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 		tagged = hasTag(sc, newestClientTag)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/cucumber/godog"
 )
 
 // Watching runs progress, cancelling them, and steering them through the
@@ -341,7 +339,7 @@ func (s *scenario) mockHasPutRunInto(ctx context.Context, nick, state string) er
 var errNoRun = errors.New("no run yet: create one first")
 
 // registerProgression registers the steps of watching runs move, cancelling them and steering them through the mock's control API.
-func (s *scenario) registerProgression(sc *godog.ScenarioContext) {
+func (s *scenario) registerProgression(sc stepContext) {
 	sc.Step(`^I watch the run until it reaches a terminal state$`, s.watchUntilTerminal)
 	sc.Step(`^I wait until the run is "(PENDING|CLAIMED|INPROGRESS)" or later$`, s.waitUntilAtLeast)
 	sc.Step(`^(\d+) poll intervals? pass(?:es)?$`, s.pollIntervalsPass)

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps that send a request as written: requests a server must refuse
@@ -41,7 +39,7 @@ func (s *scenario) postRawBody(ctx context.Context, path, body string) error {
 }
 
 // registerRequests registers the steps that send a request as written, and remember what it answered.
-func (s *scenario) registerRequests(sc *godog.ScenarioContext) {
+func (s *scenario) registerRequests(sc stepContext) {
 	sc.Step(`^I send "(GET|POST) ([^"]*)" with no Authorization header$`, s.sendWithoutAuth)
 	sc.Step(`^I send "(GET|POST) ([^"]*)" with the Authorization header "([^"]*)"$`, s.sendWithAuthHeader)
 	sc.Step(`^I post to "([^"]*)" the body (.*)$`, s.postRawBody)

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps about run events: polling GET /agent/events for the run, and
@@ -246,7 +244,7 @@ func splitList(list string) []string {
 }
 
 // registerRunEvents registers the steps of polling and reporting run events.
-func (s *scenario) registerRunEvents(sc *godog.ScenarioContext) {
+func (s *scenario) registerRunEvents(sc stepContext) {
 	sc.Step(`^I poll the run's events$`, s.pollTheRunsEvents)
 	sc.Step(`^I poll the run's events again$`, s.pollTheRunsEvents)
 	sc.Step(`^I poll the run's events until they report the state it ended in$`, s.pollUntilTheEnd)

@@ -440,7 +440,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // registerRuns registers the steps of creating runs, reading one run and the last response.
-func (s *scenario) registerRuns(sc *godog.ScenarioContext) {
+func (s *scenario) registerRuns(sc stepContext) {
 	sc.Step(`^I create a run with the prompt "([^"]*)"$`, s.createRunWithPrompt)
 	sc.Step(`^I create a run with the prompt "([^"]*)" and:$`, s.createRunWithPromptAnd)
 	sc.Step(`^I create a run with:$`, s.createRunWith)

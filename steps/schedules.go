@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/cucumber/godog"
 )
 
 // Steps of features/schedules.feature.
@@ -18,7 +16,7 @@ import (
 // are deleted when the scenario ends.
 
 // registerSchedules registers the steps of schedules.
-func (s *scenario) registerSchedules(sc *godog.ScenarioContext) {
+func (s *scenario) registerSchedules(sc stepContext) {
 	sc.Step(`^I create a schedule "([^"]*)" with the cron "([^"]*)"$`, s.createSchedule)
 	sc.Step(`^I create a paused schedule "([^"]*)" with the cron "([^"]*)"$`, s.createPausedSchedule)
 	sc.Step(`^I create a schedule with the body (.*)$`, s.createScheduleRaw)

@@ -30,6 +30,11 @@ type Suite struct {
 	collecting *collector // the current Run's, nil outside Run
 }
 
+// defaultValidator is the project's document compiled once per process:
+// compiling its schemas is the slowest part of starting a suite, and a
+// validator is immutable and safe for concurrent use.
+var defaultValidator = sync.OnceValues(openapi.NewValidator)
+
 // NewSuite checks cfg, loads the OpenAPI validator, checks that the server
 // answers as the API does (see Preflight) and looks for the mock's control
 // API on it.
@@ -39,7 +44,7 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 		return nil, err
 	}
 	if cfg.Validator == nil {
-		v, err := openapi.NewValidator()
+		v, err := defaultValidator()
 		if err != nil {
 			return nil, fmt.Errorf("loading the OpenAPI validator: %w", err)
 		}

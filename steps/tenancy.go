@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/cucumber/godog"
 )
 
 // Two callers: the scenario's own key, and a key of another team
@@ -92,7 +90,7 @@ func (s *scenario) walkNeverSawTheirRun() error {
 var errNoTheirs = errors.New("no run of another team yet: use \"another team has created a run\" first")
 
 // registerTenancy registers the steps of two callers of different teams.
-func (s *scenario) registerTenancy(sc *godog.ScenarioContext) {
+func (s *scenario) registerTenancy(sc stepContext) {
 	sc.Step(`^another team has created a run$`, s.anotherTeamCreatedARun)
 	sc.Step(`^I fetch the other team's run$`, s.fetchTheirRun)
 	sc.Step(`^I cancel the other team's run$`, s.cancelTheirRun)
