@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh is `make bench`: the mock side by side with Prism and with a
-# minimal Go net/http server under the same load, then the Go benchmarks at
+# minimal Go net/http server under the same load (get, a page of 20 and of
+# one, create, create + cancel, an events poll, schedule create + delete),
+# then the Go benchmarks at
 # 10k/100k/1M stored runs, heap per stored run, start-up time and the
 # contract suite's wall time. It prints tables; it asserts nothing.
 #
@@ -132,6 +134,21 @@ load() {
   fi
 }
 
+# The rows of the HTTP table, in the order printed.
+ENDPOINTS="get list list1 post cancel events schedule"
+
+endpoint_label() {
+  case $1 in
+  get) echo "GET /agent/runs/{id}" ;;
+  list) echo "GET /agent/runs?limit=20" ;;
+  list1) echo "GET /agent/runs?limit=1" ;;
+  post) echo "POST /agent/run" ;;
+  cancel) echo "create + cancel, in turn" ;;
+  events) echo "GET /agent/events (poll)" ;;
+  schedule) echo "schedule create + delete" ;;
+  esac
+}
+
 http_bench() {
   ensure_wrk
   ensure_prism
@@ -169,6 +186,11 @@ http_bench() {
       load "$s" get "http://$HOST:${!port}/agent/runs/$RUN_ID" -H "$AUTH"
       load "$s" list "http://$HOST:${!port}/agent/runs?limit=20" -H "$AUTH"
       load "$s" list1 "http://$HOST:${!port}/agent/runs?limit=1" -H "$AUTH"
+      load "$s" events "http://$HOST:${!port}/agent/events?run_ids=$RUN_ID&since=0" -H "$AUTH"
+      load "$s" schedule "http://$HOST:${!port}/agent/schedules" -s bench/schedule.lua
+      load "$s" cancel "http://$HOST:${!port}/agent/run" -s bench/cancel.lua
+      # Creates last: each leaves a run in progress for a few seconds, and
+      # the rows above should not meet a hundred thousand of them.
       load "$s" post "http://$HOST:${!port}/agent/run" -s bench/post.lua
     done
   done
@@ -184,13 +206,8 @@ http_bench() {
     "$(printf -- '-%.0s' {1..29})" "$(printf -- '-%.0s' {1..29})" "$(printf -- '-%.0s' {1..12})" \
     "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..15})"
   local e label m p l
-  for e in get list list1 post; do
-    case $e in
-    get) label="GET /agent/runs/{id}" ;;
-    list) label="GET /agent/runs?limit=20" ;;
-    list1) label="GET /agent/runs?limit=1" ;;
-    post) label="POST /agent/run" ;;
-    esac
+  for e in $ENDPOINTS; do
+    label=$(endpoint_label "$e")
     m=${RESULT[mock,$e]} p=${RESULT[prism,$e]} l=${RESULT[limit,$e]}
     awk -v label="$label" -v m="$m" -v p="$p" -v l="$l" 'BEGIN {
       split(m, a, " "); split(p, b, " "); split(l, c, " ")
@@ -207,19 +224,17 @@ http_bench() {
   echo
   printf '| %-24s | %8s | %8s | %8s |\n' endpoint mock Prism limit
   printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..26})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})"
-  for e in get list list1 post; do
-    case $e in
-    get) label="GET /agent/runs/{id}" ;;
-    list) label="GET /agent/runs?limit=20" ;;
-    list1) label="GET /agent/runs?limit=1" ;;
-    post) label="POST /agent/run" ;;
-    esac
+  for e in $ENDPOINTS; do
+    label=$(endpoint_label "$e")
     printf '| %-24s | %8s | %8s | %8s |\n' "$label" "${RESULT[mock,$e]##* }" "${RESULT[prism,$e]##* }" "${RESULT[limit,$e]##* }"
   done
   echo
   echo "(! marks a server that answered some requests with a non-2xx status or had socket errors.)"
   echo "Prism's list answers its one example run whatever the limit; the mock's and the limit server's answer"
   echo "20 runs (limit=20) or one (limit=1), so the limit=1 row compares answers of about the same size."
+  echo "create + cancel (bench/cancel.lua): each run created is cancelled by the next request, half the requests"
+  echo "each; schedule create + delete (bench/schedule.lua) likewise, as a team holds at most 100 schedules."
+  echo "The events poll asks for the events of one finished run since the start (two events)."
 }
 
 # --- the validating proxy ---------------------------------------------------

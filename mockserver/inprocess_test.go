@@ -306,6 +306,9 @@ func TestInProcessSessionFaultsAndAttempts(t *testing.T) {
 		require.NotNil(t, at.RetryCount)
 		require.Equal(t, i, *at.RetryCount)
 		require.Equal(t, i < 2, at.Injected)
+		when, err := time.Parse(time.RFC3339Nano, at.At)
+		require.NoError(t, err, "attempt %d at %q", i, at.At)
+		require.WithinDuration(t, time.Now(), when, time.Hour, "an attempt's time is the wall time it came")
 	}
 	require.Equal(t, []int{429, 429, 200, 200}, []int{attempts[0].Status, attempts[1].Status, attempts[2].Status, attempts[3].Status})
 	require.Nil(t, attempts[3].RetryCount, "no X-Stainless-Retry-Count header, no count")

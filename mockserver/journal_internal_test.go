@@ -3,6 +3,7 @@ package mockserver
 import (
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestJournalKeepsTheLatestInOrder pins what the journal promises, whatever
@@ -12,7 +13,7 @@ func TestJournalKeepsTheLatestInOrder(t *testing.T) {
 	var j journal
 	for round := range 2 {
 		for i := range journalSize*2 + 37 {
-			j.add(Attempt{Path: strconv.Itoa(i)})
+			j.add(Attempt{Path: strconv.Itoa(i)}, time.Time{})
 			got := j.list()
 			want := min(i+1, journalSize)
 			if len(got) != want {

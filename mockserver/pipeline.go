@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -154,7 +153,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		// The dashboard's reads (X-Mock-Observer) are neither (dashboard.go).
 		injected, observer := false, r.Header.Get(ObserverHeader) != ""
 		if !observer {
-			defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected)) }()
+			defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected), time.Now()) }()
 		}
 
 		// 5. Inject faults. The body is read before a delay fault waits:
@@ -185,7 +184,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			writeProblem(w, r, aerr)
 			return
 		}
-		if aerr := s.validate(r, path, body); aerr != nil {
+		if aerr := s.validate(r, path, !rt.hasID, body); aerr != nil {
 			writeProblem(w, r, aerr)
 			return
 		}
@@ -308,7 +307,7 @@ func isJSON(contentType string) bool {
 
 // validate checks the request against the OpenAPI document, as the path the
 // document knows (without the version prefix) and with HEAD checked as GET.
-func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
+func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []byte) *apiError {
 	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !takesNoBody(path) {
 		if path == "/agent/run" || path == "/agent/runs" {
 			return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
@@ -318,7 +317,7 @@ func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
 	// A GET the validator accepted before is accepted again (validcache.go).
 	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead
 	if cacheable {
-		if key, cacheable = getVerdictKey(path, r.URL.RawQuery); cacheable && s.acceptedGETs.has(key) {
+		if key, cacheable = getVerdictKey(path, r.URL.RawQuery, fixedPath); cacheable && s.acceptedGETs.has(key) {
 			return nil
 		}
 	}
@@ -334,8 +333,7 @@ func (s *Server) validate(r *http.Request, path string, body []byte) *apiError {
 	if vr.Method == http.MethodHead {
 		vr.Method = http.MethodGet
 	}
-	vr.Body = io.NopCloser(bytes.NewReader(body))
-	err := s.validator.ValidateRequest(vr)
+	err := s.validator.ValidateRequestBody(vr, body)
 	if err == nil {
 		if cacheable {
 			s.acceptedGETs.add(key)

@@ -2,12 +2,10 @@ package mockserver
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -358,25 +356,29 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		o.b = appendStringMap(o.b, r.Metadata)
 	}
 	if d, ok := runTime(r, snap); ok {
-		o.str("run_time", d)
+		o.key("run_time")
+		o.b = append(appendISODuration(append(o.b, '"'), d), '"')
 	}
 	return o.close()
 }
 
 // runTime is how long the run has executed, every execution together, as
 // an ISO 8601 duration: shown once it has started or ended.
-func runTime(r *store.Run, snap store.Snapshot) (string, bool) {
+func runTime(r *store.Run, snap store.Snapshot) (time.Duration, bool) {
 	if snap.StartedAt.IsZero() && !snap.State.Terminal() && r.Timeline.Execution == 0 {
-		return "", false
+		return 0, false
 	}
-	return isoDuration(snap.RunTime), true
+	return snap.RunTime, true
 }
 
 // isoDuration writes d as an ISO 8601 duration to the millisecond:
 // PT2M30S, PT1H0M0.25S, PT0S.
-func isoDuration(d time.Duration) string {
+func isoDuration(d time.Duration) string { return string(appendISODuration(nil, d)) }
+
+// appendISODuration appends isoDuration(d), which needs no escaping.
+func appendISODuration(b []byte, d time.Duration) []byte {
 	ms := d.Milliseconds()
-	b := []byte("PT")
+	b = append(b, 'P', 'T')
 	if h := ms / 3_600_000; h > 0 {
 		b = strconv.AppendInt(b, h, 10)
 		b = append(b, 'H')
@@ -387,10 +389,15 @@ func isoDuration(d time.Duration) string {
 	}
 	b = strconv.AppendInt(b, ms/1000%60, 10)
 	if frac := ms % 1000; frac > 0 {
-		b = append(b, '.')
-		b = append(b, strings.TrimRight(fmt.Sprintf("%03d", frac), "0")...)
+		// Three digits, without the trailing zeros: .25, not .250.
+		digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		n := 3
+		for digits[n-1] == '0' {
+			n--
+		}
+		b = append(append(b, '.'), digits[:n]...)
 	}
-	return string(append(b, 'S'))
+	return append(b, 'S')
 }
 
 // sandboxRunning: a run's sandbox is up from the moment a worker has it
@@ -419,7 +426,7 @@ func usage(snap store.Snapshot) (RequestUsage, bool) {
 
 // fileSize is the size a run's FILE artifact reports: that of the bytes
 // its download serves.
-func fileSize(r *store.Run) int64 { return int64(len(store.FileContent(r))) }
+func fileSize(r *store.Run) int64 { return int64(store.FileContentLen(r)) }
 
 // appendFloat writes a float64 as encoding/json does: the shortest form
 // that reads back the same, in exponent form only below 1e-6 or from 1e21

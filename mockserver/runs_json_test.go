@@ -256,6 +256,7 @@ func TestISODuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "PT0S", 250 * time.Millisecond: "PT0.25S", 150 * time.Second: "PT2M30S",
 		time.Hour: "PT1H0M0S", 26*time.Hour + 5*time.Second + 7*time.Millisecond: "PT26H0M5.007S",
+		100 * time.Millisecond: "PT0.1S", 1010 * time.Millisecond: "PT1.01S", 59*time.Minute + 999*time.Millisecond: "PT59M0.999S",
 	} {
 		if got := isoDuration(d); got != want {
 			t.Errorf("isoDuration(%v) = %q, want %q", d, got, want)

@@ -292,16 +292,67 @@ func cursorOf(p store.Position, hash uint64, sg cursorSigner) cursor {
 }
 
 // tag names a value without giving it away: the first bytes of its digest.
-func tag(kind string, v []byte) string {
-	sum := sha256.Sum256(append([]byte(kind), v...))
-	return base64.RawURLEncoding.EncodeToString(sum[:6])
+func tag(kind string, v []byte) string { return string(appendTag(nil, kind, v)) }
+
+// appendTag appends tag(kind, v), hashing from a buffer on the stack.
+func appendTag(b []byte, kind string, v []byte) []byte {
+	var buf [128]byte
+	sum := sha256.Sum256(append(append(buf[:0], kind...), v...))
+	return base64.RawURLEncoding.AppendEncode(b, sum[:6])
 }
 
+// encodeCursor is the cursor as page_info.next_cursor shows it: its JSON
+// and its signature, each in unpadded URL-safe base64, joined by a dot.
+// Every page that has a next one makes one, so it is written without
+// encoding/json or crypto/hmac's allocations; the bytes are the same
+// (runs_query_internal_test.go holds it to json.Marshal and hmac).
 func encodeCursor(c cursor, sg cursorSigner) string {
-	payload, _ := json.Marshal(c) // a struct of strings and integers always marshals
-	m := hmac.New(sha256.New, sg.key)
-	m.Write(payload)
-	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:macLen])
+	var buf [512]byte
+	payload := appendCursorJSON(buf[:0], c)
+	var out [1024]byte
+	b := base64.RawURLEncoding.AppendEncode(out[:0], payload)
+	mac := cursorMAC(sg.key, payload)
+	b = base64.RawURLEncoding.AppendEncode(append(b, '.'), mac[:macLen])
+	return string(b)
+}
+
+// appendCursorJSON appends what json.Marshal gives for c.
+func appendCursorJSON(b []byte, c cursor) []byte {
+	o := openObject(b)
+	o.key("g")
+	o.b = strconv.AppendInt(o.b, c.Generation, 10)
+	o.key("h")
+	o.b = strconv.AppendUint(o.b, c.Hash, 10)
+	o.strOmit("k", c.Key)
+	o.key("s")
+	o.b = strconv.AppendInt(o.b, c.Seq, 10)
+	o.strOmit("m", c.Session)
+	o.strOmit("i", c.Incarnation)
+	return o.close()
+}
+
+// cursorMAC is HMAC-SHA256 (RFC 2104) of payload under key, computed
+// from buffers on the stack.
+func cursorMAC(key, payload []byte) [sha256.Size]byte {
+	const block = 64
+	if len(key) > block {
+		k := sha256.Sum256(key)
+		key = k[:]
+	}
+	var pad [block]byte
+	copy(pad[:], key)
+	var inner [block + 512]byte
+	msg := inner[:0]
+	for _, k := range pad {
+		msg = append(msg, k^0x36)
+	}
+	innerSum := sha256.Sum256(append(msg, payload...))
+	var outer [block + sha256.Size]byte
+	for i, k := range pad {
+		outer[i] = k ^ 0x5c
+	}
+	copy(outer[block:], innerSum[:])
+	return sha256.Sum256(outer[:])
 }
 
 var (
@@ -321,9 +372,8 @@ func decodeCursor(s string, sg cursorSigner) (cursor, error) {
 	if err1 != nil || err2 != nil {
 		return c, errBadCursor
 	}
-	m := hmac.New(sha256.New, sg.key)
-	m.Write(payload)
-	if !hmac.Equal(mac, m.Sum(nil)[:macLen]) {
+	want := cursorMAC(sg.key, payload)
+	if !hmac.Equal(mac, want[:macLen]) {
 		// Signed with another key: a well-formed cursor of another mock
 		// session, or of this one before it was reset or closed.
 		var other cursor

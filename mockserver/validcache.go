@@ -40,6 +40,8 @@ func (c *verdictCache) add(key string) {
 // validated as GET) request depends on: the operation and the raw query. The
 // document declares no header parameters, security is checked elsewhere and
 // a GET's body is never read. ok is false for requests not to remember.
+// fixedPath says the route has no {…} segment, so the path names the
+// operation whole (an events poll, a schedules listing).
 //
 // Two values are left out of the key because the document accepts any value
 // of them that gets this far:
@@ -48,7 +50,7 @@ func (c *verdictCache) add(key string) {
 //     checks before it validates);
 //   - the value of a cursor of GET /agent/runs made of the characters of the
 //     cursors this server issues, any string in the document.
-func getVerdictKey(path, rawQuery string) (key string, ok bool) {
+func getVerdictKey(path, rawQuery string, fixedPath bool) (key string, ok bool) {
 	if len(rawQuery) > 1024 {
 		return "", false
 	}
@@ -57,6 +59,8 @@ func getVerdictKey(path, rawQuery string) (key string, ok bool) {
 		return "list?" + withoutCursorValues(rawQuery), true
 	case strings.HasPrefix(path, "/agent/runs/") && isRunID(path[len("/agent/runs/"):]):
 		return "get?" + rawQuery, true
+	case fixedPath:
+		return "GET " + path + "?" + rawQuery, true
 	}
 	return "", false
 }

@@ -52,6 +52,11 @@ func TestRememberedGETsAnswerAsValidatedOnes(t *testing.T) {
 		"/agent/runs?state=FAILED", "/agent/runs?state=NOPE", "/agent/runs?state=FAILED,ERROR", "/agent/runs?state=FAILED&state=ERROR",
 		"/agent/runs?created_after=2026-01-01T00:00:00Z", "/agent/runs?created_after=yesterday",
 		"/agent/runs?sort_by=title&sort_order=asc", "/agent/runs?sort_by=nope", "/agent/runs?artifact_type=PLAN",
+		"/agent/events?run_ids=" + id, "/agent/events?run_ids=" + id + "&since=0", "/agent/events?run_ids=" + id + "&since=x",
+		"/agent/events?run_ids=" + id + "&since=-1", "/agent/events?run_ids=" + id + "&limit=0", "/agent/events",
+		"/agent/events?run_ids=no-such-run", "/api/v1/agent/events?run_ids=" + id + "&since=1",
+		"/agent/schedules", "/agent/schedules?x=1", "/agent/models", "/agent/environments", "/agent", "/agent?sort=x",
+		"/agent/identities", "/agent/runs/" + id + "/conversation", "/agent/messages/" + id,
 	}
 	cold := map[string]string{}
 	for _, p := range probes {
@@ -86,10 +91,13 @@ func TestGetVerdictKey(t *testing.T) {
 		{"/agent/run", "", "", false},
 	}
 	for _, c := range cases {
-		key, ok := getVerdictKey(c.path, c.query)
+		key, ok := getVerdictKey(c.path, c.query, false)
 		if key != c.key || ok != c.ok {
 			t.Errorf("getVerdictKey(%q, %q) = %q, %v; want %q, %v", c.path, c.query, key, ok, c.key, c.ok)
 		}
+	}
+	if key, ok := getVerdictKey("/agent/events", "run_ids=a&since=2", true); key != "GET /agent/events?run_ids=a&since=2" || !ok {
+		t.Errorf("an events poll: %q, %v", key, ok)
 	}
 	c := verdictCache{max: 3}
 	for _, k := range []string{"a", "b", "c", "d"} {

@@ -293,6 +293,22 @@ func (v *Validator) ValidateRequest(r *http.Request) error {
 			Findings:  []Finding{{Field: "body", Message: "could not be read: " + err.Error()}},
 		}
 	}
+	return v.validateCopy(rr, body)
+}
+
+// ValidateRequestBody is ValidateRequest for a caller that has read r's body
+// already: body is that body, and r.Body is neither read nor replaced. A
+// server that checks every request it serves so keeps one copy of each body,
+// not two.
+func (v *Validator) ValidateRequestBody(r *http.Request, body []byte) error {
+	rr := r.WithContext(r.Context())
+	rr.Body = io.NopCloser(bytes.NewReader(body))
+	rr.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return v.validateCopy(rr, body)
+}
+
+// validateCopy checks rr, a copy of the caller's request whose body is body.
+func (v *Validator) validateCopy(rr *http.Request, body []byte) error {
 	if check := v.bodyChecks[rr.Method+" "+rr.URL.Path]; check != nil && check.accepts(rr, body) {
 		return nil
 	}

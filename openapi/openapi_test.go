@@ -235,6 +235,7 @@ func TestValidateRequestAcceptsValidRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.NoError(t, v.ValidateRequest(request(tt.method, tt.target, tt.contentType, tt.body)))
+			assert.NoError(t, validateRead(v, tt.method, tt.target, tt.contentType, tt.body))
 		})
 	}
 }
@@ -341,9 +342,27 @@ func TestValidateRequestRejectsInvalidRequests(t *testing.T) {
 			assert.Zero(t, ve.Status)
 			require.True(t, ve.Has(tt.wantField), "want a finding on %s, got %v", tt.wantField, ve)
 			assert.Contains(t, ve.Error(), tt.wantField+": "+tt.wantMessage)
+			// The same verdict from a caller that has read the body.
+			assert.Equal(t, ve.Error(), asValidationError(t, validateRead(v, tt.method, tt.target, tt.contentType, tt.body)).Error())
 		})
 	}
 }
+
+// validateRead is ValidateRequestBody as a server calls it: the body read
+// first, so the request's own body is spent. It checks that the request's
+// body was not read again.
+func validateRead(v *Validator, method, target, contentType, body string) error {
+	r := request(method, target, contentType, body)
+	read, _ := io.ReadAll(r.Body)
+	r.Body = errReader{}
+	return v.ValidateRequestBody(r, read)
+}
+
+// errReader is a body that fails to read.
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("the body was read a second time") }
+func (errReader) Close() error             { return nil }
 
 func TestValidateRequestReportsEveryProblemAndNamesTheOperation(t *testing.T) {
 	v := testValidator(t)

@@ -1,7 +1,8 @@
 // Command limitserver is the yardstick of `make bench`: the least a Go
 // net/http server can do to answer the benchmarked endpoints. It keeps no
 // state, checks nothing and returns fixed JSON bodies of the same size as the
-// mock's answers (one run, a page of 20 runs or of one, a create answer), so
+// mock's answers (one run, a page of 20 runs or of one, a create answer, a
+// cancel, an events poll, a schedule created and deleted), so
 // the mock's figures can be read against what Go's HTTP server does on the
 // same machine under the same load.
 package main
@@ -26,6 +27,17 @@ const pageRunJSON = `{"run_id":"0becd7b0-3898-4190-b9eb-dacc0cb1e29c","task_id":
 
 const createdJSON = `{"run_id":"173248bc-93dd-4bb3-bbd0-5858b77ae82e","task_id":"173248bc-93dd-4bb3-bbd0-5858b77ae82e","state":"QUEUED"}`
 
+// cancelledJSON answers a cancel: the run's id.
+const cancelledJSON = `"173248bc-93dd-4bb3-bbd0-5858b77ae82e"`
+
+// eventsJSON answers an events poll: the two events of a finished run.
+const eventsJSON = `[{"event_type":"run_in_progress","run_id":"f29d0da9-953f-48f1-a09f-76b5a170b338","ref_id":null,"execution_id":null,"occurred_at":"2026-11-17T13:35:23.651Z","sequence":1},{"event_type":"run_succeeded","run_id":"f29d0da9-953f-48f1-a09f-76b5a170b338","ref_id":null,"execution_id":null,"occurred_at":"2026-11-17T13:46:38.651Z","sequence":2}]`
+
+// scheduleJSON answers a schedule create (201), deletedJSON its delete.
+const scheduleJSON = `{"id":"sch_b8196ed821194421","name":"nightly-triage","cron_schedule":"0 3 * * *","enabled":true,"prompt":"Triage the issues opened since yesterday and label them.","last_spawn_error":null,"agent_config":{"name":"triage","model_id":"auto","environment_id":"env-web-app"},"environment":{"name":"Web app (Node 20)","description":"The storefront and its end-to-end tests.","docker_image":"node:20-bookworm","github_repos":[{"owner":"acme","repo":"web-app"},{"owner":"acme","repo":"agent-skills"}]},"created_at":"2026-11-24T12:40:10.737Z","updated_at":"2026-11-24T12:40:10.737Z","created_by":{"type":"user","uid":"user-alice","display_name":"Alice Archer","email":"alice@acme.example","photo_url":"https://avatars.example.com/alice.png"},"updated_by":{"type":"user","uid":"user-alice","display_name":"Alice Archer","email":"alice@acme.example","photo_url":"https://avatars.example.com/alice.png"},"history":{"last_ran":null,"next_run":"2026-11-25T03:00:00.000Z"},"scope":{"type":"Team","uid":"team-acme"}}`
+
+const deletedJSON = `{"success":true}`
+
 func page(n int) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"runs":[`)
@@ -41,23 +53,37 @@ func page(n int) []byte {
 
 func handler() http.Handler {
 	one, list, short, created := []byte(runJSON), page(20), page(1), []byte(createdJSON)
-	reply := func(w http.ResponseWriter, body []byte) {
+	cancelled, events, schedule, deleted := []byte(cancelledJSON), []byte(eventsJSON), []byte(scheduleJSON), []byte(deletedJSON)
+	reply := func(w http.ResponseWriter, status int, body []byte) {
 		h := w.Header()
 		h["Content-Type"] = []string{"application/json"}
 		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+		}
 		_, _ = w.Write(body)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
 		switch {
-		case r.Method == http.MethodPost:
+		case r.Method == http.MethodDelete:
+			reply(w, http.StatusOK, deleted)
+		case r.Method == http.MethodPost && strings.HasSuffix(path, "/cancel"):
+			reply(w, http.StatusOK, cancelled)
+		case r.Method == http.MethodPost && path == "/agent/schedules":
 			_, _ = io.Copy(io.Discard, r.Body) // read the request as any server must
-			reply(w, created)
-		case strings.HasPrefix(r.URL.Path, "/agent/runs/"):
-			reply(w, one)
+			reply(w, http.StatusCreated, schedule)
+		case r.Method == http.MethodPost:
+			_, _ = io.Copy(io.Discard, r.Body)
+			reply(w, http.StatusOK, created)
+		case path == "/agent/events":
+			reply(w, http.StatusOK, events)
+		case strings.HasPrefix(path, "/agent/runs/"):
+			reply(w, http.StatusOK, one)
 		case r.URL.RawQuery == "limit=1":
-			reply(w, short)
+			reply(w, http.StatusOK, short)
 		default:
-			reply(w, list)
+			reply(w, http.StatusOK, list)
 		}
 	})
 }

@@ -162,10 +162,27 @@ func PlanContent(r *Run) string {
 // markdown; its size is the size_bytes the run shows.
 func FileContent(r *Run) string {
 	var b strings.Builder
-	b.WriteString("# Summary: " + r.Title + "\n\nRun: " + r.ID + "\n\n## Task\n\n")
-	b.WriteString(strings.TrimSpace(r.Prompt) + "\n\n## Outcome\n\n")
-	b.WriteString("The task is done. Every step of the plan was carried out and the tests pass.\n")
+	b.Grow(FileContentLen(r))
+	for _, part := range fileContentParts(r) {
+		b.WriteString(part)
+	}
 	return b.String()
+}
+
+// FileContentLen is len(FileContent(r)), without building it: the FILE
+// artifact's size_bytes, shown with every run that has one.
+func FileContentLen(r *Run) int {
+	n := 0
+	for _, part := range fileContentParts(r) {
+		n += len(part)
+	}
+	return n
+}
+
+// fileContentParts are the pieces of FileContent, in order.
+func fileContentParts(r *Run) [7]string {
+	return [7]string{"# Summary: ", r.Title, "\n\nRun: ", r.ID, "\n\n## Task\n\n", strings.TrimSpace(r.Prompt),
+		"\n\n## Outcome\n\nThe task is done. Every step of the plan was carried out and the tests pass.\n"}
 }
 
 // ScreenshotPNG is the run's screenshot: a small window, its colours taken

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -64,5 +66,27 @@ func TestEnvironmentsShowTheirTeamsUse(t *testing.T) {
 			require.NotNil(t, e.LastTask)
 			assert.Equal(t, v.Run.ID, e.LastTask.Run.ID, "the newest run there")
 		}
+	}
+}
+
+// The ids and the file's size are derived without the library's
+// allocations; they must stay what the plain forms give, or an artifact
+// shown in a run would not be found by its id, or its size would lie.
+func TestArtifactUIDAndFileSizeMatchTheirPlainForms(t *testing.T) {
+	for _, r := range []*Run{
+		{ID: "f29d0da9-953f-48f1-a09f-76b5a170b338", Title: "Fix flaky login test", Prompt: "  Find the race.\n"},
+		{ID: "a", Title: "", Prompt: ""},
+		{ID: strings.Repeat("x", 128), Title: "Ünïcode <&>", Prompt: strings.Repeat("long prompt ", 500)},
+		{ID: strings.Repeat("y", 300), Title: "an id over the usual bound still hashes right"},
+	} {
+		for i := range 12 {
+			want := uuid.NewSHA1(artifactNamespace, []byte(r.ID+"/"+strconv.Itoa(i)))
+			assert.Equal(t, want, r.ArtifactUID(i), "ArtifactUID(%d) of %.20s", i, r.ID)
+		}
+		plain := "# Summary: " + r.Title + "\n\nRun: " + r.ID + "\n\n## Task\n\n" +
+			strings.TrimSpace(r.Prompt) + "\n\n## Outcome\n\n" +
+			"The task is done. Every step of the plan was carried out and the tests pass.\n"
+		assert.Equal(t, plain, FileContent(r))
+		assert.Equal(t, len(plain), FileContentLen(r))
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"container/heap"
 	"errors"
 	"fmt"
 	"slices"
@@ -107,10 +108,20 @@ type rareEvent struct {
 
 // eventLog is the events resource's part of a mock session: the log, and
 // the runs whose next events it has still to record.
+//
+// A catch-up looks only at the runs whose next event has come: those in
+// pending (new, re-anchored or restored runs, looked at whatever the clock
+// says) and those in due whose instant has passed. A run's history grows
+// only at the moments of its timeline (nextEvent), and every change of a
+// timeline goes through reanchorLocked, which puts the run in pending; so
+// a run looked at is filed in due under its next moment, or left out if it
+// has none (it has ended, or waits in BLOCKED for a report). A catch-up
+// then costs the runs that moved, not all the runs still going.
 type eventLog struct {
 	log     []loggedEvent
 	rare    map[int32]rareEvent // by position in log
-	watched []*Run
+	pending []*Run
+	due     movingHeap // may hold a run twice, or one since removed: each catch-up looks at a run once
 }
 
 // MaxEventsPerRun bounds the events the log keeps for one run. A run's own
@@ -131,7 +142,7 @@ type savedEvents struct {
 // it happened.
 func (t *eventLog) reset(ms *Session, now time.Time) {
 	t.log, t.rare = nil, nil
-	t.watched = append([]*Run(nil), ms.runs.list...)
+	t.pending, t.due = append([]*Run(nil), ms.runs.list...), nil
 	ms.recordEventsLocked(now)
 }
 
@@ -199,7 +210,7 @@ func (t *eventLog) restore(ms *Session, ss *savedSession, _ *restorer) error {
 		}
 	}
 	t.relink()
-	t.watched = append([]*Run(nil), ms.runs.list...)
+	t.pending, t.due = append([]*Run(nil), ms.runs.list...), nil
 	return nil
 }
 
@@ -317,7 +328,7 @@ func (t *eventLog) runEvents(r *Run, from int32) []int32 {
 }
 
 // watch adds a new run to the runs whose events are still to come.
-func (t *eventLog) watch(r *Run) { t.watched = append(t.watched, r) }
+func (t *eventLog) watch(r *Run) { t.pending = append(t.pending, r) }
 
 // Errors of the events resource.
 var (
@@ -382,34 +393,49 @@ func (tl *Timeline) prelude() bool {
 
 // recordEventsLocked records every event that has happened by now and is not in
 // the log yet, oldest first; events of the same instant in the order their
-// runs were created. Runs that have ended and whose end is recorded leave
-// the watch list, so a catch-up costs the runs still going.
+// runs were created. It looks only at the runs whose next event has come
+// (eventLog), so a catch-up costs the runs that moved.
 func (ms *Session) recordEventsLocked(now time.Time) {
+	t := &ms.events
+	batch := t.pending
+	nano := now.UnixNano()
+	for len(t.due) > 0 && t.due[0].at <= nano {
+		batch = append(batch, heap.Pop(&t.due).(moment).r)
+	}
+	if len(batch) == 0 {
+		return
+	}
+	// Each live run once, in creation order: among the session's runs a
+	// Seq names one run.
+	live := batch[:0]
+	for _, r := range batch {
+		if ms.runs.byID[r.ID] == r { // not dropped by Truncate
+			live = append(live, r)
+		}
+	}
+	slices.SortFunc(live, func(a, b *Run) int { return cmp.Compare(a.Seq, b.Seq) })
+	live = slices.CompactFunc(live, func(a, b *Run) bool { return a.Seq == b.Seq })
 	type pending struct {
 		r  *Run // its Seq orders events of one instant
 		ev Event
 	}
 	var fresh []pending
-	keep := ms.events.watched[:0]
-	for _, r := range ms.events.watched {
-		if ms.runs.byID[r.ID] != r {
-			continue // dropped by Truncate
-		}
+	for _, r := range live {
 		h := r.Timeline.history(now)
-		for _, t := range h[min(int(r.Logged), len(h)):] {
-			if e, ok := stateEvents[t.State]; ok {
-				fresh = append(fresh, pending{r, Event{Type: e, OccurredAt: t.At}})
+		for _, tr := range h[min(int(r.Logged), len(h)):] {
+			if e, ok := stateEvents[tr.State]; ok {
+				fresh = append(fresh, pending{r, Event{Type: e, OccurredAt: tr.At}})
 			}
 		}
 		if len(h) > int(r.Logged) {
 			r.Logged = int16(len(h))
 		}
-		if n := len(h); n == 0 || !h[n-1].State.Terminal() {
-			keep = append(keep, r)
+		if next, ok := r.Timeline.nextEvent(now); ok {
+			heap.Push(&t.due, moment{at: next.UnixNano(), r: r})
 		}
 	}
-	clear(ms.events.watched[len(keep):])
-	ms.events.watched = keep
+	clear(batch[len(live):])
+	t.pending = batch[:0]
 	if len(fresh) == 0 {
 		return
 	}
@@ -424,6 +450,15 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 		ms.appendEventLocked(p.r, p.ev)
 	}
 	ms.changed()
+}
+
+// nextEvent is the first instant after now at which the timeline's history
+// (history) grows, if it ever does on its own.
+func (tl *Timeline) nextEvent(now time.Time) (time.Time, bool) {
+	if tl.Anchor.After(now) {
+		return tl.Anchor, true
+	}
+	return tl.nextMoment(now)
 }
 
 // appendEventLocked logs e as r's newest event and returns its sequence.
@@ -447,7 +482,7 @@ func (ms *Session) reanchorLocked(r *Run, now time.Time, state State, executionI
 	if r.Timeline.prelude() {
 		r.Logged = 1 // the start was recorded under the old timeline
 	}
-	// r is watched: it has not ended, or it could not be re-anchored.
+	ms.events.pending = append(ms.events.pending, r) // its next events follow the new timeline
 	e, ok := stateEvents[state]
 	if !ok {
 		return 0

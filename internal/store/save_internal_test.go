@@ -44,7 +44,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*savedMessage)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt", "SenderRunID", "Subject", "Body", "SentAt"}},
 		{(*Message)(nil), []string{"ID", "Team", "RecipientID", "Letter", "DeliveredAt", "ReadAt"}},
 		{(*Letter)(nil), []string{"ID", "Team", "SenderRunID", "Subject", "Body", "SentAt"}},
-		{(*eventLog)(nil), []string{"log", "rare", "watched"}},
+		{(*eventLog)(nil), []string{"log", "rare", "pending", "due"}},
 		{(*savedEvents)(nil), []string{"EventLog", "Events"}},
 		{(*environmentTable)(nil), []string{"seededAt"}},
 		{(*savedEnvironments)(nil), []string{"SeededAt"}},

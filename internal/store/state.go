@@ -70,8 +70,11 @@ func (s *State) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // Valid reports whether s is a run state of the API.
 func (s State) Valid() bool { _, ok := rank[s]; return ok }
 
-// Terminal reports whether a run in s has stopped for good.
-func (s State) Terminal() bool { return rank[s] == 4 && s.Valid() }
+// Terminal reports whether a run in s has stopped for good: the states of
+// rank 4. Written out rather than looked up, as every run shown asks.
+func (s State) Terminal() bool {
+	return s == Succeeded || s == Failed || s == Errored || s == Cancelled
+}
 
 // FinalFate reports whether s is a way a run can end on its own (not cancelled).
 func (s State) FinalFate() bool { return s == Succeeded || s == Failed || s == Errored }

@@ -60,3 +60,14 @@ func TestStateRanksOnlyForward(t *testing.T) {
 	}
 	assert.False(t, Blocked.Terminal())
 }
+
+func TestTerminalIsTheLastRank(t *testing.T) {
+	for s, r := range rank {
+		if s.Terminal() != (r == 4) {
+			t.Errorf("%s: Terminal() = %v, rank %d", s, s.Terminal(), r)
+		}
+	}
+	if State("NOPE").Terminal() || State("").Terminal() {
+		t.Error("a state that is not one is terminal")
+	}
+}
