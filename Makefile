@@ -18,7 +18,14 @@ mock: build
 contract: build
 	bin/agentruns-contract
 
-test: lint test-go mutants test-ts fuzz-smoke
+# After lint, the four test jobs run at once: one of them alone leaves a core
+# idle much of the time (a package's tests run one after another, a polling
+# suite mostly waits), and none depends on another. Each job's output is
+# printed whole when it ends, so the log reads as if they ran in turn. If
+# any job fails, make fails once the others have ended.
+test: lint
+	@echo "running test-go, mutants, test-ts and fuzz-smoke at once; each prints its output when it ends"
+	@$(MAKE) --no-print-directory --output-sync=target -j4 test-go mutants test-ts fuzz-smoke
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
