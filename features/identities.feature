@@ -56,12 +56,16 @@ Feature: Agent identities
   # until the team has that many, each accepted, and the next is refused.
   # It assumes nothing else changes the team's identities meanwhile: the
   # suite's own scenarios wait while this one runs, other clients of the
-  # team must. A team already at its plan leaves it inconclusive; the
-  # identities it created are deleted at the end.
+  # team must. A team already at its plan leaves it inconclusive. The
+  # identities it created are deleted again, and must be gone: a delete that
+  # answered 204 but left them would fill the team's plan for every scenario
+  # after it.
   @plan-edge
   Scenario: A plan allows exactly as many identities as it says
     When I create agent identities until the team has as many as its plan allows
     Then creating one more identity is refused with 403
+    When I delete the identities made to fill the plan
+    Then the team's identities no longer include them
 
   # Without "team", a caller on one team starts a team-owned run.
   @mock-only @creates-runs

@@ -24,6 +24,8 @@ func (s *scenario) registerIdentities(sc stepContext) {
 	sc.Step(`^I create an identity named "([^"]*)"$`, s.createIdentity)
 	sc.Step(`^I create agent identities until the team has as many as its plan allows$`, s.fillIdentityPlan)
 	sc.Step(`^creating one more identity is refused with 403$`, s.oneMoreIdentityRefused)
+	sc.Step(`^I delete the identities made to fill the plan$`, s.deleteIdentitiesMade)
+	sc.Step(`^the team's identities no longer include them$`, s.identitiesMadeAreGone)
 	sc.Step(`^the identity is created, available, with the name "([^"]*)"$`, s.identityCreated)
 	sc.Step(`^the team's identities (include|no longer include) it$`, s.identitiesInclude)
 	sc.Step(`^I rename the identity "([^"]*)"$`, s.renameIdentity)

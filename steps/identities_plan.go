@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -88,8 +89,41 @@ func (s *scenario) oneMoreIdentityRefused(ctx context.Context) error {
 	return s.last.hasStatus(http.StatusForbidden)
 }
 
+// deleteIdentitiesMade deletes the identities the scenario created to fill
+// the plan; each delete must answer 204.
+func (s *scenario) deleteIdentitiesMade(ctx context.Context) error {
+	for len(s.madeForPlan) > 0 {
+		uid := s.madeForPlan[0]
+		if err := s.send(ctx, call{method: http.MethodDelete, path: "/agent/identities/" + pathEscape(uid)}); err != nil {
+			return err
+		}
+		if err := s.last.hasStatus(http.StatusNoContent); err != nil {
+			return err
+		}
+		s.madeForPlan = s.madeForPlan[1:]
+		s.deletedForPlan = append(s.deletedForPlan, uid)
+	}
+	return nil
+}
+
+// identitiesMadeAreGone checks that the team no longer lists any identity
+// deleteIdentitiesMade deleted.
+func (s *scenario) identitiesMadeAreGone(ctx context.Context) error {
+	listed, resp, err := s.identities(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range listed {
+		if uid := str(a["uid"]); slices.Contains(s.deletedForPlan, uid) {
+			return fmt.Errorf("identity %s was deleted (204), yet the team still lists it\n%s", uid, resp.excerpt())
+		}
+	}
+	return nil
+}
+
 // deleteIdentitiesMadeForPlan deletes, best effort, the identities the
-// scenario created to fill the plan.
+// scenario created to fill the plan and did not delete in its steps (it
+// failed or was inconclusive before them).
 func (s *scenario) deleteIdentitiesMadeForPlan(ctx context.Context) {
 	if len(s.madeForPlan) == 0 {
 		return

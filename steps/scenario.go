@@ -47,6 +47,7 @@ type scenario struct {
 	// "shared" or "alone" (identities_plan.go).
 	identitiesHeld string
 	madeForPlan    []string              // identities created to fill the plan, deleted at the end
+	deletedForPlan []string              // of those, the ones the scenario deleted
 	message        sentMessage           // the message sent last (messages.go)
 	offers         map[string][]string   // what the server offers, by kind (offered.go)
 	handoffs       [][]handoffAttachment // every handoff listing (newest_client.go)
