@@ -184,11 +184,12 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			writeProblem(w, r, aerr)
 			return
 		}
-		if aerr := s.validate(r, path, !rt.hasID, body); aerr != nil {
+		decoded, aerr := s.validate(r, path, !rt.hasID, body)
+		if aerr != nil {
 			writeProblem(w, r, aerr)
 			return
 		}
-		c.body = body
+		c.body, c.decoded = body, decoded
 	} else if aerr := checkQuery(r.URL.RawQuery); aerr != nil {
 		writeProblem(w, r, aerr)
 		return
@@ -301,44 +302,55 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 }
 
 func isJSON(contentType string) bool {
+	if contentType == "application/json" { // what nearly every client sends; parsing it makes a map
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // validate checks the request against the OpenAPI document, as the path the
 // document knows (without the version prefix) and with HEAD checked as GET.
-func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []byte) *apiError {
+// decoded is the body as the validator decoded it (openapi.DecodeJSON),
+// when it did.
+func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []byte) (decoded any, aerr *apiError) {
 	if (r.Method == http.MethodPost || r.Method == http.MethodPut) && len(body) == 0 && !takesNoBody(path) {
 		if path == "/agent/run" || path == "/agent/runs" {
-			return errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
+			return nil, errorf(codeInvalidRequest, "the body is empty; send a JSON object with at least a prompt or a skill")
 		}
-		return errorf(codeInvalidRequest, "the body is empty; send a JSON object")
+		return nil, errorf(codeInvalidRequest, "the body is empty; send a JSON object")
 	}
 	// A GET the validator accepted before is accepted again (validcache.go).
 	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead
 	if cacheable {
 		if key, cacheable = getVerdictKey(path, r.URL.RawQuery, fixedPath); cacheable && s.acceptedGETs.has(key) {
-			return nil
+			return nil, nil
 		}
 	}
-	// A shallow copy with its own URL: the validator reads the request and
-	// changes nothing in it, so the headers need no deep copy.
-	vr := r.WithContext(r.Context())
-	u := *r.URL
-	vr.URL = &u
-	vr.URL.Path, vr.URL.RawPath = path, ""
-	if p, err := url.PathUnescape(path); err == nil {
-		vr.URL.Path, vr.URL.RawPath = p, path
+	// The validator sees the path the document knows, unescaped, with HEAD
+	// as GET: a shallow copy with its own URL, unless the request is that
+	// already (a path without the version prefix or escapes). The validator
+	// reads the request and changes nothing in it, so the headers need no
+	// deep copy.
+	vr := r
+	if r.Method == http.MethodHead || r.URL.Path != path || r.URL.RawPath != "" {
+		vr = r.WithContext(r.Context())
+		u := *r.URL
+		vr.URL = &u
+		vr.URL.Path, vr.URL.RawPath = path, ""
+		if p, err := url.PathUnescape(path); err == nil {
+			vr.URL.Path, vr.URL.RawPath = p, path
+		}
+		if vr.Method == http.MethodHead {
+			vr.Method = http.MethodGet
+		}
 	}
-	if vr.Method == http.MethodHead {
-		vr.Method = http.MethodGet
-	}
-	err := s.validator.ValidateRequestBody(vr, body)
+	decoded, err := s.validator.ValidateRequestJSON(vr, body)
 	if err == nil {
 		if cacheable {
 			s.acceptedGETs.add(key)
 		}
-		return nil
+		return decoded, nil
 	}
 	var ve *openapi.ValidationError
 	if errors.As(err, &ve) && len(ve.Findings) > 0 {
@@ -346,9 +358,9 @@ func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []b
 		for _, f := range ve.Findings {
 			msgs = append(msgs, f.Field+": "+f.Message)
 		}
-		return errorf(codeInvalidRequest, "%s", strings.Join(msgs, "; "))
+		return nil, errorf(codeInvalidRequest, "%s", strings.Join(msgs, "; "))
 	}
-	return errorf(codeInvalidRequest, "%v", err)
+	return nil, errorf(codeInvalidRequest, "%v", err)
 }
 
 // inject applies the request's X-Mock-Fault header or the mock session's

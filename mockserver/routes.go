@@ -31,7 +31,10 @@ type call struct {
 	session   *store.Session
 	principal *fixtures.Principal // the caller, in the api area
 	body      []byte              // a POST body, read and checked (api area)
-	id        string              // the {…} segment of the path, unescaped
+	// decoded is body as the OpenAPI check decoded it (openapi.DecodeJSON),
+	// nil when the check did not decode it.
+	decoded any
+	id      string // the {…} segment of the path, unescaped
 }
 
 // handler answers a call: every handler returns one response (answers.go).

@@ -51,7 +51,7 @@ type RunAgentResponse struct {
 // createRun is POST /agent/run and POST /agent/runs.
 func (s *Server) createRun(c *call) response {
 	var req runRequest
-	if aerr := c.decode(&req); aerr != nil {
+	if aerr := c.decodeRequest(&req); aerr != nil {
 		return fail(aerr)
 	}
 	n, aerr := s.resolve(c.principal.Team, req)

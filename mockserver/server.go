@@ -11,6 +11,7 @@ package mockserver
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
@@ -76,9 +77,12 @@ type Options struct {
 
 // Server is the mock, an http.Handler.
 type Server struct {
-	store        *store.Store
-	fixtures     *fixtures.Set
-	principals   map[string]*fixtures.Principal // by API key
+	store      *store.Store
+	fixtures   *fixtures.Set
+	principals map[string]*fixtures.Principal // by API key
+	// keys are the principals' API keys as digests (sameSecret), made
+	// once, so a request hashes only the key it presents.
+	keys         []knownKey
 	validator    *openapi.Validator
 	acceptedGETs verdictCache
 	log          *slog.Logger
@@ -176,6 +180,9 @@ func New(opts Options) (*Server, error) {
 	for i := range set.Principals {
 		p := &set.Principals[i]
 		s.principals[p.APIKey] = p
+	}
+	for key, p := range s.principals {
+		s.keys = append(s.keys, knownKey{sha256.Sum256([]byte(key)), p})
 	}
 	if _, err := rand.Read(s.downloadKey); err != nil {
 		return nil, err

@@ -1,14 +1,15 @@
 package openapi
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
+	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/pb33f/jsonschema/v6"
 	"github.com/pb33f/libopenapi-validator/cache"
 	"github.com/pb33f/libopenapi-validator/config"
-	"github.com/pb33f/libopenapi-validator/content"
 	"github.com/pb33f/libopenapi-validator/helpers"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
@@ -32,6 +33,8 @@ type bodyCheck struct {
 	media   *v3.MediaType
 	schema  *jsonschema.Schema
 	opts    *config.ValidationOptions
+	// accepted are bodies accepted before.
+	accepted acceptedBodies
 }
 
 // newBodyChecks builds a bodyCheck, keyed "METHOD /path", for each operation
@@ -85,30 +88,92 @@ func newBodyChecks(model *v3.Document, schemas cache.SchemaCache, opts []config.
 // accepts reports whether the library would accept r, whose body is body.
 // false means "ask the library", not "invalid".
 func (c *bodyCheck) accepts(r *http.Request, body []byte) bool {
+	ok, _ := c.check(r, body)
+	return ok
+}
+
+// check is accepts that also hands back the body as the JSON value it
+// validated (DecodeJSON's), so the caller need not decode it again; decoded
+// is nil when the body was accepted before and not decoded this time.
+func (c *bodyCheck) check(r *http.Request, body []byte) (ok bool, decoded any) {
 	if r.URL.RawQuery != "" || len(body) == 0 {
-		return false
+		return false, nil
 	}
 	ct := r.Header.Get(helpers.ContentTypeHeader)
 	if ct == "" {
-		return false
+		return false, nil
+	}
+	if c.accepted.has(ct, body) {
+		return true, nil
 	}
 	if media, ok := helpers.FindMediaType(c.content.Content, ct); !ok || media != c.media {
+		return false, nil
+	}
+	// The library decodes application/json with encoding/json and then
+	// canonicalizes the value (a deep copy that turns numbers of other Go
+	// types into float64). DecodeJSON gives the same value for every body
+	// it decodes, already canonical, with less work; a body it refuses
+	// (duplicate names, say) goes to the library.
+	decoder, normalized, _ := c.opts.BodyRegistry.Decoder(ct)
+	if decoder == nil || normalized != "application/json" {
+		return false, nil
+	}
+	value, err := DecodeJSON(body)
+	if err != nil || c.schema.Validate(value) != nil {
+		return false, nil
+	}
+	c.accepted.add(ct, body)
+	return true, value
+}
+
+// DecodeJSON decodes a JSON body into generic values, as encoding/json
+// decodes into an any (maps, slices, float64, string, bool, nil), but
+// refuses what encoding/json lets pass silently: duplicate names in an
+// object and invalid UTF-8. A value it returns is what encoding/json
+// would have returned for the same body, and no name appears twice.
+func DecodeJSON(body []byte) (any, error) {
+	var v any
+	if err := jsonv2.Unmarshal(body, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// acceptedBodies remembers bodies a bodyCheck accepted, with the content
+// type they came with, so the same body again (a client that retries, a
+// load test) is not decoded and validated again. The verdict depends on
+// nothing else: the operation is the bodyCheck's, the query must be empty
+// (checked before), and the schema and the decoder never change. Only
+// acceptances are kept, so every rejection still comes from the library.
+// Small bodies only, and a bounded number: when full it starts over.
+type acceptedBodies struct {
+	mu     sync.RWMutex
+	bodies map[string]string // body → content type
+}
+
+const (
+	acceptedBodiesMax    = 512
+	acceptedBodyMaxBytes = 2048
+)
+
+func (a *acceptedBodies) has(ct string, body []byte) bool {
+	if len(body) > acceptedBodyMaxBytes {
 		return false
 	}
-	decoder, normalized, params := c.opts.BodyRegistry.Decoder(ct)
-	if decoder == nil {
-		return false
+	a.mu.RLock()
+	got, ok := a.bodies[string(body)]
+	a.mu.RUnlock()
+	return ok && got == ct
+}
+
+func (a *acceptedBodies) add(ct string, body []byte) {
+	if len(body) > acceptedBodyMaxBytes {
+		return
 	}
-	value, err := decoder.Decode(&content.DecodeInput{
-		Context: r.Context(), Body: bytes.NewReader(body), Header: r.Header,
-		MediaType: normalized, Parameters: params, Schema: c.media.Schema.Schema(),
-		Encoding: c.media.Encoding, Direction: content.Request,
-	})
-	if err != nil {
-		return false
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bodies == nil || len(a.bodies) >= acceptedBodiesMax {
+		a.bodies = make(map[string]string, 64)
 	}
-	if value, err = content.Canonicalize(value); err != nil {
-		return false
-	}
-	return c.schema.Validate(value) == nil
+	a.bodies[string(body)] = ct
 }

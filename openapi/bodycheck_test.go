@@ -1,9 +1,14 @@
 package openapi
 
 import (
+	"encoding/json"
+	"errors"
+	"io"
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/pb33f/libopenapi-validator/content"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,4 +106,74 @@ func TestBodyCheckAcceptsOnlyWhatTheLibraryAccepts(t *testing.T) {
 		check("/agent/run", "application/json", "", body)
 	}
 	t.Logf("%d of 3000 mutated bodies were still valid", seen)
+}
+
+// TestDecodeJSONAgreesWithEncodingJSON holds the shortcut's decoder to the
+// library's (encoding/json, then canonicalized): wherever DecodeJSON
+// decodes a body, the library decodes it too, to an equal value, so the
+// schema judges the same value either way.
+func TestDecodeJSONAgreesWithEncodingJSON(t *testing.T) {
+	bodies := []string{
+		`{"prompt":"x"}`, `{"prompt":"x","prompt":"y"}`, `{"a":1e400}`, `{"a":-0}`, `{"a":1.5e3,"b":[1,2,{"c":null}]}`,
+		`{"s":"\ud800"}`, `{"s":"\u00e9\n\t\\\/"}`, `{"s":"é"}`, "{\"s\":\"\xff\"}", ` {"a":true} `, `{"a":true} x`, `[]`, `"x"`, `1`,
+		`{"a":{"b":{"a":1,"b":2}},"b":{"a":{"a":1}}}`, `{"Prompt":"x","prompt":"y"}`, fullConfigBody,
+	}
+	library := func(body string) (any, error) {
+		dec := json.NewDecoder(strings.NewReader(body))
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, errors.New("more than one value")
+		}
+		return content.Canonicalize(v)
+	}
+	rng := rand.New(rand.NewSource(11))
+	bits := []string{`"`, `{`, `}`, `[`, `]`, `,`, `:`, `1`, `-0`, `1e999`, `null`, `"prompt"`, `\u00e9`, `\ud83d\ude00`, `\ud800`, ` `}
+	for i := range 5000 {
+		body := bodies[i%len(bodies)]
+		if i >= len(bodies) {
+			b := []byte(body)
+			for range 1 + rng.Intn(3) {
+				j := rng.Intn(len(b) + 1)
+				b = append(b[:j], append([]byte(bits[rng.Intn(len(bits))]), b[j:]...)...)
+			}
+			body = string(b)
+		}
+		got, err := DecodeJSON([]byte(body))
+		if err != nil {
+			continue
+		}
+		want, lerr := library(body)
+		require.NoError(t, lerr, "DecodeJSON decoded what the library does not: %q", body)
+		require.Equal(t, want, got, "the decoders disagree on %q", body)
+	}
+}
+
+// TestBodyCheckRemembersOnlyAcceptances: a body accepted once is accepted
+// again without decoding, under the same content type only, never with a
+// query, and a refused body is refused every time.
+func TestBodyCheckRemembersOnlyAcceptances(t *testing.T) {
+	v := testValidator(t)
+	c := v.bodyChecks["POST /agent/run"]
+	body := []byte(`{"prompt":"remember me"}`)
+	ok, decoded := c.check(request("POST", "/agent/run", "application/json", string(body)), body)
+	require.True(t, ok)
+	assert.Equal(t, map[string]any{"prompt": "remember me"}, decoded)
+	ok, decoded = c.check(request("POST", "/agent/run", "application/json", string(body)), body)
+	assert.True(t, ok)
+	assert.Nil(t, decoded, "accepted before, so not decoded again")
+	ok, decoded = c.check(request("POST", "/agent/run", "application/json; charset=utf-8", string(body)), body)
+	assert.True(t, ok)
+	assert.NotNil(t, decoded, "another content type is checked afresh")
+	ok, _ = c.check(request("POST", "/agent/run?x=1", "application/json", string(body)), body)
+	assert.False(t, ok, "a query goes to the library")
+	ok, _ = c.check(request("POST", "/agent/run", "text/plain", string(body)), body)
+	assert.False(t, ok, "another media type goes to the library")
+	bad := []byte(`{"prompt":42}`)
+	for range 2 {
+		ok, _ = c.check(request("POST", "/agent/run", "application/json", string(bad)), bad)
+		assert.False(t, ok)
+	}
 }

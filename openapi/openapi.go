@@ -301,10 +301,28 @@ func (v *Validator) ValidateRequest(r *http.Request) error {
 // server that checks every request it serves so keeps one copy of each body,
 // not two.
 func (v *Validator) ValidateRequestBody(r *http.Request, body []byte) error {
+	_, err := v.ValidateRequestJSON(r, body)
+	return err
+}
+
+// ValidateRequestJSON is ValidateRequestBody that also hands back the body
+// as the JSON value it checked, as DecodeJSON decodes it, when it decoded
+// it: a server that reads the body into its own types can start from that
+// value instead of decoding the bytes a second time. decoded is nil when
+// the request was judged without decoding the body here (by the library,
+// or because the same body was accepted before).
+func (v *Validator) ValidateRequestJSON(r *http.Request, body []byte) (decoded any, err error) {
+	// The body-only operations need no copy of the request: the check
+	// reads it and changes nothing.
+	if check := v.bodyChecks[r.Method+" "+r.URL.Path]; check != nil {
+		if ok, decoded := check.check(r, body); ok {
+			return decoded, nil
+		}
+	}
 	rr := r.WithContext(r.Context())
 	rr.Body = io.NopCloser(bytes.NewReader(body))
 	rr.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return v.validateCopy(rr, body)
+	return nil, v.validateLibrary(rr)
 }
 
 // validateCopy checks rr, a copy of the caller's request whose body is body.
@@ -312,6 +330,11 @@ func (v *Validator) validateCopy(rr *http.Request, body []byte) error {
 	if check := v.bodyChecks[rr.Method+" "+rr.URL.Path]; check != nil && check.accepts(rr, body) {
 		return nil
 	}
+	return v.validateLibrary(rr)
+}
+
+// validateLibrary checks rr with the library alone.
+func (v *Validator) validateLibrary(rr *http.Request) error {
 	// The synchronous variant: the default one starts goroutines per call.
 	if ok, errs := v.lib.ValidateHttpRequestSync(rr); !ok {
 		return v.newError(rr, nil, errs)

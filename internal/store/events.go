@@ -2,7 +2,6 @@ package store
 
 import (
 	"cmp"
-	"container/heap"
 	"errors"
 	"fmt"
 	"slices"
@@ -400,7 +399,7 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 	batch := t.pending
 	nano := now.UnixNano()
 	for len(t.due) > 0 && t.due[0].at <= nano {
-		batch = append(batch, heap.Pop(&t.due).(moment).r)
+		batch = append(batch, t.due.pop().r)
 	}
 	if len(batch) == 0 {
 		return
@@ -431,7 +430,7 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 			r.Logged = int16(len(h))
 		}
 		if next, ok := r.Timeline.nextEvent(now); ok {
-			heap.Push(&t.due, moment{at: next.UnixNano(), r: r})
+			t.due.push(moment{at: next.UnixNano(), r: r})
 		}
 	}
 	clear(batch[len(live):])

@@ -312,6 +312,16 @@ func (c *Creator) fromSaved(sc savedCreator) {
 	c.Principal = &fixtures.Principal{UID: sc.UID, Type: sc.Type, DisplayName: sc.DisplayName, Email: sc.Email, PhotoURL: sc.PhotoURL, Team: sc.Team}
 }
 
+// newRunID is uuid.NewString(), a random (version 4) UUID, made on the
+// stack: the library's form allocates the UUID it reads randomness into.
+func newRunID() string {
+	var u uuid.UUID
+	_, _ = rand.Read(u[:])  // crypto/rand.Read never fails
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // the RFC 4122 variant
+	return u.String()
+}
+
 // agentSessionNamespace makes agent session ids derive from run ids, so a
 // run shows the same agent session every time without storing it.
 var agentSessionNamespace = uuid.MustParse("6f1d2c3b-9a8e-4d7c-b6a5-0f1e2d3c4b5a")
@@ -659,7 +669,7 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 		executor = &Creator{n.Executor}
 	}
 	r := &Run{
-		ID:    uuid.NewString(),
+		ID:    newRunID(),
 		Title: n.Title, Prompt: n.Prompt,
 		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,

@@ -131,7 +131,7 @@ func (t *teamIndex) place(r *Run, now time.Time) {
 	r.nextAt = 0
 	if next, ok := r.Timeline.nextMoment(now); ok {
 		r.nextAt = next.UnixNano()
-		heap.Push(&t.moving, moment{at: r.nextAt, r: r})
+		t.moving.push(moment{at: r.nextAt, r: r})
 	}
 }
 
@@ -144,7 +144,7 @@ func (t *teamIndex) advance(now time.Time) bool {
 	t.at = now
 	nano := now.UnixNano()
 	for len(t.moving) > 0 && t.moving[0].at <= nano {
-		m := heap.Pop(&t.moving).(moment)
+		m := t.moving.pop()
 		if m.r.nextAt != m.at { // re-anchored or removed since
 			continue
 		}
@@ -190,6 +190,28 @@ func (h movingHeap) Len() int           { return len(h) }
 func (h movingHeap) Less(i, j int) bool { return h[i].at < h[j].at }
 func (h movingHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *movingHeap) Push(x any)        { *h = append(*h, x.(moment)) }
+
+// push and pop are heap.Push and heap.Pop without putting the moment in
+// an interface, which costs an allocation for every run a create or a
+// listing files.
+func (h *movingHeap) push(m moment) {
+	*h = append(*h, m)
+	heap.Fix(h, len(*h)-1)
+}
+
+func (h *movingHeap) pop() moment {
+	old := *h
+	n := len(old) - 1
+	m := old[0]
+	old[0] = old[n]
+	old[n] = moment{}
+	*h = old[:n]
+	if n > 0 {
+		heap.Fix(h, 0)
+	}
+	return m
+}
+
 func (h *movingHeap) Pop() any {
 	old := *h
 	m := old[len(old)-1]
