@@ -11,6 +11,7 @@ package mockserver
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
@@ -79,8 +80,11 @@ type Server struct {
 	store        *store.Store
 	fixtures     *fixtures.Set
 	principals   map[string]*fixtures.Principal // by API key
+	keyDigests   []keyDigest                    // the same keys, for lookupKey
 	validator    *openapi.Validator
 	acceptedGETs verdictCache
+	runs         *runCache // the JSON of runs shown before (runs_cache.go)
+	dates        httpDates // the Date header of the latest second
 	log          *slog.Logger
 	routes       []route
 
@@ -145,7 +149,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		store: st, fixtures: set, principals: map[string]*fixtures.Principal{}, validator: v,
-		acceptedGETs: verdictCache{max: acceptedGETsMax}, log: opts.Logger,
+		acceptedGETs: verdictCache{max: acceptedGETsMax}, runs: newRunCache(runCacheSlots), log: opts.Logger,
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
 		maxBodyBytes: opts.MaxBodyBytes, sessionLinkBase: opts.SessionLinkBase,
 		downloadKey: make([]byte, 32),
@@ -176,6 +180,9 @@ func New(opts Options) (*Server, error) {
 	for i := range set.Principals {
 		p := &set.Principals[i]
 		s.principals[p.APIKey] = p
+	}
+	for key, p := range s.principals {
+		s.keyDigests = append(s.keyDigests, keyDigest{sha256.Sum256([]byte(key)), p})
 	}
 	if _, err := rand.Read(s.downloadKey); err != nil {
 		return nil, err
