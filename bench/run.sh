@@ -159,11 +159,20 @@ http_bench() {
   "$PRISM" mock -h "$HOST" -p "$PORT_PRISM" --errors false -v silent openapi/openapi.yaml >"$CACHE/logs/prism.log" 2>&1 &
   pids+=($!)
   local prism_pid=$!
-  "$CACHE/bin/limitserver" --addr "$HOST:$PORT_LIMIT" >"$CACHE/logs/limit.log" 2>&1 &
+  wait_ready "http://$HOST:$PORT_MOCK/agent/runs/$RUN_ID" "$mock_pid"
+  # The limit server sends the mock's own answers to the reads, so both
+  # write the same bytes to the socket.
+  local bodies="$CACHE/bodies"
+  mkdir -p "$bodies"
+  local mock="http://$HOST:$PORT_MOCK"
+  curl -sf --max-time 5 -H "$AUTH" -o "$bodies/run.json" "$mock/agent/runs/$RUN_ID"
+  curl -sf --max-time 5 -H "$AUTH" -o "$bodies/list20.json" "$mock/agent/runs?limit=20"
+  curl -sf --max-time 5 -H "$AUTH" -o "$bodies/list1.json" "$mock/agent/runs?limit=1"
+  curl -sf --max-time 5 -H "$AUTH" -o "$bodies/events.json" "$mock/agent/events?run_ids=$RUN_ID&since=0"
+  "$CACHE/bin/limitserver" --addr "$HOST:$PORT_LIMIT" --bodies "$bodies" >"$CACHE/logs/limit.log" 2>&1 &
   pids+=($!)
   local limit_pid=$!
   PID[mock]=$mock_pid PID[prism]=$prism_pid PID[limit]=$limit_pid
-  wait_ready "http://$HOST:$PORT_MOCK/agent/runs/$RUN_ID" "$mock_pid"
   wait_ready "http://$HOST:$PORT_PRISM/agent/runs/$RUN_ID" "$prism_pid"
   wait_ready "http://$HOST:$PORT_LIMIT/agent/runs/$RUN_ID" "$limit_pid"
 

@@ -93,7 +93,8 @@ func guest(dflt *fixtures.Principal, key string) *fixtures.Principal {
 
 // lookupKey compares the token with every known key, each in constant time
 // and all of them every time, so timing tells nothing about which key, or
-// how much of one, was right.
+// how much of one, was right. As sameSecret does, it compares digests; the
+// known keys' digests are made once (New), the token's once per request.
 func (s *Server) lookupKey(token string) *fixtures.Principal {
 	got := sha256.Sum256([]byte(token))
 	var found *fixtures.Principal

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -145,7 +146,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		// is its own clock: a client that reckons the server's time by it
 		// (the contract suite does, to wait for a schedule's tick or a
 		// link's expiry) sees the same time as the answers' timestamps.
-		w.Header().Set("Date", ms.Now().UTC().Format(http.TimeFormat))
+		w.Header()["Date"] = []string{s.dates.format(ms.Now())}
 	}
 
 	if rt.area == api {
@@ -204,6 +205,28 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 
 	// 7. Handle, and 8. write the answer.
 	rt.handle(c).write(w, r)
+}
+
+// httpDates formats Date headers, remembering the last one: every request
+// to a mock session sends one, and Format was a good part of what the
+// pipeline cost. A Date header shows whole seconds, so an instant in the
+// same second as the one remembered has the same text.
+type httpDates struct{ last atomic.Pointer[httpDate] }
+
+type httpDate struct {
+	unix int64 // whole seconds, rounded down, as t.Unix() gives them
+	text string
+}
+
+// format is t.UTC().Format(http.TimeFormat).
+func (d *httpDates) format(t time.Time) string {
+	sec := t.Unix()
+	if last := d.last.Load(); last != nil && last.unix == sec {
+		return last.text
+	}
+	text := t.UTC().Format(http.TimeFormat)
+	d.last.Store(&httpDate{sec, text})
+	return text
 }
 
 // statusWriter remembers the status for the request log and the journal.
@@ -321,9 +344,12 @@ func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []b
 		return nil, errorf(codeInvalidRequest, "the body is empty; send a JSON object")
 	}
 	// A GET the validator accepted before is accepted again (validcache.go).
-	key, cacheable := "", r.Method == http.MethodGet || r.Method == http.MethodHead
+	// The key is built on the stack: only a verdict remembered for the
+	// first time makes a string of it.
+	var keyBuf [256]byte
+	key, cacheable := keyBuf[:0], r.Method == http.MethodGet || r.Method == http.MethodHead
 	if cacheable {
-		if key, cacheable = getVerdictKey(path, r.URL.RawQuery, fixedPath); cacheable && s.acceptedGETs.has(key) {
+		if key, cacheable = appendVerdictKey(key, path, r.URL.RawQuery, fixedPath); cacheable && s.acceptedGETs.has(key) {
 			return nil, nil
 		}
 	}
@@ -348,7 +374,7 @@ func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []b
 	decoded, err := s.validator.ValidateRequestJSON(vr, body)
 	if err == nil {
 		if cacheable {
-			s.acceptedGETs.add(key)
+			s.acceptedGETs.add(string(key))
 		}
 		return decoded, nil
 	}

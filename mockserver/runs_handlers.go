@@ -268,7 +268,7 @@ func (s *Server) listRuns(c *call) response {
 	if err != nil { // a listing's errors name their query parameter
 		return fail(problemOf(fmt.Errorf("query parameter %w", err)))
 	}
-	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase}
+	out := runPage{runs: page.Runs, linkBase: s.sessionLinkBase, cache: s.runs}
 	if kept := out.fitPage(s.maxPageBytes); kept < len(page.Runs) {
 		// Over the byte budget: the page ends early, and the cursor goes on
 		// from the last run sent.
@@ -287,7 +287,7 @@ func (s *Server) getRun(c *call) response {
 	if err != nil {
 		return fail(problemOf(err))
 	}
-	return ok(runJSON{v, s.sessionLinkBase})
+	return ok(cachedRunJSON{runJSON{v, s.sessionLinkBase}, s.runs})
 }
 
 // cancelRun is POST /agent/runs/{runId}/cancel; it answers the run's id.

@@ -171,19 +171,26 @@ var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); retur
 // writeAppended answers status with v's JSON, as response.write does
 // with json.Marshal's.
 func writeAppended(w http.ResponseWriter, status int, v jsonAppender) {
-	bp := bodyBuffers.Get().(*[]byte)
-	body := v.appendJSON((*bp)[:0])
+	var bp *[]byte
+	var body []byte
+	if p, ok := v.(runPage); ok && p.pooled != nil {
+		// fitPage wrote the runs into a buffer of its own: the page is
+		// finished there rather than copied into another.
+		bp, body = p.pooled, p.finish()
+	} else {
+		bp = bodyBuffers.Get().(*[]byte)
+		body = v.appendJSON((*bp)[:0])
+	}
+	// Both headers in one allocation, set as they are (without Header.Set's
+	// canonicalising); each slice is capped, so an append to one cannot
+	// write over the other. Without a length net/http sends a body over
+	// 2 KB (a page of runs) chunked, in more writes.
+	vals := [2]string{"application/json", strconv.Itoa(len(body))}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	// Without a length net/http sends a body over 2 KB (a page of runs)
-	// chunked, in more writes.
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // a Writer keeps no part of what it is given
 	putBodyBuffer(bp, body)
-	if p, ok := v.(interface{ release() }); ok {
-		p.release()
-	}
 }
 
 // putBodyBuffer gives b, grown from *bp, back to bodyBuffers, unless it
@@ -451,8 +458,11 @@ type runPage struct {
 	runs     []store.View
 	linkBase string
 	info     PageInfo
-	// encoded, when set, is runs already written (fitPage), comma-separated,
-	// in pooled, a buffer of bodyBuffers that release gives back.
+	// cache, when set, holds the JSON of runs shown before (runs_cache.go).
+	cache *runCache
+	// encoded, when set, is the start of the page's JSON, up to its last run
+	// (fitPage), in pooled, a buffer of bodyBuffers that writeAppended gives
+	// back.
 	encoded []byte
 	pooled  *[]byte
 }
@@ -463,17 +473,22 @@ type runPage struct {
 // sent, however large), whatever limit was asked for.
 const maxPageBytes = 2 << 20
 
+// pageStart is how a page's JSON begins, before its first run.
+const pageStart = `{"runs":[`
+
 // fitPage writes the page's runs until the byte budget is spent and says
-// how many it kept.
+// how many it kept. The budget counts the runs' JSON and the commas between
+// them.
 func (p *runPage) fitPage(budget int) int {
 	p.pooled = bodyBuffers.Get().(*[]byte)
-	b := (*p.pooled)[:0]
+	b := append((*p.pooled)[:0], pageStart...)
+	budget += len(pageStart)
 	for i := range p.runs {
 		start := len(b)
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = runJSON{p.runs[i], p.linkBase}.appendJSON(b)
+		b = p.appendRun(b, p.runs[i])
 		if len(b) > budget && i > 0 {
 			p.encoded, p.runs = b[:start], p.runs[:i]
 			return i
@@ -483,25 +498,32 @@ func (p *runPage) fitPage(budget int) int {
 	return len(p.runs)
 }
 
-// release gives the buffer of fitPage back, once the page is written.
-func (p runPage) release() {
-	if p.pooled != nil {
-		putBodyBuffer(p.pooled, p.encoded)
+func (p *runPage) appendRun(b []byte, v store.View) []byte {
+	if p.cache != nil {
+		return p.cache.appendRun(b, v, p.linkBase)
 	}
+	return runJSON{v, p.linkBase}.appendJSON(b)
 }
 
+// finish completes the JSON fitPage began, in its buffer.
+func (p runPage) finish() []byte { return p.appendEnd(p.encoded) }
+
 func (p runPage) appendJSON(b []byte) []byte {
-	b = append(b, `{"runs":[`...)
 	if p.encoded != nil {
-		b = append(b, p.encoded...)
-	} else {
-		for i := range p.runs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = runJSON{p.runs[i], p.linkBase}.appendJSON(b)
-		}
+		return p.appendEnd(append(b, p.encoded...))
 	}
+	b = append(b, pageStart...)
+	for i := range p.runs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = p.appendRun(b, p.runs[i])
+	}
+	return p.appendEnd(b)
+}
+
+// appendEnd closes the list of runs and writes page_info.
+func (p runPage) appendEnd(b []byte) []byte {
 	b = append(b, `],"page_info":{"has_next_page":`...)
 	b = strconv.AppendBool(b, p.info.HasNextPage)
 	if p.info.NextCursor != "" {

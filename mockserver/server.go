@@ -85,6 +85,8 @@ type Server struct {
 	keys         []knownKey
 	validator    *openapi.Validator
 	acceptedGETs verdictCache
+	runs         *runCache // the JSON of runs shown before (runs_cache.go)
+	dates        httpDates // the Date header of the latest second
 	log          *slog.Logger
 	routes       []route
 
@@ -149,7 +151,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		store: st, fixtures: set, principals: map[string]*fixtures.Principal{}, validator: v,
-		acceptedGETs: verdictCache{max: acceptedGETsMax}, log: opts.Logger,
+		acceptedGETs: verdictCache{max: acceptedGETsMax}, runs: newRunCache(runCacheSlots), log: opts.Logger,
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
 		maxBodyBytes: opts.MaxBodyBytes, sessionLinkBase: opts.SessionLinkBase,
 		downloadKey: make([]byte, 32),

@@ -20,10 +20,10 @@ type verdictCache struct {
 	keys map[string]struct{}
 }
 
-func (c *verdictCache) has(key string) bool {
+func (c *verdictCache) has(key []byte) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	_, ok := c.keys[key]
+	_, ok := c.keys[string(key)] // looked up without making a string
 	return ok
 }
 
@@ -51,18 +51,24 @@ func (c *verdictCache) add(key string) {
 //   - the value of a cursor of GET /agent/runs made of the characters of the
 //     cursors this server issues, any string in the document.
 func getVerdictKey(path, rawQuery string, fixedPath bool) (key string, ok bool) {
+	b, ok := appendVerdictKey(nil, path, rawQuery, fixedPath)
+	return string(b), ok
+}
+
+// appendVerdictKey appends getVerdictKey's key to b.
+func appendVerdictKey(b []byte, path, rawQuery string, fixedPath bool) ([]byte, bool) {
 	if len(rawQuery) > 1024 {
-		return "", false
+		return b, false
 	}
 	switch {
 	case path == "/agent/runs":
-		return "list?" + withoutCursorValues(rawQuery), true
+		return append(append(b, "list?"...), withoutCursorValues(rawQuery)...), true
 	case strings.HasPrefix(path, "/agent/runs/") && isRunID(path[len("/agent/runs/"):]):
-		return "get?" + rawQuery, true
+		return append(append(b, "get?"...), rawQuery...), true
 	case fixedPath:
-		return "GET " + path + "?" + rawQuery, true
+		return append(append(append(append(b, "GET "...), path...), '?'), rawQuery...), true
 	}
-	return "", false
+	return b, false
 }
 
 // withoutCursorValues blanks the values of cursor parameters that look like a

@@ -103,7 +103,7 @@ func TestGetVerdictKey(t *testing.T) {
 	for _, k := range []string{"a", "b", "c", "d"} {
 		c.add(k)
 	}
-	if len(c.keys) > 3 || !c.has("d") {
+	if len(c.keys) > 3 || !c.has([]byte("d")) {
 		t.Fatalf("the cache is not bounded: %v", c.keys)
 	}
 }

@@ -2,19 +2,23 @@
 // net/http server can do to answer the benchmarked endpoints. It keeps no
 // state, checks nothing and returns fixed JSON bodies of the same size as the
 // mock's answers (one run, a page of 20 runs or of one, a create answer, a
-// cancel, an events poll, a schedule created and deleted), so
+// cancel, an events poll, a schedule created and deleted; make bench gives
+// it the mock's own answers to the reads, --bodies), so
 // the mock's figures can be read against what Go's HTTP server does on the
 // same machine under the same load.
 package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -51,9 +55,38 @@ func page(n int) []byte {
 	return b.Bytes()
 }
 
-func handler() http.Handler {
-	one, list, short, created := []byte(runJSON), page(20), page(1), []byte(createdJSON)
-	cancelled, events, schedule, deleted := []byte(cancelledJSON), []byte(eventsJSON), []byte(scheduleJSON), []byte(deletedJSON)
+// bodies are the answers the limit server gives to the reads.
+type bodies struct{ one, list, short, events []byte }
+
+// builtIn are answers of about the size of the mock's.
+func builtIn() bodies {
+	return bodies{one: []byte(runJSON), list: page(20), short: page(1), events: []byte(eventsJSON)}
+}
+
+// readBodies replaces the built-in answers with those of dir, where
+// make bench saves the mock's own answers to the same requests (run.json,
+// list20.json, list1.json, events.json), so both servers send the same
+// bytes. A file that is not there leaves the built-in answer.
+func readBodies(dir string) (bodies, error) {
+	b := builtIn()
+	for name, dst := range map[string]*[]byte{"run.json": &b.one, "list20.json": &b.list, "list1.json": &b.short, "events.json": &b.events} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return b, err
+		case len(data) == 0:
+			return b, fmt.Errorf("%s is empty", filepath.Join(dir, name))
+		default:
+			*dst = data
+		}
+	}
+	return b, nil
+}
+
+func handler(b bodies) http.Handler {
+	one, list, short, events, created := b.one, b.list, b.short, b.events, []byte(createdJSON)
+	cancelled, schedule, deleted := []byte(cancelledJSON), []byte(scheduleJSON), []byte(deletedJSON)
 	reply := func(w http.ResponseWriter, status int, body []byte) {
 		h := w.Header()
 		h["Content-Type"] = []string{"application/json"}
@@ -90,10 +123,19 @@ func handler() http.Handler {
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:4020", "address to listen on (loopback only)")
+	dir := flag.String("bodies", "", "a directory of answers to send instead of the built-in ones: run.json, list20.json, list1.json, events.json")
 	flag.Parse()
 	if !strings.HasPrefix(*addr, "127.") && !strings.HasPrefix(*addr, "localhost:") && !strings.HasPrefix(*addr, "[::1]:") {
 		fmt.Fprintln(os.Stderr, "limitserver: listen on a loopback address only")
 		os.Exit(2)
 	}
-	log.Fatal(http.ListenAndServe(*addr, handler()))
+	b := builtIn()
+	if *dir != "" {
+		var err error
+		if b, err = readBodies(*dir); err != nil {
+			fmt.Fprintln(os.Stderr, "limitserver:", err)
+			os.Exit(2)
+		}
+	}
+	log.Fatal(http.ListenAndServe(*addr, handler(b)))
 }
