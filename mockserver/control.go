@@ -42,11 +42,13 @@ func (s *Server) info(c *call) response { return ok(info(c)) }
 
 func (s *Server) reset(c *call) response {
 	c.session.Reset()
+	s.runs.clear()
 	return ok(info(c))
 }
 
 func (s *Server) closeSession(c *call) response {
 	s.store.Close(c.r.Header.Get(SessionHeader))
+	s.runs.clear()
 	return ok(info(c))
 }
 

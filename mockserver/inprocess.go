@@ -64,7 +64,7 @@ func (s *Server) Session(name string) *Session {
 	if err != nil { // a bad name; a full server closes its oldest mock session
 		panic(err)
 	}
-	return &Session{ms: ms, linkBase: s.sessionLinkBase}
+	return &Session{ms: ms, linkBase: s.sessionLinkBase, runs: s.runs}
 }
 
 // Session controls one mock session's clock, runs and faults. Its changes
@@ -72,6 +72,7 @@ func (s *Server) Session(name string) *Session {
 type Session struct {
 	ms       *store.Session
 	linkBase string
+	runs     *runCache // the server's, emptied by Reset
 }
 
 func (c *Session) harness() *harness { return harnessOf(c.ms) }
@@ -87,7 +88,10 @@ func (c *Session) Freeze() time.Time { return c.ms.SetClockMode(VirtualClock) }
 
 // Reset puts the mock session back to the fixtures and forgets its rules
 // and journal.
-func (c *Session) Reset() { c.ms.Reset() }
+func (c *Session) Reset() {
+	c.ms.Reset()
+	c.runs.clear()
+}
 
 // SetState puts a run into state now, with an optional status message.
 // States only move forward.

@@ -25,9 +25,10 @@ import (
 //
 // The cache is bounded whatever the store holds: runCacheSlots entries, each
 // at most runCacheMaxJSON bytes of JSON, about 9.5 MiB at most and 3 MiB
-// for runs of a typical size. Its entries keep their runs alive, so a run
-// deleted by a reset may outlive it until its slot is reused: at most
-// runCacheSlots runs.
+// for runs of a typical size. Its entries keep their runs alive, so a
+// reset or a closed mock session empties it (clear): otherwise the runs it
+// dropped would outlive it until their slots were reused. A session the
+// store evicts when idle is left to that bound: at most runCacheSlots runs.
 const (
 	runCacheSlots   = 2048 // a power of two, at least 2
 	runCacheMaxJSON = 4 << 10
@@ -123,4 +124,16 @@ type cachedRunJSON struct {
 
 func (v cachedRunJSON) appendJSON(b []byte) []byte {
 	return v.cache.appendRun(b, v.View, v.linkBase)
+}
+
+// clear empties the cache, so that it keeps no run a reset or a closed
+// mock session has dropped. Other sessions' runs are written afresh on
+// their next showing.
+func (c *runCache) clear() {
+	if c == nil {
+		return
+	}
+	for i := range c.slots {
+		c.slots[i].Store(nil)
+	}
 }

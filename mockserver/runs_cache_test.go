@@ -3,6 +3,8 @@ package mockserver
 import (
 	"fmt"
 	"math/rand"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -146,5 +148,59 @@ func TestRunCacheKeyParts(t *testing.T) {
 			t.Fatal(err)
 		}
 		show(fmt.Sprintf("retryable, change %d", i))
+	}
+}
+
+// TestRunCacheKeepsNoRunAfterAReset: a reset, over the control API or in
+// process, and a closed mock session empty the cache, so it keeps alive no
+// run they dropped.
+func TestRunCacheKeepsNoRunAfterAReset(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func() int {
+		n := 0
+		for i := range s.runs.slots {
+			if s.runs.slots[i].Load() != nil {
+				n++
+			}
+		}
+		return n
+	}
+	list := func(session string) {
+		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?limit=20", nil))
+		if session != "" {
+			r.Header.Set(SessionHeader, session)
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK || held() == 0 {
+			t.Fatalf("listing runs: %d, %d runs cached\n%s", rec.Code, held(), rec.Body)
+		}
+	}
+	control := func(method, session string) {
+		r := httptest.NewRequest(method, "/__mock/"+map[string]string{http.MethodPost: "reset", http.MethodDelete: "session"}[method], nil)
+		if session != "" {
+			r.Header.Set(SessionHeader, session)
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s %s: %d\n%s", method, r.URL.Path, rec.Code, rec.Body)
+		}
+		if n := held(); n != 0 {
+			t.Fatalf("%s %s left %d runs in the cache", method, r.URL.Path, n)
+		}
+	}
+
+	list("")
+	control(http.MethodPost, "")
+	list("cache-test")
+	control(http.MethodDelete, "cache-test")
+	list("")
+	s.Session("").Reset() // the default mock session, in process
+	if n := held(); n != 0 {
+		t.Fatalf("Session.Reset left %d runs in the cache", n)
 	}
 }
