@@ -40,7 +40,13 @@ func bearerToken(r *http.Request) (string, error) {
 // ConstantTimeCompare returns at once on a length mismatch and would tell a
 // secret's length.
 func sameSecret(presented, known string) bool {
-	got, want := sha256.Sum256([]byte(presented)), sha256.Sum256([]byte(known))
+	return sameDigest(sha256.Sum256([]byte(presented)), sha256.Sum256([]byte(known)))
+}
+
+// sameDigest is the one constant-time comparison of secrets, by their
+// SHA-256 digests: sameSecret's, and lookupKey's against the digests of the
+// known keys made once.
+func sameDigest(got, want [sha256.Size]byte) bool {
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
@@ -93,20 +99,20 @@ func guest(dflt *fixtures.Principal, key string) *fixtures.Principal {
 
 // lookupKey compares the token with every known key, each in constant time
 // and all of them every time, so timing tells nothing about which key, or
-// how much of one, was right. As sameSecret does, it compares digests; the
-// known keys' digests are made once (New), the token's once per request.
+// how much of one, was right. It compares digests as sameSecret does, but
+// the known keys' digests are made once (New), the token's once per request.
 func (s *Server) lookupKey(token string) *fixtures.Principal {
 	got := sha256.Sum256([]byte(token))
 	var found *fixtures.Principal
 	for _, k := range s.keys { // all of them, whether one matched or not
-		if subtle.ConstantTimeCompare(got[:], k.digest[:]) == 1 {
+		if sameDigest(got, k.digest) {
 			found = k.principal
 		}
 	}
 	return found
 }
 
-// knownKey is a principal's API key as sameSecret compares it.
+// knownKey is a principal's API key as sameDigest compares it.
 type knownKey struct {
 	digest    [sha256.Size]byte
 	principal *fixtures.Principal

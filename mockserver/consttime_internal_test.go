@@ -15,12 +15,14 @@ import (
 // functions that check API keys and the control token must compare with
 // crypto/subtle, must not compare the token with == or !=, and must not look
 // it up in a map (a hash lookup ends early on a mismatch). It fails when
-// someone "simplifies" either check. sameSecret (auth.go) is the one
-// comparison; the API key and control token checks must call it.
+// someone "simplifies" either check. sameDigest (auth.go) is the one
+// comparison; the API key and control token checks must call it, or
+// sameSecret, which does.
 func TestSecretsAreComparedInConstantTime(t *testing.T) {
 	for _, tc := range []struct {
 		file, fn, secret string
 	}{
+		{"auth.go", "sameDigest", "got"},
 		{"auth.go", "sameSecret", "presented"},
 		{"auth.go", "lookupKey", "token"},
 		{"auth.go", "authenticateControl", "token"},
@@ -43,9 +45,10 @@ func TestSecretsAreComparedInConstantTime(t *testing.T) {
 					subtle = true
 				}
 			case *ast.CallExpr:
-				// sameSecret is the one constant-time comparison (checked
-				// itself, first in the table); the others must go through it.
-				if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "sameSecret" && tc.fn != "sameSecret" {
+				// sameDigest is the one constant-time comparison (checked
+				// itself, first in the table); the others must go through
+				// it, directly or through sameSecret.
+				if id, ok := n.Fun.(*ast.Ident); ok && (id.Name == "sameDigest" || id.Name == "sameSecret") && id.Name != tc.fn {
 					subtle = true
 				}
 			case *ast.BinaryExpr:
@@ -63,6 +66,6 @@ func TestSecretsAreComparedInConstantTime(t *testing.T) {
 			}
 			return true
 		})
-		assert.True(t, subtle, "%s: %s compares with subtle.ConstantTimeCompare (through sameSecret)", tc.file, tc.fn)
+		assert.True(t, subtle, "%s: %s compares with subtle.ConstantTimeCompare (through sameDigest)", tc.file, tc.fn)
 	}
 }

@@ -349,7 +349,7 @@ func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []b
 	var keyBuf [256]byte
 	key, cacheable := keyBuf[:0], r.Method == http.MethodGet || r.Method == http.MethodHead
 	if cacheable {
-		if key, cacheable = appendVerdictKey(key, path, r.URL.RawQuery, fixedPath); cacheable && s.acceptedGETs.has(key) {
+		if key, cacheable = appendVerdictKey(key, path, r.URL.RawQuery, fixedPath); cacheable && s.acceptedGETs.Has(key) {
 			return nil, nil
 		}
 	}
@@ -374,7 +374,7 @@ func (s *Server) validate(r *http.Request, path string, fixedPath bool, body []b
 	decoded, err := s.validator.ValidateRequestJSON(vr, body)
 	if err == nil {
 		if cacheable {
-			s.acceptedGETs.add(string(key))
+			s.acceptedGETs.Add(key)
 		}
 		return decoded, nil
 	}

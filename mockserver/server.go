@@ -84,7 +84,7 @@ type Server struct {
 	// once, so a request hashes only the key it presents.
 	keys         []knownKey
 	validator    *openapi.Validator
-	acceptedGETs verdictCache
+	acceptedGETs *openapi.Accepted
 	runs         *runCache // the JSON of runs shown before (runs_cache.go)
 	dates        httpDates // the Date header of the latest second
 	log          *slog.Logger
@@ -151,7 +151,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		store: st, fixtures: set, principals: map[string]*fixtures.Principal{}, validator: v,
-		acceptedGETs: verdictCache{max: acceptedGETsMax}, runs: newRunCache(runCacheSlots), log: opts.Logger,
+		acceptedGETs: openapi.NewAccepted(acceptedGETsMax), runs: newRunCache(runCacheSlots), log: opts.Logger,
 		strictAuth: opts.StrictAuth, controlToken: opts.ControlToken, disableControl: opts.DisableControl,
 		maxBodyBytes: opts.MaxBodyBytes, sessionLinkBase: opts.SessionLinkBase,
 		downloadKey: make([]byte, 32),

@@ -1,45 +1,17 @@
 package mockserver
 
-import (
-	"strings"
-	"sync"
-)
+import "strings"
 
-// acceptedGETsMax bounds the verdict cache of a Server (Server.acceptedGETs),
-// which remembers GET requests the OpenAPI validator has accepted, so the
-// same request again (a client polling a run, a test suite listing the same
-// page) skips the validator, which costs more than answering. Only
-// acceptances are kept: a rejected request is validated every time, so its
-// problem reads as before.
+// acceptedGETsMax bounds the verdict cache of a Server (Server.acceptedGETs,
+// an openapi.Accepted), which remembers GET requests the OpenAPI validator
+// has accepted, by appendVerdictKey's key.
 const acceptedGETsMax = 4096
 
-// verdictCache is a bounded set of keys; when full it starts over.
-type verdictCache struct {
-	max  int
-	mu   sync.RWMutex
-	keys map[string]struct{}
-}
-
-func (c *verdictCache) has(key []byte) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	_, ok := c.keys[string(key)] // looked up without making a string
-	return ok
-}
-
-func (c *verdictCache) add(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.keys == nil || len(c.keys) >= c.max {
-		c.keys = make(map[string]struct{}, 64)
-	}
-	c.keys[key] = struct{}{}
-}
-
-// getVerdictKey names everything the validator's verdict on a GET (or HEAD,
-// validated as GET) request depends on: the operation and the raw query. The
-// document declares no header parameters, security is checked elsewhere and
-// a GET's body is never read. ok is false for requests not to remember.
+// appendVerdictKey appends to b the key that names everything the
+// validator's verdict on a GET (or HEAD, validated as GET) request depends
+// on: the operation and the raw query. The document declares no header
+// parameters, security is checked elsewhere and a GET's body is never read.
+// ok is false for requests not to remember.
 // fixedPath says the route has no {…} segment, so the path names the
 // operation whole (an events poll, a schedules listing).
 //
@@ -50,12 +22,6 @@ func (c *verdictCache) add(key string) {
 //     checks before it validates);
 //   - the value of a cursor of GET /agent/runs made of the characters of the
 //     cursors this server issues, any string in the document.
-func getVerdictKey(path, rawQuery string, fixedPath bool) (key string, ok bool) {
-	b, ok := appendVerdictKey(nil, path, rawQuery, fixedPath)
-	return string(b), ok
-}
-
-// appendVerdictKey appends getVerdictKey's key to b.
 func appendVerdictKey(b []byte, path, rawQuery string, fixedPath bool) ([]byte, bool) {
 	if len(rawQuery) > 1024 {
 		return b, false

@@ -3,7 +3,6 @@ package openapi
 import (
 	"net/http"
 	"strings"
-	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -33,8 +32,8 @@ type bodyCheck struct {
 	media   *v3.MediaType
 	schema  *jsonschema.Schema
 	opts    *config.ValidationOptions
-	// accepted are bodies accepted before.
-	accepted acceptedBodies
+	// accepted are bodies accepted before (acceptedKey).
+	accepted *Accepted
 }
 
 // newBodyChecks builds a bodyCheck, keyed "METHOD /path", for each operation
@@ -79,6 +78,7 @@ func newBodyChecks(model *v3.Document, schemas cache.SchemaCache, opts []config.
 			}
 			checks[strings.ToUpper(op.Key())+" "+path.Key()] = &bodyCheck{
 				content: o.RequestBody, media: media, schema: compiled, opts: options,
+				accepted: NewAccepted(acceptedBodiesMax),
 			}
 		}
 	}
@@ -103,7 +103,9 @@ func (c *bodyCheck) check(r *http.Request, body []byte) (ok bool, decoded any) {
 	if ct == "" {
 		return false, nil
 	}
-	if c.accepted.has(ct, body) {
+	var buf [acceptedBodyMaxBytes + 128]byte // the key on the stack, for most content types
+	key, remember := acceptedKey(buf[:], ct, body)
+	if remember && c.accepted.Has(key) {
 		return true, nil
 	}
 	if media, ok := helpers.FindMediaType(c.content.Content, ct); !ok || media != c.media {
@@ -122,7 +124,9 @@ func (c *bodyCheck) check(r *http.Request, body []byte) (ok bool, decoded any) {
 	if err != nil || c.schema.Validate(value) != nil {
 		return false, nil
 	}
-	c.accepted.add(ct, body)
+	if remember {
+		c.accepted.Add(key)
+	}
 	return true, value
 }
 
@@ -139,41 +143,23 @@ func DecodeJSON(body []byte) (any, error) {
 	return v, nil
 }
 
-// acceptedBodies remembers bodies a bodyCheck accepted, with the content
-// type they came with, so the same body again (a client that retries, a
-// load test) is not decoded and validated again. The verdict depends on
-// nothing else: the operation is the bodyCheck's, the query must be empty
-// (checked before), and the schema and the decoder never change. Only
-// acceptances are kept, so every rejection still comes from the library.
-// Small bodies only, and a bounded number: when full it starts over.
-type acceptedBodies struct {
-	mu     sync.RWMutex
-	bodies map[string]string // body → content type
-}
-
+// A bodyCheck remembers the bodies it accepted (bodyCheck.accepted), with
+// the content type they came with, so the same body again (a client that
+// retries, a load test) is not decoded and validated again. The verdict
+// depends on nothing else: the operation is the bodyCheck's, the query must
+// be empty (checked before), and the schema and the decoder never change.
+// Small bodies only, and a bounded number.
 const (
 	acceptedBodiesMax    = 512
 	acceptedBodyMaxBytes = 2048
 )
 
-func (a *acceptedBodies) has(ct string, body []byte) bool {
+// acceptedKey is the key of a body in bodyCheck.accepted, written into buf:
+// its content type, a NUL, which no header value holds, and the body. ok is
+// false for a body too large to remember.
+func acceptedKey(buf []byte, ct string, body []byte) (key []byte, ok bool) {
 	if len(body) > acceptedBodyMaxBytes {
-		return false
+		return nil, false
 	}
-	a.mu.RLock()
-	got, ok := a.bodies[string(body)]
-	a.mu.RUnlock()
-	return ok && got == ct
-}
-
-func (a *acceptedBodies) add(ct string, body []byte) {
-	if len(body) > acceptedBodyMaxBytes {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.bodies == nil || len(a.bodies) >= acceptedBodiesMax {
-		a.bodies = make(map[string]string, 64)
-	}
-	a.bodies[string(body)] = ct
+	return append(append(append(buf[:0], ct...), 0), body...), true
 }
