@@ -64,20 +64,23 @@ bench:
 	GO=$(GO) bash bench/run.sh
 
 # The mock's fuzz targets: create bodies, list queries, cursors (forged and
-# validly signed). `make fuzz` runs each for FUZZTIME, a duration; `make test`
+# validly signed), and the state file's run reader against the general
+# decoder, each as package:target. `make fuzz` runs each for FUZZTIME, a duration; `make test`
 # runs each for FUZZ_SMOKE_TIME, a count of inputs ("500x"): a time-bounded
 # fuzz run can end in "context deadline exceeded" on a busy machine (a known
 # Go toolchain issue), a count-bounded one cannot. A crasher is written to
-# mockserver/testdata/fuzz/<target>/: fix it and keep the file, as a seed
+# <package>/testdata/fuzz/<target>/: fix it and keep the file, as a seed
 # that every `go test` then runs.
 FUZZTIME ?= 30s
 FUZZ_SMOKE_TIME ?= 500x
-FUZZ_TARGETS := FuzzCreateBody FuzzListQuery FuzzCursor FuzzSignedCursor
+FUZZ_TARGETS := mockserver:FuzzCreateBody mockserver:FuzzListQuery mockserver:FuzzCursor \
+	mockserver:FuzzSignedCursor internal/store:FuzzRunReader
 
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-	  echo "fuzzing $$t for $(FUZZTIME)"; \
-	  $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./mockserver/ || exit 1; \
+	@for pt in $(FUZZ_TARGETS); do \
+	  p=$${pt%%:*}; t=$${pt#*:}; \
+	  echo "fuzzing $$t ($$p) for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$p/ || exit 1; \
 	done
 
 fuzz-smoke:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -127,10 +128,10 @@ var ErrBadSave = errors.New("not a valid agentruns mock state file")
 // empty store. Call it before serving.
 func (s *Store) Load(r io.Reader) error {
 	// Mock sessions sharing a creator share one principal, as they do at runtime.
-	rs := &restorer{st: s, creators: map[string]*fixtures.Principal{},
-		creatorsByJSON: map[string]*fixtures.Principal{}, configsByJSON: map[string]*AgentConfig{}}
+	rs := newRestorer(s)
 	dec := jsontext.NewDecoder(r, loadOptions, jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
-		jsonv2.UnmarshalFromFunc(rs.readCreator), jsonv2.UnmarshalFromFunc(rs.readConfig))))
+		jsonv2.UnmarshalFromFunc(rs.readRuns), jsonv2.UnmarshalFromFunc(rs.readCreator),
+		jsonv2.UnmarshalFromFunc(rs.readConfig))))
 	if dec.PeekKind() == 0 {
 		if _, err := dec.ReadToken(); errors.Is(err, io.EOF) {
 			return fmt.Errorf("%w: the document is empty", ErrBadSave)
@@ -210,16 +211,40 @@ func (s *Store) restoreSession(ss *savedSession, savedAt time.Time, rs *restorer
 // restorer is what the tables share while a save is loaded.
 type restorer struct {
 	st *Store
-	// creators are the principals read from the file that the fixtures no
-	// longer have, one per uid across every mock session.
-	creators map[string]*fixtures.Principal
+	// principals are the principals read from the file that the fixtures
+	// no longer have, shared by every reader of the file.
+	principals *principalSet
 	// creatorsByJSON and configsByJSON are the creators and configs read
 	// so far, by their JSON as the file has it. A file repeats a few of
 	// each a hundred thousand times; one read of each, and a look-up by
 	// bytes for the rest, is most of what makes a large file quick to
 	// load. Configs are still shared per mock session by its configTable.
+	// Each reader of runs (readRuns) has its own.
 	creatorsByJSON map[string]*fixtures.Principal
 	configsByJSON  map[string]*AgentConfig
+	// general are the options of the general decoder, for what quickRun
+	// leaves to it.
+	general jsonv2.Options
+}
+
+// principalSet is one principal per uid across every mock session, as at
+// runtime: those the file names that the fixtures no longer have.
+type principalSet struct {
+	mu    sync.Mutex
+	byUID map[string]*fixtures.Principal
+}
+
+func newRestorer(s *Store) *restorer {
+	return (&restorer{st: s, principals: &principalSet{byUID: map[string]*fixtures.Principal{}}}).worker()
+}
+
+// worker is a restorer sharing rs's principals, with caches of its own.
+func (rs *restorer) worker() *restorer {
+	w := &restorer{st: rs.st, principals: rs.principals,
+		creatorsByJSON: map[string]*fixtures.Principal{}, configsByJSON: map[string]*AgentConfig{}}
+	w.general = jsonv2.JoinOptions(loadOptions, jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
+		jsonv2.UnmarshalFromFunc(w.readCreator), jsonv2.UnmarshalFromFunc(w.readConfig))))
+	return w
 }
 
 // maxCachedJSON bounds each of the restorer's caches, so a file whose
@@ -233,19 +258,25 @@ func (rs *restorer) readCreator(dec *jsontext.Decoder, c *Creator) error {
 	if err != nil {
 		return err
 	}
+	c.Principal, err = rs.creator(raw)
+	return err
+}
+
+// creator is the principal a creator's JSON names, read once per distinct
+// JSON.
+func (rs *restorer) creator(raw []byte) (*fixtures.Principal, error) {
 	if p, ok := rs.creatorsByJSON[string(raw)]; ok {
-		c.Principal = p
-		return nil
+		return p, nil
 	}
-	key := string(raw)
+	var c Creator
 	if err := c.UnmarshalJSON(raw); err != nil {
-		return err
+		return nil, err
 	}
-	c.Principal = rs.principal(c.Principal)
+	p := rs.principal(c.Principal)
 	if len(rs.creatorsByJSON) < maxCachedJSON {
-		rs.creatorsByJSON[key] = c.Principal
+		rs.creatorsByJSON[string(raw)] = p
 	}
-	return nil
+	return p, nil
 }
 
 // readConfig reads a run's agent config; equal configs are one record.
@@ -254,20 +285,22 @@ func (rs *restorer) readConfig(dec *jsontext.Decoder, c **AgentConfig) error {
 	if err != nil {
 		return err
 	}
+	*c, err = rs.config(raw)
+	return err
+}
+
+func (rs *restorer) config(raw []byte) (*AgentConfig, error) {
 	if shared, ok := rs.configsByJSON[string(raw)]; ok {
-		*c = shared
-		return nil
+		return shared, nil
 	}
-	key := string(raw)
 	var cfg *AgentConfig
 	if err := jsonv2.Unmarshal(raw, &cfg, loadOptions); err != nil {
-		return err
+		return nil, err
 	}
-	*c = cfg
 	if len(rs.configsByJSON) < maxCachedJSON {
-		rs.configsByJSON[key] = cfg
+		rs.configsByJSON[string(raw)] = cfg
 	}
-	return nil
+	return cfg, nil
 }
 
 // principal is the fixtures' principal with the saved uid, so records stay
@@ -277,9 +310,11 @@ func (rs *restorer) principal(saved *fixtures.Principal) *fixtures.Principal {
 	if p, ok := rs.st.byUID[saved.UID]; ok {
 		return p
 	}
-	if p, ok := rs.creators[saved.UID]; ok {
+	rs.principals.mu.Lock()
+	defer rs.principals.mu.Unlock()
+	if p, ok := rs.principals.byUID[saved.UID]; ok {
 		return p
 	}
-	rs.creators[saved.UID] = saved
+	rs.principals.byUID[saved.UID] = saved
 	return saved
 }
