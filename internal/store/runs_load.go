@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
-	"sync"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
