@@ -46,6 +46,9 @@ type guardedConn struct {
 	net.Conn
 	mu           sync.Mutex
 	readDeadline time.Time
+	// inFlight is the in-flight slot of the request the connection
+	// carries (LimitInFlight).
+	inFlight slot
 }
 
 func (c *guardedConn) SetReadDeadline(t time.Time) error {

@@ -121,6 +121,10 @@ func TestHugeClockMovesNeverGoBack(t *testing.T) {
 // trickled body is cut off after the body timeout: neither locks other
 // mock sessions or the control API out.
 func TestDelaysAndSlowBodiesDoNotHoldInFlightSlots(t *testing.T) {
+	onBothListeners(t, testDelaysAndSlowBodiesDoNotHoldInFlightSlots)
+}
+
+func testDelaysAndSlowBodiesDoNotHoldInFlightSlots(t *testing.T, serve func(testing.TB, http.Handler) *client) {
 	s := newServer(t, mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart, BodyTimeout: 300 * time.Millisecond})
 	c := serve(t, mockserver.LimitInFlight(s, 2))
 	r := c.in("slow").do("POST", "/__mock/faults", map[string]any{"path": "/agent/runs", "delay": "1m"})
@@ -499,6 +503,10 @@ func eventually(probe func() bool) bool {
 // timeout; once a body has arrived, its request takes a slot again and is
 // answered. The bodies being received are bounded by bytes instead.
 func TestTrickledBodiesHoldNoInFlightSlot(t *testing.T) {
+	onBothListeners(t, testTrickledBodiesHoldNoInFlightSlot)
+}
+
+func testTrickledBodiesHoldNoInFlightSlot(t *testing.T, serve func(testing.TB, http.Handler) *client) {
 	s := newServer(t, mockserver.Options{BodyTimeout: time.Hour})
 	const places = 3
 	// Counts the creates past the limiter, so each trickle is known to be

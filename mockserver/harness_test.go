@@ -20,6 +20,27 @@ import (
 // the *Server itself, e.g. to save it.
 func serve(t testing.TB, h http.Handler) *client {
 	t.Helper()
+	// As agentruns-mock serves: on a guarded listener, each connection
+	// known to its requests.
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = mockserver.GuardListener(srv.Listener)
+	srv.Config.ConnContext = mockserver.ConnContext
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &client{t: t, base: srv.URL, key: "wk-mock-alice", validator: checkingValidator(t)}
+}
+
+// onBothListeners runs test with each of serve and servePlain: what the
+// mock keeps per connection when it can (limit.go) must hold either way.
+func onBothListeners(t *testing.T, test func(*testing.T, func(testing.TB, http.Handler) *client)) {
+	t.Run("guarded", func(t *testing.T) { test(t, serve) })
+	t.Run("plain", func(t *testing.T) { test(t, servePlain) })
+}
+
+// servePlain serves h as a program embedding the mock might: a plain
+// listener.
+func servePlain(t testing.TB, h http.Handler) *client {
+	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &client{t: t, base: srv.URL, key: "wk-mock-alice", validator: checkingValidator(t)}

@@ -21,13 +21,20 @@ func LimitInFlight(next http.Handler, n int) http.Handler {
 	}
 	slots := make(chan struct{}, n)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sl := &slot{slots: slots}
+		// A guarded connection carries one request at a time (the mock
+		// speaks HTTP/1 only), so the slot lives on the connection; else
+		// on a copy of the request, which costs a few hundred bytes each.
+		sl := connSlot(r.Context(), slots)
+		if sl == nil {
+			sl = &slot{slots: slots}
+			r = r.WithContext(context.WithValue(r.Context(), slotKey{}, sl))
+		}
 		if !sl.take() {
 			writeProblem(w, r, errBusy())
 			return
 		}
 		defer sl.release()
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), slotKey{}, sl)))
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -74,9 +81,37 @@ func (s *slot) release() {
 	}
 }
 
+// connSlot is the slot of the guarded connection ctx's request came on,
+// drawing on slots; nil if it came on another.
+func connSlot(ctx context.Context, slots chan struct{}) *slot {
+	g, ok := ctx.Value(connKey{}).(*guardedConn)
+	if !ok {
+		return nil
+	}
+	g.inFlight.mu.Lock()
+	g.inFlight.slots = slots
+	g.inFlight.mu.Unlock()
+	return &g.inFlight
+}
+
+// slotOf is the request's in-flight slot, nil if the limiter never saw it.
+func slotOf(ctx context.Context) *slot {
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+		return s
+	}
+	if g, ok := ctx.Value(connKey{}).(*guardedConn); ok {
+		g.inFlight.mu.Lock()
+		defer g.inFlight.mu.Unlock()
+		if g.inFlight.slots != nil {
+			return &g.inFlight
+		}
+	}
+	return nil
+}
+
 // leaveInFlight gives the request's in-flight slot back early, if it holds one.
 func leaveInFlight(ctx context.Context) {
-	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+	if s := slotOf(ctx); s != nil {
 		s.release()
 	}
 }
@@ -85,8 +120,8 @@ func leaveInFlight(ctx context.Context) {
 // its own, reporting false if none is free; a request the limiter never saw
 // needs none.
 func reenterInFlight(ctx context.Context) bool {
-	s, ok := ctx.Value(slotKey{}).(*slot)
-	return !ok || s.take()
+	s := slotOf(ctx)
+	return s == nil || s.take()
 }
 
 // byteBudget bounds the bytes of request bodies the mock holds at once.

@@ -13,6 +13,10 @@ import (
 // Over the cap, a request is refused at once with a retryable 429 problem
 // and Retry-After; once a slot frees, requests go through again.
 func TestLimitInFlightRefusesOverTheCap(t *testing.T) {
+	onBothListeners(t, testLimitInFlightRefusesOverTheCap)
+}
+
+func testLimitInFlightRefusesOverTheCap(t *testing.T, serve func(testing.TB, http.Handler) *client) {
 	s := newServer(t, mockserver.Options{})
 	// Requests to /hold stay in the handler until released: the limiter is
 	// tested on its own, whatever the mock does with delays (they give their
