@@ -482,6 +482,8 @@ func BenchmarkSchedulesList(b *testing.B) {
 // first answered page, as `agentruns-mock --state-file` pays it before it
 // serves. It also reports the file's size and the live heap per run once
 // loaded. Run it with a small -benchtime (make bench uses 3x).
+// BENCH_STARTUP_FILE names a path to keep the file at, to time a start of
+// the built mock with it (bench/startup).
 func BenchmarkStartupStateFile(b *testing.B) {
 	n := 100_000
 	if v, err := strconv.Atoi(os.Getenv("BENCH_STARTUP_RUNS")); err == nil && v > 0 {
@@ -497,6 +499,11 @@ func BenchmarkStartupStateFile(b *testing.B) {
 		path := b.TempDir() + "/state.json"
 		if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {
 			b.Fatal(err)
+		}
+		if keep := os.Getenv("BENCH_STARTUP_FILE"); keep != "" {
+			if err := os.WriteFile(keep, file.Bytes(), 0o600); err != nil {
+				b.Fatal(err)
+			}
 		}
 		size := float64(file.Len()) / (1 << 20)
 		file = bytes.Buffer{}

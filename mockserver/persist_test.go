@@ -249,3 +249,33 @@ func TestChangesCountsWhatASaveMustKeep(t *testing.T) {
 	step("a new session", true, func() { c.in("job-new").list("") })
 	step("an existing session", false, func() { c.in("job-new").list("") })
 }
+
+// A state given to New (Options.State, as agentruns-mock --state-file
+// gives it) is loaded as Load loads it; one that cannot be is New's error,
+// a *StateError, and no server.
+func TestNewLoadsTheStateItIsGiven(t *testing.T) {
+	wall := &fakeWall{now: clockStart.Add(24 * time.Hour)} // real clocks stand still too
+	opts := mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart, Step: 10 * time.Second, Wall: wall.Now}
+	s1 := newServer(t, opts)
+	c1 := serve(t, s1)
+	populate(t, c1)
+	state := saved(t, s1)
+
+	opts.State = bytes.NewReader(state)
+	s2, err := mockserver.New(opts)
+	require.NoError(t, err)
+	assert.Equal(t, string(state), string(saved(t, s2)), "the new mock holds the state")
+	c2 := serve(t, s2)
+	for _, sc := range []*client{c1, c1.in("job-a"), c1.in("job-b")} {
+		assert.Equal(t, view(t, sc), view(t, c2.in(sc.session)), "session %q", sc.session)
+	}
+
+	for _, bad := range []string{"", "{", `{"format":"agentruns-mock-state","version":9}`, string(state[:len(state)/2])} {
+		opts.State = strings.NewReader(bad)
+		s, err := mockserver.New(opts)
+		assert.Nil(t, s)
+		var se *mockserver.StateError
+		require.ErrorAs(t, err, &se, "%q", bad)
+		assert.Contains(t, err.Error(), "not a valid agentruns mock state file")
+	}
+}

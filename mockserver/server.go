@@ -73,6 +73,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Wall is the source of real time; nil means time.Now. For tests of the mock.
 	Wall func() time.Time
+	// State is a state Save wrote, for New to load (agentruns-mock
+	// --state-file): as Load would, but while the rest of New is built.
+	State io.Reader
 }
 
 // Server is the mock, an http.Handler.
@@ -107,7 +110,8 @@ type Server struct {
 
 var _ http.Handler = (*Server)(nil)
 
-// New builds a mock server from opts.
+// New builds a mock server from opts. With opts.State, it holds that state
+// when it returns, or an error that is a *StateError.
 func New(opts Options) (*Server, error) {
 	set := opts.Fixtures
 	if set == nil {
@@ -116,16 +120,53 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("embedded fixtures: %w", err)
 		}
 	}
-	v, err := sharedValidator()
+	storeOpts, err := storeOptions(&opts, set)
 	if err != nil {
-		return nil, fmt.Errorf("openapi document: %w", err)
+		return nil, err
 	}
+	// A large state takes about as long to load as the rest of New, most of
+	// which is building the OpenAPI validator: the two go side by side,
+	// the state into a store of its own, which takes the fresh store's
+	// place once both are done. The fresh store is the one the fixtures
+	// are checked in, as without a state.
+	loaded := make(chan error, 1)
+	var state *store.Store
+	if opts.State == nil {
+		loaded <- nil
+	} else {
+		if state, err = store.New(storeOpts); err != nil {
+			return nil, err
+		}
+		go func() { loaded <- state.Load(opts.State) }()
+	}
+	s, err := newServer(opts, set, storeOpts)
+	loadErr := <-loaded
+	switch {
+	case err != nil:
+		return nil, err
+	case loadErr != nil:
+		return nil, &StateError{Err: loadErr}
+	case state != nil:
+		s.store = state
+	}
+	return s, nil
+}
+
+// StateError is New's error when Options.State cannot be loaded.
+type StateError struct{ Err error }
+
+func (e *StateError) Error() string { return e.Err.Error() }
+func (e *StateError) Unwrap() error { return e.Err }
+
+// storeOptions checks opts' clock and fills in its defaults, and returns
+// the options of its store.
+func storeOptions(opts *Options, set *fixtures.Set) (store.Options, error) {
 	switch opts.ClockMode {
 	case "":
 		opts.ClockMode = RealClock
 	case RealClock, VirtualClock:
 	default:
-		return nil, fmt.Errorf("clock mode %q: want real or virtual", opts.ClockMode)
+		return store.Options{}, fmt.Errorf("clock mode %q: want real or virtual", opts.ClockMode)
 	}
 	step := opts.Step
 	if step == 0 {
@@ -141,11 +182,20 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxSessions == 0 {
 		opts.MaxSessions = 1000
 	}
-	st, err := store.New(store.Options{
+	return store.Options{
 		Fixtures: set, ClockMode: opts.ClockMode, ClockStart: opts.ClockStart, Wall: opts.Wall,
 		Steps: steps, MaxRuns: opts.MaxRuns, MaxSessions: opts.MaxSessions,
 		Attach: func() store.Attachment { return new(harness) },
-	})
+	}, nil
+}
+
+// newServer is New without the state.
+func newServer(opts Options, set *fixtures.Set, storeOpts store.Options) (*Server, error) {
+	v, err := sharedValidator()
+	if err != nil {
+		return nil, fmt.Errorf("openapi document: %w", err)
+	}
+	st, err := store.New(storeOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -144,16 +145,31 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		}
 		c.opts.Fixtures = set
 	}
-	handler, err := mockserver.New(c.opts)
-	if err != nil {
-		if c.fixturesDir != "" {
-			return fmt.Errorf("--fixtures %s: %w", c.fixturesDir, err)
+	var stateFile *os.File
+	if c.stateFile != "" {
+		if stateFile, err = openStateFile(c.stateFile, log); err != nil {
+			return err
 		}
+	}
+	if stateFile != nil {
+		c.opts.State = bufio.NewReader(stateFile)
+	}
+	handler, err := mockserver.New(c.opts)
+	if stateFile != nil {
+		stateFile.Close()
+	}
+	var stateErr *mockserver.StateError
+	switch {
+	case errors.As(err, &stateErr):
+		return loadError(c.stateFile, stateErr.Err)
+	case err != nil && c.fixturesDir != "":
+		return fmt.Errorf("--fixtures %s: %w", c.fixturesDir, err)
+	case err != nil:
 		return err
 	}
 	var store *stateStore
 	if c.stateFile != "" {
-		if store, err = openState(c.stateFile, handler, log); err != nil {
+		if store, err = newStateStore(c.stateFile, handler, log, stateFile != nil); err != nil {
 			return err
 		}
 	}

@@ -28,11 +28,13 @@ type stateStore struct {
 	saved uint64     // srv.Changes() when the file was last written or read
 }
 
-// openState loads path into srv if it exists. A file that exists but cannot
-// be read or understood is an error: starting empty would silently lose
-// every run in it.
-func openState(path string, srv *mockserver.Server, log *slog.Logger) (*stateStore, error) {
-	st := &stateStore{path: path, srv: srv, log: log}
+// openStateFile readies path for a start: stale temporary files of earlier
+// saves are removed, and the file, if it exists, is opened for the mock to
+// load (nil if there is none yet). A file that exists but cannot be read or
+// understood is an error, here or from loading it (loadError): starting
+// empty would silently lose every run in it.
+func openStateFile(path string, log *slog.Logger) (*os.File, error) {
+	st := &stateStore{path: path, log: log}
 	st.removeStaleTemps()
 	info, err := os.Stat(path)
 	switch {
@@ -42,14 +44,29 @@ func openState(path string, srv *mockserver.Server, log *slog.Logger) (*stateSto
 			return nil, fmt.Errorf("state file %s: %w", path, err)
 		}
 		log.Info("no state file yet; starting from the fixtures", "state_file", path)
+		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("state file %s: %w", path, err)
 	case info.IsDir():
 		return nil, fmt.Errorf("state file %s: is a directory", path)
-	default:
-		if err := st.load(); err != nil {
-			return nil, fmt.Errorf("state file %s: %w; fix or move it away to start from the fixtures", path, err)
-		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, loadError(path, err)
+	}
+	return f, nil
+}
+
+// loadError is the error of a state file that cannot be loaded.
+func loadError(path string, err error) error {
+	return fmt.Errorf("state file %s: %w; fix or move it away to start from the fixtures", path, err)
+}
+
+// newStateStore keeps srv's state in path from now on; loaded says srv
+// started from it.
+func newStateStore(path string, srv *mockserver.Server, log *slog.Logger, loaded bool) (*stateStore, error) {
+	st := &stateStore{path: path, srv: srv, log: log}
+	if loaded {
 		if err := st.checkWritable(); err != nil {
 			return nil, fmt.Errorf("state file %s: %w", path, err)
 		}
@@ -57,15 +74,6 @@ func openState(path string, srv *mockserver.Server, log *slog.Logger) (*stateSto
 	}
 	st.saved = srv.Changes()
 	return st, nil
-}
-
-func (st *stateStore) load() error {
-	f, err := os.Open(st.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return st.srv.Load(bufio.NewReader(f))
 }
 
 func (st *stateStore) tempPattern() string { return "." + filepath.Base(st.path) + ".tmp-*" }
