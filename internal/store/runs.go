@@ -513,9 +513,10 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 		// insert numbers runs itself and keeps every index; set the
 		// counter so it hands out the saved Seq.
 		t.nextSeq = r.Seq - 1
-		ms.insertLocked(r)
+		ms.fileLocked(r)
 	}
 	t.nextSeq = ss.NextSeq
+	t.index.addAll(t.list, ms.clock.Now())
 	return nil
 }
 

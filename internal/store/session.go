@@ -107,8 +107,14 @@ func (ms *Session) resetLocked() {
 // insertLocked stores a run in the runs table and in the tables derived
 // from it.
 func (ms *Session) insertLocked(r *Run) {
-	ms.runs.insert(r, ms.st.fixtureIDs[r.ID])
+	ms.fileLocked(r)
 	ms.runs.index.add(r, ms.clock.Now())
+}
+
+// fileLocked is insertLocked but for the listing's orders (runIndex), which
+// a load builds for all its runs at once (runIndex.addAll).
+func (ms *Session) fileLocked(r *Run) {
+	ms.runs.insert(r, ms.st.fixtureIDs[r.ID])
 	ms.events.watch(r)
 	ms.artifacts.index(r)
 }
