@@ -291,24 +291,23 @@ func (rs *restorer) quickRunField(s *scanner, f runField, r *Run, d *Details) bo
 	case fExecutor:
 		d.Executor = new(Creator)
 		return rs.quickCreator(s, d.Executor)
-	// The rare parts, each its own variable so that d stays where it is.
 	case fSchedule:
-		var v *Schedule
-		ok := rs.general1(s, &v)
-		d.Schedule = v
-		return ok
+		return generalInto(rs, s, &d.Schedule)
 	case fMetadata:
-		var v map[string]string
-		ok := rs.general1(s, &v)
-		d.Metadata = v
-		return ok
+		return generalInto(rs, s, &d.Metadata)
 	case fHandoff:
-		var v []string
-		ok := rs.general1(s, &v)
-		d.Handoff = v
-		return ok
+		return generalInto(rs, s, &d.Handoff)
 	}
 	return false
+}
+
+// generalInto is general1 for a field of the Details quickRun keeps on its
+// stack: the general decoder gets a variable of its own, so they stay there.
+func generalInto[T any](rs *restorer, s *scanner, dst *T) bool {
+	var v T
+	ok := rs.general1(s, &v)
+	*dst = v
+	return ok
 }
 
 // quickCreator reads a creator or executor as the principal it names.
