@@ -194,6 +194,16 @@ func authorized(r *http.Request) *http.Request {
 	return r
 }
 
+// newVirtualServer is a mock of the embedded fixtures on a virtual clock
+// at 2026-03-01 12:00 UTC, for the tests that look inside the server.
+func newVirtualServer(tb testing.TB) *Server {
+	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
 func openDefault(tb testing.TB, s *Server) *store.Session {
 	ms, err := s.store.Open("")
 	if err != nil {

@@ -21,10 +21,8 @@ import (
 // each change, so every entry is put to the test the moment it could go
 // stale.
 func TestRunCacheIsFresh(t *testing.T) {
-	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newVirtualServer(t)
+	var err error
 	s.runs = newRunCache(16)
 	ms := openDefault(t, s)
 	rng := rand.New(rand.NewSource(7))
@@ -119,10 +117,7 @@ func TestRunCacheIsFresh(t *testing.T) {
 // (its text the same), and the count of earlier executions, which decides
 // whether run_time shows.
 func TestRunCacheKeyParts(t *testing.T) {
-	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newVirtualServer(t)
 	ms := openDefault(t, s)
 	now := ms.Now()
 	run := &store.Run{ID: "key-parts", Creator: ms.Runs()[0].Run.Creator, Details: &store.Details{Source: "API"}, CreatedAt: now,

@@ -40,10 +40,7 @@ func TestAppendJSONStringIsJSONMarshal(t *testing.T) {
 // RunItem built field by field, the second copy of a run's shape that the
 // encoder is held to.
 func TestRunJSONIsItsItem(t *testing.T) {
-	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newVirtualServer(t)
 	ms := openDefault(t, s)
 	yes, sixty := true, 60
 	odd := "tab\t nl\n q\" <b>&amp; \x00\x1f é 日本 \u2028 bad:\xff end"

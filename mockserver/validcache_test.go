@@ -6,17 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 )
 
 // TestRememberedGETsAnswerAsValidatedOnes checks the verdict cache of
 // validate: whatever the cache holds, every request gets the answer it gets
 // from the validator with an empty cache.
 func TestRememberedGETsAnswerAsValidatedOnes(t *testing.T) {
-	s, err := New(Options{ClockMode: VirtualClock, ClockStart: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newVirtualServer(t)
 	answer := func(target string) (int, string) {
 		r := httptest.NewRequest(http.MethodGet, target, nil)
 		r.Header.Set("Authorization", "Bearer wk-mock-alice")
