@@ -12,8 +12,6 @@ import (
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/errcode"
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 )
 
@@ -297,17 +295,6 @@ func (c *Creator) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSONFrom is UnmarshalJSON for Load's decoder (loadOptions),
-// which would otherwise hand each run's creator to encoding/json.
-func (c *Creator) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	var sc savedCreator
-	if err := jsonv2.UnmarshalDecode(dec, &sc); err != nil {
-		return err
-	}
-	c.fromSaved(sc)
-	return nil
-}
-
 func (c *Creator) fromSaved(sc savedCreator) {
 	c.Principal = &fixtures.Principal{UID: sc.UID, Type: sc.Type, DisplayName: sc.DisplayName, Email: sc.Email, PhotoURL: sc.PhotoURL, Team: sc.Team}
 }
@@ -504,8 +491,8 @@ func (t *runTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 	if len(t.cursorKey) != cursorKeyLen { // older files have none: a new key
 		t.cursorKey = newCursorKey()
 	}
+	// Each run's creator is already the shared principal (restorer.creator).
 	for _, r := range ss.Runs {
-		r.Creator.Principal = rs.principal(r.Creator.Principal)
 		if r.Team == r.Creator.Team {
 			r.Team = r.Creator.Team // one string, as a run created now has
 		}
