@@ -42,7 +42,14 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 	v, err := sharedValidator()
 	require.NoError(t, err)
 	var out bytes.Buffer
+	// A transport of the run's own: suites run side by side in these tests,
+	// and each httptest server's Close closes http.DefaultTransport's idle
+	// connections, which can break a request of another suite that has just
+	// picked one up ("CloseIdleConnections called"); a DELETE is not retried.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(transport.CloseIdleConnections)
 	cfg := steps.Config{
+		HTTPClient:  &http.Client{Transport: transport},
 		BaseURL:     baseURL,
 		APIKey:      "wk-mock-alice",
 		OtherAPIKey: "wk-mock-carol", // of another team than alice's (fixtures/principals.json)
