@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/google/uuid"
@@ -140,8 +141,16 @@ func (ms *Session) Artifact(p *fixtures.Principal, uid uuid.UUID) (Artifact, err
 	return a, nil
 }
 
-// Short is the part of the run's id its artifacts are named after.
-func (r *Run) Short() string { return r.ID[:8] }
+// Short is the part of the run's id its artifacts are named after: its
+// first 8 bytes, fewer for a shorter id (a fixture's may be any string)
+// and never half a character.
+func (r *Run) Short() string {
+	n := min(8, len(r.ID))
+	for n < len(r.ID) && n > 0 && !utf8.RuneStart(r.ID[n]) {
+		n--
+	}
+	return r.ID[:n]
+}
 
 // PlanContent is the markdown of the run's plan: the task, then a step for
 // each sentence of the prompt, between looking and checking.

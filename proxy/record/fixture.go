@@ -2,13 +2,13 @@ package record
 
 import (
 	"encoding/json"
-	"net/url"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/scrub"
 )
+
+var replayedArtifact = map[string]bool{"PLAN": true, "PULL_REQUEST": true, "SCREENSHOT": true, "FILE": true}
 
 // progression is the order of the active states a run moves through.
 var progression = []string{"QUEUED", "PENDING", "CLAIMED", "INPROGRESS"}
@@ -33,7 +33,7 @@ func fixtureRun(s *seenRun, ids map[string]bool, now time.Time) fixtures.Run {
 	run := s.latest
 	f := fixtures.Run{
 		ID: str(run["run_id"]), Title: str(run["title"]), Prompt: str(run["prompt"]), State: str(run["state"]),
-		Source: str(run["source"]), Creator: defaultUID, TriggerURL: noQuery(str(run["trigger_url"])),
+		Source: str(run["source"]), Creator: defaultUID, TriggerURL: scrub.URL(str(run["trigger_url"])),
 	}
 	if f.Source == "" {
 		f.Source = "API"
@@ -45,7 +45,7 @@ func fixtureRun(s *seenRun, ids map[string]bool, now time.Time) fixtures.Run {
 		f.Team = str(sc["type"]) == "Team"
 	}
 	if cfg, ok := run["agent_config"].(map[string]any); ok {
-		f.Config, _ = json.Marshal(scrub(cfg))
+		f.Config, _ = json.Marshal(scrub.Value(cfg))
 	}
 	if p := str(run["parent_run_id"]); ids[p] {
 		f.ParentRunID = p
@@ -57,7 +57,9 @@ func fixtureRun(s *seenRun, ids map[string]bool, now time.Time) fixtures.Run {
 	if arts, ok := run["artifacts"].([]any); ok {
 		for _, a := range arts {
 			if m, ok := a.(map[string]any); ok {
-				if t := str(m["artifact_type"]); t != "" && !seenType[t] {
+				// The kinds the mock makes up artifacts of; another (an
+				// external reference) is not replayed.
+				if t := str(m["artifact_type"]); replayedArtifact[t] && !seenType[t] {
 					seenType[t] = true
 					f.ArtifactTypes = append(f.ArtifactTypes, t)
 				}
@@ -157,66 +159,6 @@ func environment(raw json.RawMessage, uids map[string]bool, now time.Time) fixtu
 	if e.Config == nil {
 		e.Config = map[string]any{"name": e.UID}
 	}
-	out.Config, _ = json.Marshal(scrub(e.Config))
+	out.Config, _ = json.Marshal(scrub.Value(e.Config))
 	return out
-}
-
-// secretName is a field whose value is a secret, whatever it looks like.
-var secretName = regexp.MustCompile(`(?i)token|secret|passw|api[_-]?key|^key$|private[_-]?key|authorization|credential|signature|cookie`)
-
-// secretMap is a field whose every value may be a secret: headers sent to
-// an MCP server, environment variables.
-var secretMap = regexp.MustCompile(`(?i)^(headers|env|environment|environment_variables|secrets)$`)
-
-// Redacted replaces a secret in what the recorder writes.
-const Redacted = "REDACTED"
-
-// scrub copies a JSON value without its secrets; URLs lose their query.
-func scrub(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, val := range v {
-			switch {
-			case secretName.MatchString(k):
-				out[k] = Redacted
-			case secretMap.MatchString(k):
-				if m, ok := val.(map[string]any); ok {
-					red := make(map[string]any, len(m))
-					for mk := range m {
-						red[mk] = Redacted
-					}
-					out[k] = red
-				} else {
-					out[k] = Redacted
-				}
-			default:
-				out[k] = scrub(val)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = scrub(e)
-		}
-		return out
-	case string:
-		return noQuery(v)
-	}
-	return v
-}
-
-// noQuery drops the query and fragment of a URL (a signature, a token);
-// anything else is returned as it is.
-func noQuery(s string) string {
-	if !strings.Contains(s, "://") {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return s
-	}
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	return u.String()
 }

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/rules"
 )
 
@@ -56,6 +58,7 @@ type Recorder struct {
 	identityOrder []string
 	schedules     map[string]seenSchedule
 	schedOrder    []string
+	unservable    map[string]bool // ids left out: the mock takes no such id in a path
 }
 
 // seenSchedule is the latest look at a schedule.
@@ -89,7 +92,7 @@ func New(dir string, limit int) *Recorder {
 	}
 	return &Recorder{dir: dir, limit: limit, now: time.Now, runs: map[string]*seenRun{},
 		creators: map[string]creator{}, envs: map[string]json.RawMessage{}, identities: map[string]fixtures.Identity{},
-		schedules: map[string]seenSchedule{}}
+		schedules: map[string]seenSchedule{}, unservable: map[string]bool{}}
 }
 
 // Observe takes what one exchange shows. Only successful reads teach it
@@ -171,7 +174,7 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 			Models  []fixtures.Model `json:"models"`
 		}
 		if json.Unmarshal(ex.Body, &page) == nil && len(page.Models) > 0 {
-			r.models, r.defModel = page.Models, page.Default
+			r.models, r.defModel = fixtureModels(page.Models), page.Default
 		}
 	case ex.Path == "/agent/identities":
 		var page struct {
@@ -184,6 +187,12 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 		}
 		if json.Unmarshal(ex.Body, &page) == nil {
 			for _, a := range page.Agents {
+				if !r.servable(a.UID) {
+					continue
+				}
+				if strings.TrimSpace(a.Name) == "" {
+					a.Name = a.UID // the mock shows every agent by a name
+				}
 				created, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
 				if _, ok := r.identities[a.UID]; !ok {
 					r.identityOrder = append(r.identityOrder, a.UID)
@@ -198,7 +207,7 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 func (r *Recorder) run(run map[string]any, at time.Time) {
 	id, _ := run["run_id"].(string)
 	state, _ := run["state"].(string)
-	if id == "" || state == "" {
+	if state == "" || !r.servable(id) {
 		return
 	}
 	s, ok := r.runs[id]
@@ -226,12 +235,32 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	}
 }
 
+// servable reports whether the mock can serve a resource by id; one it
+// cannot (an id with a dot, say, which the document allows) is left out and
+// counted, r.mu is held.
+func (r *Recorder) servable(id string) bool {
+	if id == "" {
+		return false
+	}
+	if !mockserver.IsID(id) {
+		if len(r.unservable) < r.limit { // counted up to the limit, as runs are kept
+			r.unservable[id] = true
+		}
+		return false
+	}
+	return true
+}
+
 // schedule notes a schedule as answered. One without a prompt (it runs a
-// skill) is left out: a fixture schedule starts its runs from a prompt.
+// skill) is left out: a fixture schedule starts its runs from a prompt; so
+// is one whose cron the mock does not read.
 func (r *Recorder) schedule(sc map[string]any) {
 	id, cron, prompt := str(sc["id"]), str(sc["cron_schedule"]), str(sc["prompt"])
-	if id == "" || cron == "" || strings.TrimSpace(prompt) == "" || strings.TrimSpace(str(sc["name"])) == "" {
+	if !r.servable(id) || strings.TrimSpace(prompt) == "" || strings.TrimSpace(str(sc["name"])) == "" {
 		return
+	}
+	if _, err := store.ParseCron(cron); err != nil {
+		return // a cron the mock cannot tick (the document does not say the form)
 	}
 	if _, ok := r.schedules[id]; !ok {
 		if len(r.schedules) >= r.limit {
@@ -275,11 +304,15 @@ type Summary struct {
 	Schedules    int    `json:"schedules"`
 	// Dropped counts the runs seen past the limit, not recorded.
 	Dropped int `json:"dropped"`
+	// Unservable counts the runs, schedules and identities left out because
+	// the mock takes no such id in a path (1 to 128 letters, digits, '-' or
+	// '_'): it could list them but never serve one by id.
+	Unservable int `json:"unservable,omitempty"`
 }
 
-// Write writes the fixtures folder, then loads it back as the mock does at
-// start-up: a folder the mock would refuse is an error, never left half
-// written in place of a good one.
+// Write writes the fixtures folder, then loads it back and starts a mock
+// on it as --fixtures does: a folder the mock would refuse is an error,
+// never left half written in place of a good one.
 func (r *Recorder) Write() (any, error) {
 	r.mu.Lock()
 	files, sum, err := r.files()
@@ -304,7 +337,13 @@ func (r *Recorder) Write() (any, error) {
 			return nil, err
 		}
 	}
-	if _, err := fixtures.Load(os.DirFS(tmp)); err != nil {
+	set, err := fixtures.Load(os.DirFS(tmp))
+	if err == nil {
+		// What the mock checks as it starts, beyond the files' own form:
+		// every run's agent_config decodes into its types, every cron parses.
+		_, err = mockserver.New(mockserver.Options{Fixtures: set})
+	}
+	if err != nil {
 		return nil, fmt.Errorf("the recorded fixtures do not load: %w", err)
 	}
 	for name := range files {
@@ -322,7 +361,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.identities) == 0 && len(r.models) == 0 && len(r.schedules) == 0 {
 		return nil, Summary{}, errors.New("nothing recorded yet: no run, schedule, environment, model or identity has passed through")
 	}
-	sum := Summary{Dropped: r.dropped}
+	sum := Summary{Dropped: r.dropped, Unservable: len(r.unservable)}
 	principals := r.principals()
 	sum.Principals = len(principals)
 	uids := map[string]bool{}
@@ -395,8 +434,12 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 	}
 	if len(r.identities) > 0 {
 		var identities []fixtures.Identity
+		hasDefault := false
 		for _, uid := range r.identityOrder {
 			if a := r.identities[uid]; !uids[a.UID] {
+				// A team has one default agent: the first seen so.
+				a.Default = a.Default && !hasDefault
+				hasDefault = hasDefault || a.Default
 				identities = append(identities, a)
 			}
 		}
@@ -459,4 +502,22 @@ func str(v any) string {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// fixtureModels are the models of a page the mock can serve: each once,
+// by a non-empty id, with a name to show (the id when it had none).
+func fixtureModels(in []fixtures.Model) []fixtures.Model {
+	seen := map[string]bool{}
+	var out []fixtures.Model
+	for _, m := range in {
+		if m.ID == "" || seen[m.ID] {
+			continue
+		}
+		seen[m.ID] = true
+		if strings.TrimSpace(m.DisplayName) == "" {
+			m.DisplayName = m.ID
+		}
+		out = append(out, m)
+	}
+	return out
 }
