@@ -29,6 +29,7 @@ type checker struct {
 	validator *openapi.Validator
 	memory    *rules.Memory
 	found     *findings
+	runs      *seenRuns
 	observer  Observer
 
 	queue      chan job
@@ -47,8 +48,8 @@ type job struct {
 	marker chan struct{}
 }
 
-func newChecker(v *openapi.Validator, m *rules.Memory, f *findings, o Observer, queueLimit int64) *checker {
-	c := &checker{validator: v, memory: m, found: f, observer: o, queue: make(chan job, 4096), queueLimit: queueLimit, stopped: make(chan struct{})}
+func newChecker(v *openapi.Validator, m *rules.Memory, f *findings, runs *seenRuns, o Observer, queueLimit int64) *checker {
+	c := &checker{validator: v, memory: m, found: f, runs: runs, observer: o, queue: make(chan job, 4096), queueLimit: queueLimit, stopped: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -147,6 +148,7 @@ func (c *checker) checkOne(x *pending) {
 	}
 	found = append(found, c.memory.Observe(ex)...)
 	c.found.record(x, ex.Request, found)
+	c.runs.observe(ex)
 	if c.observer != nil {
 		c.observer.Observe(ex)
 	}
@@ -198,6 +200,12 @@ func (c *checker) responseViolations(x *pending, body []byte) []rules.Violation 
 	}
 	out := make([]rules.Violation, 0, len(ve.Findings))
 	for _, f := range ve.Findings {
+		if f.Expected != "" {
+			// The validator split it already: a status or a Content-Type
+			// the document does not list for the operation.
+			out = append(out, rules.Violation{Rule: rules.ResponseFollowsDocument, Field: f.Field, Expected: f.Expected, Got: f.Got})
+			continue
+		}
 		got := "an answer that does not"
 		if v, ok := valueAt(doc, f.Field); ok {
 			got = short(v)

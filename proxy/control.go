@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,13 +19,16 @@ import (
 //	GET    /__mock/proxy              what was found: counts per rule, the latest violations
 //	DELETE /__mock/proxy              forget what was found (the rules' memory of runs stays)
 //	GET    /__mock/proxy/requests     the journal of forwarded requests
+//	GET    /__mock/proxy/runs         the runs the traffic showed, latest look, newest first (?limit=, 100)
+//	GET    /__mock/proxy/runs/{id}    the latest look at one of them
 //	GET    /__mock/proxy/report.xml   the JUnit report, now
 //	GET    /__mock/proxy/report.html  the HTML report, now
 //	POST   /__mock/proxy/record       write the recorded fixtures now (with --record)
 //	GET    /__mock/proxy/ui/          the dashboard
 //
 // It asks for the control token when one is set, and is off under
-// --no-control (404).
+// --no-control (404). The dashboard reads only these: nothing it does
+// reaches the upstream or the counts of what was checked.
 
 // Recorder is an Observer that writes what it recorded on demand.
 type Recorder interface {
@@ -67,6 +72,17 @@ func (p *Proxy) control(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, p.Summary())
 	case "GET " + ControlPrefix + "/requests":
 		writeJSON(w, p.found.entries())
+	case "GET " + ControlPrefix + "/runs":
+		limit := 100
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > seenRunsLimit {
+				problem(w, http.StatusBadRequest, "Bad request", fmt.Sprintf("limit must be a whole number from 1 to %d, got %q", seenRunsLimit, v))
+				return
+			}
+			limit = n
+		}
+		writeJSON(w, p.runs.page(limit))
 	case "GET " + ControlPrefix + "/report.xml":
 		w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 		_ = p.WriteJUnit(w)
@@ -87,6 +103,14 @@ func (p *Proxy) control(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, out)
 	default:
+		if id, ok := strings.CutPrefix(path, ControlPrefix+"/runs/"); ok && r.Method == http.MethodGet && id != "" && !strings.Contains(id, "/") {
+			if run, seen := p.runs.get(id); seen {
+				writeJSON(w, run)
+				return
+			}
+			problem(w, http.StatusNotFound, "Not found", "no answer through the proxy has shown run "+id)
+			return
+		}
 		problem(w, http.StatusNotFound, "Not found", "no such path of the proxy's control API: "+r.Method+" "+r.URL.Path)
 	}
 }

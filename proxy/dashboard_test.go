@@ -2,9 +2,11 @@ package proxy_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -99,4 +101,103 @@ func TestDashboardShowsViolationsInABrowser(t *testing.T) {
 	assert.False(t, browsertest.Eval[bool](t, ctx, `document.getElementById("clock").offsetParent !== null`))
 	assert.Equal(t, p.Upstream(), browsertest.Text(t, ctx, "#upstream"))
 	browsertest.Screenshot(t, ctx, "proxy-dashboard")
+}
+
+// countingUpstream is the mock, counting every request it is sent and
+// noting their paths.
+type countingUpstream struct {
+	*httptest.Server
+	mu    sync.Mutex
+	paths []string
+}
+
+func (u *countingUpstream) seen() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.paths...)
+}
+
+func newCountingUpstream(t *testing.T) *countingUpstream {
+	m, err := mockserver.New(mockserver.Options{})
+	require.NoError(t, err)
+	u := &countingUpstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.paths = append(u.paths, r.Method+" "+r.URL.RequestURI())
+		u.mu.Unlock()
+		m.ServeHTTP(w, r)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// Behind the proxy the page shows the runs the traffic showed, from the
+// proxy's memory, and asks the upstream for nothing: no poll of its own
+// with a key of its own, no favicon, and nothing it does is counted among
+// the exchanges checked.
+func TestDashboardAsksTheUpstreamForNothing(t *testing.T) {
+	up := newCountingUpstream(t)
+	p, err := proxy.New(proxy.Options{Upstream: up.URL})
+	require.NoError(t, err)
+	srv := httptest.NewServer(p)
+	t.Cleanup(func() { srv.Close(); p.Close() })
+	const run = "f29d0da9-953f-48f1-a09f-76b5a170b338"
+	get(t, srv.URL+"/agent/runs?limit=3")
+	get(t, srv.URL+"/agent/runs/"+run)
+	require.NoError(t, p.Drain(t.Context()))
+	traffic, exchanges := up.seen(), p.Summary().Exchanges
+	require.Len(t, traffic, 2)
+
+	ctx := browsertest.Tab(t)
+	browsertest.Do(t, ctx, chromedp.Navigate(srv.URL+"/__mock/proxy/ui/"))
+	browsertest.WaitFor(t, ctx, `document.querySelectorAll("#runs tbody tr.run-row").length >= 3`)
+	browsertest.Do(t, ctx, chromedp.Click(`#runs tbody tr[data-run="`+run+`"]`))
+	browsertest.WaitFor(t, ctx, `document.getElementById("run-id").textContent === "`+run+`" && document.querySelector("#run-detail .timeline") !== null`)
+	assert.Equal(t, "as the traffic through the proxy showed them", browsertest.Text(t, ctx, "#runs-note"))
+	require.NoError(t, p.Drain(t.Context()))
+
+	assert.Equal(t, traffic, up.seen(), "the page sent the upstream nothing")
+	assert.Equal(t, exchanges, p.Summary().Exchanges, "nothing of the page's is counted")
+}
+
+// The runs the traffic showed, from the proxy's memory: the latest look
+// at each, newest first, without a signature; a run never shown is 404;
+// /favicon.ico is the proxy's own. None of it reaches the upstream.
+func TestProxyServesTheRunsItSaw(t *testing.T) {
+	up := newCountingUpstream(t)
+	p, err := proxy.New(proxy.Options{Upstream: up.URL})
+	require.NoError(t, err)
+	srv := httptest.NewServer(p)
+	t.Cleanup(func() { srv.Close(); p.Close() })
+	const run = "f29d0da9-953f-48f1-a09f-76b5a170b338"
+	get(t, srv.URL+"/agent/runs/"+run)
+	require.NoError(t, p.Drain(t.Context()))
+	traffic := up.seen()
+
+	read := func(path string, want int) []byte {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, want, resp.StatusCode, "%s: %s", path, body)
+		return body
+	}
+	var page struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal(read("/__mock/proxy/runs", 200), &page))
+	require.Len(t, page.Runs, 1)
+	assert.Equal(t, run, page.Runs[0]["run_id"])
+	detail := read("/__mock/proxy/runs/"+run, 200)
+	assert.Contains(t, string(detail), `"artifacts"`)
+	assert.NotContains(t, string(detail), "signature=", "a download link keeps no signature")
+	read("/__mock/proxy/runs/never-seen", 404)
+	read("/__mock/proxy/runs?limit=0", 400)
+	icon := read("/favicon.ico", 200)
+	assert.Contains(t, string(icon), "<svg")
+	require.NoError(t, p.Drain(t.Context()))
+	assert.Equal(t, traffic, up.seen())
+	assert.Equal(t, 1, p.Summary().Exchanges)
 }

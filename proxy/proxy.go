@@ -5,10 +5,11 @@
 // request's path, so a caller waits for the upstream and little else.
 //
 // What it finds is counted per rule and kept (bounded) for its own control
-// API under /__mock/proxy, which also serves the mock's dashboard and the
-// JUnit and HTML reports. Nothing under /__mock/proxy is ever forwarded;
-// every other path is, the mock's own control API included when the
-// upstream is a mock, so the contract suite can drive a mock through it.
+// API under /__mock/proxy, which also serves the mock's dashboard, the runs
+// the traffic showed, and the JUnit and HTML reports. Nothing under
+// /__mock/proxy is ever forwarded; every other path is, the mock's own
+// control API included when the upstream is a mock, so the contract suite
+// can drive a mock through it.
 package proxy
 
 import (
@@ -74,7 +75,8 @@ type Proxy struct {
 	rp       *httputil.ReverseProxy
 	check    *checker
 	found    *findings
-	salt     []byte // makes a caller's id useless outside this process
+	runs     *seenRuns // for the dashboard
+	salt     []byte    // makes a caller's id useless outside this process
 	log      *slog.Logger
 }
 
@@ -107,9 +109,9 @@ func New(opts Options) (*Proxy, error) {
 	if log == nil {
 		log = slog.New(discard{})
 	}
-	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), salt: make([]byte, 32), log: log}
+	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), salt: make([]byte, 32), log: log}
 	_, _ = rand.Read(p.salt)
-	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, opts.Observer, opts.QueueBytes)
+	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes)
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      opts.Transport,
@@ -166,6 +168,12 @@ const versionPrefix = "/api/v1"
 // ServeHTTP answers the proxy's control API or forwards the request.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
+	if path == "/favicon.ico" {
+		// A browser on the proxy's pages asks for it; no API serves one,
+		// and the upstream is not bothered for the page's sake.
+		serveIcon(w)
+		return
+	}
 	if path == ControlPrefix || strings.HasPrefix(path, ControlPrefix+"/") ||
 		strings.HasPrefix(path, versionPrefix+ControlPrefix) {
 		p.control(w, r)
@@ -198,4 +206,13 @@ func (p *Proxy) callerOf(r *http.Request) string {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// icon is the dashboard's mark, for a browser asking for /favicon.ico.
+const icon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path d="M8 1l7 7-7 7-7-7z" fill="#4a6fa5"/></svg>`
+
+func serveIcon(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "max-age=86400")
+	_, _ = w.Write([]byte(icon))
 }

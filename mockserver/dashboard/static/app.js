@@ -1,5 +1,6 @@
 // The mock's dashboard. It reads everything through the mock's control API
-// (/__mock/...) and the API (/agent/...), as any client would, once a second:
+// (/__mock/...) and the API (/agent/...), as any client would, once a second
+// (served by the validating proxy, through the proxy's control API only):
 // runs, the selected run and its inbox, run events, schedules, agent
 // identities, fault and fate rules, the request journal.
 // Its API reads carry X-Mock-Observer, so they stay out of the request
@@ -82,6 +83,8 @@
   }
 
   function api(path) {
+    // Behind the proxy the page asks the upstream for nothing.
+    if (PROXY) return Promise.reject(new Error("the proxy's page reads the proxy's memory only, not " + path));
     var h = { Authorization: "Bearer " + state.key, "X-Mock-Observer": "dashboard" };
     if (state.session) h["X-Mock-Session"] = state.session;
     return fetch(new URL(path, API), { headers: h }).then(answer);
@@ -182,7 +185,7 @@
     var runs = (page && page.runs) || [];
     state.runs = runs;
     $("runs-count").textContent = runs.length ? "(" + runs.length + (page.page_info && page.page_info.has_next_page ? "+" : "") + ")" : "";
-    $("runs-note").textContent = "as " + state.key + " sees them";
+    $("runs-note").textContent = PROXY ? "as the traffic through the proxy showed them" : "as " + state.key + " sees them";
     var rows = runs.map(function (r) {
       remember(r);
       var moved = state.lastState[r.run_id] && state.lastState[r.run_id] !== r.state;
@@ -199,7 +202,7 @@
       tr.addEventListener("click", function () { select(r.run_id); });
       return tr;
     });
-    fill($("runs").tBodies[0], rows, "No runs in this session that " + state.key + " can see.", 6);
+    fill($("runs").tBodies[0], rows, PROXY ? "No answer through the proxy has shown a run yet." : "No runs in this session that " + state.key + " can see.", 6);
   }
 
   function select(id) {
@@ -556,8 +559,11 @@
     document.body.classList.add("proxy-mode");
     document.querySelector(".brand-sub").textContent = "proxy";
     document.title = "agentruns proxy";
+    // Everything from the proxy's own memory of the traffic: the page
+    // sends the upstream nothing, so no key of the page's reaches it and
+    // none of its reads is counted among the checked exchanges.
     PANELS = [
-      { read: function () { return api("runs?limit=" + RUNS_PAGE); }, show: renderRuns },
+      { read: function () { return control("GET", "proxy/runs?limit=" + RUNS_PAGE); }, show: renderRuns },
       { read: function () { return control("GET", "proxy/requests"); }, show: renderJournal },
       { read: function () { return control("GET", "proxy"); }, show: renderViolations },
     ];
@@ -579,7 +585,8 @@
       var reads = PANELS.map(function (p) { return p.read().then(p.show); });
       var sel = state.selected;
       if (sel) {
-        reads.push(api("runs/" + encodeURIComponent(sel)).then(renderRun, function (e) {
+        var detail = PROXY ? control("GET", "proxy/runs/" + encodeURIComponent(sel)) : api("runs/" + encodeURIComponent(sel));
+        reads.push(detail.then(renderRun, function (e) {
           if (e.status === 404 || e.status === 403) { state.selected = null; renderRun(null); return; }
           throw e;
         }));
