@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -249,6 +250,10 @@ type Finding struct {
 	Field string
 	// Message is a short sentence about what is wrong.
 	Message string
+	// Expected and Got, when set, say the same as Message in two parts, for
+	// a report that shows them side by side: for an undocumented status,
+	// "one of the documented statuses 200, 401, 404" and "405".
+	Expected, Got string
 }
 
 // Error returns one line per finding, e.g.
@@ -496,10 +501,11 @@ func (v *Validator) findings(r *http.Request, resp *http.Response, route *router
 	case helpers.ResponseBodyValidation:
 		switch e.ValidationSubType {
 		case helpers.ResponseBodyResponseCode:
-			return []Finding{{Field: "status", Message: fmt.Sprintf("%d is not documented for this operation (documented: %s)",
-				resp.StatusCode, strings.Join(statusesOf(route.Operation), ", "))}}
+			expected := "one of the documented statuses " + strings.Join(statusesOf(route.Operation), ", ")
+			return []Finding{{Field: "status", Message: fmt.Sprintf("%d is not documented for this operation; expected %s", resp.StatusCode, expected),
+				Expected: expected, Got: strconv.Itoa(resp.StatusCode)}}
 		case helpers.RequestBodyContentType:
-			return []Finding{{Field: "header.Content-Type", Message: responseContentTypeMessage(resp, route)}}
+			return []Finding{responseContentTypeFinding(resp, route)}
 		case "headers":
 			return paramFindings("header."+http.CanonicalHeaderKey(e.ParameterName), e)
 		}
@@ -547,16 +553,21 @@ func requestContentTypeMessage(r *http.Request, route *router.Route) string {
 	return fmt.Sprintf("%q is not accepted; send %s", ct, want)
 }
 
-func responseContentTypeMessage(resp *http.Response, route *router.Route) string {
+// responseContentTypeFinding is the finding on an answer's Content-Type
+// that its status does not document.
+func responseContentTypeFinding(resp *http.Response, route *router.Route) Finding {
 	ct := resp.Header.Get("Content-Type")
 	want := "nothing"
 	if resp2 := responseFor(route.Operation, resp.StatusCode); resp2 != nil {
 		want = strings.Join(mediaTypesOf(resp2.Content), " or ")
 	}
+	f := Finding{Field: "header.Content-Type", Expected: want + fmt.Sprintf(", as status %d is documented", resp.StatusCode)}
 	if ct == "" {
-		return fmt.Sprintf("is missing; status %d is documented as %s", resp.StatusCode, want)
+		f.Message, f.Got = fmt.Sprintf("is missing; status %d is documented as %s", resp.StatusCode, want), "no Content-Type"
+		return f
 	}
-	return fmt.Sprintf("%q is not documented for status %d; expected %s", ct, resp.StatusCode, want)
+	f.Message, f.Got = fmt.Sprintf("%q is not documented for status %d; expected %s", ct, resp.StatusCode, want), strconv.Quote(ct)
+	return f
 }
 
 // statusesOf lists the documented response codes of op.

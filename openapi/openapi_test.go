@@ -576,7 +576,7 @@ func TestValidateResponseRejectsInvalidResponses(t *testing.T) {
 			strings.Replace(problem404, `"status":404`, `"status":"404"`, 1),
 			"body.status", "body.status: must be an integer, not a string"},
 		{"undocumented status", "GET", "/agent/runs/r1", 409, "application/problem+json", problem404,
-			"status", "GET /agent/runs/{runId} 409: status: 409 is not documented for this operation"},
+			"status", "GET /agent/runs/{runId} 409: status: 409 is not documented for this operation; expected one of the documented statuses 200, 400, 401, 403, 404, 429, 500, 503"},
 		{"malformed JSON", "GET", "/agent/runs", 200, "application/json", `{"runs":[`,
 			"body", "body: is not valid JSON"},
 	}
@@ -591,6 +591,27 @@ func TestValidateResponseRejectsInvalidResponses(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.body, string(got), "the body stays readable")
 		})
+	}
+}
+
+// A finding on the status or the Content-Type says what was expected and
+// what came apart too, for a report that shows them side by side (the
+// proxy's): the message and the two parts say the same.
+func TestStatusFindingSaysExpectedAndGot(t *testing.T) {
+	v := testValidator(t)
+	ve := asValidationError(t, v.ValidateResponse(request("GET", "/agent/runs/r1", "", ""), response(409, "application/problem+json", problem404)))
+	require.Len(t, ve.Findings, 1)
+	f := ve.Findings[0]
+	assert.Equal(t, "one of the documented statuses 200, 400, 401, 403, 404, 429, 500, 503", f.Expected)
+	assert.Equal(t, "409", f.Got)
+	assert.Contains(t, f.Message, f.Expected)
+	ve = asValidationError(t, v.ValidateResponse(request("GET", "/agent/runs/r1", "", ""), response(404, "text/html", "<h1>Not found</h1>")))
+	require.True(t, ve.Has("header.Content-Type"))
+	for _, f := range ve.Findings {
+		if f.Field == "header.Content-Type" {
+			assert.Equal(t, `"text/html"`, f.Got)
+			assert.Contains(t, f.Expected, "application/json")
+		}
 	}
 }
 

@@ -215,7 +215,7 @@ func serve(ctx context.Context, c config, handler http.Handler, log *slog.Logger
 	}
 	url := "http://" + ln.Addr().String()
 	if c.proxy.upstream != "" {
-		log.Info("agentruns proxy listening", append([]any{"url", url}, attrs...)...)
+		log.Info("agentruns proxy listening", append([]any{"url", url, "dashboard", proxyDashboardURL(url, c.opts), "control", controlState(c.opts)}, attrs...)...)
 	} else {
 		log.Info("agentruns mock listening", append([]any{"url", url, "dashboard", dashboardURL(url, c.opts), "control", controlState(c.opts)}, attrs...)...)
 	}

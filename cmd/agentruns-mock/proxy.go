@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/proxy"
 	"github.com/agentruns/agentruns/proxy/record"
 )
@@ -98,9 +100,43 @@ func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr s
 	s := p.Summary()
 	log.Info("proxy checked the traffic", "exchanges", s.Exchanges, "checked", s.Checked, "violations", s.Violations, "requests_off_document", s.OffDocument)
 	if s.Violations > 0 {
-		errs = append(errs, fmt.Errorf("the upstream broke the contract %d times; GET /__mock/proxy or the reports say where", s.Violations))
+		errs = append(errs, brokeTheContract(s, c.proxy))
 	}
 	return errors.Join(errs...)
+}
+
+// proxyDashboardURL is the proxy's dashboard's address, or what keeps it
+// closed.
+func proxyDashboardURL(url string, o mockserver.Options) string {
+	if o.DisableControl {
+		return "off (--no-control)"
+	}
+	return url + proxy.ControlPrefix + "/ui/"
+}
+
+// brokeTheContract is the exit error of traffic that broke the contract:
+// where its reports were written, or, without one, the first violation
+// and the flags that keep them all (the control API is gone by now).
+func brokeTheContract(s proxy.Summary, c proxyConfig) error {
+	var files []string
+	for _, f := range []string{c.junit, c.html} {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	if len(files) > 0 {
+		return fmt.Errorf("the upstream broke the contract %d times; %s say where", s.Violations, strings.Join(files, " and "))
+	}
+	first := ""
+	if len(s.Latest) > 0 {
+		which := "the first"
+		if len(s.Latest) < s.Violations {
+			which = "the earliest kept"
+		}
+		v := s.Latest[0]
+		first = fmt.Sprintf(" (%s: %s → %d: %s, %s: expected %s, got %s)", which, v.Request, v.Status, v.Rule, v.Field, v.Expected, v.Got)
+	}
+	return fmt.Errorf("the upstream broke the contract %d times%s; give --proxy-junit FILE or --proxy-html FILE to keep a report of every one", s.Violations, first)
 }
 
 // writeFile writes a report whole or not at all.

@@ -146,10 +146,14 @@ func TestProxyModeChecksReportsAndRecords(t *testing.T) {
 	}
 	up.mu.Unlock()
 
+	assert.Contains(t, m.stderr.String(), "dashboard="+m.base+"/__mock/proxy/ui/", "the start-up line names the dashboard")
+
 	m.stop()
 	err := m.wait(30 * time.Second)
 	require.Error(t, err, "the upstream broke the contract: the command fails")
 	assert.Contains(t, err.Error(), "broke the contract")
+	assert.Contains(t, err.Error(), junit+" and "+html+" say where", "the exit names the reports written")
+	assert.NotContains(t, err.Error(), "GET /__mock/proxy", "the control API is gone by then")
 
 	data, err := os.ReadFile(junit)
 	require.NoError(t, err)
@@ -172,5 +176,59 @@ func TestProxyModeChecksReportsAndRecords(t *testing.T) {
 		for _, secret := range []string{"wk-mock-alice", "SECRET", "Bearer", signature} {
 			assert.NotContains(t, k, secret)
 		}
+	}
+}
+
+// Without a report flag, the exit names the first violation and the flags
+// that keep a report; a status the document does not list for the
+// operation reads as the statuses it does list and the one answered.
+func TestProxyExitWithoutReportsNamesTheFirstViolation(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		_, _ = w.Write([]byte(`{"type":"about:blank","title":"Method not allowed","status":405,"error":"no"}`))
+	}))
+	t.Cleanup(up.Close)
+	m := startRun(t, "--proxy", up.URL)
+	m.must(405, "GET", "/agent/identities/agent-1", "wk-live", "")
+	m.stop()
+	err := m.wait(30 * time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GET /agent/identities/agent-1 → 405: response-follows-document, status: expected one of the documented statuses 200, 400, 401, 403, 404, 429, 500, 503, got 405")
+	assert.Contains(t, err.Error(), "give --proxy-junit FILE or --proxy-html FILE")
+}
+
+// A recording replays: what --proxy URL --record DIR writes, --fixtures
+// DIR starts on, even when the traffic carried secrets in objects (the
+// harness's auth secrets, an MCP server's headers and env).
+func TestRecordingReplaysThroughTheCommand(t *testing.T) {
+	up := newUpstream(t)
+	rec := filepath.Join(t.TempDir(), "recorded")
+	m := startRun(t, "--proxy", up.URL, "--record", rec)
+	var created struct {
+		RunID string `json:"run_id"`
+	}
+	body := `{"prompt":"Bump the dependencies","config":{"name":"bumps","harness":{"type":"claude"},
+		"harness_auth_secrets":{"claude_auth_secret_name":"team-claude-key"},
+		"mcp_servers":{"gh":{"url":"https://mcp.example.com/sse","headers":{"Authorization":"Bearer gh-SECRET-1"},"env":{"GH_TOKEN":"gh-SECRET-2"}}}}}`
+	require.NoError(t, json.Unmarshal(m.must(200, "POST", "/agent/runs", "wk-mock-alice", body), &created))
+	detail := m.must(200, "GET", "/agent/runs/"+created.RunID, "wk-mock-alice", "")
+	require.Contains(t, string(detail), "team-claude-key", "the upstream shows the config it was sent")
+	m.stop()
+	_ = m.wait(30 * time.Second) // the upstream drops titles: the exit reports it
+
+	replay := startRun(t, "--fixtures", rec)
+	var run map[string]any
+	require.NoError(t, json.Unmarshal(replay.must(200, "GET", "/agent/runs/"+created.RunID, "wk-anyone", ""), &run))
+	cfg := run["agent_config"].(map[string]any)
+	assert.Equal(t, map[string]any{"claude_auth_secret_name": "REDACTED"}, cfg["harness_auth_secrets"])
+	gh := cfg["mcp_servers"].(map[string]any)["gh"].(map[string]any)
+	assert.Equal(t, map[string]any{"Authorization": "REDACTED"}, gh["headers"])
+	assert.Equal(t, map[string]any{"GH_TOKEN": "REDACTED"}, gh["env"])
+	for _, name := range []string{"runs.json", "principals.json"} {
+		data, err := os.ReadFile(filepath.Join(rec, name))
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), "SECRET")
+		assert.NotContains(t, string(data), "team-claude-key")
 	}
 }
