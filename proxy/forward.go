@@ -22,9 +22,10 @@ import (
 // MaxBodyBytes each; once the answer's last byte has gone to the caller the
 // copy is queued for the checker.
 
-// ObserverHeader marks a request made to look, not to test: the
-// dashboard's. It is forwarded and checked like any other, but left out of
-// the journal, as the mock does.
+// ObserverHeader marks a request made to look, not to test (the mock's
+// dashboard sends it; the proxy's own page sends the upstream nothing). It
+// is forwarded and checked like any other, but left out of the journal, as
+// the mock does.
 const ObserverHeader = "X-Mock-Observer"
 
 // pending is one exchange on its way through.
