@@ -105,8 +105,11 @@ type Config struct {
 	// discarded when nil.
 	Log io.Writer
 
-	// Validator checks every response; the project's OpenAPI document
-	// (openapi.NewValidator) when nil.
+	// Validator checks every response. When nil, the project's OpenAPI
+	// document (openapi.NewValidator) if the run selects a scenario tagged
+	// @newest-client, and otherwise its published view
+	// (openapi.NewPublishedValidator), which requires no field of the
+	// newest client's of an answer.
 	Validator ResponseValidator
 	// Features holds the feature files at its root; the embedded
 	// features.FS when nil.

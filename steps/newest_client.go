@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+
+	"github.com/agentruns/agentruns/htmlreport"
 )
 
 // Steps for what the newest official client (oz-agent-sdk 1.4.0-alpha.6)
@@ -436,4 +438,26 @@ func (s *scenario) listByExecutor(ctx context.Context) error {
 		return fmt.Errorf("the run reports no executor.uid; got executor %s", show(mustLookup(s.current.details, "executor")))
 	}
 	return s.listRuns(ctx, "name={label}&executor="+url.QueryEscape(uid))
+}
+
+// selectsNewestClient tells whether the run selects any scenario tagged
+// newestClientTag. When it selects none, nothing of the newest client's
+// surface is judged: not in a step, not in the document's validation.
+func (c Config) selectsNewestClient() (bool, error) {
+	x, err := c.tags()
+	if err != nil {
+		return false, err
+	}
+	spec, err := htmlreport.Parse(c.Features)
+	if err != nil {
+		return false, fmt.Errorf("reading the features: %w", err)
+	}
+	for _, f := range spec {
+		for _, sc := range f.Scenarios {
+			if slices.Contains(sc.AllTags, newestClientTag) && x.Match(sc.AllTags) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
