@@ -80,6 +80,14 @@ type Config struct {
 	// suite cannot move the server's clock. The default, 1.1 s, keeps their
 	// creation times apart even on a server with one-second timestamps.
 	Spacing time.Duration
+	// ExactTimestamps says the server keeps its instants exactly as it
+	// shows them (the bundled mock, milliseconds). Without it, a time
+	// filter at an instant that the digits shown leave undecided (a run
+	// shown created at 10:00:01, kept to the nanosecond, and
+	// created_after=10:00:01) is judged inconclusive, not failed; with it,
+	// the suite holds the server to the instants as shown. The bundled
+	// mock, found by its control API, is held so without it.
+	ExactTimestamps bool
 	// NoControl ignores the mock's control API even where it is offered, so
 	// the suite behaves as against a real server.
 	NoControl bool
