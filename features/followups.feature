@@ -11,7 +11,7 @@ Feature: Follow-ups to a run
   The operation is newer than the published document (May 2026): the
   official client oz-agent-sdk 1.4.0-alpha.6 calls it. A server built to
   the published document leaves these scenarios out with
-  --tags '~@newest-client'.
+  --tags 'not @newest-client'.
 
   @creates-runs
   Scenario: A follow-up to a running run joins its conversation

@@ -19,8 +19,10 @@ Feature: Listing runs, to the letter
     when it is by more than the last digit its timestamp shows. The
     scenarios tagged @exact-timestamps test the bounds at the very instant
     of a run, taking its timestamps as shown for the instants the server
-    filters on; for a server that keeps more than it shows, leave them out
-    with --tags "not @exact-timestamps".
+    filters on. Where the digits shown leave it undecided which side of a
+    bound a run lies on (a server that shows seconds and keeps more), the
+    scenario is inconclusive, not failed; --exact-timestamps says the
+    server keeps exactly what it shows, and every instant is judged.
   - Filters combine with AND: a run is listed only when it matches every
     one of them. The suite checks this on every page it lists, in every
     feature: each listed run must match each filter of the query whose

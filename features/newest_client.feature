@@ -6,7 +6,7 @@ Feature: What the newest client reads and filters by
   (anyone holding the link may ask), sends runs with metadata and a mode,
   and filters runs by metadata, automation, executor and factory. A server
   built to the published document leaves these scenarios out with
-  --tags '~@newest-client'.
+  --tags 'not @newest-client'.
 
   Scenario: An agent identity is fetched by its uid with every field the client needs
     When I send "GET /agent/identities"

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/openapi/facts"
 )
 
 // TestValidatorAcceptsTheNewestClient sends what oz-agent-sdk 1.4.0-alpha.6
@@ -68,4 +71,54 @@ func TestRedirectsArePublic(t *testing.T) {
 	r := request(http.MethodGet, "/agent/runs", "", "")
 	r.Header.Del("Authorization")
 	assert.Error(t, v.ValidateSecurity(r))
+}
+
+// TestPublishedViewRequiresWhatThePublishedDocumentRequires: the published
+// view asks of every answer exactly the fields the published document
+// requires, schema by schema (facts.Extract reads both), and the full
+// document asks the newest client's too.
+func TestPublishedViewRequiresWhatThePublishedDocumentRequires(t *testing.T) {
+	published := loadPublishedFacts(t)
+	view, err := PublishedView(Document)
+	require.NoError(t, err)
+	ours, err := facts.Extract(view)
+	require.NoError(t, err)
+	full, err := facts.Extract(Document)
+	require.NoError(t, err)
+	var compare func(path string, pub, ours *facts.Schema)
+	compare = func(path string, pub, ours *facts.Schema) {
+		if pub == nil || ours == nil {
+			return
+		}
+		assert.ElementsMatch(t, pub.Required, ours.Required, "%s.required", path)
+		for name, p := range pub.Properties {
+			compare(path+".properties."+name, p, ours.Properties[name])
+		}
+	}
+	for name, s := range published.Schemas {
+		compare("schemas."+name, s, ours.Schemas[name])
+	}
+	assert.Subset(t, full.Schemas["AgentResponse"].Required, []string{"updated_at", "default_runner_uid", "memory", "secrets", "skills"})
+	// Nothing else changes: the view keeps the newest client's fields.
+	assert.Contains(t, ours.Schemas["AgentResponse"].Properties, "skills")
+	assert.Equal(t, full.Schemas["AgentMemory"].Required, ours.Schemas["AgentMemory"].Required, "a newest-client schema keeps its own rules")
+}
+
+// TestPublishedValidatorAcceptsAPublishedIdentity: an identity of the four
+// published fields is a violation of the full document, not of the
+// published view; both still refuse one without a published field.
+func TestPublishedValidatorAcceptsAPublishedIdentity(t *testing.T) {
+	full := testValidator(t)
+	published, err := NewPublishedValidator()
+	require.NoError(t, err)
+	req := request(http.MethodGet, "/agent/identities", "", "")
+	identity := `{"agents":[{"uid":"ag_1","name":"Docs bot","available":true,"created_at":"2026-05-01T10:00:00Z"}]}`
+	ve := asValidationError(t, full.ValidateResponse(req, response(200, "application/json", identity)))
+	assert.Contains(t, ve.Error(), "skills")
+	assert.NoError(t, published.ValidateResponse(req, response(200, "application/json", identity)))
+	noName := `{"agents":[{"uid":"ag_1","available":true,"created_at":"2026-05-01T10:00:00Z"}]}`
+	assert.Error(t, published.ValidateResponse(req, response(200, "application/json", noName)))
+	// The newest client's fields, sent, are still held to their types.
+	badSkills := `{"agents":[{"uid":"ag_1","name":"n","available":true,"created_at":"2026-05-01T10:00:00Z","skills":"all"}]}`
+	assert.Error(t, published.ValidateResponse(req, response(200, "application/json", badSkills)))
 }

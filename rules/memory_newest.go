@@ -169,7 +169,7 @@ func (m *Memory) newestLookLocked(f *runFacts, ex Exchange, field string, run ma
 	// (going again, or ended again since, at a later updated_at).
 	if n.restartFrom != nil && n.restartAt.Before(ex.Sent) {
 		before := n.restartFrom
-		if state == before.State && reflect.DeepEqual(run["updated_at"], before.UpdatedAt) {
+		if state == before.State && reflect.DeepEqual(run["updated_at"], before.UpdatedAt) && RestartShows(Str(run["updated_at"])) {
 			out = append(out, Violation{Rule: FollowupStartsEndedRun, Field: field + ".state", RunID: id,
 				Expected: "the run started again by " + n.restartBy + ", accepted after it was seen " + before.State + " (" + before.Request + ")",
 				Got:      state + ", updated_at " + Str(run["updated_at"]) + " as before"})
@@ -226,3 +226,13 @@ func isoDuration(s string) (time.Duration, bool) {
 	}
 	return d, true
 }
+
+// RestartShowsWithin is the coarsest precision of updated_at at which a
+// run started again and ended again shows a new one: no run goes through
+// its states in less than a millisecond, but it may well within one
+// second, and a server may show its instants to the second.
+const RestartShowsWithin = time.Millisecond
+
+// RestartShows tells whether an updated_at, as shown, is precise enough
+// that a run started again since it was shown would show another.
+func RestartShows(updatedAt string) bool { return ShownUnit(updatedAt) <= RestartShowsWithin }

@@ -86,19 +86,24 @@ func TestRunKeepsItsHistory(t *testing.T) {
 }
 
 func TestFollowupStartsEndedRun(t *testing.T) {
-	ended := run("state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z")
+	ended := run("state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z", "updated_at", "2026-01-01T10:00:05.250Z")
+	// Shown to the second, a run that started again and ended again
+	// within that second looks as it was: nothing to judge.
+	endedToTheSecond := run("state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z", "updated_at", "2026-01-01T10:00:05Z")
 	for _, tc := range []struct {
-		name  string
-		after map[string]any
-		want  []string
+		name   string
+		before map[string]any
+		after  map[string]any
+		want   []string
 	}{
-		{"going again", run("state", "QUEUED", "started_at", "2026-01-01T10:00:01Z", "updated_at", "2026-01-01T10:00:09Z"), nil},
-		{"ended again since", run("state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z", "updated_at", "2026-01-01T10:00:09Z"), nil},
-		{"as it was", ended, []string{rules.FollowupStartsEndedRun}},
+		{"going again", ended, run("state", "QUEUED", "started_at", "2026-01-01T10:00:01Z", "updated_at", "2026-01-01T10:00:09Z"), nil},
+		{"ended again since", ended, run("state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z", "updated_at", "2026-01-01T10:00:09Z"), nil},
+		{"as it was", ended, ended, []string{rules.FollowupStartsEndedRun}},
+		{"as it was, shown to the second", endedToTheSecond, endedToTheSecond, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := rules.NewMemory(rules.Limits{})
-			require.Empty(t, m.Observe(exchange("GET", "/agent/runs/r1", 200, ended, 0)))
+			require.Empty(t, m.Observe(exchange("GET", "/agent/runs/r1", 200, tc.before, 0)))
 			require.Empty(t, m.Observe(exchange("POST", "/agent/runs/r1/followups", 200, map[string]any{}, time.Second)))
 			assert.Equal(t, tc.want, ids(m.Observe(exchange("GET", "/agent/runs/r1", 200, tc.after, 2*time.Second))))
 		})

@@ -80,6 +80,14 @@ type Config struct {
 	// suite cannot move the server's clock. The default, 1.1 s, keeps their
 	// creation times apart even on a server with one-second timestamps.
 	Spacing time.Duration
+	// ExactTimestamps says the server keeps its instants exactly as it
+	// shows them (the bundled mock, milliseconds). Without it, a time
+	// filter at an instant that the digits shown leave undecided (a run
+	// shown created at 10:00:01, kept to the nanosecond, and
+	// created_after=10:00:01) is judged inconclusive, not failed; with it,
+	// the suite holds the server to the instants as shown. The bundled
+	// mock, found by its control API, is held so without it.
+	ExactTimestamps bool
 	// NoControl ignores the mock's control API even where it is offered, so
 	// the suite behaves as against a real server.
 	NoControl bool
@@ -105,8 +113,11 @@ type Config struct {
 	// discarded when nil.
 	Log io.Writer
 
-	// Validator checks every response; the project's OpenAPI document
-	// (openapi.NewValidator) when nil.
+	// Validator checks every response. When nil, the project's OpenAPI
+	// document (openapi.NewValidator) if the run selects a scenario tagged
+	// @newest-client, and otherwise its published view
+	// (openapi.NewPublishedValidator), which requires no field of the
+	// newest client's of an answer.
 	Validator ResponseValidator
 	// Features holds the feature files at its root; the embedded
 	// features.FS when nil.

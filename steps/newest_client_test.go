@@ -5,11 +5,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // TestNewestClientScenariosNameTheirTag: against a server without the
@@ -40,6 +42,33 @@ func TestNewestClientScenariosNameTheirTag(t *testing.T) {
 	failed := res.Failed()
 	assert.NotEmpty(t, failed, out)
 	for _, f := range failed {
-		assert.Contains(t, f.Message, "--tags '~@newest-client'", f.Name)
+		assert.Contains(t, f.Message, steps.NewestClientNote, f.Name)
+	}
+}
+
+// TestEveryFailureOfTheNewestClientSurfaceSaysSo: a server of the
+// published document alone fails the newest client's scenarios in many
+// ways (an operation not found, a value refused, a field not kept nor
+// filtered on); each failure carries the one note, once, and no failure of
+// another scenario does.
+func TestEveryFailureOfTheNewestClientSurfaceSaysSo(t *testing.T) {
+	srv := newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Published: true})
+	res, out := runSuite(t, srv, func(c *steps.Config) {
+		oneCaller(c)
+		runFeaturesOnly(c)
+		c.Tags = "@newest-client or @creates-runs"
+	})
+	failed := map[string]bool{}
+	for _, f := range res.Failed() {
+		failed[f.Name] = true
+		if hasAnyTag(f.Tags, "@newest-client") {
+			assert.Equal(t, 1, strings.Count(f.Message, steps.NewestClientNote), "%s:\n%s", f.Name, f.Message)
+		} else {
+			t.Errorf("%s, not of the newest client's surface, failed against a server of the published document:\n%s", f.Name, f.Message)
+		}
+	}
+	for _, name := range []string{"Metadata is kept, given back and filtered on", "The executor and factory filters match what they name, and nothing else",
+		"The newest values are accepted", "A finished run's handoff files each have an id, a name and a download link", "An agent identity is fetched by its uid with every field the client needs"} {
+		assert.True(t, failed[name], "%q should fail against a server of the published document\n%s", name, out)
 	}
 }

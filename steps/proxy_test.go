@@ -35,7 +35,10 @@ func newProxy(t *testing.T, upstream string, opts proxy.Options) (*proxy.Proxy, 
 	t.Helper()
 	v, err := sharedValidator()
 	require.NoError(t, err)
-	opts.Upstream, opts.Validator = upstream, v
+	opts.Upstream = upstream
+	if opts.Validator == nil {
+		opts.Validator = v
+	}
 	p, err := proxy.New(opts)
 	require.NoError(t, err)
 	srv := httptest.NewServer(p)

@@ -232,18 +232,7 @@ func (s *scenario) placeholderValue(ctx context.Context, key string) (string, er
 		if !ok {
 			return "", fmt.Errorf("want {between <run> and <run>}")
 		}
-		ta, err := s.createdAt(ctx, a)
-		if err != nil {
-			return "", err
-		}
-		tb, err := s.createdAt(ctx, b)
-		if err != nil {
-			return "", err
-		}
-		if !ta.Before(tb) {
-			return "", fmt.Errorf("run %s was created at %s, not before run %s at %s", a, ta.Format(time.RFC3339Nano), b, tb.Format(time.RFC3339Nano))
-		}
-		return ta.Add(tb.Sub(ta) / 2).UTC().Format(time.RFC3339Nano), nil
+		return s.instantBetween(ctx, a, b) // precision.go
 	}
 	return "", fmt.Errorf("unknown placeholder")
 }

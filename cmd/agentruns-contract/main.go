@@ -120,6 +120,7 @@ type options struct {
 	concurrency  int
 	seed         int64
 	noControl    bool
+	exactStamps  bool
 
 	// baseURLFrom and apiKeyFrom say where baseURL and apiKey came from.
 	baseURLFrom string
@@ -165,6 +166,7 @@ Flags:
 	fs.StringVar(&o.output, "output", "", "`file` for the report (default stdout)")
 	fs.IntVar(&o.concurrency, "concurrency", steps.DefaultConcurrency, "scenarios run at once")
 	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
+	fs.BoolVar(&o.exactStamps, "exact-timestamps", false, "the server keeps its timestamps exactly as it shows them: judge the time filters at a run's very instant (without it, an instant the shown digits leave undecided is inconclusive; the bundled mock is judged so anyway)")
 	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -243,22 +245,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg := steps.Config{
-		BaseURL:       o.baseURL,
-		APIKey:        o.apiKey,
-		OtherAPIKey:   o.otherAPIKey,
-		FailingPrompt: o.failPrompt,
-		WaitForTicks:  o.waitForTicks,
-		IdentityPlan:  o.identityPlan,
-		Tags:          o.tags,
-		ReadOnly:      o.readOnly,
-		Timeout:       o.timeout,
-		Output:        stdout,
-		NoColors:      !isTerminal(stdout),
-		Concurrency:   o.concurrency,
-		Seed:          o.seed,
-		NoControl:     o.noControl,
-		Log:           io.Discard, // the summary says why scenarios were skipped
-		HTTPClient:    &http.Client{Timeout: 60 * time.Second},
+		BaseURL:         o.baseURL,
+		APIKey:          o.apiKey,
+		OtherAPIKey:     o.otherAPIKey,
+		FailingPrompt:   o.failPrompt,
+		WaitForTicks:    o.waitForTicks,
+		IdentityPlan:    o.identityPlan,
+		Tags:            o.tags,
+		ReadOnly:        o.readOnly,
+		Timeout:         o.timeout,
+		Output:          stdout,
+		NoColors:        !isTerminal(stdout),
+		Concurrency:     o.concurrency,
+		Seed:            o.seed,
+		NoControl:       o.noControl,
+		ExactTimestamps: o.exactStamps,
+		Log:             io.Discard, // the summary says why scenarios were skipped
+		HTTPClient:      &http.Client{Timeout: 60 * time.Second},
 	}
 	if o.output != "" {
 		f, err := os.Create(o.output)

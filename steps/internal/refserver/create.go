@@ -27,6 +27,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", "the body must be one JSON object")
 		return
 	}
+	if s.opts.Published {
+		if refused := publishedBody(body); refused != "" {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", refused)
+			return
+		}
+	}
 	req, err := parseRequest(body)
 	if err != nil {
 		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", err.Error())

@@ -48,7 +48,7 @@ func (s *Server) serveIdentities(w http.ResponseWriter, r *http.Request, c calle
 		case http.MethodGet:
 			items := make([]map[string]any, 0, len(ids))
 			for _, id := range ids {
-				items = append(items, id.item())
+				items = append(items, s.showIdentity(id))
 			}
 			writeJSON(w, http.StatusOK, map[string]any{"agents": items})
 		case http.MethodPost:
@@ -74,7 +74,7 @@ func (s *Server) serveIdentities(w http.ResponseWriter, r *http.Request, c calle
 	}
 	switch id := ids[i]; r.Method {
 	case http.MethodGet:
-		writeJSON(w, http.StatusOK, id.item())
+		writeJSON(w, http.StatusOK, s.showIdentity(id))
 	case http.MethodPut:
 		var req struct {
 			Name *string `json:"name"`
@@ -86,7 +86,7 @@ func (s *Server) serveIdentities(w http.ResponseWriter, r *http.Request, c calle
 		if req.Name != nil {
 			id.name, id.updated = *req.Name, time.Now()
 		}
-		writeJSON(w, http.StatusOK, id.item())
+		writeJSON(w, http.StatusOK, s.showIdentity(id))
 	case http.MethodDelete:
 		if id.isDefault {
 			writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", "the team's default identity stays")
@@ -116,5 +116,14 @@ func (s *Server) createIdentity(w http.ResponseWriter, r *http.Request, c caller
 	now := time.Now()
 	id := &identity{uid: newID(), team: c.team, name: req.Name, created: now, updated: now}
 	s.identities[c.team] = append(ids, id)
-	writeJSON(w, http.StatusCreated, id.item())
+	writeJSON(w, http.StatusCreated, s.showIdentity(id))
+}
+
+// showIdentity is an identity as the API shows it: the four published
+// fields alone when the server serves the published document alone.
+func (s *Server) showIdentity(id *identity) map[string]any {
+	if s.opts.Published {
+		return publishedIdentity(id.item())
+	}
+	return id.item()
 }

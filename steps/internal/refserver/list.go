@@ -61,6 +61,13 @@ type cursor struct {
 // (updated_at, newest first), and keyset pages.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) {
 	vals := r.URL.Query()
+	if s.opts.Published {
+		var refused string
+		if vals, refused = publishedQuery(vals); refused != "" {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", refused)
+			return
+		}
+	}
 	q, err := parseQuery(vals)
 	if err != nil {
 		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", err.Error())
@@ -93,7 +100,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) {
 		if run.team() != c.team {
 			continue
 		}
-		item := run.item(now)
+		item := s.show(run, now)
 		if q.matches(s, run, item) {
 			matches = append(matches, entry{q.sortKey(item), run.id, item})
 		}

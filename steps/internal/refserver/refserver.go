@@ -80,6 +80,12 @@ type Options struct {
 	// SystemFirst opens every conversation with the system's instructions,
 	// before the user's prompt.
 	SystemFirst bool
+	// Published serves the published document (May 2026) alone: none of
+	// the newest client's operations (404; GET of an identity 405), fields
+	// (a run's executor and metadata, an identity's settings) or values
+	// (its sources, artifact type and harnesses are refused), and the
+	// session redirect asks for a key (published.go).
+	Published bool
 }
 
 // OtherTeamKeyPrefix begins the API keys of a second team, for the
@@ -150,6 +156,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if token, ok := strings.CutPrefix(r.URL.Path, "/downloads/artifacts/"); ok && r.Method == http.MethodGet {
 		s.download(w, r, token)
+		return
+	}
+	if s.publishedGate(w, r) {
 		return
 	}
 	// The redirects need no key (the newest client sends none): a shared
@@ -312,7 +321,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, c caller, id string
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, run.item(time.Now()))
+	writeJSON(w, http.StatusOK, s.show(run, time.Now()))
 }
 
 // cancel follows the published document's rules: a finished or BLOCKED run
@@ -340,4 +349,14 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, c caller, id str
 		run.cancelAccepted, run.cancelledAt = now, now.Add(s.opts.CancelLag)
 		writeJSON(w, http.StatusOK, run.id)
 	}
+}
+
+// show is a run as the API shows it now: the document's RunItem, less the
+// newest client's fields when the server serves the published document
+// alone.
+func (s *Server) show(r *run, now time.Time) map[string]any {
+	if s.opts.Published {
+		return publishedRun(r.item(now))
+	}
+	return r.item(now)
 }

@@ -1,0 +1,120 @@
+package openapi
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pb33f/go-yaml"
+)
+
+// The document holds both the service's published document (May 2026) and
+// what the newest official client (oz-agent-sdk 1.4.0-alpha.6) adds to
+// it; each addition is marked with the extension newestClientMark. Added
+// fields and values cost a server that lacks them nothing, since it never
+// sends them; but a field the newest client requires in an answer (an
+// identity's updated_at, default_runner_uid, memory, secrets, skills)
+// would fail every answer of a server built to the published document.
+// The published view judges such a server: the same document, with no
+// answer required to carry a field only the newest client has.
+
+// newestClientMark marks what the newest client added to the published
+// document.
+const newestClientMark = "x-agentruns-source"
+
+// NewPublishedValidator returns a Validator for the published view of the
+// embedded Document (see PublishedView): what a server built to the
+// published document must answer, the newest client's additions accepted
+// but never required.
+func NewPublishedValidator() (*Validator, error) {
+	view, err := PublishedView(Document)
+	if err != nil {
+		return nil, err
+	}
+	return newValidator(view, false)
+}
+
+// PublishedView returns doc with every field marked as the newest
+// client's (newestClientMark on the property, or on the component schema
+// it refers to) taken out of the required list of the schema that holds
+// it. Everything else, the newest client's fields, operations and enum
+// values included, stays as it is.
+func PublishedView(doc []byte) ([]byte, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return nil, fmt.Errorf("openapi: published view: %w", err)
+	}
+	marked := markedComponents(&root)
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode {
+			unrequireNewest(n, marked)
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&root)
+	out, err := yaml.Marshal(&root)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: published view: %w", err)
+	}
+	return out, nil
+}
+
+// markedComponents names the component schemas that are the newest
+// client's as a whole.
+func markedComponents(root *yaml.Node) map[string]bool {
+	marked := map[string]bool{}
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	schemas := value(value(doc, "components"), "schemas")
+	if schemas == nil {
+		return marked
+	}
+	for i := 0; i+1 < len(schemas.Content); i += 2 {
+		if value(schemas.Content[i+1], newestClientMark) != nil {
+			marked[schemas.Content[i].Value] = true
+		}
+	}
+	return marked
+}
+
+// unrequireNewest drops from a schema's required list the properties that
+// are the newest client's.
+func unrequireNewest(schema *yaml.Node, marked map[string]bool) {
+	required, props := value(schema, "required"), value(schema, "properties")
+	if required == nil || props == nil || required.Kind != yaml.SequenceNode {
+		return
+	}
+	required.Content = slices.DeleteFunc(required.Content, func(name *yaml.Node) bool {
+		p := value(props, name.Value)
+		if p == nil {
+			return false
+		}
+		if value(p, newestClientMark) != nil {
+			return true
+		}
+		ref := value(p, "$ref")
+		return ref != nil && marked[strings.TrimPrefix(ref.Value, "#/components/schemas/")]
+	})
+	// A flow-style list keeps its style; an empty one must stay a list.
+	if len(required.Content) == 0 {
+		required.Style = yaml.FlowStyle
+	}
+}
+
+// value is the value of key in a mapping node, nil when there is none.
+func value(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
