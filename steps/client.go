@@ -29,6 +29,9 @@ type apiClient struct {
 	validator ResponseValidator
 	// runs holds every run the suite has seen, for the rules of invariants.go.
 	runs *ledger
+	// made records what the scenario's requests created, for it to undo
+	// when it ends (cleanup.go); nil where nothing is to be undone.
+	made *creations
 }
 
 // response is one answer from the server, with its body read.
@@ -98,6 +101,7 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 		return nil, err
 	}
 	recv := time.Now()
+	a.made.note(req.Header.Get("Authorization"), c, resp)
 	errs := []error{a.check(req, resp, c.path)}
 	if a.runs != nil {
 		for _, run := range runsIn(c.method, c.path, resp) {

@@ -68,7 +68,9 @@ type Config struct {
 	// Tags is a tag expression selecting scenarios, in Cucumber's syntax
 	// ("not @slow and (@a or @b)") or godog's older one ("~@slow && @a,@b").
 	Tags string
-	// ReadOnly leaves out every scenario tagged @creates-runs.
+	// ReadOnly changes nothing on the server: it leaves out every scenario
+	// tagged @creates-runs or @writes, leaves the mock's control API alone,
+	// and its HTTP client refuses any method but GET and HEAD (readonly.go).
 	ReadOnly bool
 	// Timeout bounds each wait for a run to progress (wall time when polling,
 	// server time when driving the mock's clock). Default 10 minutes.
@@ -274,14 +276,16 @@ func editDistance(a, b string) int {
 }
 
 // tags is the expression selecting the scenarios: the caller's tags, less
-// the scenarios that create runs in read-only mode.
+// the scenarios that create runs or change anything in read-only mode.
 func (c Config) tags() (tagexpr.Expr, error) {
 	x, err := tagexpr.Parse(c.Tags)
 	if err != nil {
 		return nil, err
 	}
 	if c.ReadOnly {
-		x = tagexpr.And(x, tagexpr.Not(tagexpr.Tag("@creates-runs")))
+		for _, t := range readOnlyTags {
+			x = tagexpr.And(x, tagexpr.Not(tagexpr.Tag(t)))
+		}
 	}
 	if _, err := tagexpr.Godog(x); err != nil {
 		return nil, fmt.Errorf("tag expression %q: %w", c.Tags, err)

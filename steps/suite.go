@@ -16,7 +16,10 @@ import (
 type Suite struct {
 	cfg     Config
 	base    *url.URL
-	control *url.URL
+	control *url.URL // the mock's control API, nil when not used
+	// controlUnused tells that the server offers the mock's control API and
+	// the suite leaves it alone, as a read-only run does.
+	controlUnused bool
 
 	// runCtx is the context of the current Run: once it is done, scenarios
 	// that had not finished are reported as interrupted.
@@ -61,6 +64,9 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ReadOnly {
+		cfg.HTTPClient = readOnlyClient(cfg.HTTPClient) // readonly.go
+	}
 	if err := preflight(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey); err != nil {
 		return nil, err
 	}
@@ -72,6 +78,11 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger()}
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)
+	}
+	if cfg.ReadOnly && su.control != nil {
+		// Every use of the control API changes the mock (a session, its
+		// clock): a read-only run polls, as against any server.
+		su.control, su.controlUnused = nil, true
 	}
 	return su, nil
 }
@@ -97,6 +108,7 @@ func (su *Suite) newClient() *apiClient {
 		key:       su.cfg.APIKey,
 		validator: su.cfg.Validator,
 		runs:      su.runs,
+		made:      &creations{},
 	}
 }
 
