@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,7 +77,10 @@ type Config struct {
 	// server time when driving the mock's clock). Default 10 minutes.
 	Timeout time.Duration
 	// PollInterval is the pause between two looks at a run when polling.
-	// Default 2 s.
+	// Default 2 s. A run that stays in a state for less than it may be
+	// seen to skip that state, so a move backwards through it goes
+	// unseen; a shorter interval sees more and costs one request per look
+	// (docs/contract-suite-runner.md, "How often the suite looks").
 	PollInterval time.Duration
 	// Spacing is the pause between runs created "one after another" when the
 	// suite cannot move the server's clock. The default, 1.1 s, keeps their
@@ -113,6 +117,23 @@ type Config struct {
 	// Features holds the feature files at its root; the embedded
 	// features.FS when nil.
 	Features fs.FS
+
+	// wait lets time pass where the suite cannot move the server's clock
+	// (between two looks at a run, say); sleep when nil. The package's
+	// tests set it to move a mock's virtual clock instead, so that a run's
+	// pace against the poll interval does not hang on the machine's load.
+	wait func(ctx context.Context, d time.Duration) error
+}
+
+// pause lets d pass, or less if ctx ends first.
+func (c Config) pause(ctx context.Context, d time.Duration) error {
+	if c.wait != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return c.wait(ctx, d)
+	}
+	return sleep(ctx, d)
 }
 
 // godogFormats are godog's own formatters the suite passes on.

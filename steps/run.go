@@ -65,6 +65,12 @@ func (r Result) Passed() bool {
 	return len(r.Scenarios) > 0 && len(r.Failed()) == 0 && len(r.Interrupted()) == 0
 }
 
+// NothingChecked reports whether scenarios were selected and every one of
+// them was skipped: the run vouches for nothing, though nothing failed.
+func (r Result) NothingChecked() bool {
+	return len(r.Scenarios) > 0 && len(r.Skipped()) == len(r.Scenarios)
+}
+
 // Failed lists the scenarios that failed.
 func (r Result) Failed() []ScenarioResult { return r.with(Failed) }
 

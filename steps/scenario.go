@@ -112,7 +112,7 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 		case s.suite.controlUnused && hasTag(sc, "@mock-control"):
 			s.skipReason = "needs the mock control API (@mock-control), which a read-only run leaves alone: every use of it changes the mock"
 		case s.suite.controlUnused && hasTag(sc, "@mock-only"):
-			s.skipReason = "checks what only the bundled mock promises (@mock-only), through its control API, which a read-only run leaves alone: every use of it changes the mock"
+			s.skipReason = "checks what only the mock promises (@mock-only), through its control API, which a read-only run leaves alone: every use of it changes the mock"
 		case hasTag(sc, "@mock-control"):
 			s.skipReason = "needs the mock control API (@mock-control), which " + s.suite.cfg.BaseURL + " does not offer"
 		case hasTag(sc, "@mock-only"):
@@ -182,7 +182,7 @@ func (s *scenario) rereadEndedRuns(ctx context.Context, _ *godog.Scenario, err e
 		if err := s.api.advanceClock(ctx, time.Minute); err != nil {
 			return ctx, err
 		}
-	} else if err := sleep(ctx, min(wait, 10*time.Second)); err != nil {
+	} else if err := s.suite.cfg.pause(ctx, min(wait, 10*time.Second)); err != nil {
 		return ctx, err
 	}
 	for _, r := range ended {

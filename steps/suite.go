@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruns/agentruns/openapi"
@@ -28,6 +29,9 @@ type Suite struct {
 	// runs is every run seen during the suite, held to the rules that hold
 	// for any run at any time.
 	runs *ledger
+
+	// looks counts the looks at runs while watching them (progression.go).
+	looks atomic.Int64
 
 	mu         sync.Mutex
 	collecting *collector // the current Run's, nil outside Run
@@ -91,12 +95,21 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 // control API.
 func (su *Suite) Control() bool { return su.control != nil }
 
-// mode says how the suite drives the server, for people.
+// mode says how the suite drives the server, for people: polling, how
+// often it looked at a run, and how many looks that made.
 func (su *Suite) mode() string {
 	if su.Control() {
 		return "driving the mock's control API"
 	}
-	return "polling the server"
+	return fmt.Sprintf("polling the server, a look at a run every %s (--poll-interval): %s", su.cfg.PollInterval, looksCount(su.looks.Load()))
+}
+
+// looksCount is "1 look", "12 looks".
+func looksCount(n int64) string {
+	if n == 1 {
+		return "1 look"
+	}
+	return fmt.Sprintf("%d looks", n)
 }
 
 // newClient makes the HTTP client of one scenario.

@@ -1,5 +1,6 @@
 // Command agentruns-contract runs the contract suite of the Cloud Agent Runs
-// API against a server and exits 0 only when every selected scenario passed.
+// API against a server and exits 0 only when no selected scenario failed and
+// at least one passed.
 //
 // With no --base-url (and no OZ_API_BASE_URL) it starts the bundled mock in
 // the same process and verifies it. It says which server it tests, and why,
@@ -59,6 +60,10 @@ func formatNames() string {
 // errFailed means the suite ran and some scenario failed.
 var errFailed = errors.New("the server does not meet the contract")
 
+// errNothingChecked means every selected scenario was skipped: nothing
+// failed, and nothing was checked either, which must not pass for green.
+var errNothingChecked = errors.New("nothing was checked: every selected scenario was skipped")
+
 // errUsage means the command line was wrong; flag has already said why.
 var errUsage = errors.New("usage")
 
@@ -87,20 +92,34 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	close(finished)
 	stop()
+	if err != nil && !errors.Is(err, errHelp) && err != errUsage {
+		fmt.Fprintln(os.Stderr, "agentruns-contract:", err) // flag has said what errUsage alone means
+	}
+	os.Exit(exitStatus(err))
+}
+
+// The exit statuses, as docs/contract-suite-runner.md lists them.
+const (
+	exitPassed         = 0
+	exitFailed         = 1 // a scenario failed, or the server cannot be tested
+	exitUsage          = 2
+	exitNothingChecked = 3
+	exitInterrupted    = 130 // as a shell reports a command stopped by Ctrl-C
+)
+
+// exitStatus is the status the command ends with after run returned err.
+func exitStatus(err error) int {
 	switch {
 	case err == nil, errors.Is(err, errHelp):
+		return exitPassed
 	case errors.Is(err, errUsage):
-		if err != errUsage {
-			fmt.Fprintln(os.Stderr, "agentruns-contract:", err)
-		}
-		os.Exit(2)
+		return exitUsage
+	case errors.Is(err, errNothingChecked):
+		return exitNothingChecked
 	case errors.Is(err, steps.ErrInterrupted):
-		fmt.Fprintln(os.Stderr, "agentruns-contract:", err)
-		os.Exit(130) // as a shell reports a command stopped by Ctrl-C
-	default:
-		fmt.Fprintln(os.Stderr, "agentruns-contract:", err)
-		os.Exit(1)
+		return exitInterrupted
 	}
+	return exitFailed
 }
 
 // options are the command line.
@@ -115,6 +134,7 @@ type options struct {
 	readOnly     bool
 	allowWrites  bool
 	timeout      time.Duration
+	pollInterval time.Duration
 	format       string
 	output       string
 	concurrency  int
@@ -141,8 +161,10 @@ Commands:
         write the features as one HTML page, the API's behaviour as a spec,
         without running anything (docs --help for its flags)
 
-Exit status: 0 passed, 1 a scenario failed or the server cannot be tested,
-2 the command line is wrong, 130 interrupted.
+Exit status: 0 every selected scenario passed or was skipped, and at least
+one passed; 1 a scenario failed or the server cannot be tested; 2 the
+command line is wrong; 3 nothing was checked (every selected scenario was
+skipped); 130 interrupted.
 
 Flags:
 `)
@@ -161,6 +183,8 @@ Flags:
 	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
 	o.timeout = steps.DefaultTimeout
 	fs.Var((*duration)(&o.timeout), "timeout", "longest wait for one run to progress, a `duration` such as 90s or 10m")
+	o.pollInterval = steps.DefaultPollInterval
+	fs.Var((*duration)(&o.pollInterval), "poll-interval", "pause between two looks at a run when polling, a `duration` such as 500ms: shorter sees states a fast server moves through, at one request per look (the mock's control API needs none)")
 	fs.StringVar(&o.format, "format", steps.DefaultFormat, "report `format`: "+formatNames())
 	fs.StringVar(&o.output, "output", "", "`file` for the report (default stdout)")
 	fs.IntVar(&o.concurrency, "concurrency", steps.DefaultConcurrency, "scenarios run at once")
@@ -252,6 +276,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Tags:          o.tags,
 		ReadOnly:      o.readOnly,
 		Timeout:       o.timeout,
+		PollInterval:  o.pollInterval,
 		Output:        stdout,
 		NoColors:      !isTerminal(stdout),
 		Concurrency:   o.concurrency,
@@ -300,6 +325,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !res.Passed() {
 		return errFailed
+	}
+	if res.NothingChecked() {
+		return errNothingChecked
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -71,11 +72,15 @@ func TestTwoCallersOnTheBundledMockAndSkippedWithoutASecondKey(t *testing.T) {
 	assert.Greater(t, total, 2)
 	assert.Equal(t, total, passed, errOut)
 
+	// Issue 34, point 7: every scenario skipped is a run that checked
+	// nothing, which must not exit 0.
 	srv := newMock(t, mockserver.Options{}, nil)
 	out, errOut, err = runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--tags", "@two-callers", "--format", "progress")
-	require.NoError(t, err, "%s\n%s", out, errOut)
+	require.ErrorIs(t, err, errNothingChecked, "%s\n%s", out, errOut)
+	assert.Equal(t, 3, exitStatus(err))
 	total, _, _, skipped := summaryCounts(t, errOut)
 	assert.Equal(t, total, skipped, errOut)
+	assert.Contains(t, errOut, "Nothing was checked: add --other-api-key to check the rest.")
 	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs ("+strconv.Itoa(total)+" scenarios skipped): pass --other-api-key KEY")
 	assert.NotContains(t, errOut, "SKIPPED", "a skip a flag would avoid is told once, as not checked")
 
@@ -309,6 +314,8 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 		{"no scheme", []string{"--base-url", "127.0.0.1:8080", "--api-key", "k"}, "has no scheme: write it as http://127.0.0.1:8080"},
 		{"unknown tag", []string{"--tags", "not @sloww"}, "no scenario is tagged @sloww; did you mean @slow? the tags are @creates-runs, "},
 		{"bare timeout", []string{"--timeout", "5"}, `invalid value "5" for flag -timeout: want a duration with its unit, such as 30s, 5m or 1h30m`},
+		{"bare poll interval", []string{"--poll-interval", "2"}, `invalid value "2" for flag -poll-interval: want a duration with its unit`},
+		{"zero poll interval", []string{"--poll-interval", "0s"}, `want a duration above zero`},
 		{"negative seed", []string{"--seed", "-3"}, "want a positive number"},
 		{"no concurrency", []string{"--concurrency", "0"}, "want 1 or more"},
 	} {
@@ -326,7 +333,7 @@ func TestHelpShowsEveryFlagButNoKey(t *testing.T) {
 	err := run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &errOut)
 	require.ErrorIs(t, err, errHelp)
 	assert.NotContains(t, errOut.String(), "wk-secret")
-	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--format", "--output", "--concurrency", "--seed", "--no-control"} {
+	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--poll-interval", "--format", "--output", "--concurrency", "--seed", "--no-control"} {
 		assert.Contains(t, errOut.String(), strings.TrimPrefix(f, "-"))
 	}
 	assert.Contains(t, errOut.String(), "agentruns-contract docs [--output spec.html]", "the docs command is listed")
@@ -655,4 +662,38 @@ func TestTheDocsNameEveryFlagOfHelp(t *testing.T) {
 	for _, f := range formats {
 		assert.Contains(t, string(page), "`"+f.name+"`", "docs/running-the-suite.md lacks --format %s", f.name)
 	}
+}
+
+// Each outcome of run ends the command with the status the usage and
+// docs/contract-suite-runner.md give it.
+func TestExitStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errHelp, 0},
+		{errFailed, 1},
+		{errors.New("cannot reach the server"), 1},
+		{errUsage, 2},
+		{usageError{errors.New("no API key")}, 2},
+		{errNothingChecked, 3},
+		{fmt.Errorf("%w: 3 scenarios did not finish", steps.ErrInterrupted), 130},
+	} {
+		assert.Equal(t, tc.want, exitStatus(tc.err), "%v", tc.err)
+	}
+	var usage bytes.Buffer
+	_, _ = parseFlags([]string{"--help"}, &usage)
+	assert.Contains(t, usage.String(), "3 nothing was checked")
+}
+
+// Issue 34, point 6: --poll-interval sets how often the suite looks at a
+// run when polling, and the summary says how often it looked, and how
+// many looks that made.
+func TestPollIntervalIsUsedAndReported(t *testing.T) {
+	srv := newMock(t, mockserver.Options{Step: 20 * time.Millisecond}, nil)
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--no-control", "--poll-interval", "30ms",
+		"--tags", "@slow and not @mock-control", "--format", "progress")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	assert.Regexp(t, `\(polling the server, a look at a run every 30ms \(--poll-interval\): \d+ looks, seed \d+\)`, errOut)
 }
