@@ -118,7 +118,7 @@ func (s *scenario) undoCreations(ctx context.Context) {
 		}
 		c.auth = auth{header: made.authorization, omit: made.authorization == ""}
 		client := *s.api
-		client.runs, client.made = nil, nil // the undoing is neither judged by the ledger nor recorded
+		client.runs, client.made, client.cause = nil, nil, nil // the undoing is not judged, nor recorded
 		_, _ = client.do(ctx, c)
 	}
 }

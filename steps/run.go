@@ -235,10 +235,10 @@ func (su *Suite) collector() *collector {
 
 // record keeps one scenario's outcome; the after-scenario hook calls it.
 // The outcome itself comes from the steps' events: the hook adds why the
-// scenario was skipped, if it was.
-func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string) {
+// scenario was skipped, if it was, and the first contract violation it met.
+func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string, cause *report.Cause) {
 	if c := su.collector(); c != nil {
-		c.ended(sc, skipReason)
+		c.ended(sc, skipReason, cause)
 	}
 }
 

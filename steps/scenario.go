@@ -139,7 +139,7 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 // created (cleanup.go): runs left running stop costing money, and no
 // schedule or identity is left behind.
 func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (context.Context, error) {
-	s.suite.record(sc, err, s.skipReason)
+	s.suite.record(sc, err, s.skipReason, s.api.cause.get())
 	if s.api.control == nil {
 		s.undoCreations(context.WithoutCancel(ctx)) // cleanup.go
 		s.releaseIdentities()

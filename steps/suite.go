@@ -122,6 +122,7 @@ func (su *Suite) newClient() *apiClient {
 		validator: su.cfg.Validator,
 		runs:      su.runs,
 		made:      &creations{},
+		cause:     &firstCause{},
 	}
 }
 

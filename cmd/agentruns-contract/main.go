@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -388,6 +389,14 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	}
 	fmt.Fprintf(w, "\n%d scenarios: %d passed, %d failed, %d skipped%s in %s (%s, seed %d)\n",
 		len(res.Scenarios), passed, failed, skipped, interrupted, res.Duration.Round(time.Millisecond), res.Report.Mode, res.Seed)
+	failures := res.Report.FailureGroups()
+	for _, g := range failures {
+		if g.Cause == nil {
+			break // the groups with a cause come first
+		}
+		fmt.Fprintf(w, "CAUSE   %s failed from %s\n        %s\n        %s\n", plural(len(g.Scenarios), "scenario"), g.Cause,
+			reportNames(g.Scenarios), strings.ReplaceAll(g.Scenarios[0].Message, "\n", "\n        "))
+	}
 	if cfg.ReadOnly {
 		fmt.Fprintln(w, "read-only: only GET and HEAD were sent; scenarios tagged @creates-runs or @writes were left out")
 	}
@@ -411,13 +420,16 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		}
 		fmt.Fprintf(w, "SKIPPED %s: %s\n        %s\n", plural(len(g), "scenario"), g[0].Message, names(g))
 	}
-	for _, g := range byHeadline(res.Failed()) {
-		msg := strings.ReplaceAll(g[0].Message, "\n", "\n        ")
-		if len(g) == 1 {
-			fmt.Fprintf(w, "FAILED  %s: %s\n        %s\n", g[0].Feature, g[0].Name, msg)
+	for _, g := range failures {
+		if g.Cause != nil {
+			continue // told first
+		}
+		msg := strings.ReplaceAll(g.Scenarios[0].Message, "\n", "\n        ")
+		if len(g.Scenarios) == 1 {
+			fmt.Fprintf(w, "FAILED  %s: %s\n        %s\n", g.Scenarios[0].URI, g.Scenarios[0].Name, msg)
 			continue
 		}
-		fmt.Fprintf(w, "FAILED  %s with the same failure: %s\n        %s\n", plural(len(g), "scenario"), names(g), msg)
+		fmt.Fprintf(w, "FAILED  %s with the same failure: %s\n        %s\n", plural(len(g.Scenarios), "scenario"), reportNames(g.Scenarios), msg)
 	}
 	if failed == 0 && len(res.Interrupted()) == 0 && len(unchecked) > 0 {
 		verdict := "Passed, but not all checked"
@@ -449,16 +461,6 @@ func byMessage(scs []steps.ScenarioResult) [][]steps.ScenarioResult {
 	return groupBy(scs, func(s steps.ScenarioResult) string { return s.Message })
 }
 
-// byHeadline groups failed scenarios by the first line of their message:
-// what went wrong, the lines below it being details (the body the server
-// sent, which names each scenario's own run).
-func byHeadline(scs []steps.ScenarioResult) [][]steps.ScenarioResult {
-	return groupBy(scs, func(s steps.ScenarioResult) string {
-		first, _, _ := strings.Cut(s.Message, "\n")
-		return first
-	})
-}
-
 // groupBy groups scenarios by key, in the order of first sight.
 func groupBy(scs []steps.ScenarioResult, key func(steps.ScenarioResult) string) [][]steps.ScenarioResult {
 	var groups [][]steps.ScenarioResult
@@ -477,11 +479,26 @@ func groupBy(scs []steps.ScenarioResult, key func(steps.ScenarioResult) string) 
 
 // names names the first few scenarios of a group, and how many more.
 func names(g []steps.ScenarioResult) string {
-	const shown = 3
-	var out []string
-	for _, s := range g[:min(len(g), shown)] {
-		out = append(out, s.Feature+": "+s.Name)
+	var labels []string
+	for _, s := range g {
+		labels = append(labels, s.Feature+": "+s.Name)
 	}
+	return firstFew(labels)
+}
+
+// reportNames is names for the scenarios of a report.
+func reportNames(g []report.Scenario) string {
+	var labels []string
+	for _, s := range g {
+		labels = append(labels, s.URI+": "+s.Name)
+	}
+	return firstFew(labels)
+}
+
+// firstFew joins the first few labels, and says how many more.
+func firstFew(g []string) string {
+	const shown = 3
+	out := slices.Clone(g[:min(len(g), shown)])
 	if len(g) > shown {
 		out = append(out, fmt.Sprintf("and %d more", len(g)-shown))
 	}
