@@ -13,13 +13,20 @@ Feature: Errors
       | request                           | credentials                                         |
       | GET /agent/runs                   | no Authorization header                             |
       | GET /agent/runs/{unknown}         | no Authorization header                             |
-      | POST /agent/run                   | no Authorization header                             |
-      | POST /agent/runs                  | no Authorization header                             |
-      | POST /agent/runs/{unknown}/cancel | no Authorization header                             |
       | GET /agent/runs                   | the Authorization header "Bearer"                   |
       | GET /agent/runs                   | the Authorization header "Basic d2stbW9jay1hbGljZTo=" |
       | GET /agent/runs                   | the Authorization header "Token wk-abc123"          |
 
+    # A server that wrongly took one of these would start or cancel a run,
+    # so --read-only, which sends only GET and HEAD, leaves them out.
+    @writes
+    Examples:
+      | request                           | credentials                                         |
+      | POST /agent/run                   | no Authorization header                             |
+      | POST /agent/runs                  | no Authorization header                             |
+      | POST /agent/runs/{unknown}/cancel | no Authorization header                             |
+
+  @writes
   Scenario: Cancelling an unknown run is not found
     When I cancel a run that does not exist
     Then the response is a problem with status 404 and code "resource_not_found"

@@ -123,6 +123,7 @@ Feature: Run events
 
   # The document's bearer security covers every operation: this holds on
   # any server, and creates nothing.
+  @writes
   Scenario: Reporting needs a key
     When I send "POST /agent/events/{unknown}" with no Authorization header
     Then the response is a problem with status 401 and code "authentication_required"

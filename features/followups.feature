@@ -58,10 +58,12 @@ Feature: Follow-ups to a run
     When I fetch the run
     Then the run is in state "INPROGRESS"
 
+  @writes
   Scenario: A follow-up to a run that does not exist is a 404
     When I send "POST /agent/runs/{unknown}/followups" with the body {"message": "hello"}
     Then the response is a problem with status 404 and code "resource_not_found"
 
+  @writes
   Scenario: Follow-ups need credentials
     When I send "POST /agent/runs/{unknown}/followups" with no Authorization header
     Then the response is a problem with status 401 and code "authentication_required"

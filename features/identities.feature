@@ -21,6 +21,7 @@ Feature: Agent identities
     When I send "GET /agent/identities" with no Authorization header
     Then the response is a problem with status 401 and code "authentication_required"
 
+  @writes
   Scenario: An identity is created, renamed and deleted
     When I create an identity named "Docs bot {label}"
     Then the identity is created, available, with the name "Docs bot {label}"
@@ -33,18 +34,18 @@ Feature: Agent identities
     When I delete the identity
     Then the response is a problem with status 404 and code "resource_not_found"
 
-  @mock-only
+  @mock-only @writes
   Scenario: An identity needs a name
     When I create an identity named "   "
     Then the response is a problem with status 400 and code "invalid_request"
 
-  @mock-only
+  @mock-only @writes
   Scenario: The team's default identity cannot be deleted
     When I delete the team's default identity
     Then the response is a problem with status 400 and code "invalid_request"
 
   # Two of the plan's three are taken: one more fits, the next does not.
-  @mock-only
+  @mock-only @writes
   Scenario: A plan allows only so many identities
     When I create an identity named "Third {label}"
     Then the identity is created, available, with the name "Third {label}"
@@ -60,7 +61,7 @@ Feature: Agent identities
   # identities it created are deleted again, and must be gone: a delete that
   # answered 204 but left them would fill the team's plan for every scenario
   # after it.
-  @plan-edge
+  @plan-edge @writes
   Scenario: A plan allows exactly as many identities as it says
     When I create agent identities until the team has as many as its plan allows
     Then creating one more identity is refused with 403
@@ -79,7 +80,7 @@ Feature: Agent identities
     When I create a team-owned run acting as an identity that does not exist
     Then the response is a problem with status 400 and code "invalid_request"
 
-  @mock-only @mock-control
+  @mock-only @mock-control @writes
   Scenario: Deleting an identity revokes its API keys at once
     When I create an identity named "Short-lived {label}"
     And the mock issues an API key for the identity

@@ -20,7 +20,7 @@ Feature: What the newest client reads and filters by
     When I send "GET /agent/identities/agent-{unknown}"
     Then the response is a problem with status 404 and code "resource_not_found"
 
-  @mock-only
+  @mock-only @writes
   Scenario: An agent's settings are kept and given back
     When I send "POST /agent/identities" with the body {"name": "Reviewer {label}", "agent_type": "REVIEW", "description": "Reviews pull requests", "skills": ["acme/api:review"], "secrets": [{"name": "GH_TOKEN"}], "harness": {"type": "codex", "reasoning_level": "high"}}
     Then the response status is 201

@@ -57,6 +57,7 @@ Feature: Scheduled agents
     When I fetch a schedule that does not exist
     Then the response is a problem with status 404 and code "resource_not_found"
 
+  @writes
   Scenario Outline: A schedule with <case> is a 400
     When I create a schedule with the body <body>
     Then the response is a problem with status 400 and code "invalid_request"
@@ -70,7 +71,7 @@ Feature: Scheduled agents
 
   # The error schema requires type, title, status and error only; a detail
   # is optional and free text. The mock's names the field at fault.
-  @mock-only
+  @mock-only @writes
   Scenario Outline: The mock's 400 for a schedule with <case> names <field>
     When I create a schedule with the body <body>
     Then the response is a problem with status 400 and code "invalid_request"

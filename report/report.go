@@ -64,7 +64,11 @@ type Scenario struct {
 	Message string
 	// Needs, on a scenario skipped only for want of an option the run was
 	// not given, is that option: the skip was avoidable.
-	Needs    *Need
+	Needs *Need
+	// Cause, on a failed scenario, is the first contract violation it met:
+	// the root cause its failure is grouped by (causes.go), whatever the
+	// words of its message.
+	Cause    *Cause
 	Steps    []Step
 	Start    time.Time
 	Duration time.Duration

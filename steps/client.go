@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentruns/agentruns/report"
 )
 
 // sessionHeader isolates a scenario inside a mock that offers the control API.
@@ -29,6 +31,12 @@ type apiClient struct {
 	validator ResponseValidator
 	// runs holds every run the suite has seen, for the rules of invariants.go.
 	runs *ledger
+	// made records what the scenario's requests created, for it to undo
+	// when it ends (cleanup.go); nil where nothing is to be undone.
+	made *creations
+	// cause is the first contract violation the scenario met (causes.go);
+	// nil where none is noted.
+	cause *firstCause
 }
 
 // response is one answer from the server, with its body read.
@@ -98,10 +106,15 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 		return nil, err
 	}
 	recv := time.Now()
-	errs := []error{a.check(req, resp, c.path)}
+	a.made.note(req.Header.Get("Authorization"), c, resp)
+	cause, checked := a.check(req, resp, c.path)
+	a.cause.note(cause)
+	errs := []error{checked}
 	if a.runs != nil {
 		for _, run := range runsIn(c.method, c.path, resp) {
-			errs = append(errs, a.runs.see(a.session, sighting{doc: run, sent: sent, recv: recv, op: resp.op}))
+			knockOn, err := a.runs.see(a.session, sighting{doc: run, sent: sent, recv: recv, op: resp.op, cause: cause})
+			a.cause.note(knockOn)
+			errs = append(errs, err)
 		}
 	}
 	return resp, errors.Join(errs...)
@@ -141,8 +154,9 @@ func (a *apiClient) send(req *http.Request, body []byte) (*response, error) {
 }
 
 // check validates resp against the OpenAPI document and, for an error,
-// against the problem details rules.
-func (a *apiClient) check(req *http.Request, resp *response, path string) error {
+// against the problem details rules. cause is the first violation found,
+// nil when there is none.
+func (a *apiClient) check(req *http.Request, resp *response, path string) (cause *report.Cause, err error) {
 	// The validator sees the path relative to the base URL, so that a server
 	// under any prefix matches the document's paths.
 	vreq := req.Clone(req.Context())
@@ -162,16 +176,20 @@ func (a *apiClient) check(req *http.Request, resp *response, path string) error 
 	if err := a.validator.ValidateResponse(vreq, hr); err != nil {
 		// The validator's message names the operation, status and field.
 		errs = append(errs, fmt.Errorf("contract violation: %w", err))
+		cause = violationCause(err, req.Method, path, resp.status)
 	}
 	if resp.status >= 400 {
 		if err := checkProblem(resp); err != nil {
 			errs = append(errs, fmt.Errorf("%s answered %d: %w", resp.op, resp.status, err))
+			if cause == nil {
+				cause = problemCause(err, req.Method, path, resp.status)
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w\n%s", err, resp.excerpt())
+		return cause, fmt.Errorf("%w\n%s", err, resp.excerpt())
 	}
-	return nil
+	return nil, nil
 }
 
 // checkProblem checks that an error response is an RFC 7807 problem document

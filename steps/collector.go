@@ -76,6 +76,7 @@ type scenarioRun struct {
 	start, end  time.Time
 	hooked      bool // the after-scenario hook has run
 	skipReason  string
+	cause       *report.Cause // the first contract violation met
 	interrupted bool
 }
 
@@ -127,11 +128,11 @@ func (c *collector) started(p *messages.Pickle) {
 }
 
 // ended is the after-scenario hook's note.
-func (c *collector) ended(p *messages.Pickle, skipReason string) {
+func (c *collector) ended(p *messages.Pickle, skipReason string, cause *report.Cause) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.scenario(p)
-	r.end, r.hooked, r.skipReason = time.Now(), true, skipReason
+	r.end, r.hooked, r.skipReason, r.cause = time.Now(), true, skipReason, cause
 	r.interrupted = c.interrupted()
 	c.finishIfDone(r)
 }
@@ -198,6 +199,9 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 	}
 	if st, ok := sc.FailedStep(); ok {
 		sc.Status, sc.Message = st.Status, st.Message
+		if st.Status == report.Failed {
+			sc.Cause = r.cause
+		}
 	} else if r.skipReason != "" || allSkipped(sc.Steps) { // skipped before it began, or by a step that found it cannot apply
 		sc.Status, sc.Message = report.Skipped, r.skipReason
 		if sc.Message == "" {

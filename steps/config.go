@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -68,13 +69,18 @@ type Config struct {
 	// Tags is a tag expression selecting scenarios, in Cucumber's syntax
 	// ("not @slow and (@a or @b)") or godog's older one ("~@slow && @a,@b").
 	Tags string
-	// ReadOnly leaves out every scenario tagged @creates-runs.
+	// ReadOnly changes nothing on the server: it leaves out every scenario
+	// tagged @creates-runs or @writes, leaves the mock's control API alone,
+	// and its HTTP client refuses any method but GET and HEAD (readonly.go).
 	ReadOnly bool
 	// Timeout bounds each wait for a run to progress (wall time when polling,
 	// server time when driving the mock's clock). Default 10 minutes.
 	Timeout time.Duration
 	// PollInterval is the pause between two looks at a run when polling.
-	// Default 2 s.
+	// Default 2 s. A run that stays in a state for less than it may be
+	// seen to skip that state, so a move backwards through it goes
+	// unseen; a shorter interval sees more and costs one request per look
+	// (docs/contract-suite-runner.md, "How often the suite looks").
 	PollInterval time.Duration
 	// Spacing is the pause between runs created "one after another" when the
 	// suite cannot move the server's clock. The default, 1.1 s, keeps their
@@ -122,6 +128,23 @@ type Config struct {
 	// Features holds the feature files at its root; the embedded
 	// features.FS when nil.
 	Features fs.FS
+
+	// wait lets time pass where the suite cannot move the server's clock
+	// (between two looks at a run, say); sleep when nil. The package's
+	// tests set it to move a mock's virtual clock instead, so that a run's
+	// pace against the poll interval does not hang on the machine's load.
+	wait func(ctx context.Context, d time.Duration) error
+}
+
+// pause lets d pass, or less if ctx ends first.
+func (c Config) pause(ctx context.Context, d time.Duration) error {
+	if c.wait != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return c.wait(ctx, d)
+	}
+	return sleep(ctx, d)
 }
 
 // godogFormats are godog's own formatters the suite passes on.
@@ -285,14 +308,16 @@ func editDistance(a, b string) int {
 }
 
 // tags is the expression selecting the scenarios: the caller's tags, less
-// the scenarios that create runs in read-only mode.
+// the scenarios that create runs or change anything in read-only mode.
 func (c Config) tags() (tagexpr.Expr, error) {
 	x, err := tagexpr.Parse(c.Tags)
 	if err != nil {
 		return nil, err
 	}
 	if c.ReadOnly {
-		x = tagexpr.And(x, tagexpr.Not(tagexpr.Tag("@creates-runs")))
+		for _, t := range readOnlyTags {
+			x = tagexpr.And(x, tagexpr.Not(tagexpr.Tag(t)))
+		}
 	}
 	if _, err := tagexpr.Godog(x); err != nil {
 		return nil, fmt.Errorf("tag expression %q: %w", c.Tags, err)

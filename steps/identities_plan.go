@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 )
 
 // The plan's edge (features/identities.feature, @plan-edge). The document
@@ -119,18 +118,4 @@ func (s *scenario) identitiesMadeAreGone(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// deleteIdentitiesMadeForPlan deletes, best effort, the identities the
-// scenario created to fill the plan and did not delete in its steps (it
-// failed or was inconclusive before them).
-func (s *scenario) deleteIdentitiesMadeForPlan(ctx context.Context) {
-	if len(s.madeForPlan) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for _, uid := range s.madeForPlan {
-		_, _ = s.api.do(ctx, call{method: http.MethodDelete, path: "/agent/identities/" + pathEscape(uid)})
-	}
 }

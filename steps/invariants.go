@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/rules"
 )
 
@@ -38,6 +39,9 @@ type sighting struct {
 	doc        map[string]any
 	sent, recv time.Time
 	op         string
+	// cause is the contract violation of the answer it was read from, nil
+	// for an answer that follows the document.
+	cause *report.Cause
 }
 
 // ledger remembers the last sighting of every run the suite has seen, for
@@ -95,8 +99,10 @@ func (l *ledger) terminalSighting(session, runID string) (sighting, bool) {
 }
 
 // see checks one run against the rules of a single look and against what
-// was seen of it before, then remembers it.
-func (l *ledger) see(session string, now sighting) error {
+// was seen of it before, then remembers it. When this look contradicts an
+// earlier one read from an answer that broke the document, knockOn is that
+// answer's cause (causes.go).
+func (l *ledger) see(session string, now sighting) (knockOn *report.Cause, err error) {
 	id := str(now.doc["run_id"])
 	key := session + "/" + id
 	l.mu.Lock()
@@ -104,19 +110,22 @@ func (l *ledger) see(session string, now sighting) error {
 	followedAt, followed := l.followedUp[key]
 	errs := []error{runRules(id, now.doc, followed)}
 	if id == "" {
-		return errors.Join(errs...)
+		return nil, errors.Join(errs...)
 	}
 	before, ok := l.last[key]
 	// Only a look answered before this one was asked is earlier for sure;
 	// one asked while a follow-up was in flight may predate its restart.
 	straddles := followed && (followedAt.IsZero() || before.sent.Before(followedAt))
 	if ok && before.recv.Before(now.sent) && !straddles {
-		errs = append(errs, movedOn(id, before, now))
+		if err := movedOn(id, before, now); err != nil {
+			errs = append(errs, err)
+			knockOn = before.cause
+		}
 	}
 	if !ok || now.recv.After(before.recv) {
 		l.last[key] = now
 	}
-	return errors.Join(errs...)
+	return knockOn, errors.Join(errs...)
 }
 
 // runRules is what holds for a run in any single look (rules.RunAlone,

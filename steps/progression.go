@@ -17,11 +17,12 @@ func (s *scenario) tick(ctx context.Context) (time.Duration, error) {
 	if s.api.control != nil {
 		return time.Second, s.api.advanceClock(ctx, time.Second)
 	}
-	return s.suite.cfg.PollInterval, sleep(ctx, s.suite.cfg.PollInterval)
+	return s.suite.cfg.PollInterval, s.suite.cfg.pause(ctx, s.suite.cfg.PollInterval)
 }
 
 // observe fetches the run and keeps the look.
 func (s *scenario) observe(ctx context.Context, r *trackedRun) (string, error) {
+	s.suite.looks.Add(1)
 	doc, err := s.fetch(ctx, r)
 	if err != nil {
 		return "", err

@@ -65,6 +65,12 @@ func (r Result) Passed() bool {
 	return len(r.Scenarios) > 0 && len(r.Failed()) == 0 && len(r.Interrupted()) == 0
 }
 
+// NothingChecked reports whether scenarios were selected and every one of
+// them was skipped: the run vouches for nothing, though nothing failed.
+func (r Result) NothingChecked() bool {
+	return len(r.Scenarios) > 0 && len(r.Skipped()) == len(r.Scenarios)
+}
+
 // Failed lists the scenarios that failed.
 func (r Result) Failed() []ScenarioResult { return r.with(Failed) }
 
@@ -229,10 +235,10 @@ func (su *Suite) collector() *collector {
 
 // record keeps one scenario's outcome; the after-scenario hook calls it.
 // The outcome itself comes from the steps' events: the hook adds why the
-// scenario was skipped, if it was.
-func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string) {
+// scenario was skipped, if it was, and the first contract violation it met.
+func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string, cause *report.Cause) {
 	if c := su.collector(); c != nil {
-		c.ended(sc, skipReason)
+		c.ended(sc, skipReason, cause)
 	}
 }
 

@@ -3,7 +3,6 @@ package steps
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 	"sync"
 	"time"
@@ -87,6 +86,7 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 // before isolates the scenario in its own mock session, or skips it when it
 // needs a control API the server does not have.
 func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
+	ctx = withScenario(ctx, sc.Name) // for the read-only client's refusals (readonly.go)
 	if hasTag(sc, "@two-callers") && s.suite.cfg.OtherAPIKey == "" {
 		s.skipReason = "needs a key of another team (@two-callers): pass --other-api-key (Config.OtherAPIKey)"
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
@@ -109,6 +109,10 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 	}
 	if s.api.control == nil {
 		switch {
+		case s.suite.controlUnused && hasTag(sc, "@mock-control"):
+			s.skipReason = "needs the mock control API (@mock-control), which a read-only run leaves alone: every use of it changes the mock"
+		case s.suite.controlUnused && hasTag(sc, "@mock-only"):
+			s.skipReason = "checks what only the mock promises (@mock-only), through its control API, which a read-only run leaves alone: every use of it changes the mock"
 		case hasTag(sc, "@mock-control"):
 			s.skipReason = "needs the mock control API (@mock-control), which " + s.suite.cfg.BaseURL + " does not offer"
 		case hasTag(sc, "@mock-only"):
@@ -131,14 +135,13 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 	return ctx, nil
 }
 
-// after records the outcome and, on a real server, cancels the runs the
-// scenario left running so that they stop costing money.
+// after records the outcome and, on a real server, undoes what the scenario
+// created (cleanup.go): runs left running stop costing money, and no
+// schedule or identity is left behind.
 func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (context.Context, error) {
-	s.suite.record(sc, err, s.skipReason)
+	s.suite.record(sc, err, s.skipReason, s.api.cause.get())
 	if s.api.control == nil {
-		s.cancelLeftovers(context.WithoutCancel(ctx))
-		s.deleteSchedules(context.WithoutCancel(ctx))
-		s.deleteIdentitiesMadeForPlan(context.WithoutCancel(ctx))
+		s.undoCreations(context.WithoutCancel(ctx)) // cleanup.go
 		s.releaseIdentities()
 	} else if s.api.session != "" {
 		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
@@ -179,7 +182,7 @@ func (s *scenario) rereadEndedRuns(ctx context.Context, _ *godog.Scenario, err e
 		if err := s.api.advanceClock(ctx, time.Minute); err != nil {
 			return ctx, err
 		}
-	} else if err := sleep(ctx, min(wait, 10*time.Second)); err != nil {
+	} else if err := s.suite.cfg.pause(ctx, min(wait, 10*time.Second)); err != nil {
 		return ctx, err
 	}
 	for _, r := range ended {
@@ -188,22 +191,6 @@ func (s *scenario) rereadEndedRuns(ctx context.Context, _ *godog.Scenario, err e
 		}
 	}
 	return ctx, nil
-}
-
-// cancelLeftovers cancels, best effort, every run of the scenario that had not
-// ended when it was last seen.
-func (s *scenario) cancelLeftovers(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for _, r := range s.mine.runs {
-		if r.details != nil && isTerminal(str(r.details["state"])) {
-			continue
-		}
-		_, _ = s.api.do(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(r.id) + "/cancel"})
-	}
-	if s.theirs != nil {
-		_, _ = s.other().do(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.theirs.id) + "/cancel"})
-	}
 }
 
 func hasTag(sc *godog.Scenario, tag string) bool {

@@ -176,7 +176,7 @@ func (s *scenario) waitForScheduledRun(ctx context.Context, nick string) error {
 			return s.inconclusive(fmt.Sprintf("the server's clock did not reach schedule %q's tick (%s) within the suite's patience (--timeout %s)",
 				nick, tick.UTC().Format(time.RFC3339), s.suite.cfg.Timeout))
 		}
-		if err := sleep(ctx, s.suite.cfg.PollInterval); err != nil {
+		if err := s.suite.cfg.pause(ctx, s.suite.cfg.PollInterval); err != nil {
 			return err
 		}
 	}

@@ -267,13 +267,3 @@ func (s *scenario) listedRunsFromScheduleAt(nick string, hour, minute int) error
 	}
 	return nil
 }
-
-// deleteSchedules deletes, best effort, the schedules the scenario created
-// on a real server.
-func (s *scenario) deleteSchedules(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for _, id := range s.schedules {
-		_, _ = s.api.do(ctx, call{method: http.MethodDelete, path: "/agent/schedules/" + url.PathEscape(id)})
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruns/agentruns/openapi"
@@ -16,7 +17,10 @@ import (
 type Suite struct {
 	cfg     Config
 	base    *url.URL
-	control *url.URL
+	control *url.URL // the mock's control API, nil when not used
+	// controlUnused tells that the server offers the mock's control API and
+	// the suite leaves it alone, as a read-only run does.
+	controlUnused bool
 
 	// runCtx is the context of the current Run: once it is done, scenarios
 	// that had not finished are reported as interrupted.
@@ -25,6 +29,9 @@ type Suite struct {
 	// runs is every run seen during the suite, held to the rules that hold
 	// for any run at any time.
 	runs *ledger
+
+	// looks counts the looks at runs while watching them (progression.go).
+	looks atomic.Int64
 
 	mu         sync.Mutex
 	collecting *collector // the current Run's, nil outside Run
@@ -77,6 +84,9 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ReadOnly {
+		cfg.HTTPClient = readOnlyClient(cfg.HTTPClient) // readonly.go
+	}
 	if err := preflight(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey); err != nil {
 		return nil, err
 	}
@@ -89,6 +99,11 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)
 	}
+	if cfg.ReadOnly && su.control != nil {
+		// Every use of the control API changes the mock (a session, its
+		// clock): a read-only run polls, as against any server.
+		su.control, su.controlUnused = nil, true
+	}
 	return su, nil
 }
 
@@ -96,12 +111,21 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 // control API.
 func (su *Suite) Control() bool { return su.control != nil }
 
-// mode says how the suite drives the server, for people.
+// mode says how the suite drives the server, for people: polling, how
+// often it looked at a run, and how many looks that made.
 func (su *Suite) mode() string {
 	if su.Control() {
 		return "driving the mock's control API"
 	}
-	return "polling the server"
+	return fmt.Sprintf("polling the server, a look at a run every %s (--poll-interval): %s", su.cfg.PollInterval, looksCount(su.looks.Load()))
+}
+
+// looksCount is "1 look", "12 looks".
+func looksCount(n int64) string {
+	if n == 1 {
+		return "1 look"
+	}
+	return fmt.Sprintf("%d looks", n)
 }
 
 // newClient makes the HTTP client of one scenario.
@@ -113,6 +137,8 @@ func (su *Suite) newClient() *apiClient {
 		key:       su.cfg.APIKey,
 		validator: su.cfg.Validator,
 		runs:      su.runs,
+		made:      &creations{},
+		cause:     &firstCause{},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -71,11 +72,15 @@ func TestTwoCallersOnTheBundledMockAndSkippedWithoutASecondKey(t *testing.T) {
 	assert.Greater(t, total, 2)
 	assert.Equal(t, total, passed, errOut)
 
+	// Issue 34, point 7: every scenario skipped is a run that checked
+	// nothing, which must not exit 0.
 	srv := newMock(t, mockserver.Options{}, nil)
 	out, errOut, err = runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--tags", "@two-callers", "--format", "progress")
-	require.NoError(t, err, "%s\n%s", out, errOut)
+	require.ErrorIs(t, err, errNothingChecked, "%s\n%s", out, errOut)
+	assert.Equal(t, 3, exitStatus(err))
 	total, _, _, skipped := summaryCounts(t, errOut)
 	assert.Equal(t, total, skipped, errOut)
+	assert.Contains(t, errOut, "Nothing was checked: add --other-api-key to check the rest.")
 	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs ("+strconv.Itoa(total)+" scenarios skipped): pass --other-api-key KEY")
 	assert.NotContains(t, errOut, "SKIPPED", "a skip a flag would avoid is told once, as not checked")
 
@@ -249,25 +254,32 @@ func (r *retyped) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
-// --read-only leaves out the scenarios that create runs.
+// --read-only leaves out the scenarios that create runs or change anything.
 func TestRunWritesJUnitInReadOnlyMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "contract.xml")
 	out, errOut, err := runCmd(t, "--read-only", "--format", "junit", "--output", path)
 	require.NoError(t, err, "%s\n%s", out, errOut)
-	assert.Contains(t, errOut, "read-only: scenarios tagged @creates-runs were left out")
+	assert.Contains(t, errOut, "read-only: only GET and HEAD were sent; scenarios tagged @creates-runs or @writes were left out")
 
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	junitcheck.Validate(t, data)
 	tot, tests := junitcheck.Totals(t, data)
-	assert.Equal(t, tot.Tests, tot.Passed)
+	// The mock's control API changes the mock at every use: a read-only
+	// run leaves it alone and skips what needs it.
+	assert.Equal(t, tot.Tests, tot.Passed+tot.Skipped)
+	assert.Positive(t, tot.Passed)
 	var names []string
 	for _, tc := range tests {
 		names = append(names, tc.Name)
+		if tc.Status == "skipped" {
+			assert.Contains(t, tc.Message, "read-only run leaves alone", tc.Name)
+		}
 	}
 	assert.Contains(t, names, "An unknown run is not found")
 	assert.Contains(t, names, "A bad limit of 0 is refused with 400")
 	assert.NotContains(t, names, "A prompt alone starts a queued run", "a @creates-runs scenario ran in read-only mode")
+	assert.NotContains(t, names, "An identity is created, renamed and deleted", "a @writes scenario ran in read-only mode")
 }
 
 // A server that breaks the contract makes the command fail and say where.
@@ -302,6 +314,8 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 		{"no scheme", []string{"--base-url", "127.0.0.1:8080", "--api-key", "k"}, "has no scheme: write it as http://127.0.0.1:8080"},
 		{"unknown tag", []string{"--tags", "not @sloww"}, "no scenario is tagged @sloww; did you mean @slow? the tags are @creates-runs, "},
 		{"bare timeout", []string{"--timeout", "5"}, `invalid value "5" for flag -timeout: want a duration with its unit, such as 30s, 5m or 1h30m`},
+		{"bare poll interval", []string{"--poll-interval", "2"}, `invalid value "2" for flag -poll-interval: want a duration with its unit`},
+		{"zero poll interval", []string{"--poll-interval", "0s"}, `want a duration above zero`},
 		{"negative seed", []string{"--seed", "-3"}, "want a positive number"},
 		{"no concurrency", []string{"--concurrency", "0"}, "want 1 or more"},
 	} {
@@ -319,7 +333,7 @@ func TestHelpShowsEveryFlagButNoKey(t *testing.T) {
 	err := run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &errOut)
 	require.ErrorIs(t, err, errHelp)
 	assert.NotContains(t, errOut.String(), "wk-secret")
-	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--format", "--output", "--concurrency", "--seed", "--no-control"} {
+	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--poll-interval", "--format", "--output", "--concurrency", "--seed", "--no-control"} {
 		assert.Contains(t, errOut.String(), strings.TrimPrefix(f, "-"))
 	}
 	assert.Contains(t, errOut.String(), "agentruns-contract docs [--output spec.html]", "the docs command is listed")
@@ -648,4 +662,38 @@ func TestTheDocsNameEveryFlagOfHelp(t *testing.T) {
 	for _, f := range formats {
 		assert.Contains(t, string(page), "`"+f.name+"`", "docs/running-the-suite.md lacks --format %s", f.name)
 	}
+}
+
+// Each outcome of run ends the command with the status the usage and
+// docs/contract-suite-runner.md give it.
+func TestExitStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errHelp, 0},
+		{errFailed, 1},
+		{errors.New("cannot reach the server"), 1},
+		{errUsage, 2},
+		{usageError{errors.New("no API key")}, 2},
+		{errNothingChecked, 3},
+		{fmt.Errorf("%w: 3 scenarios did not finish", steps.ErrInterrupted), 130},
+	} {
+		assert.Equal(t, tc.want, exitStatus(tc.err), "%v", tc.err)
+	}
+	var usage bytes.Buffer
+	_, _ = parseFlags([]string{"--help"}, &usage)
+	assert.Contains(t, usage.String(), "3 nothing was checked")
+}
+
+// Issue 34, point 6: --poll-interval sets how often the suite looks at a
+// run when polling, and the summary says how often it looked, and how
+// many looks that made.
+func TestPollIntervalIsUsedAndReported(t *testing.T) {
+	srv := newMock(t, mockserver.Options{Step: 20 * time.Millisecond}, nil)
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--no-control", "--poll-interval", "30ms",
+		"--tags", "@slow and not @mock-control", "--format", "progress")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	assert.Regexp(t, `\(polling the server, a look at a run every 30ms \(--poll-interval\): \d+ looks, seed \d+\)`, errOut)
 }

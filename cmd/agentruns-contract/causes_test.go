@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/mockserver"
+)
+
+// withoutUpdatedAt drops updated_at from every answer of GET
+// /agent/runs/{runId}, and from nothing else.
+func withoutUpdatedAt(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/agent/runs/")
+		if r.Method != http.MethodGet || !ok || strings.Contains(rest, "/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		var run map[string]any
+		if rec.Code == http.StatusOK && json.Unmarshal(body, &run) == nil {
+			delete(run, "updated_at")
+			body, _ = json.Marshal(run)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
+}
+
+// Issue 34, point 5: one mistake, one cause. A server that drops
+// updated_at from one answer fails scenarios in many words (the answer
+// itself, a value worked out from it, a run re-read after it ended); the
+// summary leads with that one cause, how many scenarios failed from it and
+// the first of them, and tells no failure apart from it.
+func TestOneDroppedFieldIsOneCause(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts mockserver.Options
+		args []string
+	}{
+		{"driving the mock's clock", mockserver.Options{}, nil},
+		{"polling", mockserver.Options{Step: 20 * time.Millisecond}, []string{"--no-control", "--poll-interval", "20ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newMock(t, tc.opts, withoutUpdatedAt)
+			args := append([]string{"--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-carol", "--format", "progress"}, tc.args...)
+			out, errOut, err := runCmd(t, args...)
+			require.ErrorIs(t, err, errFailed, "%s\n%s", out, errOut)
+			_, _, failed, _ := summaryCounts(t, errOut)
+			require.Greater(t, failed, 10, errOut)
+			_, after, _ := strings.Cut(errOut, " scenarios: ")
+			_, after, _ = strings.Cut(after, "\n")
+			assert.True(t, strings.HasPrefix(after, fmt.Sprintf("CAUSE   %d scenarios failed from GET /agent/runs/{runId} 200: body.updated_at: is required\n", failed)),
+				"the summary does not lead with the one cause:\n%s", errOut)
+			assert.Equal(t, 1, strings.Count(errOut, "CAUSE "), errOut)
+			assert.NotRegexp(t, `(?m)^FAILED `, errOut, "a failure told apart from its cause")
+		})
+	}
+}
