@@ -76,7 +76,7 @@ func TestTwoCallersOnTheBundledMockAndSkippedWithoutASecondKey(t *testing.T) {
 	require.NoError(t, err, "%s\n%s", out, errOut)
 	total, _, _, skipped := summaryCounts(t, errOut)
 	assert.Equal(t, total, skipped, errOut)
-	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs ("+strconv.Itoa(total)+" scenarios skipped): pass --other-api-key KEY")
+	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs, schedules, conversations or artifacts, nor uses its environments ("+strconv.Itoa(total)+" scenarios skipped): pass --other-api-key KEY")
 	assert.NotContains(t, errOut, "SKIPPED", "a skip a flag would avoid is told once, as not checked")
 
 	out, errOut, err = runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-nightly", "--tags", "@two-callers", "--format", "progress")
@@ -94,8 +94,8 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 	args := []string{"--base-url", srv.URL, "--api-key", "wk-mock-alice", "--tags", "@two-callers or @failing-prompt or not @creates-runs and not @slow"}
 	out, errOut, err := runCmd(t, append(args, "--format", "html", "--output", filepath.Join(dir, "report.html"))...)
 	require.NoError(t, err, "skips do not fail the run: %s\n%s", out, errOut)
-	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs (12 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
-	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code (2 scenarios skipped): pass --failing-prompt PROMPT")
+	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs, schedules, conversations or artifacts, nor uses its environments (12 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
+	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code, and its last event reports the failure (2 scenarios skipped): pass --failing-prompt PROMPT")
 	assert.Regexp(t, `SKIPPED \d+ scenarios: checks what only the bundled mock promises`, errOut, "skips the server rules out, grouped by reason")
 	assert.Contains(t, errOut, "NOT CHECKED the team's plan allows exactly as many agent identities as it says (1 scenario skipped): pass --identity-plan N")
 	assert.True(t, strings.HasSuffix(errOut, "Passed, but not all checked: add --failing-prompt and --identity-plan and --other-api-key to check the rest.\n"), errOut)
