@@ -160,13 +160,17 @@ var movedMutants = slices.Concat(
 			dropEvents("run_in_progress")(r, a)
 		}))},
 		{"sends no run_in_progress event", stateless(rewrite(dropEvents("run_in_progress")))},
-		// A server whose record of a run's end replaces that of its
-		// execution: a run that succeeded no longer says when it started.
-		{"a run that succeeded shows no started_at", onRuns(func(_ *http.Request, run map[string]any) {
-			if run["state"] == "SUCCEEDED" {
-				delete(run, "started_at")
+		// A server that builds a run's events from its state when they
+		// are polled: once the run has ended, the work it did is gone.
+		{"a run's run_in_progress event is gone once it has ended", stateless(rewrite(editEventList(func(evs []map[string]any) []map[string]any {
+			ended := map[any]bool{}
+			for _, e := range evs {
+				if st := str(e["event_type"]); st != "run_in_progress" && st != "run_blocked" {
+					ended[e["run_id"]] = true
+				}
 			}
-		})},
+			return slices.DeleteFunc(evs, func(e map[string]any) bool { return e["event_type"] == "run_in_progress" && ended[e["run_id"]] })
+		})))},
 	}),
 )
 
@@ -318,14 +322,21 @@ func listsHandoffWhile(when func(state string) bool) func(http.Handler) http.Han
 
 // dropEvents leaves the events of this type out of every poll.
 func dropEvents(eventType string) func(r *http.Request, a *answer) {
+	return editEventList(func(evs []map[string]any) []map[string]any {
+		return slices.DeleteFunc(evs, func(e map[string]any) bool { return e["event_type"] == eventType })
+	})
+}
+
+// editEventList replaces the events of every successful poll by what f
+// makes of them.
+func editEventList(f func(evs []map[string]any) []map[string]any) func(r *http.Request, a *answer) {
 	return func(r *http.Request, a *answer) {
 		if r.Method != http.MethodGet || r.URL.Path != "/agent/events" || a.status != http.StatusOK {
 			return
 		}
 		var evs []map[string]any
 		if json.Unmarshal(a.body, &evs) == nil {
-			evs = slices.DeleteFunc(evs, func(e map[string]any) bool { return e["event_type"] == eventType })
-			a.body, _ = json.Marshal(evs)
+			a.body, _ = json.Marshal(f(evs))
 		}
 	}
 }

@@ -86,6 +86,9 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 	s.registerArtifacts(sc)        // artifacts.go
 	s.registerConversations(sc)    // conversations.go: conversations, transcripts, session redirects
 	s.registerNewestClient(sc)     // newest_client.go: follow-ups, handoff files, public redirects, newer filters
+	s.registerHandoffWatch(sc)     // handoff_watch.go: no handoff files before a run's end
+	s.registerStateFilter(sc)      // state_filter.go: the state filter over runs seen ended
+	s.registerWorkedOn(sc)         // worked_on.go: a run that succeeded was worked on
 }
 
 // before isolates the scenario in its own mock session, or skips it when it
