@@ -142,7 +142,7 @@ Feature: List runs
     And a moment later I cancelled run "alpha", unless it had already ended
     And every run I created has ended
     When I list runs with "name={label}&state={state of <run>}"
-    Then the listing holds exactly the runs that ended in the state of run "<run>"
+    Then the listing holds every run that ended in the state of run "<run>", and no other
 
     Examples:
       | run   |

@@ -13,7 +13,7 @@ import (
 
 func (s *scenario) registerStateFilter(sc stepContext) {
 	sc.Step(`^every run I created has ended$`, s.everyRunEnded)
-	sc.Step(`^the listing holds exactly the runs that ended in the state of run "([^"]*)"$`, s.listingHoldsRunsEndedLike)
+	sc.Step(`^the listing holds every run that ended in the state of run "([^"]*)", and no other$`, s.listingHoldsRunsEndedLike)
 }
 
 // everyRunEnded watches each run of the scenario until it is in a terminal
