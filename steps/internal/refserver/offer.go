@@ -46,9 +46,11 @@ func newOffer() offer {
 		})
 		c.environmentIDs[e.uid] = true
 	}
+	// Last both by name and by last update, as the fixed order of the
+	// listing needs whatever the sort asked.
 	c.otherTeamEnvironment = map[string]any{
-		"uid": otherTeamEnvironmentID, "config": map[string]any{"name": "Other team's pipelines", "docker_image": "debian:stable"},
-		"last_updated": stamp(updated), "setup_failed": false,
+		"uid": otherTeamEnvironmentID, "config": map[string]any{"name": "team pipelines", "docker_image": "debian:stable"},
+		"last_updated": stamp(updated.Add(-2 * time.Hour)), "setup_failed": false,
 	}
 	envs := []any{map[string]any{"uid": "env-services", "name": "services"}}
 	// In alphabetical order as people read it, not as bytes compare.
