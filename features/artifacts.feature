@@ -66,11 +66,3 @@ Feature: Artifacts
       | kind       |
       | SCREENSHOT |
       | FILE       |
-
-  @creates-runs @mock-control @mock-only
-  Scenario: Another team's artifact is forbidden
-    Given the mock will give my next run the artifacts PLAN
-    When I create a run with the prompt "Plan the database migration"
-    And I watch the run until it reaches a terminal state
-    And another team fetches the run's PLAN artifact
-    Then the response is a problem with status 403 and code "not_authorized"

@@ -171,15 +171,6 @@ Feature: Conversations and transcripts
     Then the conversation ends with the event "run_failed" carrying the error code "insufficient_credits"
 
   @creates-runs @mock-only
-  Scenario: Another team's conversation is refused
-    When I create a run with the prompt "Tidy the imports"
-    And I watch the run until it reaches a terminal state
-    And I fetch the run
-    And I remember the response field "conversation_id" as "conversation"
-    And I send "GET /agent/conversations/{conversation}" with the Authorization header "Bearer wk-mock-carol"
-    Then the response is a problem with status 403 and code "not_authorized"
-
-  @creates-runs @mock-only
   Scenario: A run cannot continue a conversation that does not exist
     When I post to "/agent/runs" the body {"prompt": "Carry on", "conversation_id": "1b6f0c52-8d7e-4f0a-9c3b-6a2e5d4f7c18"}
     Then the response is a problem with status 400 and code "invalid_request"

@@ -83,8 +83,3 @@ Feature: Environments and models
     When I create a run with the failing prompt in the last listed environment
     And I watch the run until it reaches a terminal state
     Then that environment does not say its setup failed, the run having failed after it started
-
-  @mock-only @writes
-  Scenario: A run cannot use an environment another team has not shared
-    When I create a run in an environment my team cannot see
-    Then the response is a problem with status 403 and code "not_authorized"

@@ -71,6 +71,18 @@ Feature: Run events
       | FAILED | insufficient_credits     | run_failed  |
       | ERROR  | internal_error           | run_errored |
 
+  # The same rule on any server, given a prompt it fails (--failing-prompt):
+  # the run may end in FAILED or ERROR, and its last event reports which.
+  @creates-runs @failing-prompt @slow
+  Scenario: A run that fails has the event of its failure last
+    When I create a run with the failing prompt
+    And I watch the run until it reaches a terminal state
+    And I poll the run's events until they report the state it ended in
+    Then the run ended in FAILED or ERROR, with a status message carrying a message and an error code
+    And the events are about the run, in increasing sequence order
+    And the last event reports the run's state
+    And each event occurred when the state it reports began, as the run's timestamps show
+
   # On a fast server the run may end before the cancel reaches it; its last
   # event then reports how it ended.
   @creates-runs

@@ -129,6 +129,26 @@ Feature: List runs
       | state=QUEUED&state=FAILED | alpha and gamma |
       | state=SUCCEEDED           | no runs         |
 
+  # The same rule on any server: alpha is cancelled a moment after its
+  # creation (unless it ended first), beta is left to end as it will; once
+  # both have ended, a listing by the state either ended in holds exactly
+  # the runs that ended in it (both, when they ended alike).
+  @creates-runs @slow
+  Scenario Outline: Filtering by the state run <run> ended in holds exactly the runs that ended in it
+    Given I created these runs:
+      | run   |
+      | alpha |
+      | beta  |
+    And a moment later I cancelled run "alpha", unless it had already ended
+    And every run I created has ended
+    When I list runs with "name={label}&state={state of <run>}"
+    Then the listing holds every run that ended in the state of run "<run>", and no other
+
+    Examples:
+      | run   |
+      | alpha |
+      | beta  |
+
   # Every state at once, in two orders: a server that reads only the first
   # value of a repeated state leaves out runs, whatever state they are in.
   @creates-runs

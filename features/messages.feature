@@ -8,9 +8,11 @@ Feature: Run-to-run messages
   a user's key there, or have messaging switched off. So a scenario whose
   message is refused is skipped, saying so, on any server but the mock
   (which the suite knows by its control API); a recipient that has already
-  ended when the message comes leaves its scenario inconclusive. The
-  answer a finished recipient gets is the mock's promise (tagged
-  mock-only). Reading an inbox needs a key on any server.
+  ended when the message comes leaves its scenario inconclusive. A server
+  that took a message for a recipient while it ran must refuse one once
+  the recipient has ended, with some 4xx; which one (422
+  operation_not_supported) is the mock's promise (tagged mock-only).
+  Reading an inbox needs a key on any server.
 
   Scenario: Messages need credentials
     When I send "GET /agent/messages/{unknown}" with no Authorization header
@@ -45,6 +47,19 @@ Feature: Run-to-run messages
 
   # A cancel may take effect a moment after the server accepts it, so the
   # suite waits, with its usual patience, for the recipient to have ended.
+  # The first message shows that the server takes messages for the
+  # recipient; a server that does not skips the scenario, saying so.
+  @creates-runs
+  Scenario: A recipient that took messages while it ran refuses them once it has ended
+    Given I created these runs:
+      | run       |
+      | sender    |
+      | recipient |
+    And run "sender" has sent run "recipient" the message "Schema changed" saying "Rebase first."
+    And run "recipient" has ended, cancelled unless it ended first
+    When run "sender" sends run "recipient" the message "Too late" saying "You have stopped."
+    Then the message is refused with a 4xx, the recipient having ended
+
   @creates-runs @mock-only
   Scenario: A recipient that has finished refuses the message
     Given I created these runs:

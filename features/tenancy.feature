@@ -1,11 +1,14 @@
 @two-callers
 Feature: Runs belong to their team
   A run belongs to the team of the caller who created it. A caller of
-  another team cannot read it, cancel it, read its conversation, transcript,
-  messages or events, and no listing of theirs shows it, whatever the
-  filters, the order or the page. The published document lists both 403
-  and 404 for such a run: a server may refuse it as forbidden or hide that
-  it exists.
+  another team cannot read it, cancel it, read its conversation (by the
+  run or by the conversation's own id), transcript, messages or events,
+  nor the artifacts it left, and no listing of theirs shows it, whatever
+  the filters, the order or the page. The published document lists both
+  403 and 404 for such a run: a server may refuse it as forbidden or hide
+  that it exists. A team's environments are its own too: a run cannot be
+  started in an environment only another team lists. (Another team's
+  schedules: schedules.feature.)
 
   These scenarios need two keys of different teams: the suite's key, and
   another team's key given with --other-api-key. Without one they are
@@ -42,6 +45,33 @@ Feature: Runs belong to their team
       | its conversation   | GET /agent/runs/{their run}/conversation |
       | its transcript     | GET /agent/runs/{their run}/transcript   |
       | its messages       | GET /agent/messages/{their run}          |
+
+  # The other team asks for the conversation by the id its own run shows
+  # it; a run that ended before a worker claimed it shows none, and leaves
+  # the scenario inconclusive.
+  @creates-runs
+  Scenario: Another team's conversation is refused by its id
+    Given another team has created a run
+    And the other team's run has ended
+    When I fetch the other team's run's conversation by its id
+    Then the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"
+
+  # Any artifact the runs of the suite's team show will do, asked for with
+  # the other team's key; when they show none the scenario is inconclusive.
+  Scenario: Another team's artifacts are refused
+    When I fetch up to 3 artifacts of each kind that the runs I can see show
+    And another team fetches each of those artifacts
+    Then each was refused to the other team with status 403 and code "not_authorized", or 404 and "resource_not_found"
+
+  # Needs an environment the other team lists and the suite's team does
+  # not; when the two teams list the same ones the scenario is
+  # inconclusive. The document gives a create 400 and 403: a server may
+  # refuse the environment as not the caller's, or as unknown to it.
+  @creates-runs
+  Scenario: A run cannot be started in another team's environment
+    Given an environment the other team lists and my team does not
+    When I create a run in that environment
+    Then the response is a problem with status 403 and code "not_authorized", or 400 and "invalid_request"
 
   # Polling events names runs: a server may refuse a poll naming another
   # team's run, or answer without its events.

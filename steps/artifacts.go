@@ -28,7 +28,6 @@ func (s *scenario) registerArtifacts(sc stepContext) {
 	sc.Step(`^the fetched plan's content says "([^"]*)"$`, s.planSays)
 	sc.Step(`^each fetched screenshot and file downloads from its URL as announced$`, s.downloadsAsAnnounced)
 	sc.Step(`^I fetch the run's ([A-Z_]+) artifact$`, s.fetchRunsArtifactOfKind)
-	sc.Step(`^another team fetches the run's ([A-Z_]+) artifact$`, s.otherTeamFetchesArtifact)
 	sc.Step(`^its download URL (works|is refused with status (\d+))$`, s.downloadURLWorks)
 	sc.Step(`^once their expires_at has passed, each fetched screenshot and file's download URL is refused$`, s.downloadsRefusedOnceExpired)
 }
@@ -322,15 +321,6 @@ func (s *scenario) fetchRunsArtifactOfKind(ctx context.Context, kind string) err
 	}
 	s.fetched = []fetchedArtifact{f}
 	return nil
-}
-
-func (s *scenario) otherTeamFetchesArtifact(ctx context.Context, kind string) error {
-	a, err := s.runsArtifact(kind)
-	if err != nil {
-		return err
-	}
-	uid := str(mustLookup(a, "data.artifact_uid"))
-	return s.send(ctx, call{method: http.MethodGet, path: "/agent/artifacts/" + pathEscape(uid), auth: auth{header: otherTeam}})
 }
 
 // downloadURLWorks downloads the last fetched artifact's URL.

@@ -113,7 +113,7 @@ var conversationBrokenServers = []brokenServer{
 	},
 	{
 		name:     "a conversation shown to another team, and a session that never redirects",
-		features: []string{"conversations.feature"},
+		features: []string{"conversations.feature", "tenancy.feature"},
 		wrap: rewrite(func(r *http.Request, a *answer) {
 			switch {
 			case strings.HasPrefix(r.URL.Path, "/agent/conversations/") && a.status == http.StatusForbidden:
@@ -124,7 +124,7 @@ var conversationBrokenServers = []brokenServer{
 			}
 		}),
 		mustFail: map[string]string{
-			"Another team's conversation is refused":                                                            "403",
+			"Another team's conversation is refused by its id":                                                  "403",
 			"A conversation begins when a worker claims the run, grows while it works, and ends with a summary": "redirects nowhere",
 		},
 		mustPass: []string{"An unknown agent session needs no redirect"},

@@ -343,9 +343,9 @@ var options = []struct {
 	need    report.Need
 	missing func(Config) bool
 }{
-	{"@two-callers", report.Need{Flag: "--other-api-key", What: "one team never sees, fetches nor cancels another team's runs"},
+	{"@two-callers", report.Need{Flag: "--other-api-key", What: "one team never sees, fetches nor cancels another team's runs, schedules, conversations or artifacts, nor uses its environments"},
 		func(c Config) bool { return c.OtherAPIKey == "" }},
-	{"@failing-prompt", report.Need{Flag: "--failing-prompt", What: "a run that fails says why, with an error code"},
+	{"@failing-prompt", report.Need{Flag: "--failing-prompt", What: "a run that fails says why, with an error code, and its last event reports the failure"},
 		func(c Config) bool { return c.FailingPrompt == "" }},
 	{"@plan-edge", report.Need{Flag: "--identity-plan", What: "the team's plan allows exactly as many agent identities as it says"},
 		func(c Config) bool { return c.IdentityPlan <= 0 }},

@@ -2,7 +2,6 @@ package steps
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -25,7 +24,6 @@ func (s *scenario) registerEnvironments(sc stepContext) {
 	sc.Step(`^the listed environments are ordered by (name|last update)$`, s.environmentsOrdered)
 	sc.Step(`^I create a run in the first listed environment$`, s.createInFirstEnvironment)
 	sc.Step(`^I create another run in that environment$`, s.createInThatEnvironment)
-	sc.Step(`^I create a run in an environment my team cannot see$`, s.createInHiddenEnvironment)
 	sc.Step(`^that environment shows the run as its last task, in state "([A-Z]+)"$`, s.environmentShowsRun)
 	sc.Step(`^that environment's last run started when the run did$`, s.environmentLastRanWhenRunStarted)
 	sc.Step(`^that environment says its setup (failed|did not fail)$`, s.environmentSetupFailed)
@@ -175,28 +173,6 @@ func (s *scenario) createInEnvironment(ctx context.Context, prompt string) error
 		}
 	}
 	return s.create(ctx, "/agent/run", "", map[string]any{"prompt": prompt, "config": map[string]any{"environment_id": env}})
-}
-
-// hiddenEnvironments are fixture environments of the bundled mock that
-// only one team sees; whichever the caller's team does not list is used.
-var hiddenEnvironments = []string{"env-globex-ml", "env-acme-data"}
-
-func (s *scenario) createInHiddenEnvironment(ctx context.Context) error {
-	envs, _, err := s.environments(ctx, nil)
-	if err != nil {
-		return err
-	}
-	listed := map[string]bool{}
-	for _, e := range envs {
-		listed[str(e["uid"])] = true
-	}
-	for _, id := range hiddenEnvironments {
-		if !listed[id] {
-			body, _ := json.Marshal(map[string]any{"prompt": "x", "config": map[string]any{"environment_id": id}})
-			return s.send(ctx, call{method: http.MethodPost, path: "/agent/run", body: body})
-		}
-	}
-	return fmt.Errorf("the caller's team sees every environment of the mock's fixtures")
 }
 
 func (s *scenario) thatEnvironment(ctx context.Context) (subject, error) {

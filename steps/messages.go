@@ -37,6 +37,22 @@ func (s *scenario) registerMessages(sc stepContext) {
 	sc.Step(`^the message reads "([^"]*)", with the times it was delivered and read$`, s.messageReads)
 	sc.Step(`^the times it was delivered and read are still those of the first reading$`, s.readingTimesKept)
 	sc.Step(`^run "([^"]*)" has ended, cancelled unless it ended first$`, s.runCancelledAndEnded)
+	sc.Step(`^the message is refused with a 4xx, the recipient having ended$`, s.messageRefusedAfterEnd)
+}
+
+// messageRefusedAfterEnd checks that the last message, sent to a recipient
+// seen ended, was refused with a client error: which one the published
+// document does not say.
+func (s *scenario) messageRefusedAfterEnd() error {
+	if s.last == nil || s.message.recipient == nil {
+		return errNoRequest
+	}
+	state := str(s.message.recipient.details["state"])
+	if s.last.status/100 != 4 {
+		return fmt.Errorf("%s: expected a 4xx refusal, run %s having ended in %s before the message was sent; got %d\n%s",
+			s.last.op, s.message.recipient.id, state, s.last.status, s.last.excerpt())
+	}
+	return nil
 }
 
 // sendMessage posts a message from one run of the scenario to another.

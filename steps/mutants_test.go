@@ -259,7 +259,7 @@ var mutationModes = []struct {
 // the same features at that pace; it is a survivor only if it survives
 // there too.
 func TestMutants(t *testing.T) {
-	all := slices.Concat(mutants, resourceMutants)
+	all := slices.Concat(mutants, resourceMutants, movedMutants)
 	if *onlyNamed != "" {
 		re, err := regexp.Compile(*onlyNamed)
 		require.NoError(t, err, "-mutants-run")

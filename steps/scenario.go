@@ -32,16 +32,18 @@ type scenario struct {
 	current   *trackedRun // "the run": the one created last
 	ended     map[string]any
 	theirs    *trackedRun // a run another team created (@two-callers)
-	listing   *listing
-	walked    *walk
-	events    eventPolls           // every poll of GET /agent/events (run_events.go)
-	convs     []conversationDoc    // every conversation fetched (conversations.go)
-	cache     map[string]string    // resolved placeholders
-	schedules map[string]string    // nickname -> id of the schedules this scenario created
-	clockRead time.Time            // the server's clock as the scenario read it (schedule_ticks.go)
-	ticks     map[string]time.Time // nickname -> the one tick of a schedule's cron (schedule_ticks.go)
-	fetched   []fetchedArtifact    // the artifacts last fetched (artifacts.go)
-	identity  identityRef          // the identity created last (identities.go)
+	// theirAnswers are the answers the other team got (tenancy_resources.go).
+	theirAnswers []*response
+	listing      *listing
+	walked       *walk
+	events       eventPolls           // every poll of GET /agent/events (run_events.go)
+	convs        []conversationDoc    // every conversation fetched (conversations.go)
+	cache        map[string]string    // resolved placeholders
+	schedules    map[string]string    // nickname -> id of the schedules this scenario created
+	clockRead    time.Time            // the server's clock as the scenario read it (schedule_ticks.go)
+	ticks        map[string]time.Time // nickname -> the one tick of a schedule's cron (schedule_ticks.go)
+	fetched      []fetchedArtifact    // the artifacts last fetched (artifacts.go)
+	identity     identityRef          // the identity created last (identities.go)
 	// identitiesHeld is how the scenario holds Suite.identityWrites: "",
 	// "shared" or "alone" (identities_plan.go).
 	identitiesHeld string
@@ -50,6 +52,7 @@ type scenario struct {
 	message        sentMessage           // the message sent last (messages.go)
 	offers         map[string][]string   // what the server offers, by kind (offered.go)
 	handoffs       [][]handoffAttachment // every handoff listing (newest_client.go)
+	handoffLooks   []handoffLook         // handoff listings, each with the look after it (handoff_watch.go)
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -66,21 +69,25 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 	sc.Before(s.before)
 	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
-	s.registerRuns(sc)          // runs.go: creating runs, one run's details, the last response
-	s.registerListing(sc)       // listing.go
-	s.registerProgression(sc)   // progression.go: watching, cancelling, the mock's control API
-	s.registerTenancy(sc)       // tenancy.go
-	s.registerRequests(sc)      // requests.go: requests as written, remembered values
-	s.registerRunEvents(sc)     // run_events.go
-	s.registerSchedules(sc)     // schedules.go
-	s.registerScheduleTicks(sc) // schedule_ticks.go: schedules firing as the server's clock runs
-	s.registerAgents(sc)        // agents.go: the agents (skills) GET /agent lists
-	s.registerEnvironments(sc)  // environments.go: environments and models
-	s.registerIdentities(sc)    // identities.go: the team's agent identities
-	s.registerMessages(sc)      // messages.go: run-to-run messages
-	s.registerArtifacts(sc)     // artifacts.go
-	s.registerConversations(sc) // conversations.go: conversations, transcripts, session redirects
-	s.registerNewestClient(sc)  // newest_client.go: follow-ups, handoff files, public redirects, newer filters
+	s.registerRuns(sc)             // runs.go: creating runs, one run's details, the last response
+	s.registerListing(sc)          // listing.go
+	s.registerProgression(sc)      // progression.go: watching, cancelling, the mock's control API
+	s.registerTenancy(sc)          // tenancy.go
+	s.registerTenancyResources(sc) // tenancy_resources.go: schedules, conversations, artifacts, environments
+	s.registerRequests(sc)         // requests.go: requests as written, remembered values
+	s.registerRunEvents(sc)        // run_events.go
+	s.registerSchedules(sc)        // schedules.go
+	s.registerScheduleTicks(sc)    // schedule_ticks.go: schedules firing as the server's clock runs
+	s.registerAgents(sc)           // agents.go: the agents (skills) GET /agent lists
+	s.registerEnvironments(sc)     // environments.go: environments and models
+	s.registerIdentities(sc)       // identities.go: the team's agent identities
+	s.registerMessages(sc)         // messages.go: run-to-run messages
+	s.registerArtifacts(sc)        // artifacts.go
+	s.registerConversations(sc)    // conversations.go: conversations, transcripts, session redirects
+	s.registerNewestClient(sc)     // newest_client.go: follow-ups, handoff files, public redirects, newer filters
+	s.registerHandoffWatch(sc)     // handoff_watch.go: no handoff files before a run's end
+	s.registerStateFilter(sc)      // state_filter.go: the state filter over runs seen ended
+	s.registerWorkedOn(sc)         // worked_on.go: a run that succeeded was worked on
 }
 
 // before isolates the scenario in its own mock session, or skips it when it

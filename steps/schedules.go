@@ -24,8 +24,6 @@ func (s *scenario) registerSchedules(sc stepContext) {
 	sc.Step(`^I fetch a schedule that does not exist$`, s.fetchUnknownSchedule)
 	sc.Step(`^I replace schedule "([^"]*)" with the cron "([^"]*)" and the prompt "([^"]*)"$`, s.replaceSchedule)
 	sc.Step(`^I (pause|resume|delete) schedule "([^"]*)"$`, s.actOnSchedule)
-	sc.Step(`^another team fetches schedule "([^"]*)"$`, s.otherTeamFetchesSchedule)
-	sc.Step(`^another team's schedule listing does not show "([^"]*)"$`, s.otherTeamDoesNotList)
 	sc.Step(`^the schedules I created are listed in the order (.+)$`, s.schedulesListedInOrder)
 	sc.Step(`^the response is schedule "([^"]*)"$`, s.responseIsSchedule)
 	sc.Step(`^the problem's detail names "([^"]*)"$`, s.problemNames)
@@ -126,35 +124,6 @@ func (s *scenario) actOnSchedule(ctx context.Context, action, nick string) error
 		c = call{method: http.MethodDelete, path: "/agent/schedules/" + url.PathEscape(id)}
 	}
 	return s.send(ctx, c)
-}
-
-// otherTeam is a key of the mock's fixtures on another team than the
-// suite's default key; only scenarios tagged @mock-only use it.
-const otherTeam = "Bearer wk-mock-carol"
-
-func (s *scenario) otherTeamFetchesSchedule(ctx context.Context, nick string) error {
-	id, err := s.scheduleID(nick)
-	if err != nil {
-		return err
-	}
-	return s.send(ctx, call{method: http.MethodGet, path: "/agent/schedules/" + url.PathEscape(id), auth: auth{header: otherTeam}})
-}
-
-func (s *scenario) otherTeamDoesNotList(ctx context.Context, nick string) error {
-	id, err := s.scheduleID(nick)
-	if err != nil {
-		return err
-	}
-	listed, err := s.schedulesListed(ctx, auth{header: otherTeam})
-	if err != nil {
-		return err
-	}
-	for _, sc := range listed {
-		if sc["id"] == id {
-			return fmt.Errorf("another team's listing shows schedule %s (%s)", nick, id)
-		}
-	}
-	return nil
 }
 
 // schedulesListed lists the schedules as the caller a sees them; the

@@ -131,6 +131,7 @@ var placeholder = regexp.MustCompile(`\{([^{}"]+)\}`)
 //	{unknown}              a run id no server has
 //	{their run}            the run another team created (tenancy.go)
 //	{creator of alpha}     the creator uid of run alpha
+//	{state of alpha}       the terminal state run alpha was seen ended in
 //	{between alpha and beta}  an instant between the creation of alpha and beta
 //	{created_at of alpha}  alpha's created_at, exactly as the server wrote it
 //	{an hour after the creation of alpha}  that instant
@@ -204,6 +205,8 @@ func (s *scenario) placeholderValue(ctx context.Context, key string) (string, er
 			return "", fmt.Errorf("the run reports no creator.uid; got creator %s", show(mustLookup(doc, "creator")))
 		}
 		return uid, nil
+	case strings.HasPrefix(key, "state of "):
+		return s.endedState(strings.TrimPrefix(key, "state of "))
 	case strings.HasPrefix(key, "created_at of "):
 		doc, err := s.detailsOf(ctx, strings.TrimPrefix(key, "created_at of "))
 		if err != nil {

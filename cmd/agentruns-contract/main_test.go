@@ -81,7 +81,7 @@ func TestTwoCallersOnTheBundledMockAndSkippedWithoutASecondKey(t *testing.T) {
 	total, _, _, skipped := summaryCounts(t, errOut)
 	assert.Equal(t, total, skipped, errOut)
 	assert.Contains(t, errOut, "Nothing was checked: add --other-api-key to check the rest.")
-	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs ("+strconv.Itoa(total)+" scenarios skipped): pass --other-api-key KEY")
+	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs, schedules, conversations or artifacts, nor uses its environments ("+strconv.Itoa(total)+" scenarios skipped): pass --other-api-key KEY")
 	assert.NotContains(t, errOut, "SKIPPED", "a skip a flag would avoid is told once, as not checked")
 
 	out, errOut, err = runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-nightly", "--tags", "@two-callers", "--format", "progress")
@@ -99,14 +99,14 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 	args := []string{"--base-url", srv.URL, "--api-key", "wk-mock-alice", "--tags", "@two-callers or @failing-prompt or not @creates-runs and not @slow"}
 	out, errOut, err := runCmd(t, append(args, "--format", "html", "--output", filepath.Join(dir, "report.html"))...)
 	require.NoError(t, err, "skips do not fail the run: %s\n%s", out, errOut)
-	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs (12 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
-	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code (2 scenarios skipped): pass --failing-prompt PROMPT")
+	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs, schedules, conversations or artifacts, nor uses its environments (18 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
+	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code, and its last event reports the failure (3 scenarios skipped): pass --failing-prompt PROMPT")
 	assert.Regexp(t, `SKIPPED \d+ scenarios: checks what only the bundled mock promises`, errOut, "skips the server rules out, grouped by reason")
 	assert.Contains(t, errOut, "NOT CHECKED the team's plan allows exactly as many agent identities as it says (1 scenario skipped): pass --identity-plan N")
 	assert.True(t, strings.HasSuffix(errOut, "Passed, but not all checked: add --failing-prompt and --identity-plan and --other-api-key to check the rest.\n"), errOut)
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `id="verdict">Passed, 15 not checked</div>`)
+	assert.Contains(t, string(page), `id="verdict">Passed, 22 not checked</div>`)
 	assert.NotContains(t, string(page), "All passed")
 	assert.Contains(t, string(page), `<code>--other-api-key</code>`)
 
@@ -123,8 +123,8 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 			assert.Regexp(t, `; --(other-api-key|failing-prompt|identity-plan) would check it`, tc.Message)
 		}
 	}
-	assert.Equal(t, 15, notChecked)
-	assert.Contains(t, string(data), `<property name="not_checked" value="not checked: 12 scenarios skipped for want of an option: --other-api-key would run 12 scenarios`)
+	assert.Equal(t, 22, notChecked)
+	assert.Contains(t, string(data), `<property name="not_checked" value="not checked: 15 scenarios skipped for want of an option: --other-api-key would run 15 scenarios`)
 }
 
 // summaryCounts reads "N scenarios: p passed, f failed, s skipped" from the

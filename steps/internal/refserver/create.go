@@ -38,6 +38,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", err.Error())
 		return
 	}
+	if status, code, title, detail := s.checkTeam(req, c); status != 0 {
+		writeProblem(w, r, status, code, title, detail)
+		return
+	}
 	if s.opts.StrictReferences {
 		if status, code, title, detail := s.offer.check(req); status != 0 {
 			writeProblem(w, r, status, code, title, detail)

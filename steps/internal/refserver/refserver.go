@@ -224,7 +224,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			methodNotAllowed(w, r)
 			return
 		}
-		s.listOffered(w, parts[len(parts)-1])
+		s.listOffered(w, caller, parts[len(parts)-1])
 	case len(parts) == 4 && parts[0] == "agent" && parts[1] == "runs" && (parts[3] == "conversation" || parts[3] == "transcript"):
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, r)

@@ -20,6 +20,7 @@ import (
 type client struct {
 	t   *testing.T
 	url string
+	key string // "" for wk-test, of the first team
 }
 
 func newClient(t *testing.T, opts Options) client {
@@ -32,7 +33,11 @@ func (c client) do(method, path, body string) (int, http.Header, map[string]any,
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
 	require.NoError(c.t, err)
-	req.Header.Set("Authorization", "Bearer wk-test")
+	key := c.key
+	if key == "" {
+		key = "wk-test"
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(c.t, err)
 	defer resp.Body.Close()

@@ -117,3 +117,29 @@ func TestTheDefaultIdentityStaysAndThePlanHasAnEdge(t *testing.T) {
 	status, _, _, _ = c.do("POST", "/agent/identities", `{"name": "one too many"}`)
 	assert.Equal(t, http.StatusForbidden, status)
 }
+
+func TestAnotherTeamsEnvironmentIsListedToItAloneAndRefusedToOthers(t *testing.T) {
+	for _, opts := range []Options{{Step: time.Hour}, {Step: time.Hour, StrictReferences: true}, {Step: time.Hour, ForeignNotFound: true}} {
+		c := newClient(t, opts)
+		they := c
+		they.key = OtherTeamKeyPrefix + "test"
+		listed := func(cl client) []string {
+			_, _, doc, _ := cl.do("GET", "/agent/environments", "")
+			var ids []string
+			for _, e := range doc["environments"].([]any) {
+				ids = append(ids, e.(map[string]any)["uid"].(string))
+			}
+			return ids
+		}
+		assert.NotContains(t, listed(c), otherTeamEnvironmentID)
+		assert.Contains(t, listed(they), otherTeamEnvironmentID)
+		status, _, _, body := c.do("POST", "/agent/runs", `{"prompt": "p", "config": {"environment_id": "`+otherTeamEnvironmentID+`"}}`)
+		want := http.StatusForbidden
+		if opts.ForeignNotFound {
+			want = http.StatusBadRequest
+		}
+		assert.Equal(t, want, status, body)
+		status, _, _, body = they.do("POST", "/agent/runs", `{"prompt": "p", "config": {"environment_id": "`+otherTeamEnvironmentID+`"}}`)
+		assert.Equal(t, http.StatusOK, status, "the team's own environment: %s", body)
+	}
+}
