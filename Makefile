@@ -1,5 +1,6 @@
-# The README's two commands are `go run ./cmd/agentruns-contract` (also
-# `make contract`) and `make test`; `.ci/run` calls `make test`.
+# The README's two commands are `make contract` (build, then run the suite
+# against the bundled mock) and `make test` (every test); `.ci/run` calls
+# `make test`.
 GO ?= go
 
 .PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants client-facts

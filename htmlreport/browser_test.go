@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/features"
+	"github.com/agentruns/agentruns/htmlreport"
 	"github.com/agentruns/agentruns/internal/browsertest"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/steps"
@@ -114,3 +116,50 @@ func TestReportInABrowser(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Issue 34, point 10: at 1,400 px wide no example table reaches past the
+// page's main column, open or closed: a wide table scrolls in its own box,
+// and the page itself never scrolls sideways. Every feature's tables are
+// opened, in the spec of the suite's own features and in the report of a
+// run whose failures put long messages under their rows.
+func TestWideExampleTablesStayInTheirBox(t *testing.T) {
+	dir := t.TempDir()
+	spec, err := htmlreport.Parse(features.FS)
+	require.NoError(t, err)
+	specPath := filepath.Join(dir, "spec.html")
+	f, err := os.Create(specPath)
+	require.NoError(t, err)
+	require.NoError(t, htmlreport.WriteSpec(f, "the suite's features", spec))
+	require.NoError(t, f.Close())
+
+	srv := brokenServer(t)
+	runPath := filepath.Join(dir, "report.html")
+	f, err = os.Create(runPath)
+	require.NoError(t, err)
+	_, err = steps.Run(context.Background(), steps.Config{
+		BaseURL: srv.URL, APIKey: "wk-mock-alice", Tags: "~@slow",
+		Format: "html", Output: f, NoColors: true,
+		PollInterval: 20 * time.Millisecond, Spacing: 5 * time.Millisecond, Timeout: 20 * time.Second,
+	})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	ctx := browsertest.Tab(t)
+	for _, path := range []string{specPath, runPath} {
+		browsertest.Do(t, ctx, chromedp.Navigate("file://"+path), chromedp.WaitReady(`main`))
+		browsertest.Eval[bool](t, ctx, `document.querySelectorAll('details').forEach(d => d.open = true), true`)
+		require.Equal(t, browsertest.Width, browsertest.Eval[int](t, ctx, `window.innerWidth`))
+		tables := browsertest.Eval[int](t, ctx, `document.querySelectorAll('.examples-table').length`)
+		require.Positive(t, tables, path)
+		past := browsertest.Eval[[]string](t, ctx, `(() => {
+			const right = Math.min(document.querySelector('main').getBoundingClientRect().right, window.innerWidth);
+			return Array.from(document.querySelectorAll('.examples-table')).filter(table => {
+				const box = table.parentElement, scrolls = getComputedStyle(box).overflowX === 'auto';
+				return table.getBoundingClientRect().right > right + 0.5 && !(scrolls && box.getBoundingClientRect().right <= right + 0.5);
+			}).map(table => table.closest('article').id + ': ' + Math.round(table.getBoundingClientRect().right) + ' px > ' + Math.round(right) + ' px');
+		})()`)
+		assert.Empty(t, past, "example tables reach past the main column, and do not scroll in their box, in %s", filepath.Base(path))
+		assert.LessOrEqual(t, browsertest.Eval[int](t, ctx, `document.documentElement.scrollWidth`), browsertest.Width,
+			"the page scrolls sideways: %s", filepath.Base(path))
+	}
+}

@@ -134,10 +134,20 @@ type Progress struct {
 	w      io.Writer
 	colors bool
 	n      int
+	// marksOnly ends with the count alone, for a run whose report goes
+	// elsewhere (NewMarks).
+	marksOnly bool
 }
 
 // NewProgress makes a Progress formatter.
 func NewProgress(w io.Writer, o Options) Formatter { return &Progress{w: w, colors: o.Colors} }
+
+// NewMarks makes a formatter that prints Progress's characters and the
+// count, nothing else: a sign of life on the terminal while the report
+// proper is written to a file.
+func NewMarks(w io.Writer, o Options) Formatter {
+	return &Progress{w: w, colors: o.Colors, marksOnly: true}
+}
 
 var progressChars = map[Status]string{
 	Passed: ".", Failed: "F", Skipped: "S", Interrupted: "I", Undefined: "U", Pending: "U", Ambiguous: "U",
@@ -162,6 +172,10 @@ func (p *Progress) Close(r Run) error {
 	var b strings.Builder
 	if p.n%50 != 0 {
 		fmt.Fprintf(&b, " %d\n", p.n)
+	}
+	if p.marksOnly {
+		_, err := io.WriteString(p.w, b.String())
+		return err
 	}
 	paint := func(s Status, text string) string {
 		if !p.colors {

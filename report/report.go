@@ -182,3 +182,29 @@ var Builtin = map[string]New{
 	"progress": NewProgress,
 	"junit":    NewJUnit,
 }
+
+// Tee hands every scenario and the run to each formatter in turn, and
+// returns the first error.
+func Tee(fs ...Formatter) Formatter { return tee(fs) }
+
+type tee []Formatter
+
+func (t tee) Scenario(sc Scenario) error {
+	var first error
+	for _, f := range t {
+		if err := f.Scenario(sc); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (t tee) Close(r Run) error {
+	var first error
+	for _, f := range t {
+		if err := f.Close(r); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -109,6 +109,10 @@ type Config struct {
 	Output io.Writer
 	// NoColors strips ANSI colours from the output.
 	NoColors bool
+	// Progress, when set, receives a character per scenario as it ends (as
+	// the progress format prints them) and the count: a sign of life while
+	// the report goes to a file, or is not for people.
+	Progress io.Writer
 	// Concurrency is how many scenarios run at once. Default 4.
 	Concurrency int
 	// Seed orders the scenarios (within each feature, in the order they

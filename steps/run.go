@@ -133,6 +133,9 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	if rep == nil {
 		rep = cfg.newReport()
 	}
+	if cfg.Progress != nil {
+		rep = report.Tee(rep, report.NewMarks(cfg.Progress, report.Options{}))
+	}
 	format := collectorFormat
 	if cfg.Report == nil && godogFormats[cfg.Format] {
 		format += "," + cfg.Format // one of godog's own formatters

@@ -297,6 +297,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer f.Close()
 		cfg.Output, cfg.NoColors = f, true
 	}
+	if o.output != "" || (o.format != "pretty" && o.format != "progress") {
+		// The report is not on the terminal, or not for people: the
+		// scenarios are marked on stderr as they end.
+		cfg.Progress = stderr
+	}
 	if f, _ := findFormat(o.format); f.new != nil {
 		cfg.Report = f.new(cfg.Output, report.Options{Colors: !cfg.NoColors})
 	} else {
@@ -317,6 +322,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "testing %s\n", target)
 	fmt.Fprintf(stderr, "key from %s; scenarios in random order, seed %d (--seed %d replays it), %d at a time\n",
 		keyFrom, cfg.Seed, cfg.Seed, cfg.Concurrency)
+	if cfg.Progress != nil {
+		fmt.Fprintf(stderr, "writing the %s report to %s; a mark per scenario as it ends (. passed, F failed, S skipped, I interrupted, U undefined):\n", o.format, reportPlace(o.output))
+	}
 
 	res, err := steps.Run(ctx, cfg)
 	var pre *steps.PreflightError
@@ -536,4 +544,12 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// reportPlace names where the report goes, for people.
+func reportPlace(output string) string {
+	if output == "" {
+		return "stdout"
+	}
+	return output
 }

@@ -61,6 +61,29 @@ func TestCIInstallsXmllintAndRunsMakeTest(t *testing.T) {
 	assert.True(t, strings.HasSuffix(strings.TrimSpace(ci), "CI=true make test"), "make test is what .ci/run runs")
 }
 
+// Issue 34, point 10: the README's "Two commands" are two: one builds and
+// runs the suite against the bundled mock, one runs every test; both are
+// targets of the Makefile, and the second is what CI runs.
+func TestTheReadmeGivesTwoCommands(t *testing.T) {
+	readme := read(t, "README.md")
+	_, section, ok := strings.Cut(readme, "## Two commands\n")
+	require.True(t, ok, "the README has no \"Two commands\" section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, _ := strings.Cut(section, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var commands []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		commands = append(commands, strings.TrimSpace(cmd))
+	}
+	require.Equal(t, []string{"make contract", "make test"}, commands)
+
+	mk := read(t, "Makefile")
+	assert.Regexp(t, `(?m)^contract: build\n\tbin/agentruns-contract$`, mk, "make contract builds, then runs the suite on the bundled mock")
+	assert.Regexp(t, `(?m)^test: `, mk)
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(read(t, ".ci/run")), "CI=true make test"))
+}
+
 // docs/testing-your-client.md quotes the curl script that
 // clients/typescript/test runs, line for line, so the page stays true.
 func TestTheClientPageQuotesTheCurlScriptTheTestsRun(t *testing.T) {
