@@ -101,7 +101,7 @@ func (m *Memory) createdLocked(scope string, ex Exchange, id string) {
 		Metadata   map[string]any `json:"metadata"`
 		OnBehalfOf string         `json:"on_behalf_of"`
 		Parent     string         `json:"parent_run_id"`
-		Config   struct {
+		Config     struct {
 			EnvironmentID string `json:"environment_id"`
 		} `json:"config"`
 	}

@@ -274,10 +274,11 @@ func AncestorListing(q map[string][]string, runs []map[string]any, parentOf func
 // maxAncestry bounds how far up a line of parents is followed.
 const maxAncestry = 100
 
-// EmptyFilterAnswer judges a listing asked with an empty filter value
-// (executor=, automation_id=, metadata[k]=) against the same listing asked
-// without it: an empty value is no filter, or the request is refused with a
-// 400. It is never read as "the runs whose value is empty". status is the
+// EmptyFilterAnswer judges a listing asked with an empty filter value on
+// who executed or created a run (executor=, creator=: no one has an empty
+// uid) against the same listing asked without it: an empty value is no
+// filter, or the request is refused with a 400. (Metadata values may be
+// empty, so metadata[k]= and automation_id= may match them.) status is the
 // answer's status; listed and unfiltered are the run ids of the two answers
 // (same other filters, same moment as far as the caller can tell).
 func EmptyFilterAnswer(param string, status int, listed, unfiltered []string) []Violation {

@@ -94,7 +94,7 @@ var All = []Rule{
 	{AnswerIsTheOneAsked, "A run, schedule or artifact fetched by its id is the one asked for", "runs"},
 	{ListingMatchesFilters, "Every run a listing shows matches every filter of the query (executor: the run's executor, or its creator when it shows none)", "listings"},
 	{AncestorNotItsOwn, "A listing by ancestor_run_id holds the run's descendants, never the run itself nor a run whose line of parents ends without it", "listings"},
-	{EmptyFilterIsNoFilter, "A filter given an empty value (executor=, automation_id=, metadata[key]=) is no filter, or the listing is refused with a 400", "listings"},
+	{EmptyFilterIsNoFilter, "A filter on who executed or created a run given an empty value (executor=, creator=) is no filter, or the listing is refused with a 400", "listings"},
 	{ListingOrdered, "A listing sorted by a timestamp is in the order asked for", "listings"},
 	{PageWithinLimit, "A page holds no more runs than its limit (20 when none is given)", "listings"},
 	{NextPageHasRuns, "A page that says there is a next page, in creation order, is followed by runs", "listings"},

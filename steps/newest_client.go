@@ -59,6 +59,7 @@ func (s *scenario) registerNewestClient(sc stepContext) {
 	sc.Step(`^the run's session redirects to its conversation, without an API key$`, s.sessionRedirectsPublicly)
 
 	sc.Step(`^I list runs by the executor of the run$`, s.listByExecutor)
+	s.registerNewestRules(sc)
 }
 
 // newestClientHint says, when a step of a scenario tagged newestClientTag
@@ -97,6 +98,9 @@ func (s *scenario) sendFollowup(ctx context.Context, message string) error {
 		return err
 	}
 	s.cache["\x00before follow-up"] = str(before["updated_at"]) + " " + str(before["state"])
+	if data, err := json.Marshal(before); err == nil {
+		s.cache[beforeFollowupDoc] = string(data)
+	}
 	s.api.runs.followUp(s.api.session, s.current.id)
 	err = s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
 	s.api.runs.followUpAnswered(s.api.session, s.current.id, time.Now())
