@@ -435,9 +435,13 @@ func (s *scenario) listByExecutor(ctx context.Context) error {
 	if s.current == nil || s.current.details == nil {
 		return fmt.Errorf("the run's details have not been fetched")
 	}
+	// A run that shows no executor was executed by its creator.
 	uid := str(mustLookup(s.current.details, "executor.uid"))
+	if uid == "" && mustLookup(s.current.details, "executor") == nil {
+		uid = str(mustLookup(s.current.details, "creator.uid"))
+	}
 	if uid == "" {
-		return fmt.Errorf("the run reports no executor.uid; got executor %s", show(mustLookup(s.current.details, "executor")))
+		return fmt.Errorf("the run reports no executor.uid, nor a creator.uid; got executor %s", show(mustLookup(s.current.details, "executor")))
 	}
 	return s.listRuns(ctx, "name={label}&executor="+url.QueryEscape(uid))
 }

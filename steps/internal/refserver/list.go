@@ -61,6 +61,9 @@ type cursor struct {
 // (updated_at, newest first), and keyset pages.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) {
 	vals := r.URL.Query()
+	if s.refuseEmptyFilter(w, r, vals) {
+		return
+	}
 	q, err := parseQuery(vals)
 	if err != nil {
 		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", err.Error())
@@ -93,7 +96,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) {
 		if run.team() != c.team {
 			continue
 		}
-		item := run.item(now)
+		item := s.runItem(run, now)
 		if q.matches(s, run, item) {
 			matches = append(matches, entry{q.sortKey(item), run.id, item})
 		}

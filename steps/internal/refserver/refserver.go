@@ -80,6 +80,20 @@ type Options struct {
 	// SystemFirst opens every conversation with the system's instructions,
 	// before the user's prompt.
 	SystemFirst bool
+
+	// The switches below each take a choice the newest client
+	// (oz-agent-sdk 1.4.0-alpha.6) leaves open.
+
+	// LiveRunTime counts run_time up to the present while a run works,
+	// rather than up to its latest change (derived.go). Either way it
+	// stops when the run ends.
+	LiveRunTime bool
+	// ExecutorOnlyWhenDelegated leaves executor out of a run its creator
+	// executed, which, on this server, is every run.
+	ExecutorOnlyWhenDelegated bool
+	// EmptyFilterRefused answers 400 to executor= or creator= with an
+	// empty value, rather than reading it as no filter.
+	EmptyFilterRefused bool
 }
 
 // OtherTeamKeyPrefix begins the API keys of a second team, for the
@@ -312,7 +326,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, c caller, id string
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, run.item(time.Now()))
+	writeJSON(w, http.StatusOK, s.runItem(run, time.Now()))
 }
 
 // cancel follows the published document's rules: a finished or BLOCKED run
