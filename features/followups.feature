@@ -32,9 +32,46 @@ Feature: Follow-ups to a run
     And I send the follow-up "Shorten them to five lines"
     Then the follow-up was accepted
     And the run was started again by the follow-up
+    And the run kept what its earlier executions accumulated
     When I watch the run until it reaches a terminal state
     And I fetch the run's conversation
     Then the conversation holds the prompts "Draft the release notes" and "Shorten them to five lines", in that order
+
+  # Every end counts: a run cancelled, or failed, is started again as a
+  # run that succeeded is, keeping what its executions accumulated.
+  @creates-runs @slow
+  Scenario: A follow-up to a cancelled run starts it again
+    When I create a run with the prompt "Split the billing module"
+    And I cancel the run, retrying while the server answers a retryable 409
+    And I watch the run until it reaches a terminal state
+    And I send the follow-up "Only the invoices part, then"
+    Then the follow-up was accepted
+    And the run was started again by the follow-up
+    And the run kept what its earlier executions accumulated
+
+  @creates-runs @slow @failing-prompt
+  Scenario: A follow-up to a failed run starts it again
+    When I create a run with the failing prompt
+    And I watch the run until it reaches a terminal state
+    And I send the follow-up "Try once more"
+    Then the follow-up was accepted
+    And the run was started again by the follow-up
+    And the run kept what its earlier executions accumulated
+
+  # A run that has not ended takes the follow-up in the execution under
+  # way: it is neither refused nor sent back to the queue.
+  @creates-runs
+  Scenario Outline: A follow-up to a run <situation> is taken without starting it over
+    When I create a run with the prompt "Tidy the test helpers"
+    And <how it got there>
+    And I send the follow-up "Keep the old names as aliases"
+    Then the follow-up was accepted
+    And the follow-up kept the run going
+
+    Examples:
+      | situation    | how it got there                              |
+      | just created | I fetch the run                               |
+      | at work      | I wait until the run is "INPROGRESS" or later |
 
   @mock-only @mock-control @creates-runs
   Scenario: On the mock, a follow-up to a finished run queues it again and keeps its history

@@ -83,6 +83,22 @@ Feature: What the newest client reads and filters by
     When I list runs by the executor of the run
     Then the listing holds exactly a
 
+  # An empty value names no one: it is no filter, or a request the server
+  # refuses, never "the runs executed (or created) by no one". (An empty
+  # metadata value is a value: metadata values may be empty.)
+  @creates-runs
+  Scenario Outline: An empty <filter> filter is no filter, or refused
+    When I created these runs:
+      | run |
+      | a   |
+      | b   |
+    Then an empty "<filter>" added to "name={label}" lists the same runs, or is refused with a 400
+
+    Examples:
+      | filter   |
+      | executor |
+      | creator  |
+
   @creates-runs
   Scenario: The newest values are accepted
     When I create a run with the prompt "Plan the migration" and:

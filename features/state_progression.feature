@@ -40,6 +40,7 @@ Feature: Run state progression
     And 3 poll intervals pass
     And I fetch the run
     Then the run has not changed since it ended
+    And the run's run_time and request_usage are as when it ended
 
   # The run spends longer in each state than a poll interval, so that the
   # suite sees every state whatever pace the mock was started with.

@@ -11,7 +11,8 @@ import (
 // Every run a filtered listing shows must match every filter of the query
 // (they combine with AND). Only the filters whose value a run shows are
 // held, and only when the run shows it: state, name (agent_config.name),
-// model_id, creator (creator.uid), executor (executor.uid), source,
+// model_id, creator (creator.uid), executor (executor.uid, or creator.uid
+// for a run that shows no executor: it executed its own run), source,
 // environment_id, schedule_id (schedule.schedule_id), the metadata pairs
 // (metadata[key]=value, and automation_id, which is the pair of the key
 // automation_id) where the run shows its metadata, and the time bounds,
@@ -31,7 +32,6 @@ var exactFilters = []struct{ param, field string }{
 	{"name", "agent_config.name"},
 	{"model_id", "agent_config.model_id"},
 	{"creator", "creator.uid"},
-	{"executor", "executor.uid"},
 	{"source", "source"},
 	{"environment_id", "agent_config.environment_id"},
 	{"schedule_id", "schedule.schedule_id"},
@@ -69,6 +69,13 @@ func ListingMatchesQuery(q url.Values, runs []map[string]any) []Violation {
 			if got, ok := Lookup(run, f.field); ok && got != nil && Str(got) != want {
 				out = append(out, Violation{Rule: ListingMatchesFilters, Field: field + "." + f.field, RunID: id,
 					Expected: f.param + "=" + want, Got: Show(got)})
+			}
+		}
+		// A run that shows no executor was executed by its creator.
+		if want := q.Get("executor"); want != "" {
+			if got := executorOf(run); got != "" && got != want {
+				out = append(out, Violation{Rule: ListingMatchesFilters, Field: field + ".executor.uid", RunID: id,
+					Expected: "executor=" + want + " (the run's executor, or its creator when it shows none)", Got: Show(got)})
 			}
 		}
 		out = append(out, metadataMatches(q, field, id, run)...)

@@ -65,6 +65,7 @@ type Memory struct {
 	deleted   *bounded[sighting]  // identity -> its accepted delete
 	msgTimes  *bounded[sighting]  // message and field -> the time first seen set
 	convRuns  *bounded[[]convRun] // conversation -> the runs seen ended in it
+	parents   *bounded[string]    // run -> its parent run, "" for none, as its creation or a look said
 }
 
 type runFacts struct {
@@ -122,6 +123,7 @@ func NewMemory(l Limits) *Memory {
 		deleted:   newBounded[sighting](def(l.Runs, 100_000) / 10),
 		msgTimes:  newBounded[sighting](def(l.Events, 100_000)),
 		convRuns:  newBounded[[]convRun](def(l.Runs, 100_000) / 10),
+		parents:   newBounded[string](def(l.Runs, 100_000)),
 	}
 }
 
@@ -235,6 +237,7 @@ func (m *Memory) listingLocked(scope string, ex Exchange, obj map[string]any) []
 		return nil
 	}
 	out := ListingMatchesQuery(ex.Query, page.Runs)
+	out = append(out, AncestorListing(ex.Query, page.Runs, func(id string) (string, bool) { return m.parents.get(scope + "/" + id) })...)
 	out = append(out, ListingInOrder(ex.Query, page.Runs)...)
 	out = append(out, PageWithin(ex.Query, page.Runs)...)
 	out = append(out, OneRunPerTick(page.Runs)...)
@@ -285,12 +288,13 @@ func (m *Memory) walkLocked(scope string, ex Exchange, runs []map[string]any, ne
 }
 
 // runLocked checks one look at a run.
-func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[string]any, listed bool) []Violation {
-	out := RunAlone(field, run)
+func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[string]any, listed bool) (out []Violation) {
+	out = RunAlone(field, run)
 	id := Str(run["run_id"])
 	if id == "" {
-		return out
+		return append(out, DerivedAlone(field, run, false)...)
 	}
+	defer func() { out = distinct(out) }()
 	if ex.Caller != "" {
 		key := scope + "/" + ex.Caller + "/" + id
 		if by, ok := m.refused.get(key); ok {
@@ -303,6 +307,9 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 			}
 		}
 	}
+	if parent := Str(run["parent_run_id"]); parent != "" {
+		m.parents.put(scope+"/"+id, parent)
+	}
 	f := m.factsLocked(scope, id)
 	if f.followedUp { // started again: QUEUED with its first started_at
 		kept := out[:0]
@@ -313,6 +320,7 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		}
 		out = kept
 	}
+	out = append(out, DerivedAlone(field, run, f.followedUp)...)
 	if f.created {
 		out = append(out, CreatedRunRules(field, run, f.wasLinked)...)
 	}
@@ -329,6 +337,8 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 	}
 	if f.hasLast && f.look.Before(now) {
 		out = append(out, MovedOn(field, id, f.look, now)...)
+		out = append(out, KeptAcrossExecutions(field, id, f.look, now)...)
+		out = append(out, EndedRunStopped(field, id, f.look, now)...)
 	}
 	// "The run ends in CANCELLED": not at once, a server may take a while
 	// (the run still shows where it was), but the end it is seen in is
@@ -401,6 +411,9 @@ func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation
 		before, _ := m.runSeqs.get(key)
 		if float64(len(events)) < limit {
 			out = append(out, EventsStillThere(run, since, before, seqs[run])...)
+			if f, ok := m.runs.get(key); ok && since == 0 && f.newest != nil && f.newest.sentBack != nil && f.newest.sentBack.Received.Before(ex.Sent) {
+				out = append(out, m.sentBackJudgedLocked(f, run, events)...)
+			}
 		}
 		for seq := range seqs[run] {
 			if !slices.Contains(before, seq) && len(before) < maxEventsPerRun {
@@ -532,4 +545,19 @@ func runIDOf(p string) string {
 		return rest
 	}
 	return id
+}
+
+// distinct drops a violation that repeats an earlier one's rule and field:
+// a rule checked both over the whole history of a run and between two
+// looks says one thing once.
+func distinct(vs []Violation) []Violation {
+	seen := map[[2]string]bool{}
+	return slices.DeleteFunc(vs, func(v Violation) bool {
+		k := [2]string{v.Rule, v.Field}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		return false
+	})
 }

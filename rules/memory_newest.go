@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,11 +32,21 @@ type newestFacts struct {
 	runTimeSeen  sighting // the look that showed the longest run_time
 	conversation sighting // the first conversation_id shown
 
-	// restartFrom is the ended look a follow-up was accepted after, until
-	// a look asked after the follow-up's answer shows what it did.
-	restartFrom *Look
-	restartBy   string
-	restartAt   time.Time
+	// beforeFollowup is the last look answered before the latest accepted
+	// follow-up was sent: every look asked after the follow-up's answer is
+	// the same run (KeptAcrossExecutions). restartFrom is that look while
+	// no look after the answer has shown what the follow-up did
+	// (FollowupStartedEndedRun, FollowupKeptLiveRun).
+	beforeFollowup *Look
+	restartFrom    *Look
+	restartBy      string
+	restartAt      time.Time
+	// sentBack is a look after a follow-up that showed a run seen live
+	// before it in an earlier state, until a poll of the run's events says
+	// whether it had ended and been started again between.
+	sentBack *Look
+
+	onBehalfOf string // the member the creation named, if any
 
 	followedUp time.Time // when the first accepted follow-up was sent
 	// handoff is a listing of handoff files (value: how many) answered
@@ -84,10 +93,10 @@ func (m *Memory) followedUpLocked(f *runFacts, ex Exchange) {
 	if n.followedUp.IsZero() || ex.Sent.Before(n.followedUp) {
 		n.followedUp = ex.Sent
 	}
-	n.restartFrom = nil
-	if f.hasLast && IsTerminal(f.look.State) && f.look.Before(Look{Sent: ex.Sent}) {
-		ended := f.look
-		n.restartFrom, n.restartBy, n.restartAt = &ended, ex.Request, ex.Received
+	n.restartFrom, n.beforeFollowup, n.sentBack = nil, nil, nil
+	if f.hasLast && f.look.Before(Look{Sent: ex.Sent}) {
+		before := f.look
+		n.restartFrom, n.beforeFollowup, n.restartBy, n.restartAt = &before, &before, ex.Request, ex.Received
 	}
 }
 
@@ -164,18 +173,22 @@ func (m *Memory) newestLookLocked(f *runFacts, ex Exchange, field string, run ma
 	}
 
 	state := Str(run["state"])
-	// A follow-up accepted after the run was seen ended starts it again:
-	// a look asked after its answer shows the run moved on from that end
-	// (going again, or ended again since, at a later updated_at).
-	if n.restartFrom != nil && n.restartAt.Before(ex.Sent) {
-		before := n.restartFrom
-		if state == before.State && reflect.DeepEqual(run["updated_at"], before.UpdatedAt) && RestartShows(Str(run["updated_at"])) {
-			out = append(out, Violation{Rule: FollowupStartsEndedRun, Field: field + ".state", RunID: id,
-				Expected: "the run started again by " + n.restartBy + ", accepted after it was seen " + before.State + " (" + before.Request + ")",
-				Got:      state + ", updated_at " + Str(run["updated_at"]) + " as before"})
-		}
-		n.restartFrom = nil
+	now := LookAt(run, ex.Sent, ex.Received, ex.Request)
+	if n.beforeFollowup != nil && n.restartAt.Before(ex.Sent) {
+		out = append(out, KeptAcrossExecutions(field, id, *n.beforeFollowup, now)...)
 	}
+	// What the follow-up did shows in the first look asked after its
+	// answer: an ended run started again, a live one not sent back.
+	if n.restartFrom != nil && n.restartAt.Before(ex.Sent) {
+		out = append(out, FollowupStartedEndedRun(field, id, n.restartBy, *n.restartFrom, now)...)
+		if !IsTerminal(n.restartFrom.State) && Rank(state) >= 0 && Rank(state) < Rank(n.restartFrom.State) {
+			sent := now
+			n.sentBack = &sent
+		} else {
+			n.restartFrom = nil
+		}
+	}
+	out = append(out, OnBehalfOf(field, n.onBehalfOf, run)...)
 
 	// Handoff files are those of an ended execution. A run seen not ended
 	// after a listing with files, and started again by no follow-up, had
@@ -236,3 +249,26 @@ const RestartShowsWithin = time.Millisecond
 // RestartShows tells whether an updated_at, as shown, is precise enough
 // that a run started again since it was shown would show another.
 func RestartShows(updatedAt string) bool { return ShownUnit(updatedAt) <= RestartShowsWithin }
+
+// sentBackJudgedLocked judges a run sent back after a follow-up, once a
+// poll of its events from the start (since 0, not cut by its limit) came
+// after the look that showed it so: the run had ended and been started
+// again only if an end event came by then.
+func (m *Memory) sentBackJudgedLocked(f *runFacts, id string, events []map[string]any) []Violation {
+	n := f.newest
+	if n == nil || n.sentBack == nil || n.restartFrom == nil {
+		return nil
+	}
+	var ends []time.Time
+	for _, e := range events {
+		if Str(e["run_id"]) != id || EndOf(Str(e["event_type"])) == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, Str(e["occurred_at"])); err == nil {
+			ends = append(ends, t)
+		}
+	}
+	out := FollowupKeptLiveRun("run "+id, id, n.restartBy, *n.restartFrom, *n.sentBack, ends)
+	n.sentBack, n.restartFrom = nil, nil
+	return out
+}

@@ -97,9 +97,11 @@ func objects(v any) []map[string]any {
 // the environment it was created in.
 func (m *Memory) createdLocked(scope string, ex Exchange, id string) {
 	var req struct {
-		Prompt   string         `json:"prompt"`
-		Metadata map[string]any `json:"metadata"`
-		Config   struct {
+		Prompt     string         `json:"prompt"`
+		Metadata   map[string]any `json:"metadata"`
+		OnBehalfOf string         `json:"on_behalf_of"`
+		Parent     string         `json:"parent_run_id"`
+		Config     struct {
 			EnvironmentID string `json:"environment_id"`
 		} `json:"config"`
 	}
@@ -114,6 +116,10 @@ func (m *Memory) createdLocked(scope string, ex Exchange, id string) {
 	if len(req.Metadata) > 0 {
 		m.createdWithLocked(f, ex, req.Metadata)
 	}
+	if req.OnBehalfOf != "" {
+		f.newestFacts().onBehalfOf = req.OnBehalfOf
+	}
+	m.parents.put(scope+"/"+id, req.Parent) // the creation says it: a run created without a parent has none
 	if env := req.Config.EnvironmentID; env != "" {
 		m.envNewest.put(scope+"/"+env, envRun{runID: id, by: ex.Request, at: ex.Received})
 	}

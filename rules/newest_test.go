@@ -71,7 +71,8 @@ func TestRunKeepsItsHistory(t *testing.T) {
 			m := rules.NewMemory(rules.Limits{})
 			require.Empty(t, m.Observe(exchange("GET", "/agent/runs/r1", 200, longer, 0)))
 			require.Empty(t, m.Observe(exchange("POST", "/agent/runs/r1/followups", 200, map[string]any{}, time.Second)))
-			assert.Equal(t, []string{rules.RunKeepsItsHistory}, ids(m.Observe(exchange("GET", "/agent/runs/r1", 200, tc.run, 2*time.Second))))
+			// (a run_time without a started_at breaks the derived fields' rule too)
+			assert.Contains(t, ids(m.Observe(exchange("GET", "/agent/runs/r1", 200, tc.run, 2*time.Second))), rules.RunKeepsItsHistory)
 		})
 	}
 

@@ -66,9 +66,12 @@ type Look struct {
 	UpdatedAt     any
 	StartedAt     any
 	StatusMessage any
-	Sent          time.Time
-	Received      time.Time
-	Request       string // "GET /agent/runs/{id}", for messages
+	// What a run keeps and accumulates (rules of newest.go).
+	CreatedAt, Creator, Prompt, Metadata, Conversation any
+	RunTime, Usage, Executor, Cancellable              any
+	Sent                                               time.Time
+	Received                                           time.Time
+	Request                                            string // "GET /agent/runs/{id}", for messages
 }
 
 // LookAt takes a look from a run as answered.
@@ -76,6 +79,9 @@ func LookAt(run map[string]any, sent, received time.Time, request string) Look {
 	return Look{
 		State: Str(run["state"]), UpdatedAt: run["updated_at"], StartedAt: run["started_at"],
 		StatusMessage: run["status_message"], Sent: sent, Received: received, Request: request,
+		CreatedAt: run["created_at"], Creator: run["creator"], Prompt: run["prompt"], Metadata: run["metadata"],
+		Conversation: run["conversation_id"], RunTime: run["run_time"], Usage: run["request_usage"],
+		Executor: run["executor"], Cancellable: run["is_run_type_cancellable"],
 	}
 }
 

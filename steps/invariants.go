@@ -58,10 +58,18 @@ type ledger struct {
 	// look asked before then may show the run before or after it started
 	// again, so it binds no later look.
 	followedUp map[string]time.Time
+	// beforeFollowUp is the last look at a run before the latest
+	// follow-up the suite sent it: every look after the follow-up's answer
+	// is held to be the same run (rules.KeptAcrossExecutions), and the
+	// first one to show what the follow-up did to an ended run
+	// (rules.FollowupStartedEndedRun). judged says that first look came.
+	beforeFollowUp map[string]sighting
+	judged         map[string]bool
 }
 
 func newLedger() *ledger {
-	return &ledger{last: map[string]sighting{}, followedUp: map[string]time.Time{}}
+	return &ledger{last: map[string]sighting{}, followedUp: map[string]time.Time{},
+		beforeFollowUp: map[string]sighting{}, judged: map[string]bool{}}
 }
 
 // followUp notes that the suite is sending a run a follow-up: what was
@@ -69,8 +77,15 @@ func newLedger() *ledger {
 func (l *ledger) followUp(session, runID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.last, session+"/"+runID)
-	l.followedUp[session+"/"+runID] = time.Time{}
+	key := session + "/" + runID
+	if before, ok := l.last[key]; ok {
+		l.beforeFollowUp[key] = before
+	} else {
+		delete(l.beforeFollowUp, key)
+	}
+	delete(l.last, key)
+	delete(l.judged, key)
+	l.followedUp[key] = time.Time{}
 }
 
 // followUpAnswered notes when the follow-up noted by followUp was answered:
@@ -87,6 +102,7 @@ func (l *ledger) forget(session, runID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.last, session+"/"+runID)
+	delete(l.beforeFollowUp, session+"/"+runID)
 }
 
 // terminalSince returns the sighting of a run in a terminal state, if the
@@ -122,6 +138,14 @@ func (l *ledger) see(session string, now sighting) (knockOn *report.Cause, err e
 			knockOn = before.cause
 		}
 	}
+	if prior, was := l.beforeFollowUp[key]; was && followed && !followedAt.IsZero() && followedAt.Before(now.sent) {
+		vs := rules.KeptAcrossExecutions("body", id, prior.look(), now.look())
+		if !l.judged[key] {
+			l.judged[key] = true
+			vs = append(vs, rules.FollowupStartedEndedRun("body", id, "the follow-up the suite sent", prior.look(), now.look())...)
+		}
+		errs = append(errs, violations("run "+id, vs))
+	}
 	if !ok || now.recv.After(before.recv) {
 		l.last[key] = now
 	}
@@ -133,7 +157,7 @@ func (l *ledger) see(session string, now sighting) (knockOn *report.Cause, err e
 // a follow-up was accepted for the run, which may start it again, QUEUED or
 // PENDING with the started_at of its first execution.
 func runRules(id string, run map[string]any, restarted bool) error {
-	vs := rules.RunAlone("body", run)
+	vs := append(rules.RunAlone("body", run), rules.DerivedAlone("body", run, restarted)...)
 	kept := vs[:0]
 	for _, v := range vs {
 		if restarted && v.Rule == rules.StartedAtFitsState && v.Got != "none" {
@@ -145,9 +169,15 @@ func runRules(id string, run map[string]any, restarted bool) error {
 }
 
 // movedOn checks a later look at a run against an earlier one: forward
-// only, and nothing changes once it has ended (rules.MovedOn).
+// only, and nothing changes once it has ended (rules.MovedOn), what it
+// accumulates included (rules.EndedRunStopped); it stays the same run
+// (rules.KeptAcrossExecutions).
 func movedOn(id string, before, now sighting) error {
-	return violations("run "+id, rules.MovedOn("body", id, before.look(), now.look()))
+	b, n := before.look(), now.look()
+	vs := rules.MovedOn("body", id, b, n)
+	vs = append(vs, rules.EndedRunStopped("body", id, b, n)...)
+	vs = append(vs, rules.KeptAcrossExecutions("body", id, b, n)...)
+	return violations("run "+id, vs)
 }
 
 // look is the sighting as the rules package takes it.

@@ -25,10 +25,10 @@ import (
 // per rule, and must be killed in polling mode as in control mode.
 
 var (
-	scheduleTenancyArea    = []string{"schedules.feature", "tenancy.feature"}
-	artifactTenancyArea    = []string{"artifacts.feature", "tenancy.feature"}
-	environmentTenancyArea = []string{"environments_and_models.feature", "tenancy.feature"}
-	handoffArea            = []string{"handoff_attachments.feature"}
+	scheduleTenancyArea    = area{"schedules", []string{"schedules.feature", "tenancy.feature"}}
+	artifactTenancyArea    = area{"artifacts", []string{"artifacts.feature", "tenancy.feature"}}
+	environmentTenancyArea = area{"environments", []string{"environments_and_models.feature", "tenancy.feature"}}
+	handoffArea            = area{"handoff", []string{"handoff_attachments.feature"}}
 )
 
 var movedMutants = slices.Concat(

@@ -25,13 +25,13 @@ import (
 // operator would give it (tuneForMutants).
 
 var (
-	schedulesArea     = []string{"schedules.feature"}
-	eventsArea        = []string{"events.feature", "tenancy.feature"}
-	conversationsArea = []string{"conversations.feature", "tenancy.feature"}
-	environmentsArea  = []string{"environments_and_models.feature"}
-	identitiesArea    = []string{"identities.feature"}
-	messagesArea      = []string{"messages.feature"}
-	downloadsArea     = []string{"artifacts.feature", "conversations.feature"}
+	schedulesArea     = area{"schedules", []string{"schedules.feature"}}
+	eventsArea        = area{"events", []string{"events.feature", "tenancy.feature"}}
+	conversationsArea = area{"conversations", []string{"conversations.feature", "tenancy.feature"}}
+	environmentsArea  = area{"environments", []string{"environments_and_models.feature"}}
+	identitiesArea    = area{"identities", []string{"identities.feature"}}
+	messagesArea      = area{"messages", []string{"messages.feature"}}
+	downloadsArea     = area{"artifacts", []string{"artifacts.feature", "conversations.feature"}}
 )
 
 // onFastClock has mutants run, when polling, against a mock whose clock

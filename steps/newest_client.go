@@ -63,6 +63,7 @@ func (s *scenario) registerNewestClient(sc stepContext) {
 	sc.Step(`^the run's session redirects to its conversation, without an API key$`, s.sessionRedirectsPublicly)
 
 	sc.Step(`^I list runs by the executor of the run$`, s.listByExecutor)
+	s.registerNewestRules(sc)
 }
 
 // NewestClientNote is what every failure of a scenario tagged
@@ -99,6 +100,9 @@ func (s *scenario) sendFollowup(ctx context.Context, message string) error {
 		return err
 	}
 	s.cache["\x00before follow-up"] = str(before["updated_at"]) + " " + str(before["state"])
+	if data, err := json.Marshal(before); err == nil {
+		s.cache[beforeFollowupDoc] = string(data)
+	}
 	s.api.runs.followUp(s.api.session, s.current.id)
 	err = s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
 	s.api.runs.followUpAnswered(s.api.session, s.current.id, time.Now())
@@ -437,9 +441,13 @@ func (s *scenario) listByExecutor(ctx context.Context) error {
 	if s.current == nil || s.current.details == nil {
 		return fmt.Errorf("the run's details have not been fetched")
 	}
+	// A run that shows no executor was executed by its creator.
 	uid := str(mustLookup(s.current.details, "executor.uid"))
+	if uid == "" && mustLookup(s.current.details, "executor") == nil {
+		uid = str(mustLookup(s.current.details, "creator.uid"))
+	}
 	if uid == "" {
-		return fmt.Errorf("the run reports no executor.uid; got executor %s", show(mustLookup(s.current.details, "executor")))
+		return fmt.Errorf("the run reports no executor.uid, nor a creator.uid; got executor %s", show(mustLookup(s.current.details, "executor")))
 	}
 	return s.listRuns(ctx, "name={label}&executor="+url.QueryEscape(uid))
 }

@@ -64,6 +64,12 @@ var referenceVariants = []struct {
 	{"messaging switched off", refserver.Options{Step: 20 * time.Millisecond, MessagingOff: true}, nil},
 	// Conversations open with the system's instructions.
 	{"conversations that open with a system message", refserver.Options{Step: 20 * time.Millisecond, SystemFirst: true}, nil},
+	// The newest client's open choices: run_time counted to the present
+	// while a run works; executor left out when the creator executed the
+	// run; an empty executor= or creator= refused.
+	{"run_time counted to the present while a run works", refserver.Options{Step: 20 * time.Millisecond, LiveRunTime: true}, nil},
+	{"executor shown only when delegated", refserver.Options{Step: 20 * time.Millisecond, ExecutorOnlyWhenDelegated: true}, nil},
+	{"empty executor and creator filters refused", refserver.Options{Step: 20 * time.Millisecond, EmptyFilterRefused: true}, nil},
 }
 
 // publishedValidator is the published view of the document

@@ -61,6 +61,9 @@ type cursor struct {
 // (updated_at, newest first), and keyset pages.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) {
 	vals := r.URL.Query()
+	if s.refuseEmptyFilter(w, r, vals) {
+		return
+	}
 	if s.opts.Published {
 		var refused string
 		if vals, refused = publishedQuery(vals); refused != "" {

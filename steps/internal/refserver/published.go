@@ -95,6 +95,8 @@ func publishedBody(b map[string]any) string {
 func publishedRun(item map[string]any) map[string]any {
 	delete(item, "executor")
 	delete(item, "metadata")
+	delete(item, "run_time")
+	delete(item, "is_run_type_cancellable")
 	return item
 }
 

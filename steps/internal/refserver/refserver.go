@@ -86,6 +86,20 @@ type Options struct {
 	// (its sources, artifact type and harnesses are refused), and the
 	// session redirect asks for a key (published.go).
 	Published bool
+
+	// The switches below each take a choice the newest client
+	// (oz-agent-sdk 1.4.0-alpha.6) leaves open.
+
+	// LiveRunTime counts run_time up to the present while a run works,
+	// rather than up to its latest change (derived.go). Either way it
+	// stops when the run ends.
+	LiveRunTime bool
+	// ExecutorOnlyWhenDelegated leaves executor out of a run its creator
+	// executed, which, on this server, is every run.
+	ExecutorOnlyWhenDelegated bool
+	// EmptyFilterRefused answers 400 to executor= or creator= with an
+	// empty value, rather than reading it as no filter.
+	EmptyFilterRefused bool
 }
 
 // OtherTeamKeyPrefix begins the API keys of a second team, for the
@@ -356,7 +370,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, c caller, id str
 // alone.
 func (s *Server) show(r *run, now time.Time) map[string]any {
 	if s.opts.Published {
-		return publishedRun(r.item(now))
+		return publishedRun(s.runItem(r, now))
 	}
-	return r.item(now)
+	return s.runItem(r, now)
 }
