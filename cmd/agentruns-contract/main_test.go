@@ -24,6 +24,7 @@ import (
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/internal/junitcheck"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -294,8 +295,8 @@ func TestRunFailsAgainstABrokenServer(t *testing.T) {
 	})
 	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-test", "--read-only", "--no-control", "--format", "progress")
 	require.ErrorIs(t, err, errFailed, "%s\n%s", out, errOut)
-	assert.Contains(t, errOut, "FAILED  get_run.feature: An unknown run is not found")
-	assert.Contains(t, errOut, "application/problem+json")
+	assert.Contains(t, errOut, "CAUSE   1 scenario failed from GET /agent/runs/{runId} 404: header.Content-Type: \"text/plain\" is not documented for status 404")
+	assert.Contains(t, errOut, "get_run.feature: An unknown run is not found")
 	assert.Contains(t, errOut, "polling the server")
 }
 
@@ -536,7 +537,7 @@ func TestSeedReplaysTheOrder(t *testing.T) {
 // server.
 func TestNoControlTestsTheMockAsARealServer(t *testing.T) {
 	out, errOut, err := runCmd(t, "--no-control", "--tags", "@mock-control", "--format", "progress")
-	require.NoError(t, err, "%s\n%s", out, errOut)
+	require.ErrorIs(t, err, errNothingChecked, "every scenario skipped: %s\n%s", out, errOut)
 	total, _, _, skipped := summaryCounts(t, errOut)
 	assert.Equal(t, total, skipped)
 	assert.Contains(t, errOut, "polling the server")
@@ -618,12 +619,15 @@ func TestSummaryGroupsIdenticalFailures(t *testing.T) {
 	const created = "contract violation: POST /agent/run 201: status: 201 is not documented for this operation"
 	var res steps.Result
 	for _, name := range []string{"A", "B", "C", "D", "E"} {
-		res.Scenarios = append(res.Scenarios, steps.ScenarioResult{Feature: "create_run.feature", Name: "Create " + name, Status: steps.Failed,
+		res.Report.Scenarios = append(res.Report.Scenarios, report.Scenario{URI: "create_run.feature", Name: "Create " + name, Status: report.Failed,
 			Message: created + "\n  body: {\"run_id\":\"" + name + "\"}"})
 	}
-	res.Scenarios = append(res.Scenarios,
-		steps.ScenarioResult{Feature: "get_run.feature", Name: "An unknown run is not found", Status: steps.Failed, Message: "want application/problem+json"},
-		steps.ScenarioResult{Feature: "list_runs.feature", Name: "Listing", Status: steps.Passed})
+	res.Report.Scenarios = append(res.Report.Scenarios,
+		report.Scenario{URI: "get_run.feature", Name: "An unknown run is not found", Status: report.Failed, Message: "want application/problem+json"},
+		report.Scenario{URI: "list_runs.feature", Name: "Listing", Status: report.Passed})
+	for _, sc := range res.Report.Scenarios {
+		res.Scenarios = append(res.Scenarios, steps.ScenarioResult{Feature: sc.URI, Name: sc.Name, Status: sc.Status, Message: sc.Message})
+	}
 	var out strings.Builder
 	summarise(&out, res, steps.Config{})
 	assert.Contains(t, out.String(), "FAILED  5 scenarios with the same failure: create_run.feature: Create A; create_run.feature: Create B; create_run.feature: Create C; and 2 more\n"+
