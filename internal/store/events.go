@@ -360,14 +360,9 @@ func (tl *Timeline) history(now time.Time) []transition {
 		return h
 	}
 	h = append(h, transition{tl.AnchorState, tl.Anchor})
-	idx := -1
-	for i, p := range progression {
-		if p == tl.AnchorState {
-			idx = i
-		}
-	}
 	at := tl.Anchor
-	for idx >= 0 {
+	// One pass over progression at most, as in At.
+	for idx := progressionIndex(tl.AnchorState); idx >= 0 && idx < len(progression); idx++ {
 		at = at.Add(tl.Steps[idx])
 		if now.Before(at) {
 			break
@@ -375,9 +370,6 @@ func (tl *Timeline) history(now time.Time) []transition {
 		next := tl.Final
 		if idx+1 < len(progression) {
 			next = progression[idx+1]
-			idx++
-		} else {
-			idx = -1
 		}
 		h = append(h, transition{next, at})
 	}
@@ -397,8 +389,8 @@ func (tl *Timeline) prelude() bool {
 func (ms *Session) recordEventsLocked(now time.Time) {
 	t := &ms.events
 	batch := t.pending
-	nano := now.UnixNano()
-	for len(t.due) > 0 && t.due[0].at <= nano {
+	key := now.UnixMilli()
+	for len(t.due) > 0 && t.due[0].at <= key {
 		batch = append(batch, t.due.pop().r)
 	}
 	if len(batch) == 0 {
@@ -429,8 +421,8 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 		if len(h) > int(r.Logged) {
 			r.Logged = int16(len(h))
 		}
-		if next, ok := r.Timeline.nextEvent(now); ok {
-			t.due.push(moment{at: next.UnixNano(), r: r})
+		if next, ok := r.Timeline.nextEvent(now); ok && !next.After(MaxInstant) {
+			t.due.push(moment{at: momentKey(next), r: r})
 		}
 	}
 	clear(batch[len(live):])

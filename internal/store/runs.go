@@ -543,6 +543,22 @@ func (ms *Session) CursorKey() []byte {
 	return ms.runs.cursorKey
 }
 
+// checkFixtureSteps holds a fixture run's step and replayed steps to
+// MaxStep, as every other way of giving a run its steps is.
+func checkFixtureSteps(f fixtures.Run) error {
+	if d := time.Duration(f.Step); d > MaxStep {
+		return fmt.Errorf("step %s: it must be from 0 to %s", d, maxStepText)
+	}
+	if f.Replay != nil {
+		for s, d := range f.Replay.Steps {
+			if time.Duration(d) > MaxStep {
+				return fmt.Errorf("replay.steps.%s %s: it must be from 0 to %s", s, time.Duration(d), maxStepText)
+			}
+		}
+	}
+	return nil
+}
+
 func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	creator := s.Principal(f.Creator)
 	r := &Run{
@@ -870,10 +886,11 @@ func (r *Run) check() error {
 	case r.ForcedState != "" && !r.ForcedState.Valid():
 		return fmt.Errorf("forced_state %q is not a run state", r.ForcedState)
 	}
-	for _, d := range r.Timeline.Steps {
-		if d < 0 {
-			return errors.New("a negative step")
-		}
+	if err := CheckSteps(r.Timeline.Steps); err != nil {
+		return err
+	}
+	if r.Timeline.PriorRun < 0 || r.Timeline.PriorRun > MaxRunTime {
+		return fmt.Errorf("prior_run_ns %d: it must be from 0 to %d (%s)", r.Timeline.PriorRun, MaxRunTime, MaxRunTime)
 	}
 	for _, t := range r.ArtifactTypes {
 		if !ArtifactTypes[t] {
