@@ -190,3 +190,29 @@ func TestKeylessRequestsOpenNoSession(t *testing.T) {
 	r := keyless.in("bad name").noFollow("/agent/conversations/"+run.ConversationID+"/redirect", "")
 	assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
 }
+
+// States forced through the control API are events like reported ones and
+// count towards the same bound per run; past it the force is refused
+// (429, not retryable), as a report is, and the run keeps its state.
+func TestForcedStatesCountTowardsTheEventBound(t *testing.T) {
+	c := newMock(t, mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart}).on(t)
+	id := c.create(map[string]any{"prompt": "forced back and forth"}).RunID
+	last := ""
+	for i := 0; ; i++ {
+		state := []string{"INPROGRESS", "BLOCKED"}[i%2]
+		r := c.do("POST", "/__mock/runs/"+id+"/state", map[string]any{"state": state})
+		if r.status != http.StatusOK {
+			require.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+			p := r.problem(t)
+			assert.False(t, p.Retryable)
+			assert.Contains(t, p.Detail, "1000 events")
+			break
+		}
+		require.Less(t, i, 2000, "forced states are bounded")
+		last = state
+	}
+	assert.Equal(t, mockserver.State(last), c.get(id).State, "the refused force changed nothing")
+	// A report past the bound is refused as well.
+	r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": map[string]string{"INPROGRESS": "run_blocked", "BLOCKED": "run_in_progress"}[last]})
+	assert.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+}

@@ -555,8 +555,8 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	if cur.Terminal() || rank[state] < rank[cur] {
 		return 0, ErrEventBackwards.because("event_type: the event would move the run backwards: the run is %s; %s would report %s", cur, ev.Type, state)
 	}
-	if n := len(ms.events.runEvents(r, 0)); n >= MaxEventsPerRun {
-		return 0, ErrRunEventsFull.because("the run has %d events in the log, the most the mock keeps for one run (old events are never dropped, so every sequence a poll answered stays true); retrying will not help: reset the session (POST /__mock/reset)", n)
+	if err := ms.eventsFullLocked(r); err != nil {
+		return 0, err
 	}
 	seq := ms.reanchorLocked(r, now, state, ev.ExecutionID, ev.RefID)
 	switch state {
@@ -567,6 +567,16 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	}
 	ms.changed()
 	return seq, nil
+}
+
+// eventsFullLocked refuses to add an event to a run that has
+// MaxEventsPerRun, whoever adds it: a reporter or the control API forcing
+// a state. The log must have caught up (recordEventsLocked).
+func (ms *Session) eventsFullLocked(r *Run) error {
+	if n := len(ms.events.runEvents(r, 0)); n >= MaxEventsPerRun {
+		return ErrRunEventsFull.because("the run has %d events in the log, the most the mock keeps for one run (old events are never dropped, so every sequence a poll answered stays true); retrying will not help: reset the session (POST /__mock/reset)", n)
+	}
+	return nil
 }
 
 // EventLog returns the whole event log as it is now, whatever the teams, for

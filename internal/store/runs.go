@@ -780,6 +780,12 @@ func (ms *Session) Force(id string, state State, msg *StatusMessage) (View, erro
 		return r.view(now), nil // already there; keep its message
 	}
 	if cur != state {
+		// A forced state is an event like a reported one, and counts
+		// towards the same bound.
+		ms.recordEventsLocked(now)
+		if err := ms.eventsFullLocked(r); err != nil {
+			return View{}, err
+		}
 		ms.reanchorLocked(r, now, state, "", "")
 	}
 	if msg == nil && (state == Failed || state == Errored) {
