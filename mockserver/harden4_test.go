@@ -1,6 +1,8 @@
 package mockserver_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -215,4 +217,66 @@ func TestForcedStatesCountTowardsTheEventBound(t *testing.T) {
 	// A report past the bound is refused as well.
 	r := c.do("POST", "/agent/events/"+id, map[string]any{"event_type": map[string]string{"INPROGRESS": "run_blocked", "BLOCKED": "run_in_progress"}[last]})
 	assert.Equal(t, http.StatusTooManyRequests, r.status, "%s", r.body)
+}
+
+// A state file is held to the limits requests are held to: a file edited by
+// hand, or written by a mock without them, is refused with the limit
+// named, never loaded into a mock that then holds more than it allows.
+func TestAStateFileIsHeldToTheRequestLimits(t *testing.T) {
+	s := newServer(t, mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart})
+	c := serve(t, s).in("limits")
+	id := c.create(map[string]any{"prompt": "p"}).RunID
+	require.Equal(t, http.StatusOK, c.do("POST", "/agent/events/"+id, map[string]any{"event_type": "run_blocked", "ref_id": "r"}).status)
+	require.Equal(t, http.StatusOK, c.do("POST", "/agent/messages", map[string]any{"to": []string{id}, "subject": "s", "body": "b", "sender_run_id": id}).status)
+	state := saved(t, s)
+	require.NoError(t, newServer(t, mockserver.Options{}).Load(bytes.NewReader(state)), "the file as saved loads")
+
+	edits := map[string]struct {
+		edit func(session map[string]any)
+		want string
+	}{
+		"metadata keys": {func(ss map[string]any) {
+			md := map[string]any{}
+			for i := range 21 {
+				md[fmt.Sprint("k", i)] = "v"
+			}
+			lastRun(ss)["metadata"] = md
+		}, "at most 20"},
+		"a message body": {func(ss map[string]any) {
+			ss["letters"].([]any)[0].(map[string]any)["body"] = strings.Repeat("b", 70<<10)
+		}, "65536 (64 KiB)"},
+		"events of a run": {func(ss map[string]any) {
+			log := ss["event_log"].(map[string]any)
+			seq, at := lastRun(ss)["seq"], log["at_us"].([]any)[0]
+			for range 1001 {
+				log["run_seqs"] = append(log["run_seqs"].([]any), seq)
+				log["at_us"] = append(log["at_us"].([]any), at)
+			}
+			log["types"] = log["types"].(string) + strings.Repeat("B", 1001)
+		}, "more than 1000 events"},
+		"an event's ref_id": {func(ss map[string]any) {
+			log := ss["event_log"].(map[string]any)
+			log["rare"].([]any)[0].(map[string]any)["ref_id"] = strings.Repeat("r", 2000)
+		}, "limited to 1024 bytes"},
+	}
+	for name, e := range edits {
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(state, &doc))
+		for _, ss := range doc["sessions"].([]any) {
+			if ss.(map[string]any)["name"] == "limits" {
+				e.edit(ss.(map[string]any))
+			}
+		}
+		edited, err := json.Marshal(doc)
+		require.NoError(t, err)
+		err = newServer(t, mockserver.Options{}).Load(bytes.NewReader(edited))
+		require.ErrorIs(t, err, mockserver.ErrBadStateFile, name)
+		assert.Contains(t, err.Error(), e.want, name)
+	}
+}
+
+// lastRun is the newest run of a saved session, as JSON.
+func lastRun(session map[string]any) map[string]any {
+	runs := session["runs"].([]any)
+	return runs[len(runs)-1].(map[string]any)
 }

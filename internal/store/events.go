@@ -208,8 +208,30 @@ func (t *eventLog) restore(ms *Session, ss *savedSession, _ *restorer) error {
 			t.append(r, e)
 		}
 	}
+	if err := t.checkLimits(); err != nil {
+		return err
+	}
 	t.relink()
 	t.pending, t.due = append([]*Run(nil), ms.runs.list...), nil
+	return nil
+}
+
+// MaxEventIDBytes bounds an event's execution_id and ref_id, as the events
+// resource does a report's.
+const MaxEventIDBytes = 1024
+
+// checkLimits holds a loaded log to what requests are held to: at most
+// MaxEventsPerRun events per run, ids of at most MaxEventIDBytes.
+func (t *eventLog) checkLimits() error {
+	perRun := map[*Run]int{}
+	for i, le := range t.log {
+		if perRun[le.run]++; perRun[le.run] > MaxEventsPerRun {
+			return fmt.Errorf("run %s has more than %d events, the most the mock keeps for one run", le.run.ID, MaxEventsPerRun)
+		}
+		if x, ok := t.rare[int32(i)]; ok && (len(x.ExecutionID) > MaxEventIDBytes || len(x.RefID) > MaxEventIDBytes) {
+			return fmt.Errorf("event %d: execution_id and ref_id are limited to %d bytes each", i+1, MaxEventIDBytes)
+		}
+	}
 	return nil
 }
 

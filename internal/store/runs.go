@@ -895,6 +895,12 @@ func (r *Run) check() error {
 	if err := CheckSteps(r.Timeline.Steps); err != nil {
 		return err
 	}
+	if d := r.Details; d != nil && (len(d.Metadata) > MaxMetadataKeys || len(d.Handoff) > MaxHandoffFiles) {
+		return fmt.Errorf("%d metadata keys and %d handoff files; a run may have at most %d and %d", len(d.Metadata), len(d.Handoff), MaxMetadataKeys, MaxHandoffFiles)
+	}
+	if n := len(r.FollowupList()); n > MaxFollowups {
+		return fmt.Errorf("%d follow-ups; a run takes at most %d", n, MaxFollowups)
+	}
 	if r.Timeline.PriorRun < 0 || r.Timeline.PriorRun > MaxRunTime {
 		return fmt.Errorf("prior_run_ns %d: it must be from 0 to %d (%s)", r.Timeline.PriorRun, MaxRunTime, MaxRunTime)
 	}
