@@ -65,8 +65,10 @@ bench:
 	GO=$(GO) bash bench/run.sh
 
 # The mock's fuzz targets: create bodies, list queries, cursors (forged and
-# validly signed), and the state file's run reader against the general
-# decoder, each as package:target. `make fuzz` runs each for FUZZTIME, a duration; `make test`
+# validly signed), durations and instants through every input that takes
+# them (FuzzDurations: no value may leave a listing or a get unanswered),
+# and the state file's run reader against the general decoder, each as
+# package:target. `make fuzz` runs each for FUZZTIME, a duration; `make test`
 # runs each for FUZZ_SMOKE_TIME, a count of inputs ("500x"): a time-bounded
 # fuzz run can end in "context deadline exceeded" on a busy machine (a known
 # Go toolchain issue), a count-bounded one cannot. A crasher is written to
@@ -74,7 +76,7 @@ bench:
 # that every `go test` then runs.
 FUZZTIME ?= 30s
 FUZZ_SMOKE_TIME ?= 500x
-FUZZ_TARGETS := mockserver:FuzzCreateBody mockserver:FuzzListQuery mockserver:FuzzCursor \
+FUZZ_TARGETS := mockserver:FuzzCreateBody mockserver:FuzzListQuery mockserver:FuzzCursor mockserver:FuzzDurations \
 	mockserver:FuzzSignedCursor internal/store:FuzzRunReader
 
 fuzz:

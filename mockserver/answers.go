@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"net/http"
 )
 
@@ -69,7 +68,7 @@ func (v response) write(w http.ResponseWriter, r *http.Request) {
 	case jsonAppender: // runs and pages write their own JSON (runs_json.go)
 		writeAppended(w, status, body)
 	default:
-		b, err := json.Marshal(body)
+		b, err := marshalUnescaped(body)
 		if err != nil {
 			writeProblem(w, r, errorf(codeInternal, "encoding the response: %v", err))
 			return

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,6 +27,43 @@ import (
 // DownloadTTL is how long a download URL stays valid on the mock
 // session's clock, unless Options.LinkLifetime says otherwise.
 const DownloadTTL = time.Hour
+
+// MaxLinkLifetime bounds Options.LinkLifetime (--link-lifetime): a week is
+// longer than any test keeps a link. A link's expiry is shown no later than
+// the last instant a clock shows (linkExpiry).
+const MaxLinkLifetime = 7 * 24 * time.Hour
+
+// linkExpiry is when a link handed out at now for ttl expires: at most the
+// clock's last instant, so its expiry is always a date-time the API can
+// write (a year of four digits).
+func linkExpiry(now time.Time, ttl time.Duration) time.Time {
+	if t := now.Add(ttl); t.Before(store.MaxInstant) {
+		return t
+	}
+	return store.MaxInstant
+}
+
+// downloadsRoot holds every signed link the mock hands out. A path under it
+// that is not exactly such a link is a 404, without credentials: a link is
+// its own permission, so a mangled one is simply not found.
+const downloadsRoot = "/downloads/"
+
+// exactLink reports whether a link's query holds no parameter but those
+// named, each at most once: a link as the mock handed it out, not one
+// added to. (One missing or changed fails its signature instead.)
+func exactLink(q url.Values, names ...string) bool {
+	for n, vs := range q {
+		if len(vs) != 1 || !slices.Contains(names, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// notALink is the answer to a link that is not exactly one the mock signed.
+func notALink(c *call) response {
+	return fail(errorf(codeNotFound, "no such download link: %s (a link is used exactly as the mock handed it out)", truncate(c.r.URL.RequestURI(), 200)))
+}
 
 // downloadPrefix is where the mock serves artifacts' bytes.
 const downloadPrefix = "/downloads/artifacts/"
@@ -93,7 +131,7 @@ func (s *Server) getArtifact(c *call) response {
 // valid for the download lifetime from the mock session's now, and its expiry as the
 // API writes times.
 func (s *Server) downloadURL(c *call, uid uuid.UUID) (link, expiresAt string) {
-	expires := c.session.Now().Add(s.downloadTTL)
+	expires := linkExpiry(c.session.Now(), s.downloadTTL)
 	session := c.r.Header.Get(SessionHeader)
 	scheme := "http"
 	if c.r.TLS != nil {
@@ -119,6 +157,9 @@ func (s *Server) downloadSignature(session, uid string, expiresMilli int64) stri
 // permission.
 func (s *Server) downloadArtifact(c *call) response {
 	q := c.r.URL.Query()
+	if !exactLink(q, "session", "expires", "signature") {
+		return notALink(c)
+	}
 	session, sig := q.Get("session"), q.Get("signature")
 	expiresMilli, err := strconv.ParseInt(q.Get("expires"), 10, 64)
 	uid, uerr := uuid.Parse(c.id)

@@ -3,7 +3,6 @@ package mockserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"strconv"
@@ -125,7 +124,7 @@ func asProblem(p []byte) (out []byte, ok bool) {
 		detail = "the request could not be read as HTTP (" + text + ")"
 	}
 	prob := (&apiError{code: code, status: status, final: true, detail: detail}).problem("")
-	body, err := json.Marshal(prob)
+	body, err := marshalUnescaped(prob)
 	if err != nil {
 		return nil, false
 	}

@@ -162,7 +162,7 @@ func (s *Server) getRunTranscript(c *call) response {
 		return fail(problemOf(err))
 	}
 	link := transcriptLink{Session: c.r.Header.Get(SessionHeader), RunID: c.id,
-		Expires: c.session.Now().Add(s.transcriptTTL).UnixMilli()}
+		Expires: linkExpiry(c.session.Now(), s.transcriptTTL).UnixMilli()}
 	scheme := "http"
 	if c.r.TLS != nil {
 		scheme = "https"
@@ -209,6 +209,12 @@ func (s *Server) downloadTranscript(c *call) response {
 	payload, _ := base64.RawURLEncoding.DecodeString(p)
 	if json.Unmarshal(payload, &l) != nil {
 		return fail(errorf(codeNotAuthorized, "this download link is not one the mock signed"))
+	}
+	// The link's Expires says what the token holds; one changed or added
+	// to is not the link handed out.
+	q := c.r.URL.Query()
+	if !exactLink(q, "Expires") || q.Get("Expires") != strconv.FormatInt((l.Expires+999)/1000, 10) {
+		return notALink(c)
 	}
 	ms, ok := s.store.Lookup(l.Session)
 	if !ok {

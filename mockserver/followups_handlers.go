@@ -76,7 +76,7 @@ func (s *Server) listHandoffAttachments(c *call) response {
 // downloadURL is an artifact's: whoever has it may download until it
 // expires on the mock session's clock.
 func (s *Server) handoffURL(c *call, runID, fileID string) string {
-	expires := c.session.Now().Add(s.downloadTTL).UnixMilli()
+	expires := linkExpiry(c.session.Now(), s.downloadTTL).UnixMilli()
 	session := c.r.Header.Get(SessionHeader)
 	scheme := "http"
 	if c.r.TLS != nil {
@@ -95,6 +95,9 @@ func (s *Server) handoffURL(c *call, runID, fileID string) string {
 // file's bytes, for a link this mock signed that has not expired.
 func (s *Server) downloadHandoff(c *call) response {
 	q := c.r.URL.Query()
+	if !exactLink(q, "run", "session", "expires", "signature") {
+		return notALink(c)
+	}
 	runID, session, sig := q.Get("run"), q.Get("session"), q.Get("signature")
 	expiresMilli, err := strconv.ParseInt(q.Get("expires"), 10, 64)
 	if err != nil || sig == "" || !hmacEqual(sig, s.downloadSignature(session, "handoff\x00"+runID+"\x00"+c.id, expiresMilli)) {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/stretchr/testify/require"
@@ -38,8 +37,7 @@ type fuzzMock struct {
 }
 
 func newFuzzMock(f *testing.F) *fuzzMock {
-	s, err := mockserver.New(mockserver.Options{ClockMode: mockserver.VirtualClock, ClockStart: clockStart,
-		Step: 10 * time.Second, MaxBodyBytes: 64 << 10})
+	s, err := mockserver.New(fuzzOptions())
 	require.NoError(f, err)
 	return &fuzzMock{h: s}
 }

@@ -135,8 +135,15 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 	}
 
 	// 3. Open the mock session.
+	unnamed := false // a keyless request answered from the default session instead
 	if rt.area != public {
-		ms, err := s.store.Open(r.Header.Get(SessionHeader))
+		var ms *store.Session
+		var err error
+		if rt.area == api && c.principal == nil {
+			ms, unnamed, err = s.keylessSession(r.Header.Get(SessionHeader))
+		} else {
+			ms, err = s.store.Open(r.Header.Get(SessionHeader))
+		}
 		if err != nil { // a bad name, or too many mock sessions open
 			writeProblem(w, r, problemOf(fmt.Errorf("header %s: %w", SessionHeader, err)))
 			return
@@ -153,7 +160,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		// 4. Journal: every authenticated API request, however it ends.
 		// The dashboard's reads (X-Mock-Observer) are neither (dashboard.go).
 		injected, observer := false, r.Header.Get(ObserverHeader) != ""
-		if !observer {
+		if !observer && !unnamed {
 			defer func() { harnessOf(c.session).journal.add(attempt(r, path, w, injected), time.Now()) }()
 		}
 
@@ -205,6 +212,22 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 
 	// 7. Handle, and 8. write the answer.
 	rt.handle(c).write(w, r)
+}
+
+// keylessSession is the mock session a request without a key (the public
+// redirects) is answered from: the one it names if that exists, else the
+// default session, which always does (then unnamed is true, and the
+// request is not journaled there). Such a request never opens a session:
+// anyone who reaches the port could otherwise fill the session table.
+func (s *Server) keylessSession(name string) (ms *store.Session, unnamed bool, err error) {
+	if err := store.CheckSessionName(name); err != nil {
+		return nil, false, err
+	}
+	if ms = s.store.Existing(name); ms != nil {
+		return ms, false, nil
+	}
+	ms, err = s.store.Open("") // the default session: never closed, so this opens nothing
+	return ms, true, err
 }
 
 // httpDates formats Date headers, remembering the last one: every request

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,11 +161,25 @@ func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
 	if e.final {
 		h.Set("X-Should-Retry", "false")
 	}
-	body, err := json.Marshal(p)
+	body, err := marshalUnescaped(p)
 	if err != nil { // a Problem always marshals; this guards future fields
 		body = []byte(`{"type":"` + ProblemTypeBase + `internal_error","title":"Internal error","status":500,"error":"Internal error"}`)
 		p.Status = http.StatusInternalServerError
 	}
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(body)
+}
+
+// marshalUnescaped is json.Marshal without its HTML escaping: the mock's
+// answers are read by programs and people, not pasted into web pages, and
+// a detail saying "Bearer <api key>" should read so, not as
+// "Bearer \u003capi key\u003e".
+func marshalUnescaped(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -196,8 +196,12 @@ func (s *Server) lookup(method, path string) (rt *route, param, allow string) {
 }
 
 // publicPath reports whether path belongs to a route that needs no
-// credentials (whatever its method).
+// credentials (whatever its method), or lies under the signed links'
+// root, where a path that is no link is a 404 to anyone.
 func (s *Server) publicPath(path string) bool {
+	if strings.HasPrefix(path, downloadsRoot) {
+		return true
+	}
 	for i := range s.routes {
 		if _, ok := s.routes[i].match(path); ok && s.routes[i].area == public {
 			return true

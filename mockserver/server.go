@@ -67,7 +67,8 @@ type Options struct {
 	// LinkLifetime is how long, on the mock session's clock, every signed
 	// link the mock hands out works: artifact, handoff file and transcript
 	// downloads. 0 means DownloadTTL for downloads and ten minutes for
-	// transcripts. A short one lets a suite that polls see links expire.
+	// transcripts; at most MaxLinkLifetime. A short one lets a suite that
+	// polls see links expire.
 	LinkLifetime time.Duration
 	// Logger receives one line per request; nil logs nothing.
 	Logger *slog.Logger
@@ -207,6 +208,9 @@ func newServer(opts Options, set *fixtures.Set, storeOpts store.Options) (*Serve
 		downloadKey: make([]byte, 32),
 	}
 	s.downloadTTL, s.transcriptTTL = DownloadTTL, transcriptLinkTTL
+	if opts.LinkLifetime < 0 || opts.LinkLifetime > MaxLinkLifetime {
+		return nil, fmt.Errorf("link lifetime %s: it must be from 0 (the defaults) to %s (a week)", opts.LinkLifetime, "168h")
+	}
 	if opts.LinkLifetime > 0 {
 		s.downloadTTL, s.transcriptTTL = opts.LinkLifetime, opts.LinkLifetime
 	}

@@ -43,3 +43,7 @@ const (
 // ErrBadStateFile wraps every reason Load refuses a state file, so a caller
 // can tell a corrupt file from a failure to read it.
 var ErrBadStateFile = store.ErrBadSave
+
+// MaxStep is the longest time a run may be told to spend in one state
+// (Options.Step and the per-state options, fates, fixtures): a year.
+const MaxStep = store.MaxStep

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -124,7 +123,7 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 	detail := redactText("the proxy could not reach the upstream " + p.upstream.String() + ": " + err.Error())
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"type": "about:blank", "title": title, "status": status, "detail": detail})
+	writeProblemBody(w, map[string]any{"type": "about:blank", "title": title, "status": status, "detail": detail})
 	p.found.upstreamFailed(x, status, detail)
 	p.log.Warn("upstream failed", "detail", detail)
 }

@@ -31,7 +31,8 @@ func fixtureDir(t *testing.T, edit func(runs string) string) string {
 	return dir
 }
 
-// startErr runs the mock with args and returns why it refused to start.
+// startErr runs the mock with args and returns why it refused to start:
+// the error, or what flag printed for a wrong command line.
 func startErr(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -42,6 +43,9 @@ func startErr(t *testing.T, args ...string) string {
 		cancel()
 	})
 	require.Error(t, err)
+	if err == errUsage {
+		return stderr.String()
+	}
 	return err.Error()
 }
 
@@ -83,7 +87,7 @@ func TestAMissingFixturesFolderIsNamed(t *testing.T) {
 
 // --max-runs cannot be negative.
 func TestNegativeMaxRunsIsRefused(t *testing.T) {
-	assert.Contains(t, startErr(t, "--max-runs", "-1"), "--max-runs")
+	assert.Contains(t, startErr(t, "--max-runs", "-1"), "flag --max-runs: want a whole number, 0 or more")
 }
 
 // --help prints the flags and exits 0.
@@ -131,4 +135,47 @@ func TestStartUpLineShowsTheDashboardAndTheControlAPI(t *testing.T) {
 		assert.Contains(t, line, tc.control, "%v", tc.args)
 		assert.Regexp(t, tc.board, line, "%v", tc.args)
 	}
+}
+
+// The mock's flags are checked as the contract runner's are: each wrong
+// value named with the form expected, negative durations and sizes and
+// conflicting flags refused, all with exit status 2 and a one-line hint
+// rather than the whole usage.
+func TestWrongFlagsSayWhatIsExpected(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--step", "5"}, "a duration with its unit, such as 2s"},
+		{[]string{"--step", "-1s"}, "a duration of 0 or more"},
+		{[]string{"--queued", "2562047h"}, "at most 8760h"},
+		{[]string{"--link-lifetime", "200h"}, "at most 168h"},
+		{[]string{"--body-timeout", "-3s"}, "a duration of 0 or more"},
+		{[]string{"--shutdown-timeout", "-1s"}, "a duration of 0 or more"},
+		{[]string{"--max-body", "-5"}, "a number of bytes, 1 or more"},
+		{[]string{"--max-inflight", "many"}, "a whole number, 0 or more"},
+		{[]string{"--max-runs", "-1"}, "a whole number, 0 or more"},
+		{[]string{"--clock", "wall"}, "want real or virtual"},
+		{[]string{"--quiet=maybe"}, "--quiet: want true or false"},
+		{[]string{"--no-control", "--control-token", "t"}, "give one or the other"},
+		{[]string{"--save-every", "1s"}, "--state-file, which is not given"},
+		{[]string{"stray"}, "unexpected arguments: stray"},
+	} {
+		out, err := self(c.args...).CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%v: %s", c.args, out)
+		assert.Equal(t, 2, exit.ExitCode(), "%v: %s", c.args, out)
+		assert.Contains(t, string(out), c.want, c.args)
+		assert.NotContains(t, string(out), "-idle-timeout", "%v: not the whole usage", c.args)
+		assert.Less(t, strings.Count(string(out), "\n"), 4, "%v: %s", c.args, out)
+	}
+}
+
+// --help starts by saying what the command is, then its exit statuses.
+func TestHelpDescribesTheCommand(t *testing.T) {
+	out, err := self("--help").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.True(t, strings.HasPrefix(string(out), "Usage: agentruns-mock [flags]\n\nServes a stateful mock"), "%s", out)
+	assert.Contains(t, string(out), "2 the command line is wrong")
+	assert.NotContains(t, string(out), "Usage of agentruns-mock")
 }

@@ -24,10 +24,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stderr, nil)
-	if errors.Is(err, flag.ErrHelp) { // --help asked for the usage, which is printed
-		return
-	}
-	if err != nil {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp): // --help asked for the usage, which is printed
+	case errors.Is(err, errUsage):
+		if err != errUsage { // flag has not said why
+			fmt.Fprintln(os.Stderr, "agentruns-mock:", err)
+		}
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "agentruns-mock:", err)
 		os.Exit(1)
 	}
@@ -49,51 +53,6 @@ type config struct {
 	// Timeouts of the HTTP server, so a slow or stalled client cannot hold
 	// a connection for long.
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
-}
-
-func parseFlags(args []string, stderr io.Writer) (config, error) {
-	var c config
-	fs := flag.NewFlagSet("agentruns-mock", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:4010", "address to listen on")
-	fs.StringVar(&c.fixturesDir, "fixtures", "", "folder with principals.json, runs.json and fates.json (default: the embedded fixtures)")
-	clock := fs.String("clock", "real", "clock mode: real (wall time) or virtual (moves only through the control API)")
-	fs.DurationVar(&c.opts.Step, "step", 2*time.Second, "time a new run spends in each state before its final one")
-	fs.DurationVar(&c.opts.Queued, "queued", 0, "time in QUEUED (default: --step)")
-	fs.DurationVar(&c.opts.Pending, "pending", 0, "time in PENDING (default: --step)")
-	fs.DurationVar(&c.opts.Claimed, "claimed", 0, "time in CLAIMED (default: --step)")
-	fs.DurationVar(&c.opts.InProgress, "inprogress", 0, "time in INPROGRESS (default: --step)")
-	fs.DurationVar(&c.opts.LinkLifetime, "link-lifetime", 0, "how long every signed download link works: artifacts, handoff files, transcripts (default: an hour for downloads, ten minutes for transcripts)")
-	fs.BoolVar(&c.opts.StrictAuth, "strict-auth", false, "accept only the API keys of the fixtures' principals")
-	fs.StringVar(&c.opts.ControlToken, "control-token", "", "bearer token the control API requires (default: none)")
-	fs.BoolVar(&c.opts.DisableControl, "no-control", false, "turn the control API off")
-	fs.IntVar(&c.opts.MaxRuns, "max-runs", 0, "most runs each team may create in one session, directly or by its schedules (fixture runs do not count; a reset makes room); more are refused with a non-retryable 429 (0: no cap)")
-	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes; larger ones get 413")
-	fs.DurationVar(&c.opts.BodyTimeout, "body-timeout", 10*time.Second, "time a request body has to arrive once the mock reads it; slower ones get 400")
-	fs.BoolVar(&c.quiet, "quiet", false, "do not log each request")
-	fs.IntVar(&c.maxInFlight, "max-inflight", 256, "most requests answered at once; more get 429 with Retry-After (0: no cap)")
-	fs.StringVar(&c.stateFile, "state-file", "", "keep the runs in this file across restarts: load it at start, save it periodically and on shutdown (default: memory only)")
-	fs.DurationVar(&c.saveEvery, "save-every", 5*time.Second, "with --state-file, how often to save when something changed (0: only on shutdown)")
-	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
-	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", 5*time.Second, "time a client has to send a request's headers")
-	fs.DurationVar(&c.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a whole request")
-	fs.DurationVar(&c.writeTimeout, "write-timeout", 3*time.Minute, "time to answer a request, from the end of its headers (above the longest delay fault, 2m)")
-	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
-	c.proxy.flags(fs)
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
-	if err := c.proxy.check(fs); err != nil {
-		return c, err
-	}
-	c.opts.ClockMode = mockserver.ClockMode(*clock)
-	if c.saveEvery < 0 || c.shutdownTimeout < 0 || c.maxInFlight < 0 || c.opts.MaxRuns < 0 {
-		return c, errors.New("--save-every, --shutdown-timeout, --max-inflight and --max-runs cannot be negative")
-	}
-	return c, nil
 }
 
 // controlState says who may use the control API (/__mock/ and the

@@ -27,10 +27,10 @@ type proxyConfig struct {
 }
 
 func (p *proxyConfig) flags(fs *flag.FlagSet) {
-	fs.StringVar(&p.upstream, "proxy", "", "forward every request to this server (e.g. https://staging.example.com/api/v1) and check its traffic against the contract, instead of serving the mock")
-	fs.StringVar(&p.recordDir, "record", "", "with --proxy, write what passes through as a fixtures folder here, on exit and on POST /__mock/proxy/record")
-	fs.StringVar(&p.junit, "proxy-junit", "", "with --proxy, write the violations found as a JUnit report to this file on exit")
-	fs.StringVar(&p.html, "proxy-html", "", "with --proxy, write the violations found as an HTML report to this file on exit")
+	fs.StringVar(&p.upstream, "proxy", "", "forward every request to the server at this `URL` (e.g. https://staging.example.com/api/v1) and check its traffic against the contract, instead of serving the mock")
+	fs.StringVar(&p.recordDir, "record", "", "with --proxy, write what passes through as a fixtures `folder` here, on exit and on POST /__mock/proxy/record")
+	fs.StringVar(&p.junit, "proxy-junit", "", "with --proxy, write the violations found as a JUnit report to this `file` on exit")
+	fs.StringVar(&p.html, "proxy-html", "", "with --proxy, write the violations found as an HTML report to this `file` on exit")
 }
 
 // check refuses what makes no sense: the proxy's flags without --proxy (or

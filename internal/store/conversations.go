@@ -386,10 +386,13 @@ func (ms *Session) exchangeLocked(r *Run, now time.Time) (Exchange, bool) {
 	at := func(d time.Duration) (time.Time, bool) {
 		var done time.Duration
 		for _, s := range spans {
-			if l := s.to.Sub(s.from); done+l >= d {
+			// Compared as d-done, not done+l: a span may be as long as a
+			// Duration holds (Sub saturates), and the sum would overflow.
+			l := s.to.Sub(s.from)
+			if l >= d-done {
 				return s.from.Add(d - done), true
 			}
-			done += s.to.Sub(s.from)
+			done += l // below d, so no overflow
 		}
 		return time.Time{}, false
 	}

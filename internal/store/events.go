@@ -208,8 +208,30 @@ func (t *eventLog) restore(ms *Session, ss *savedSession, _ *restorer) error {
 			t.append(r, e)
 		}
 	}
+	if err := t.checkLimits(); err != nil {
+		return err
+	}
 	t.relink()
 	t.pending, t.due = append([]*Run(nil), ms.runs.list...), nil
+	return nil
+}
+
+// MaxEventIDBytes bounds an event's execution_id and ref_id, as the events
+// resource does a report's.
+const MaxEventIDBytes = 1024
+
+// checkLimits holds a loaded log to what requests are held to: at most
+// MaxEventsPerRun events per run, ids of at most MaxEventIDBytes.
+func (t *eventLog) checkLimits() error {
+	perRun := map[*Run]int{}
+	for i, le := range t.log {
+		if perRun[le.run]++; perRun[le.run] > MaxEventsPerRun {
+			return fmt.Errorf("run %s has more than %d events, the most the mock keeps for one run", le.run.ID, MaxEventsPerRun)
+		}
+		if x, ok := t.rare[int32(i)]; ok && (len(x.ExecutionID) > MaxEventIDBytes || len(x.RefID) > MaxEventIDBytes) {
+			return fmt.Errorf("event %d: execution_id and ref_id are limited to %d bytes each", i+1, MaxEventIDBytes)
+		}
+	}
 	return nil
 }
 
@@ -360,14 +382,9 @@ func (tl *Timeline) history(now time.Time) []transition {
 		return h
 	}
 	h = append(h, transition{tl.AnchorState, tl.Anchor})
-	idx := -1
-	for i, p := range progression {
-		if p == tl.AnchorState {
-			idx = i
-		}
-	}
 	at := tl.Anchor
-	for idx >= 0 {
+	// One pass over progression at most, as in At.
+	for idx := progressionIndex(tl.AnchorState); idx >= 0 && idx < len(progression); idx++ {
 		at = at.Add(tl.Steps[idx])
 		if now.Before(at) {
 			break
@@ -375,9 +392,6 @@ func (tl *Timeline) history(now time.Time) []transition {
 		next := tl.Final
 		if idx+1 < len(progression) {
 			next = progression[idx+1]
-			idx++
-		} else {
-			idx = -1
 		}
 		h = append(h, transition{next, at})
 	}
@@ -397,8 +411,8 @@ func (tl *Timeline) prelude() bool {
 func (ms *Session) recordEventsLocked(now time.Time) {
 	t := &ms.events
 	batch := t.pending
-	nano := now.UnixNano()
-	for len(t.due) > 0 && t.due[0].at <= nano {
+	key := now.UnixMilli()
+	for len(t.due) > 0 && t.due[0].at <= key {
 		batch = append(batch, t.due.pop().r)
 	}
 	if len(batch) == 0 {
@@ -429,8 +443,8 @@ func (ms *Session) recordEventsLocked(now time.Time) {
 		if len(h) > int(r.Logged) {
 			r.Logged = int16(len(h))
 		}
-		if next, ok := r.Timeline.nextEvent(now); ok {
-			t.due.push(moment{at: next.UnixNano(), r: r})
+		if next, ok := r.Timeline.nextEvent(now); ok && !next.After(MaxInstant) {
+			t.due.push(moment{at: momentKey(next), r: r})
 		}
 	}
 	clear(batch[len(live):])
@@ -563,8 +577,8 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	if cur.Terminal() || rank[state] < rank[cur] {
 		return 0, ErrEventBackwards.because("event_type: the event would move the run backwards: the run is %s; %s would report %s", cur, ev.Type, state)
 	}
-	if n := len(ms.events.runEvents(r, 0)); n >= MaxEventsPerRun {
-		return 0, ErrRunEventsFull.because("the run has %d events in the log, the most the mock keeps for one run (old events are never dropped, so every sequence a poll answered stays true); retrying will not help: reset the session (POST /__mock/reset)", n)
+	if err := ms.eventsFullLocked(r); err != nil {
+		return 0, err
 	}
 	seq := ms.reanchorLocked(r, now, state, ev.ExecutionID, ev.RefID)
 	switch state {
@@ -575,6 +589,16 @@ func (ms *Session) Report(p *fixtures.Principal, id string, ev ReportedEvent) (i
 	}
 	ms.changed()
 	return seq, nil
+}
+
+// eventsFullLocked refuses to add an event to a run that has
+// MaxEventsPerRun, whoever adds it: a reporter or the control API forcing
+// a state. The log must have caught up (recordEventsLocked).
+func (ms *Session) eventsFullLocked(r *Run) error {
+	if n := len(ms.events.runEvents(r, 0)); n >= MaxEventsPerRun {
+		return ErrRunEventsFull.because("the run has %d events in the log, the most the mock keeps for one run (old events are never dropped, so every sequence a poll answered stays true); retrying will not help: reset the session (POST /__mock/reset)", n)
+	}
+	return nil
 }
 
 // EventLog returns the whole event log as it is now, whatever the teams, for

@@ -110,8 +110,8 @@ func (f *Fate) applyFixture(r fixtures.Fate) error {
 		f.Retryable = r.Retryable
 	}
 	if r.Step > 0 {
-		for i := range f.Steps {
-			f.Steps[i] = time.Duration(r.Step)
+		if err := f.Set("step", time.Duration(r.Step).String()); err != nil {
+			return err
 		}
 	}
 	if len(r.Artifacts) > 0 {
@@ -196,9 +196,9 @@ func (f *Fate) Set(key, value string) error {
 		}
 		f.Retryable = &b
 	case "step", "queued", "pending", "claimed", "inprogress":
-		d, err := time.ParseDuration(value)
-		if err != nil || d < 0 {
-			return fmt.Errorf("%s must be a duration such as 500ms or 2s, not %q", key, value)
+		d, err := ParseStep(value)
+		if err != nil {
+			return fmt.Errorf("%s %w", key, err)
 		}
 		if key == "step" {
 			for i := range f.Steps {
@@ -209,6 +209,36 @@ func (f *Fate) Set(key, value string) error {
 		}
 	default:
 		return fmt.Errorf("unknown key %q (known: %s)", key, FateKeys)
+	}
+	return nil
+}
+
+// MaxStep bounds how long a run may be told to stay in one state (a fate,
+// a fate rule, a fixture, --step and its kind). A year is far more than a
+// test waits for, and small enough that every sum the mock makes of steps
+// (a run's whole timeline, run_time over many executions) stays well
+// inside what a time.Duration holds: 2562047h is its largest value, and a
+// timeline ending past it once wrapped round and stopped the mock.
+const MaxStep = 365 * 24 * time.Hour
+
+const maxStepText = "8760h (a year)"
+
+// ParseStep reads the time a run spends in one state, from 0 to MaxStep.
+// Its error reads after the name of what was parsed.
+func ParseStep(value string) (time.Duration, error) {
+	d, err := time.ParseDuration(value)
+	if err != nil || d < 0 || d > MaxStep {
+		return 0, fmt.Errorf("must be a duration from 0 to %s such as 500ms or 2s, not %q", maxStepText, value)
+	}
+	return d, nil
+}
+
+// CheckSteps refuses steps outside 0 to MaxStep, naming the state.
+func CheckSteps(steps Steps) error {
+	for i, d := range steps {
+		if d < 0 || d > MaxStep {
+			return fmt.Errorf("the time in %s is %s; it must be from 0 to %s", progression[i], d, maxStepText)
+		}
 	}
 	return nil
 }

@@ -135,10 +135,29 @@ func (t *messageTable) restore(_ *Session, ss *savedSession, _ *restorer) error 
 		}
 		if !counted[l] { // a letter counts once, whatever its copies
 			counted[l] = true
+			if err := checkLetter(l); err != nil {
+				return fmt.Errorf("message %d: %v", i, err)
+			}
 			t.countLetter(l)
 		}
 		t.add(&Message{ID: sm.ID, Team: sm.Team, RecipientID: sm.RecipientID, Letter: l,
 			DeliveredAt: sm.DeliveredAt, ReadAt: sm.ReadAt})
+		if n := len(t.byRun[sm.RecipientID]); n > MaxMessagesPerRun {
+			return fmt.Errorf("run %s has more than %d messages in its inbox, the most the mock keeps for one run", sm.RecipientID, MaxMessagesPerRun)
+		}
+	}
+	for team, u := range t.used {
+		if u.copies > MaxMessagesPerTeam || u.bytes > MaxMessageBytesPerTeam {
+			return fmt.Errorf("team %s has %d messages of %d bytes; the mock keeps at most %d messages and %d bytes (16 MiB) of subjects and bodies for one team", team, u.copies, u.bytes, MaxMessagesPerTeam, MaxMessageBytesPerTeam)
+		}
+	}
+	return nil
+}
+
+// checkLetter holds a letter from a file to the sizes a send is held to.
+func checkLetter(l *Letter) error {
+	if len(l.Subject) > MaxMessageSubject || len(l.Body) > MaxMessageBody {
+		return fmt.Errorf("letter %s has a subject of %d bytes and a body of %d; the limits are %d (1 KiB) and %d (64 KiB)", l.ID, len(l.Subject), len(l.Body), MaxMessageSubject, MaxMessageBody)
 	}
 	return nil
 }

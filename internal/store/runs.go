@@ -543,6 +543,22 @@ func (ms *Session) CursorKey() []byte {
 	return ms.runs.cursorKey
 }
 
+// checkFixtureSteps holds a fixture run's step and replayed steps to
+// MaxStep, as every other way of giving a run its steps is.
+func checkFixtureSteps(f fixtures.Run) error {
+	if d := time.Duration(f.Step); d > MaxStep {
+		return fmt.Errorf("step %s: it must be from 0 to %s", d, maxStepText)
+	}
+	if f.Replay != nil {
+		for s, d := range f.Replay.Steps {
+			if time.Duration(d) > MaxStep {
+				return fmt.Errorf("replay.steps.%s %s: it must be from 0 to %s", s, time.Duration(d), maxStepText)
+			}
+		}
+	}
+	return nil
+}
+
 func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	creator := s.Principal(f.Creator)
 	r := &Run{
@@ -764,6 +780,12 @@ func (ms *Session) Force(id string, state State, msg *StatusMessage) (View, erro
 		return r.view(now), nil // already there; keep its message
 	}
 	if cur != state {
+		// A forced state is an event like a reported one, and counts
+		// towards the same bound.
+		ms.recordEventsLocked(now)
+		if err := ms.eventsFullLocked(r); err != nil {
+			return View{}, err
+		}
 		ms.reanchorLocked(r, now, state, "", "")
 	}
 	if msg == nil && (state == Failed || state == Errored) {
@@ -870,10 +892,17 @@ func (r *Run) check() error {
 	case r.ForcedState != "" && !r.ForcedState.Valid():
 		return fmt.Errorf("forced_state %q is not a run state", r.ForcedState)
 	}
-	for _, d := range r.Timeline.Steps {
-		if d < 0 {
-			return errors.New("a negative step")
-		}
+	if err := CheckSteps(r.Timeline.Steps); err != nil {
+		return err
+	}
+	if d := r.Details; d != nil && (len(d.Metadata) > MaxMetadataKeys || len(d.Handoff) > MaxHandoffFiles) {
+		return fmt.Errorf("%d metadata keys and %d handoff files; a run may have at most %d and %d", len(d.Metadata), len(d.Handoff), MaxMetadataKeys, MaxHandoffFiles)
+	}
+	if n := len(r.FollowupList()); n > MaxFollowups {
+		return fmt.Errorf("%d follow-ups; a run takes at most %d", n, MaxFollowups)
+	}
+	if r.Timeline.PriorRun < 0 || r.Timeline.PriorRun > MaxRunTime {
+		return fmt.Errorf("prior_run_ns %d: it must be from 0 to %d (%s)", r.Timeline.PriorRun, MaxRunTime, MaxRunTime)
 	}
 	for _, t := range r.ArtifactTypes {
 		if !ArtifactTypes[t] {

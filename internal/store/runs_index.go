@@ -153,8 +153,9 @@ func (t *teamIndex) place(r *Run, now time.Time) {
 		byName.ReplaceOrInsert(r)
 	}
 	r.nextAt = 0
-	if next, ok := r.Timeline.nextMoment(now); ok {
-		r.nextAt = next.UnixNano()
+	// A moment past the last instant a clock shows never comes.
+	if next, ok := r.Timeline.nextMoment(now); ok && !next.After(MaxInstant) {
+		r.nextAt = momentKey(next)
 		t.moving.push(moment{at: r.nextAt, r: r})
 	}
 }
@@ -166,8 +167,10 @@ func (t *teamIndex) advance(now time.Time) bool {
 		return false
 	}
 	t.at = now
-	nano := now.UnixNano()
-	for len(t.moving) > 0 && t.moving[0].at <= nano {
+	// Each moment taken out is filed again at a key after now, or not at
+	// all, so the walk ends by construction; the count bounds it even so.
+	key := now.UnixMilli()
+	for n := len(t.moving); n > 0 && len(t.moving) > 0 && t.moving[0].at <= key; n-- {
 		m := t.moving.pop()
 		if m.r.nextAt != m.at { // re-anchored or removed since
 			continue
@@ -179,30 +182,33 @@ func (t *teamIndex) advance(now time.Time) bool {
 }
 
 // nextMoment is the first instant after now at which the timeline's state
-// changes, if it ever does on its own.
+// changes, if it ever does on its own. Like At, it walks progression once.
 func (tl *Timeline) nextMoment(now time.Time) (time.Time, bool) {
-	at, state := tl.Anchor, tl.AnchorState
-	idx := -1
-	for i, p := range progression {
-		if p == state {
-			idx = i
-		}
-	}
-	for idx >= 0 {
+	at := tl.Anchor
+	for idx := progressionIndex(tl.AnchorState); idx >= 0 && idx < len(progression); idx++ {
 		next := at.Add(tl.Steps[idx])
 		if now.Before(next) {
 			return next, true
 		}
 		at = next
-		idx++
-		if idx == len(progression) {
-			idx = -1
-		}
 	}
 	return time.Time{}, false
 }
 
-// moment is a moving run and the instant (Unix ns) its key next changes.
+// momentKey is the heap's key of an instant: Unix milliseconds, rounded
+// up, so a moment is taken out only once a clock showing whole
+// milliseconds has passed it. Milliseconds, not nanoseconds: a clock goes
+// to year 9999, and Unix nanoseconds end in 2262 (past it they wrapped
+// round, and a listing walked the heap for ever).
+func momentKey(t time.Time) int64 {
+	k := t.UnixMilli()
+	if t.Nanosecond()%int(time.Millisecond) != 0 {
+		k++
+	}
+	return k
+}
+
+// moment is a moving run and the instant (momentKey) its key next changes.
 type moment struct {
 	at int64
 	r  *Run

@@ -120,12 +120,24 @@ func (t *scheduleTable) save(ss *savedSession) {
 // started on the next use, like those of any clock move.
 func (t *scheduleTable) restore(_ *Session, ss *savedSession, rs *restorer) error {
 	t.byID, t.nextSeq = map[string]*ScheduleRecord{}, 0
+	perTeam := map[string]int{}
 	for i, sc := range ss.Schedules {
 		if sc == nil {
 			return fmt.Errorf("schedule %d is null", i)
 		}
 		if err := sc.check(); err != nil {
 			return fmt.Errorf("schedule %d (%q): %v", i, sc.ID, err)
+		}
+		// The limits of a request hold for a file too (a file edited by
+		// hand, or written by a mock without them).
+		if err := (ScheduleSpec{Name: sc.Name, Prompt: sc.Prompt, Config: sc.Config}).checkSize(); err != nil {
+			return fmt.Errorf("schedule %q: %v", sc.ID, err)
+		}
+		if len(sc.Metadata) > MaxMetadataKeys {
+			return fmt.Errorf("schedule %q: %d metadata keys; a schedule may have at most %d", sc.ID, len(sc.Metadata), MaxMetadataKeys)
+		}
+		if perTeam[sc.Team]++; perTeam[sc.Team] > MaxSchedulesPerTeam {
+			return fmt.Errorf("team %s has more than %d schedules, the most the mock keeps for one team", sc.Team, MaxSchedulesPerTeam)
 		}
 		if _, dup := t.byID[sc.ID]; dup {
 			return fmt.Errorf("schedule %q appears twice", sc.ID)

@@ -136,27 +136,36 @@ type Snapshot struct {
 	RunTime       time.Duration
 }
 
-// At derives the run's condition at now.
-func (tl *Timeline) At(now time.Time) Snapshot {
-	s := Snapshot{State: tl.AnchorState, UpdatedAt: tl.Anchor, StartedAt: tl.StartedAt, Claimed: tl.WasClaimed, ExecStartedAt: tl.execStart()}
-	idx := -1
+// MaxRunTime is the most run time a run shows, every execution together. A
+// mock clock spans eight thousand years, more than a time.Duration holds,
+// so a run left in progress across such moves shows this instead of a sum
+// that overflowed.
+const MaxRunTime = 100 * 365 * 24 * time.Hour
+
+// progressionIndex is where s stands in progression, or -1.
+func progressionIndex(s State) int {
 	for i, p := range progression {
-		if p == s.State {
-			idx = i
+		if p == s {
+			return i
 		}
 	}
-	for idx >= 0 {
+	return -1
+}
+
+// At derives the run's condition at now. The walk takes at most one pass
+// over progression, whatever the steps hold: it ends even on a timeline
+// no check has seen.
+func (tl *Timeline) At(now time.Time) Snapshot {
+	s := Snapshot{State: tl.AnchorState, UpdatedAt: tl.Anchor, StartedAt: tl.StartedAt, Claimed: tl.WasClaimed, ExecStartedAt: tl.execStart()}
+	for idx := progressionIndex(s.State); idx >= 0 && idx < len(progression); idx++ {
 		next := s.UpdatedAt.Add(tl.Steps[idx])
 		if now.Before(next) {
 			break
 		}
 		s.UpdatedAt = next
+		s.State = tl.Final
 		if idx+1 < len(progression) {
-			idx++
-			s.State = progression[idx]
-		} else {
-			idx = -1
-			s.State = tl.Final
+			s.State = progression[idx+1]
 		}
 		if s.State == Claimed {
 			s.Claimed = true
@@ -173,9 +182,16 @@ func (tl *Timeline) At(now time.Time) Snapshot {
 	}
 	s.RunTime = tl.PriorRun
 	if !s.ExecStartedAt.IsZero() && s.UpdatedAt.After(s.ExecStartedAt) {
-		s.RunTime += s.UpdatedAt.Sub(s.ExecStartedAt)
+		s.RunTime = addRunTime(s.RunTime, s.UpdatedAt.Sub(s.ExecStartedAt))
 	}
 	return s
+}
+
+// addRunTime adds two spans of run time, at most MaxRunTime: neither sum
+// nor overflow can make it go negative.
+func addRunTime(a, b time.Duration) time.Duration {
+	a, b = min(max(a, 0), MaxRunTime), min(max(b, 0), MaxRunTime)
+	return min(a+b, MaxRunTime)
 }
 
 // reanchor makes the run be in state from now on, keeping what it had done.

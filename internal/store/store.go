@@ -80,8 +80,14 @@ func New(opts Options) (*Store, error) {
 	if !s.opts.ClockStart.IsZero() && !InRange(s.opts.ClockStart) {
 		return nil, fmt.Errorf("clock start %s: %w", s.opts.ClockStart.Format(time.RFC3339Nano), ErrClockRange)
 	}
+	if err := CheckSteps(opts.Steps); err != nil {
+		return nil, err
+	}
 	set := opts.Fixtures
 	for _, f := range set.Runs {
+		if err := checkFixtureSteps(f); err != nil {
+			return nil, fmt.Errorf("fixtures: runs.json: run %s: %w", f.ID, err)
+		}
 		if len(f.Config) > 0 {
 			dec := json.NewDecoder(bytes.NewReader(f.Config))
 			dec.DisallowUnknownFields() // a misspelt field would be lost
