@@ -131,7 +131,9 @@ func ParseUpstream(raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("upstream %q: %w", raw, err)
+		// url.Parse's own words ("first path segment in URL cannot
+		// contain colon" for host:port) do not say what is wanted.
+		return nil, fmt.Errorf("upstream %q: give an absolute http:// or https:// URL, e.g. https://staging.example.com/api/v1 (%v)", raw, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("upstream %q: give an absolute http:// or https:// URL", raw)

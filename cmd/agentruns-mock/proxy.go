@@ -98,7 +98,11 @@ func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr s
 		}
 	}
 	s := p.Summary()
-	log.Info("proxy checked the traffic", "exchanges", s.Exchanges, "checked", s.Checked, "violations", s.Violations, "requests_off_document", s.OffDocument)
+	args := []any{"exchanges", s.Exchanges, "checked", s.Checked, "violations", s.Violations, "requests_off_document", s.OffDocument}
+	if files := reportFiles(c.proxy); len(files) > 0 {
+		args = append(args, "reports", strings.Join(files, " and "))
+	}
+	log.Info("proxy checked the traffic", args...)
 	if s.Violations > 0 {
 		errs = append(errs, brokeTheContract(s, c.proxy))
 	}
@@ -114,17 +118,22 @@ func proxyDashboardURL(url string, o mockserver.Options) string {
 	return url + proxy.ControlPrefix + "/ui/"
 }
 
-// brokeTheContract is the exit error of traffic that broke the contract:
-// where its reports were written, or, without one, the first violation
-// and the flags that keep them all (the control API is gone by now).
-func brokeTheContract(s proxy.Summary, c proxyConfig) error {
+// reportFiles are the reports the proxy writes at exit, as given.
+func reportFiles(c proxyConfig) []string {
 	var files []string
 	for _, f := range []string{c.junit, c.html} {
 		if f != "" {
 			files = append(files, f)
 		}
 	}
-	if len(files) > 0 {
+	return files
+}
+
+// brokeTheContract is the exit error of traffic that broke the contract:
+// where its reports were written, or, without one, the first violation
+// and the flags that keep them all (the control API is gone by now).
+func brokeTheContract(s proxy.Summary, c proxyConfig) error {
+	if files := reportFiles(c); len(files) > 0 {
 		return fmt.Errorf("the upstream broke the contract %d times; %s say where", s.Violations, strings.Join(files, " and "))
 	}
 	first := ""

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -154,6 +155,8 @@ func TestProxyModeChecksReportsAndRecords(t *testing.T) {
 	assert.Contains(t, err.Error(), "broke the contract")
 	assert.Contains(t, err.Error(), junit+" and "+html+" say where", "the exit names the reports written")
 	assert.NotContains(t, err.Error(), "GET /__mock/proxy", "the control API is gone by then")
+	assert.Regexp(t, `proxy checked the traffic"? .*reports="?`+regexp.QuoteMeta(junit+" and "+html),
+		m.stderr.String(), "the last line names the reports, whatever the traffic did")
 
 	data, err := os.ReadFile(junit)
 	require.NoError(t, err)
