@@ -280,3 +280,20 @@ func lastRun(session map[string]any) map[string]any {
 	runs := session["runs"].([]any)
 	return runs[len(runs)-1].(map[string]any)
 }
+
+// A refusal of a long path does not echo it: the instance, the detail and
+// the error hold at most about a kilobyte of it, so each of a flood of
+// 60 KB paths costs an answer of a kilobyte or so, not three copies of
+// the path. (Nothing of them is kept either way; what they cost is
+// garbage, which the collector lets grow to about the live heap before
+// collecting: docs/reliability.md.)
+func TestLongPathsAreNotEchoed(t *testing.T) {
+	c := newMock(t, mockserver.Options{StrictAuth: true}).on(t)
+	long := "/agent/runs/" + strings.Repeat("a", 60<<10)
+	for _, r := range []response{c.as("").do("GET", long, nil), c.do("GET", "/agent/nothing/"+strings.Repeat("%41", 20<<10), nil)} {
+		require.GreaterOrEqual(t, r.status, 400)
+		assert.Less(t, len(r.body), 4<<10, "%.300s", r.body)
+		p := r.problem(t)
+		assert.NotContains(t, p.Instance[len(p.Instance)-2:], "%", "the instance is not cut inside an escape")
+	}
+}

@@ -63,7 +63,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 	}
 	isControl := path == "/__mock" || strings.HasPrefix(path, "/__mock/")
 	if isControl && s.disableControl {
-		writeProblem(w, r, errorf(codeNotFound, "no such path: %s (the control API is turned off)", r.URL.Path))
+		writeProblem(w, r, errorf(codeNotFound, "no such path: %s (the control API is turned off)", truncate(r.URL.Path, logFieldMax)))
 		return
 	}
 	if path == "/__mock/ui" || strings.HasPrefix(path, "/__mock/ui/") {
@@ -87,15 +87,15 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			e.allow = allow + ", OPTIONS"
 			writeProblem(w, r, e)
 		case isControl:
-			writeProblem(w, r, errorf(codeNotFound, "no such control path: %s", r.URL.Path))
+			writeProblem(w, r, errorf(codeNotFound, "no such control path: %s", truncate(r.URL.Path, logFieldMax)))
 		default:
-			writeProblem(w, r, errorf(codeNotFound, "no such path: %s", r.URL.Path))
+			writeProblem(w, r, errorf(codeNotFound, "no such path: %s", truncate(r.URL.Path, logFieldMax)))
 		}
 		return
 	}
 	if r.Method == http.MethodOptions {
 		if _, _, allow = s.lookup("", path); allow == "" {
-			writeProblem(w, r, errorf(codeNotFound, "no such path: %s", r.URL.Path))
+			writeProblem(w, r, errorf(codeNotFound, "no such path: %s", truncate(r.URL.Path, logFieldMax)))
 			return
 		}
 		w.Header().Set("Allow", allow+", OPTIONS")

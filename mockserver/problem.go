@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/internal/errcode"
@@ -140,11 +141,30 @@ func (e *apiError) problem(instance string) Problem {
 	return p
 }
 
+// maxInstance bounds a problem's instance. A path may be as long as the
+// request headers allow (64 KiB); echoed whole, with the detail and the
+// error, each refusal of a long path cost its size several times over.
+const maxInstance = 1024
+
+// instanceOf is the request's escaped path, cut to maxInstance bytes at a
+// place that keeps it a URI reference (never inside a %XX escape).
+func instanceOf(r *http.Request) string {
+	p := r.URL.EscapedPath()
+	if len(p) <= maxInstance {
+		return p
+	}
+	cut := maxInstance
+	if i := strings.LastIndexByte(p[cut-2:cut], '%'); i >= 0 {
+		cut -= 2 - i
+	}
+	return p[:cut]
+}
+
 // writeProblem is the one place errors become responses.
 func writeProblem(w http.ResponseWriter, r *http.Request, e *apiError) {
 	// The escaped path: instance is a URI reference, which a decoded path
 	// holding a control character (a run id with %00) is not.
-	p := e.problem(r.URL.EscapedPath())
+	p := e.problem(instanceOf(r))
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	if e.retryAfter > 0 {
