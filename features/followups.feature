@@ -53,6 +53,7 @@ Feature: Follow-ups to a run
   Scenario: A follow-up to a failed run starts it again
     When I create a run with the failing prompt
     And I watch the run until it reaches a terminal state
+    And the run ended in FAILED or ERROR
     And I send the follow-up "Try once more"
     Then the follow-up was accepted
     And the run was started again by the follow-up

@@ -71,3 +71,62 @@ func TestOneDroppedFieldIsOneCause(t *testing.T) {
 		})
 	}
 }
+
+// updatedBeforeCreated shows every run a GET of /agent/runs... answers with
+// an updated_at one second before its created_at, as a server whose
+// durations run backwards would.
+func updatedBeforeCreated(next http.Handler) http.Handler {
+	var rewrite func(v any)
+	rewrite = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if created, err := time.Parse(time.RFC3339Nano, fmt.Sprint(v["created_at"])); err == nil && v["run_id"] != nil {
+				v["updated_at"] = created.Add(-time.Second).Format(time.RFC3339Nano)
+			}
+			for _, x := range v {
+				rewrite(x)
+			}
+		case []any:
+			for _, x := range v {
+				rewrite(x)
+			}
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/agent/runs") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		var doc any
+		if rec.Code == http.StatusOK && json.Unmarshal(body, &doc) == nil {
+			rewrite(doc)
+			body, _ = json.Marshal(doc)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
+}
+
+// A server whose runs show updated_at before created_at breaks one rule of
+// the suite's invariants, met in scenarios of every kind, each naming its
+// own run and times: the summary leads with that one rule as the cause.
+func TestOneBrokenRuleIsOneCause(t *testing.T) {
+	srv := newMock(t, mockserver.Options{}, updatedBeforeCreated)
+	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-carol", "--format", "progress")
+	require.ErrorIs(t, err, errFailed, "%s\n%s", out, errOut)
+	_, _, failed, _ := summaryCounts(t, errOut)
+	require.Greater(t, failed, 10, errOut)
+	_, after, _ := strings.Cut(errOut, " scenarios: ")
+	_, after, _ = strings.Cut(after, "\n")
+	assert.True(t, strings.HasPrefix(after, fmt.Sprintf("CAUSE   %d scenarios failed from rule timestamps-ordered: updated_at: ", failed)),
+		"the summary does not lead with the broken rule:\n%s", errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "CAUSE "), errOut)
+	assert.NotRegexp(t, `(?m)^FAILED `, errOut, "a failure told apart from its cause")
+}
