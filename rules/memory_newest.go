@@ -180,7 +180,10 @@ func (m *Memory) newestLookLocked(f *runFacts, ex Exchange, field string, run ma
 	// What the follow-up did shows in the first look asked after its
 	// answer: an ended run started again, a live one not sent back.
 	if n.restartFrom != nil && n.restartAt.Before(ex.Sent) {
-		out = append(out, FollowupStartedEndedRun(field, id, n.restartBy, *n.restartFrom, now)...)
+		// A restart shows only where updated_at is shown finely enough.
+		if RestartShows(Str(run["updated_at"])) {
+			out = append(out, FollowupStartedEndedRun(field, id, n.restartBy, *n.restartFrom, now)...)
+		}
 		if !IsTerminal(n.restartFrom.State) && Rank(state) >= 0 && Rank(state) < Rank(n.restartFrom.State) {
 			sent := now
 			n.sentBack = &sent

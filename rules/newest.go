@@ -46,7 +46,7 @@ func FollowupStartedEndedRun(field, id, followup string, before, now Look) []Vio
 	if !IsTerminal(before.State) {
 		return nil
 	}
-	if now.State == before.State && reflect.DeepEqual(now.UpdatedAt, before.UpdatedAt) && RestartShows(Str(now.UpdatedAt)) {
+	if now.State == before.State && reflect.DeepEqual(now.UpdatedAt, before.UpdatedAt) {
 		return []Violation{{Rule: FollowupStartsEndedRun, Field: field + ".state", RunID: id,
 			Expected: "the run started again by " + followup + ", accepted after it was seen " + before.State + " (" + before.Request + ")",
 			Got:      now.State + ", updated_at " + Str(now.UpdatedAt) + " as before"}}

@@ -140,7 +140,8 @@ func (l *ledger) see(session string, now sighting) (knockOn *report.Cause, err e
 	}
 	if prior, was := l.beforeFollowUp[key]; was && followed && !followedAt.IsZero() && followedAt.Before(now.sent) {
 		vs := rules.KeptAcrossExecutions("body", id, prior.look(), now.look())
-		if !l.judged[key] {
+		// A restart shows only where updated_at is shown finely enough.
+		if !l.judged[key] && rules.RestartShows(str(now.doc["updated_at"])) {
 			l.judged[key] = true
 			vs = append(vs, rules.FollowupStartedEndedRun("body", id, "the follow-up the suite sent", prior.look(), now.look())...)
 		}

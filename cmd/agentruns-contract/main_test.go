@@ -101,13 +101,13 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 	out, errOut, err := runCmd(t, append(args, "--format", "html", "--output", filepath.Join(dir, "report.html"))...)
 	require.NoError(t, err, "skips do not fail the run: %s\n%s", out, errOut)
 	assert.Contains(t, errOut, "NOT CHECKED one team never sees, fetches nor cancels another team's runs, schedules, conversations or artifacts, nor uses its environments (18 scenarios skipped): pass --other-api-key KEY (of another team) to check it")
-	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code, and its last event reports the failure (3 scenarios skipped): pass --failing-prompt PROMPT")
+	assert.Contains(t, errOut, "NOT CHECKED a run that fails says why, with an error code, and its last event reports the failure (4 scenarios skipped): pass --failing-prompt PROMPT")
 	assert.Regexp(t, `SKIPPED \d+ scenarios: checks what only the bundled mock promises`, errOut, "skips the server rules out, grouped by reason")
 	assert.Contains(t, errOut, "NOT CHECKED the team's plan allows exactly as many agent identities as it says (1 scenario skipped): pass --identity-plan N")
 	assert.True(t, strings.HasSuffix(errOut, "Passed, but not all checked: add --failing-prompt and --identity-plan and --other-api-key to check the rest.\n"), errOut)
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `id="verdict">Passed, 22 not checked</div>`)
+	assert.Contains(t, string(page), `id="verdict">Passed, 23 not checked</div>`)
 	assert.NotContains(t, string(page), "All passed")
 	assert.Contains(t, string(page), `<code>--other-api-key</code>`)
 
@@ -124,7 +124,7 @@ func TestAvoidableSkipsAreNamedInEveryReport(t *testing.T) {
 			assert.Regexp(t, `; --(other-api-key|failing-prompt|identity-plan) would check it`, tc.Message)
 		}
 	}
-	assert.Equal(t, 22, notChecked)
+	assert.Equal(t, 23, notChecked)
 	assert.Contains(t, string(data), `<property name="not_checked" value="not checked: 15 scenarios skipped for want of an option: --other-api-key would run 15 scenarios`)
 }
 
@@ -180,7 +180,7 @@ func TestJUnitReportOfARunWithSkipsAndFailures(t *testing.T) {
 			// that lives beyond the suite's patience), or for want of the
 			// plan's size (a server named by --base-url is not the bundled
 			// mock, whose plan the runner knows).
-			assert.Regexp(t, `needs the mock control API|\(@mock-only\)|^inconclusive: |; --identity-plan would check it`, tc.Message, tc.Name)
+			assert.Regexp(t, `needs the mock control API|\(@mock-only\)|^inconclusive: |; --(identity-plan|other-api-key) would check it`, tc.Message, tc.Name)
 		}
 		if tc.Name == "An unknown run is not found" {
 			assert.Equal(t, "failed", string(tc.Status))
