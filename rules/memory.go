@@ -87,7 +87,10 @@ type runFacts struct {
 	// followedUp: a follow-up was accepted for the run, which may start an
 	// ended run again (QUEUED once more, with its first started_at).
 	followedUp bool
-	newest     *newestFacts // what the rules of memory_newest.go remember
+	// lastFollowup is when the latest accepted follow-up was sent: an end
+	// event that occurred before it is of an earlier execution.
+	lastFollowup time.Time
+	newest       *newestFacts // what the rules of memory_newest.go remember
 }
 
 // page is one page of a walk in creation order, linked to the page before.
@@ -185,6 +188,7 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 		m.followedUpLocked(f, ex)
 		f.cancelAccepted = time.Time{} // a run started again ends as its new execution does
 		f.hasLast, f.endEvent, f.reportedEnd, f.followedUp = false, "", "", true
+		f.lastFollowup = ex.Sent
 	case ex.Method == http.MethodGet && obj != nil && isHandoffPath(ex.Path):
 		m.handoffLocked(scope, ex, obj)
 	case ex.Method == http.MethodPost && isCancelPath(ex.Path):
@@ -392,11 +396,13 @@ func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation
 		}
 		if end := EndOf(Str(e["event_type"])); end != "" {
 			f := m.factsLocked(scope, run)
-			if f.hasLast && IsTerminal(f.look.State) && f.look.State != end {
+			occurred, err := time.Parse(time.RFC3339Nano, Str(e["occurred_at"]))
+			earlier := err == nil && occurred.Before(f.lastFollowup) // an execution before a follow-up
+			if f.hasLast && IsTerminal(f.look.State) && f.look.State != end && !earlier {
 				out = append(out, Violation{Rule: EventsTellTheEnd, Field: field + ".event_type", RunID: run,
 					Expected: "the event of the state the run ended in, " + f.look.State + " (seen by " + f.look.Request + ")", Got: Str(e["event_type"])})
 			}
-			if f.endEvent == "" {
+			if f.endEvent == "" && !earlier {
 				f.endEvent, f.endEventBy, f.endEventAt = end, ex.Request, ex.Received
 			}
 		}
