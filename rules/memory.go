@@ -87,10 +87,13 @@ type runFacts struct {
 	// followedUp: a follow-up was accepted for the run, which may start an
 	// ended run again (QUEUED once more, with its first started_at).
 	followedUp bool
-	// lastFollowup is when the latest accepted follow-up was sent: an end
-	// event that occurred before it is of an earlier execution.
-	lastFollowup time.Time
-	newest       *newestFacts // what the rules of memory_newest.go remember
+	// followupAnswered is when the answer to the latest accepted follow-up
+	// arrived. The server took the follow-up at some moment before then,
+	// so an end event that occurred before it may be of an earlier
+	// execution, and a look asked before it may show the run as it was
+	// before the follow-up: neither binds what comes after.
+	followupAnswered time.Time
+	newest           *newestFacts // what the rules of memory_newest.go remember
 }
 
 // page is one page of a walk in creation order, linked to the page before.
@@ -188,7 +191,7 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 		m.followedUpLocked(f, ex)
 		f.cancelAccepted = time.Time{} // a run started again ends as its new execution does
 		f.hasLast, f.endEvent, f.reportedEnd, f.followedUp = false, "", "", true
-		f.lastFollowup = ex.Sent
+		f.followupAnswered = ex.Received
 	case ex.Method == http.MethodGet && obj != nil && isHandoffPath(ex.Path):
 		m.handoffLocked(scope, ex, obj)
 	case ex.Method == http.MethodPost && isCancelPath(ex.Path):
@@ -363,7 +366,10 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		}
 		f.cancelRefused = time.Time{}
 	}
-	if !f.hasLast || now.Received.After(f.look.Received) {
+	// A look asked while a follow-up was on its way may show the run before
+	// the follow-up took it: it is no baseline for the looks after.
+	overlapsFollowup := f.followedUp && ex.Sent.Before(f.followupAnswered)
+	if !overlapsFollowup && (!f.hasLast || now.Received.After(f.look.Received)) {
 		f.look, f.hasLast = now, true
 	}
 	return out
@@ -397,7 +403,7 @@ func (m *Memory) eventsLocked(scope string, ex Exchange, list []any) []Violation
 		if end := EndOf(Str(e["event_type"])); end != "" {
 			f := m.factsLocked(scope, run)
 			occurred, err := time.Parse(time.RFC3339Nano, Str(e["occurred_at"]))
-			earlier := err == nil && occurred.Before(f.lastFollowup) // an execution before a follow-up
+			earlier := err == nil && occurred.Before(f.followupAnswered) // maybe an execution before a follow-up
 			if f.hasLast && IsTerminal(f.look.State) && f.look.State != end && !earlier {
 				out = append(out, Violation{Rule: EventsTellTheEnd, Field: field + ".event_type", RunID: run,
 					Expected: "the event of the state the run ended in, " + f.look.State + " (seen by " + f.look.Request + ")", Got: Str(e["event_type"])})

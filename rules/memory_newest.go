@@ -262,16 +262,24 @@ func (m *Memory) sentBackJudgedLocked(f *runFacts, id string, events []map[strin
 	if n == nil || n.sentBack == nil || n.restartFrom == nil {
 		return nil
 	}
-	var ends []time.Time
+	var ends, occurred []time.Time
 	for _, e := range events {
-		if Str(e["run_id"]) != id || EndOf(Str(e["event_type"])) == "" {
+		if Str(e["run_id"]) != id {
 			continue
 		}
-		if t, err := time.Parse(time.RFC3339Nano, Str(e["occurred_at"])); err == nil {
+		t, err := time.Parse(time.RFC3339Nano, Str(e["occurred_at"]))
+		if err != nil {
+			continue
+		}
+		occurred = append(occurred, t)
+		if EndOf(Str(e["event_type"])) != "" {
 			ends = append(ends, t)
 		}
 	}
 	out := FollowupKeptLiveRun("run "+id, id, n.restartBy, *n.restartFrom, *n.sentBack, ends)
+	if len(out) > 0 && !EventsReachPast(*n.sentBack, occurred) {
+		return nil // the events may not list the end yet: a later poll judges
+	}
 	n.sentBack, n.restartFrom = nil, nil
 	return out
 }

@@ -79,6 +79,27 @@ func FollowupKeptLiveRun(field, id, followup string, before, now Look, ends []ti
 		Got:      now.State}}
 }
 
+// EventsReachPast tells whether a poll of a run's events reaches past the
+// moment a look (now) shows as the run's updated_at: some event occurred
+// after it, as shown to the unit both are shown in. Only then does a poll
+// that lists no end before that moment show that there was none: a server
+// may list an event a while after it occurred, but lists them in order,
+// so an end that came before a listed event is listed too. Until then
+// FollowupKeptLiveRun's verdict waits for a later poll.
+func EventsReachPast(now Look, occurred []time.Time) bool {
+	updated, err := time.Parse(time.RFC3339Nano, Str(now.UpdatedAt))
+	if err != nil {
+		return true // no moment to wait for
+	}
+	past := updated.Add(ShownUnit(Str(now.UpdatedAt)))
+	for _, t := range occurred {
+		if !t.Before(past) {
+			return true
+		}
+	}
+	return false
+}
+
 // KeptAcrossExecutions checks a later look at a run (now) against an
 // earlier one (before), across any follow-ups between them: a run stays
 // the run it was. Its created_at, creator, prompt, kind

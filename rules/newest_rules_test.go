@@ -40,6 +40,17 @@ func TestFollowupKeptLiveRun(t *testing.T) {
 	assert.Empty(t, rules.FollowupKeptLiveRun("body", "r1", "POST f", look("state", "QUEUED"), look("state", "QUEUED"), nil), "a queued run still queued")
 }
 
+func TestEventsReachPast(t *testing.T) {
+	at := func(s string) []time.Time { v, _ := time.Parse(time.RFC3339Nano, s); return []time.Time{v} }
+	back := look("updated_at", "2026-01-01T10:00:09Z")
+	assert.False(t, rules.EventsReachPast(back, nil), "no events")
+	assert.False(t, rules.EventsReachPast(back, at("2026-01-01T10:00:09.5Z")), "within the second it is shown to")
+	assert.True(t, rules.EventsReachPast(back, at("2026-01-01T10:00:10Z")))
+	fine := look("updated_at", "2026-01-01T10:00:09.123456789Z")
+	assert.False(t, rules.EventsReachPast(fine, at("2026-01-01T10:00:09.123456789Z")), "an event at the very moment it went back may be the end")
+	assert.True(t, rules.EventsReachPast(fine, at("2026-01-01T10:00:09.12345679Z")))
+}
+
 func TestKeptAcrossExecutions(t *testing.T) {
 	base := []any{"state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z", "prompt", "Fix it", "creator", map[string]any{"uid": "u1", "display_name": "A"},
 		"metadata", map[string]any{"k": "v"}, "conversation_id", "c1", "run_time", "PT4S", "is_run_type_cancellable", true,
@@ -180,7 +191,12 @@ func TestMemoryJudgesARunSentBackByItsEvents(t *testing.T) {
 		events []any
 		want   []string
 	}{
-		{"no end before", []any{map[string]any{"run_id": "r1", "event_type": "run_in_progress", "sequence": 1, "occurred_at": "2026-01-01T10:00:01Z"}}, []string{rules.FollowupKeepsLiveRun}},
+		{"no end before", []any{
+			map[string]any{"run_id": "r1", "event_type": "run_in_progress", "sequence": 1, "occurred_at": "2026-01-01T10:00:01Z"},
+			map[string]any{"run_id": "r1", "event_type": "run_succeeded", "sequence": 2, "occurred_at": "2026-01-01T10:00:20Z"}}, []string{rules.FollowupKeepsLiveRun}},
+		// A server may list an event a while after it occurred: a poll that
+		// reaches no further than before the run went back judges nothing.
+		{"events not yet past the moment it went back", []any{map[string]any{"run_id": "r1", "event_type": "run_in_progress", "sequence": 1, "occurred_at": "2026-01-01T10:00:01Z"}}, nil},
 		{"ended, then started again", []any{
 			map[string]any{"run_id": "r1", "event_type": "run_in_progress", "sequence": 1, "occurred_at": "2026-01-01T10:00:01Z"},
 			map[string]any{"run_id": "r1", "event_type": "run_succeeded", "sequence": 2, "occurred_at": "2026-01-01T10:00:08Z"}}, nil},

@@ -180,3 +180,46 @@ func TestMemoryFollowUpStartsAnEndedRunAgain(t *testing.T) {
 	require.Empty(t, see(exchange("POST", "/agent/runs/r2/followups", 200, map[string]any{}, time.Second)))
 	assert.Empty(t, see(exchange("GET", "/agent/runs/r2", 200, again, 2*time.Second)))
 }
+
+// A follow-up and another request can cross: the server takes the
+// follow-up at some moment between its sending and its answer, so what
+// was asked or occurred before the answer may be of the execution before.
+// Only what comes after the answer binds the run's new execution.
+func TestAnswersThatCrossAFollowupBindNothingAfterIt(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	at := func(ex rules.Exchange, sent, received time.Duration) rules.Exchange {
+		ex.Sent, ex.Received = t0.Add(sent), t0.Add(received)
+		return ex
+	}
+	ended := run("state", "ERROR", "started_at", nil, "updated_at", "2026-01-01T10:00:01Z",
+		"status_message", map[string]any{"message": "No worker could take the run.", "error_code": "resource_unavailable"})
+	again := run("state", "PENDING", "started_at", nil, "updated_at", "2026-01-01T10:00:09Z")
+	followup := at(exchange("POST", "/agent/runs/r1/followups", 200, map[string]any{}, 0), 2*time.Second, 4*time.Second)
+
+	// A look asked before the follow-up was answered, answered after it.
+	m := rules.NewMemory(rules.Limits{})
+	require.Empty(t, m.Observe(followup))
+	require.Empty(t, m.Observe(at(exchange("GET", "/agent/runs/r1", 200, ended, 0), 3*time.Second, 5*time.Second)))
+	assert.Empty(t, ids(m.Observe(exchange("GET", "/agent/runs/r1", 200, again, 6*time.Second))))
+
+	// An end event that occurred while the follow-up was on its way.
+	endedAt := func(event string, occurred time.Duration) []any {
+		return []any{map[string]any{"run_id": "r1", "sequence": 1, "event_type": event, "occurred_at": t0.Add(occurred).Format(time.RFC3339Nano)}}
+	}
+	m = rules.NewMemory(rules.Limits{})
+	require.Empty(t, m.Observe(followup))
+	require.Empty(t, m.Observe(exchange("GET", "/agent/events?run_ids=r1", 200, endedAt("run_succeeded", 3*time.Second), 5*time.Second)))
+	assert.Empty(t, ids(m.Observe(exchange("GET", "/agent/runs/r1", 200, run("state", "CANCELLED"), 6*time.Second))))
+
+	// An end event after the answer is of the new execution, and binds.
+	m = rules.NewMemory(rules.Limits{})
+	require.Empty(t, m.Observe(followup))
+	require.Empty(t, m.Observe(exchange("GET", "/agent/events?run_ids=r1", 200, endedAt("run_succeeded", 4500*time.Millisecond), 5*time.Second)))
+	assert.Equal(t, []string{rules.EventsTellTheEnd}, ids(m.Observe(exchange("GET", "/agent/runs/r1", 200, run("state", "CANCELLED"), 6*time.Second))))
+
+	// A look asked after the answer is the baseline of the looks after it.
+	m = rules.NewMemory(rules.Limits{})
+	require.Empty(t, m.Observe(followup))
+	require.Empty(t, m.Observe(exchange("GET", "/agent/runs/r1", 200, run("state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z"), 5*time.Second)))
+	assert.Contains(t, ids(m.Observe(exchange("GET", "/agent/runs/r1", 200, again, 6*time.Second))), rules.TerminalRunNeverChanges)
+}

@@ -57,18 +57,38 @@ func (s *scenario) followupKeptRunGoing(ctx context.Context) error {
 	if rules.Rank(now.State) >= rules.Rank(before.State) {
 		return nil
 	}
-	if err := s.pollEvents(ctx, 0); err != nil {
-		return err
-	}
-	var ends []time.Time
-	for _, e := range s.events.last() {
-		if rules.IsTerminal(eventStates[e.EventType]) {
-			if t, err := time.Parse(time.RFC3339Nano, e.OccurredAt); err == nil {
+	// The events may list the end of the execution a while after it came:
+	// they are polled until they reach past the moment the run went back
+	// (rules.EventsReachPast), as long as the suite is patient for an end.
+	deadline := time.Now().Add(s.suite.cfg.Timeout)
+	for waited := time.Duration(0); ; {
+		if err := s.pollEvents(ctx, 0); err != nil {
+			return err
+		}
+		var ends, occurred []time.Time
+		for _, e := range s.events.last() {
+			t, err := time.Parse(time.RFC3339Nano, e.OccurredAt)
+			if err != nil {
+				continue
+			}
+			occurred = append(occurred, t)
+			if rules.IsTerminal(eventStates[e.EventType]) {
 				ends = append(ends, t)
 			}
 		}
+		found := rules.FollowupKeptLiveRun("body", s.current.id, "the follow-up", before, now, ends)
+		if len(found) == 0 || rules.EventsReachPast(now, occurred) {
+			return violations("run "+s.current.id, found)
+		}
+		if waited >= s.suite.cfg.Timeout || time.Now().After(deadline) {
+			return s.inconclusive(fmt.Sprintf("the run went back to %s after the follow-up, and %s later its events still reach no further than before it went back, so they cannot tell whether it had ended first", now.State, s.suite.cfg.Timeout))
+		}
+		d, err := s.tick(ctx)
+		if err != nil {
+			return err
+		}
+		waited += d
 	}
-	return violations("run "+s.current.id, rules.FollowupKeptLiveRun("body", s.current.id, "the follow-up", before, now, ends))
 }
 
 // keptWhatItAccumulated: the run started again by a follow-up is the same
