@@ -147,7 +147,7 @@ func testDelaysAndSlowBodiesDoNotHoldInFlightSlots(t *testing.T, serve func(test
 	}
 	// Both are waiting once both were injected; the control API answers meanwhile.
 	waiting := false
-	for deadline := time.Now().Add(5 * time.Second); !waiting && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(patience); !waiting && time.Now().Before(deadline); {
 		r := c.in("slow").do("GET", "/__mock/faults", nil)
 		var rules []mockserver.FaultRule
 		if r.status == http.StatusOK {
@@ -487,10 +487,15 @@ func trickle(t *testing.T, base string, length, sent int) (net.Conn, string) {
 	return conn, body[sent:]
 }
 
-// eventually retries probe until it is true, for up to five seconds; it
-// waits for a condition, never for a time.
+// patience bounds a wait for a condition that a correct mock meets in
+// milliseconds: far beyond what any busy machine stretches that to, so it
+// only ends a wait on a mock that never meets it.
+const patience = 2 * time.Minute
+
+// eventually retries probe until it is true, for up to patience; it waits
+// for a condition, never for a time.
 func eventually(probe func() bool) bool {
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+	for deadline := time.Now().Add(patience); time.Now().Before(deadline); runtime.Gosched() {
 		if probe() {
 			return true
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -134,6 +135,11 @@ func TestDashboardShowsSchedulesEventsMessagesAndIdentities(t *testing.T) {
 		require.Equal(t, 200, call(t, srv.URL, session, "POST", "/__mock/clock/advance", map[string]any{"by": by}, nil))
 	}
 	require.Equal(t, 200, call(t, srv.URL, session, "PUT", "/__mock/clock", map[string]any{"mode": "virtual"}, nil))
+	// Half a minute past a five-minute tick, so that the clock's first
+	// moves stay clear of the schedule's next tick whatever the wall
+	// clock says (the clock only moves forward: the next such instant).
+	start := time.Now().UTC().Truncate(5 * time.Minute).Add(5*time.Minute + 30*time.Second)
+	require.Equal(t, 200, call(t, srv.URL, session, "PUT", "/__mock/clock", map[string]any{"now": start.Format(time.RFC3339)}, nil))
 
 	var agent mockserver.AgentResponse
 	require.Equal(t, 201, call(t, srv.URL, session, "POST", "/agent/identities", map[string]any{"name": "Docs bot"}, &agent))
