@@ -38,6 +38,10 @@ func (s *scenario) registerConversations(sc stepContext) {
 	sc.Step(`^once that URL has expired, if it says when, it is refused$`, s.transcriptURLRefusedOnceExpired)
 	sc.Step(`^the run's agent session redirects nowhere yet$`, s.sessionRedirectsNowhereYet)
 	sc.Step(`^the run's agent session redirects nowhere while the run is seen at work after the answer$`, s.sessionRedirectsNowhereWhileSeenAtWork)
+	sc.Step(`^the run's session and conversation redirects answer without an API key$`, s.redirectsArePublic)
+	sc.Step(`^the run's conversation redirects to its session, without an API key$`, func(ctx context.Context) error { return s.conversationRedirect(ctx, true) })
+	sc.Step(`^the run's conversation redirects nowhere, without an API key$`, func(ctx context.Context) error { return s.conversationRedirect(ctx, false) })
+	sc.Step(`^the run's session redirects to its conversation, without an API key$`, s.sessionRedirectsPublicly)
 	sc.Step(`^the run's agent session redirects to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, true) })
 }
 
@@ -560,6 +564,104 @@ func (s *scenario) transcriptURLRefusedOnceExpired(ctx context.Context) error {
 	}
 	if got.status/100 != 4 {
 		return fmt.Errorf("the transcript link still answers %d after it expired at %s\n%s", got.status, at.UTC().Format(time.RFC3339), got.excerpt())
+	}
+	return nil
+}
+
+// The public redirects, which the newest client asks without an API key.
+
+// redirect asks a redirect without a key and returns the one field of its
+// answer ("" when the answer is an empty object).
+func (s *scenario) redirect(ctx context.Context, path, field string) (string, error) {
+	if err := s.send(ctx, call{method: http.MethodGet, path: path, auth: auth{omit: true}}); err != nil {
+		return "", err
+	}
+	if err := s.last.ok("asking a redirect without an API key"); err != nil {
+		return "", err
+	}
+	doc, err := s.last.object()
+	if err != nil {
+		return "", err
+	}
+	return str(doc[field]), nil
+}
+
+func (s *scenario) runIDs() (session, conversation string, err error) {
+	if s.current == nil {
+		return "", "", errNoRun
+	}
+	if s.current.details == nil {
+		return "", "", fmt.Errorf("the run's details have not been fetched")
+	}
+	return str(s.current.details["session_id"]), str(s.current.details["conversation_id"]), nil
+}
+
+func (s *scenario) redirectsArePublic(ctx context.Context) error {
+	session, conv, err := s.runIDs()
+	if err != nil {
+		return err
+	}
+	if session == "" && conv == "" {
+		// A run may end (an ERROR of the platform's, a cancel) before any
+		// worker took it: nothing is wrong, but nothing can be checked.
+		return s.inconclusive(fmt.Sprintf("run %s shows neither a session nor a conversation (it is %v), so there is no redirect to ask", s.current.id, s.current.details["state"]))
+	}
+	if session != "" {
+		got, err := s.redirect(ctx, "/agent/sessions/"+pathEscape(session)+"/redirect", "conversation_id")
+		if err != nil {
+			return err
+		}
+		if got != "" && conv != "" && got != conv {
+			return fmt.Errorf("the run's session redirects to conversation %q, but the run's conversation is %q", got, conv)
+		}
+	}
+	if conv != "" {
+		got, err := s.redirect(ctx, "/agent/conversations/"+pathEscape(conv)+"/redirect", "session_id")
+		if err != nil {
+			return err
+		}
+		if got != "" && session != "" && got != session {
+			return fmt.Errorf("the run's conversation redirects to session %q, but the run's session is %q", got, session)
+		}
+	}
+	return nil
+}
+
+func (s *scenario) conversationRedirect(ctx context.Context, toSession bool) error {
+	session, conv, err := s.runIDs()
+	if err != nil {
+		return err
+	}
+	if conv == "" {
+		return fmt.Errorf("the run shows no conversation_id")
+	}
+	got, err := s.redirect(ctx, "/agent/conversations/"+pathEscape(conv)+"/redirect", "session_id")
+	if err != nil {
+		return err
+	}
+	switch {
+	case toSession && (session == "" || got != session):
+		return fmt.Errorf("expected the live run's conversation to redirect to its session %q, got %q\n%s", session, got, s.last.excerpt())
+	case !toSession && got != "":
+		return fmt.Errorf("expected the ended run's conversation to redirect nowhere, got session %q", got)
+	}
+	return nil
+}
+
+func (s *scenario) sessionRedirectsPublicly(ctx context.Context) error {
+	session, conv, err := s.runIDs()
+	if err != nil {
+		return err
+	}
+	if session == "" || conv == "" {
+		return fmt.Errorf("the run shows no session_id or conversation_id")
+	}
+	got, err := s.redirect(ctx, "/agent/sessions/"+pathEscape(session)+"/redirect", "conversation_id")
+	if err != nil {
+		return err
+	}
+	if got != conv {
+		return fmt.Errorf("expected the finished run's session to redirect to its conversation %q, got %q", conv, got)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Steps of features/identities.feature: the team's agent identities under
@@ -38,6 +39,7 @@ func (s *scenario) registerIdentities(sc stepContext) {
 	sc.Step(`^the run was created by the identity$`, s.runCreatedByIdentity)
 	sc.Step(`^the mock issues an API key for the identity$`, s.issueIdentityKey)
 	sc.Step(`^the identity's API key (reads|no longer reads) the team's runs$`, s.identityKeyReads)
+	sc.Step(`^the answer has the identity fields the newest client needs$`, s.identityHasRequiredFields)
 }
 
 // identities lists the team's identities; the answer is returned, not kept
@@ -232,4 +234,35 @@ func (s *scenario) identityKeyReads(ctx context.Context, which string) error {
 		return resp.hasStatus(http.StatusOK)
 	}
 	return resp.isProblem(http.StatusUnauthorized, "authentication_required")
+}
+
+// identityHasRequiredFields checks the fields oz-agent-sdk 1.4.0-alpha.6
+// declares required on an identity, with their types: code reading
+// agent.skills.length must not break.
+func (s *scenario) identityHasRequiredFields() error {
+	doc, err := s.last.object()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	check := func(field string, ok func(any) bool) {
+		if v, present := lookup(doc, field); !present || !ok(v) {
+			missing = append(missing, fmt.Sprintf("%s (got %s)", field, show(v)))
+		}
+	}
+	isString := func(v any) bool { _, ok := v.(string); return ok }
+	isBool := func(v any) bool { _, ok := v.(bool); return ok }
+	isList := func(v any) bool { _, ok := v.([]any); return ok }
+	for _, f := range []string{"uid", "name", "created_at", "updated_at", "default_runner_uid"} {
+		check(f, isString)
+	}
+	check("available", isBool)
+	check("skills", isList)
+	check("secrets", isList)
+	check("memory.attached_stores", isList)
+	check("memory.auto_memory.enabled", isBool)
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: the identity lacks fields the newest client needs: %s\n%s", s.last.op, strings.Join(missing, ", "), s.last.excerpt())
+	}
+	return nil
 }

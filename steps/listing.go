@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
 // Listing runs, one page or every page.
@@ -506,4 +508,48 @@ func (s *scenario) registerListing(sc stepContext) {
 	sc.Step(`^no page of the walk held more than (\d+) runs?, and none was empty$`, s.walkPagesWithin)
 	sc.Step(`^the listing holds from (\d+) to (\d+) runs$`, s.listingHoldsBetween)
 	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
+	sc.Step(`^I list runs by the executor of the run$`, s.listByExecutor)
+	sc.Step(`^an empty "([^"]*)" added to "([^"]*)" lists the same runs, or is refused with a 400$`, s.emptyFilterIsNoFilter)
+}
+
+func (s *scenario) listByExecutor(ctx context.Context) error {
+	if s.current == nil || s.current.details == nil {
+		return fmt.Errorf("the run's details have not been fetched")
+	}
+	// A run that shows no executor was executed by its creator.
+	uid := str(mustLookup(s.current.details, "executor.uid"))
+	if uid == "" && mustLookup(s.current.details, "executor") == nil {
+		uid = str(mustLookup(s.current.details, "creator.uid"))
+	}
+	if uid == "" {
+		return fmt.Errorf("the run reports no executor.uid, nor a creator.uid; got executor %s", show(mustLookup(s.current.details, "executor")))
+	}
+	return s.listRuns(ctx, "name={label}&executor="+url.QueryEscape(uid))
+}
+
+// emptyFilterIsNoFilter lists runs with query, then with query and an
+// empty param: the same runs, or a 400 (rules.EmptyFilterAnswer). The runs
+// of query must not move between the two listings (runs that have ended).
+func (s *scenario) emptyFilterIsNoFilter(ctx context.Context, param, query string) error {
+	if err := s.listRuns(ctx, query); err != nil {
+		return err
+	}
+	if s.listing.refused {
+		return fmt.Errorf("%s: expected the listing without %s=, got %d", s.listing.op, param, s.last.status)
+	}
+	without := runIDs(s.listing.runs)
+	empty := query + "&" + param + "="
+	s.listing = s.listPage(ctx, empty, "")
+	if s.listing.err != nil && !s.listing.refused {
+		return s.listing.err
+	}
+	return violations(s.last.op, rules.EmptyFilterAnswer(param, s.last.status, runIDs(s.listing.runs), without))
+}
+
+func runIDs(runs []map[string]any) []string {
+	ids := make([]string, 0, len(runs))
+	for _, r := range runs {
+		ids = append(ids, str(r["run_id"]))
+	}
+	return slices.Clip(ids)
 }

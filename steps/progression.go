@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
 // Watching runs progress, cancelling them, and steering them through the
@@ -352,6 +354,7 @@ func (s *scenario) registerProgression(sc stepContext) {
 	sc.Step(`^the run kept its "([^"]*)" from the moment it showed one$`, s.keptOnceShown)
 	sc.Step(`^I wait until the run shows its session$`, s.waitUntilShowsSession)
 	sc.Step(`^the run has not changed since it ended$`, s.unchangedSinceEnded)
+	sc.Step(`^the run's run_time and request_usage are as when it ended$`, s.endedRunStopped)
 
 	sc.Step(`^I cancel the run, retrying while the server answers a retryable 409$`, s.cancelRun)
 	sc.Step(`^I send a single cancel request for the run$`, s.cancelRunOnce)
@@ -367,4 +370,18 @@ func (s *scenario) registerProgression(sc stepContext) {
 	sc.Step(`^the mock puts the run into "([A-Z]+)" with error code "([^"]*)"$`, s.mockPutsRunIntoWithCode)
 	sc.Step(`^the mock has put run "([^"]*)" into "([A-Z]+)"$`, s.mockHasPutRunInto)
 	sc.Step(`^an hour passes on the mock's clock$`, s.anHourPassesOnTheMocksClock)
+}
+
+// endedRunStopped: the run seen again after it ended shows the run_time,
+// request_usage, executor and metadata it ended with (rules.EndedRunStopped).
+func (s *scenario) endedRunStopped(ctx context.Context) error {
+	if s.ended == nil {
+		return fmt.Errorf("the run was not seen ended")
+	}
+	doc, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	ended := rules.LookAt(s.ended, time.Time{}, time.Time{}, "the look that showed it ended")
+	return violations("run "+s.current.id, rules.EndedRunStopped("body", s.current.id, ended, rules.LookAt(doc, time.Time{}, time.Time{}, s.last.op)))
 }

@@ -51,7 +51,7 @@ type scenario struct {
 	deletedForPlan []string              // of those, the ones the scenario deleted
 	message        sentMessage           // the message sent last (messages.go)
 	offers         map[string][]string   // what the server offers, by kind (offered.go)
-	handoffs       [][]handoffAttachment // every handoff listing (newest_client.go)
+	handoffs       [][]handoffAttachment // every handoff listing (handoff_attachments.go)
 	handoffLooks   []handoffLook         // handoff listings, each with the look after it (handoff_watch.go)
 }
 
@@ -69,25 +69,27 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 	sc.Before(s.before)
 	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
-	s.registerRuns(sc)             // runs.go: creating runs, one run's details, the last response
-	s.registerListing(sc)          // listing.go
-	s.registerProgression(sc)      // progression.go: watching, cancelling, the mock's control API
-	s.registerTenancy(sc)          // tenancy.go
-	s.registerTenancyResources(sc) // tenancy_resources.go: schedules, conversations, artifacts, environments
-	s.registerRequests(sc)         // requests.go: requests as written, remembered values
-	s.registerRunEvents(sc)        // run_events.go
-	s.registerSchedules(sc)        // schedules.go
-	s.registerScheduleTicks(sc)    // schedule_ticks.go: schedules firing as the server's clock runs
-	s.registerAgents(sc)           // agents.go: the agents (skills) GET /agent lists
-	s.registerEnvironments(sc)     // environments.go: environments and models
-	s.registerIdentities(sc)       // identities.go: the team's agent identities
-	s.registerMessages(sc)         // messages.go: run-to-run messages
-	s.registerArtifacts(sc)        // artifacts.go
-	s.registerConversations(sc)    // conversations.go: conversations, transcripts, session redirects
-	s.registerNewestClient(sc)     // newest_client.go: follow-ups, handoff files, public redirects, newer filters
-	s.registerHandoffWatch(sc)     // handoff_watch.go: no handoff files before a run's end
-	s.registerStateFilter(sc)      // state_filter.go: the state filter over runs seen ended
-	s.registerWorkedOn(sc)         // worked_on.go: a run that succeeded was worked on
+	s.registerRuns(sc)               // runs.go: creating runs, one run's details, the last response
+	s.registerListing(sc)            // listing.go
+	s.registerProgression(sc)        // progression.go: watching, cancelling, the mock's control API
+	s.registerTenancy(sc)            // tenancy.go
+	s.registerTenancyResources(sc)   // tenancy_resources.go: schedules, conversations, artifacts, environments
+	s.registerRequests(sc)           // requests.go: requests as written, remembered values
+	s.registerRunEvents(sc)          // run_events.go
+	s.registerSchedules(sc)          // schedules.go
+	s.registerScheduleTicks(sc)      // schedule_ticks.go: schedules firing as the server's clock runs
+	s.registerAgents(sc)             // agents.go: the agents (skills) GET /agent lists
+	s.registerEnvironments(sc)       // environments.go: environments and models
+	s.registerIdentities(sc)         // identities.go: the team's agent identities
+	s.registerMessages(sc)           // messages.go: run-to-run messages
+	s.registerArtifacts(sc)          // artifacts.go
+	s.registerConversations(sc)      // conversations.go: conversations, transcripts, session redirects
+	s.registerFollowups(sc)          // followups.go
+	s.registerHandoffAttachments(sc) // handoff_attachments.go
+	s.registerNewestClientTag(sc)    // newest_tag.go: the note of a failed @newest-client scenario
+	s.registerHandoffWatch(sc)       // handoff_watch.go: no handoff files before a run's end
+	s.registerStateFilter(sc)        // state_filter.go: the state filter over runs seen ended
+	s.registerWorkedOn(sc)           // worked_on.go: a run that succeeded was worked on
 }
 
 // before isolates the scenario in its own mock session, or skips it when it

@@ -4,27 +4,89 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/rules"
 )
 
-// Steps that put a run where a rule of the newest surface (rules/newest.go)
-// shows, and judge it by that rule: what a follow-up did by the state the
-// run was in, what a new execution kept, what an ended run keeps, what an
-// empty filter means. The suite's ledger holds every run it sees to the
-// same rules; these steps make sure a scenario sees the situation.
+// Steps of follow-ups (features/followups.feature, tagged newestClientTag):
+// sending one to the run, and judging what it did by the state the run was
+// in and the rules of rules/newest.go (what a new execution keeps). The
+// suite's ledger holds every run it sees to the same rules; these steps
+// make sure a scenario sees the situation.
 
 // beforeFollowupDoc is where sendFollowup keeps the run as it was just
 // before the follow-up (JSON).
 const beforeFollowupDoc = "\x00before follow-up doc"
 
-func (s *scenario) registerNewestRules(sc stepContext) {
+func (s *scenario) registerFollowups(sc stepContext) {
+	sc.Step(`^I send the follow-up "([^"]*)"$`, s.sendFollowup)
+	sc.Step(`^the follow-up was accepted$`, s.followupAccepted)
+	sc.Step(`^the run was started again by the follow-up$`, s.startedAgainByFollowup)
 	sc.Step(`^the follow-up kept the run going$`, s.followupKeptRunGoing)
 	sc.Step(`^the run kept what its earlier executions accumulated$`, s.keptWhatItAccumulated)
-	sc.Step(`^the run's run_time and request_usage are as when it ended$`, s.endedRunStopped)
-	sc.Step(`^an empty "([^"]*)" added to "([^"]*)" lists the same runs, or is refused with a 400$`, s.emptyFilterIsNoFilter)
+}
+
+func (s *scenario) sendFollowup(ctx context.Context, message string) error {
+	if s.current == nil {
+		return errNoRun
+	}
+	body, err := json.Marshal(map[string]string{"message": s.expand(message)})
+	if err != nil {
+		return err
+	}
+	// What the run looked like before, to tell later what the follow-up did.
+	before, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	s.cache["\x00before follow-up"] = str(before["updated_at"]) + " " + str(before["state"])
+	if data, err := json.Marshal(before); err == nil {
+		s.cache[beforeFollowupDoc] = string(data)
+	}
+	s.api.runs.followUp(s.api.session, s.current.id)
+	err = s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
+	s.api.runs.followUpAnswered(s.api.session, s.current.id, time.Now())
+	return err
+}
+
+func (s *scenario) followupAccepted() error {
+	if err := s.last.ok("sending a follow-up"); err != nil {
+		return err
+	}
+	if _, err := s.last.object(); err != nil {
+		return fmt.Errorf("%s: expected a JSON object: %w", s.last.op, err)
+	}
+	return nil
+}
+
+// startedAgainByFollowup: after a follow-up to an ended run, the run is
+// going again, or, on a fast server, has ended again since: either way it
+// changed after the moment it was last seen ended.
+func (s *scenario) startedAgainByFollowup(ctx context.Context) error {
+	updatedBefore, stateBefore, _ := strings.Cut(s.cache["\x00before follow-up"], " ")
+	if !isTerminal(stateBefore) {
+		return fmt.Errorf("the run had not ended before the follow-up (it was %s)", stateBefore)
+	}
+	doc, err := s.fetch(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	if !isTerminal(str(doc["state"])) {
+		return nil
+	}
+	before, err1 := time.Parse(time.RFC3339Nano, updatedBefore)
+	after, err2 := timestamp(doc, "updated_at")
+	if err1 == nil && err2 == nil && after.After(before) {
+		return nil
+	}
+	if !rules.RestartShows(str(doc["updated_at"])) {
+		return s.inconclusive(fmt.Sprintf("the run is %s at updated_at %s as before the follow-up: shown to that precision, a run that started again and ended again within it looks the same",
+			str(doc["state"]), str(doc["updated_at"])))
+	}
+	return fmt.Errorf("after a follow-up to the ended run, it is still %s and unchanged since %s: the follow-up did not start it again", str(doc["state"]), updatedBefore)
 }
 
 // beforeFollowup is the look at the run sendFollowup took just before the
@@ -103,45 +165,4 @@ func (s *scenario) keptWhatItAccumulated(ctx context.Context) error {
 		return err
 	}
 	return violations("run "+s.current.id, rules.KeptAcrossExecutions("body", s.current.id, before, rules.LookAt(doc, time.Time{}, time.Time{}, s.last.op)))
-}
-
-// endedRunStopped: the run seen again after it ended shows the run_time,
-// request_usage, executor and metadata it ended with (rules.EndedRunStopped).
-func (s *scenario) endedRunStopped(ctx context.Context) error {
-	if s.ended == nil {
-		return fmt.Errorf("the run was not seen ended")
-	}
-	doc, err := s.fetch(ctx, s.current)
-	if err != nil {
-		return err
-	}
-	ended := rules.LookAt(s.ended, time.Time{}, time.Time{}, "the look that showed it ended")
-	return violations("run "+s.current.id, rules.EndedRunStopped("body", s.current.id, ended, rules.LookAt(doc, time.Time{}, time.Time{}, s.last.op)))
-}
-
-// emptyFilterIsNoFilter lists runs with query, then with query and an
-// empty param: the same runs, or a 400 (rules.EmptyFilterAnswer). The runs
-// of query must not move between the two listings (runs that have ended).
-func (s *scenario) emptyFilterIsNoFilter(ctx context.Context, param, query string) error {
-	if err := s.listRuns(ctx, query); err != nil {
-		return err
-	}
-	if s.listing.refused {
-		return fmt.Errorf("%s: expected the listing without %s=, got %d", s.listing.op, param, s.last.status)
-	}
-	without := runIDs(s.listing.runs)
-	empty := query + "&" + param + "="
-	s.listing = s.listPage(ctx, empty, "")
-	if s.listing.err != nil && !s.listing.refused {
-		return s.listing.err
-	}
-	return violations(s.last.op, rules.EmptyFilterAnswer(param, s.last.status, runIDs(s.listing.runs), without))
-}
-
-func runIDs(runs []map[string]any) []string {
-	ids := make([]string, 0, len(runs))
-	for _, r := range runs {
-		ids = append(ids, str(r["run_id"]))
-	}
-	return slices.Clip(ids)
 }
