@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/rules"
@@ -17,9 +16,12 @@ import (
 // suite's ledger holds every run it sees to the same rules; these steps
 // make sure a scenario sees the situation.
 
-// beforeFollowupDoc is where sendFollowup keeps the run as it was just
-// before the follow-up (JSON).
-const beforeFollowupDoc = "\x00before follow-up doc"
+// followupsRoom is what sendFollowup keeps for the steps that judge the
+// follow-up.
+type followupsRoom struct {
+	before map[string]any // the run just before the follow-up, nil before any
+	answer *response      // the answer to the follow-up
+}
 
 func (s *scenario) registerFollowups(sc stepContext) {
 	sc.Step(`^I send the follow-up "([^"]*)"$`, s.sendFollowup)
@@ -42,22 +44,27 @@ func (s *scenario) sendFollowup(ctx context.Context, message string) error {
 	if err != nil {
 		return err
 	}
-	s.cache["\x00before follow-up"] = str(before["updated_at"]) + " " + str(before["state"])
-	if data, err := json.Marshal(before); err == nil {
-		s.cache[beforeFollowupDoc] = string(data)
-	}
+	s.followups.before = before
 	s.api.runs.followUp(s.api.session, s.current.id)
-	err = s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
 	s.api.runs.followUpAnswered(s.api.session, s.current.id, time.Now())
+	s.leave(resp) // a refusal is judged by the response steps
+	if resp != nil {
+		s.followups.answer = resp
+	}
 	return err
 }
 
 func (s *scenario) followupAccepted() error {
-	if err := s.last.ok("sending a follow-up"); err != nil {
+	sent := s.followups.answer
+	if sent == nil {
+		return fmt.Errorf("no follow-up was sent to the run")
+	}
+	if err := sent.ok("sending a follow-up"); err != nil {
 		return err
 	}
-	if _, err := s.last.object(); err != nil {
-		return fmt.Errorf("%s: expected a JSON object: %w", s.last.op, err)
+	if _, err := sent.object(); err != nil {
+		return fmt.Errorf("%s: expected a JSON object: %w", sent.op, err)
 	}
 	return nil
 }
@@ -66,7 +73,7 @@ func (s *scenario) followupAccepted() error {
 // going again, or, on a fast server, has ended again since: either way it
 // changed after the moment it was last seen ended.
 func (s *scenario) startedAgainByFollowup(ctx context.Context) error {
-	updatedBefore, stateBefore, _ := strings.Cut(s.cache["\x00before follow-up"], " ")
+	updatedBefore, stateBefore := str(s.followups.before["updated_at"]), str(s.followups.before["state"])
 	if !isTerminal(stateBefore) {
 		return fmt.Errorf("the run had not ended before the follow-up (it was %s)", stateBefore)
 	}
@@ -92,11 +99,10 @@ func (s *scenario) startedAgainByFollowup(ctx context.Context) error {
 // beforeFollowup is the look at the run sendFollowup took just before the
 // follow-up.
 func (s *scenario) beforeFollowup() (rules.Look, error) {
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(s.cache[beforeFollowupDoc]), &doc); err != nil || doc == nil {
+	if s.followups.before == nil {
 		return rules.Look{}, fmt.Errorf("no follow-up was sent to the run")
 	}
-	return rules.LookAt(doc, time.Time{}, time.Time{}, "the look before the follow-up"), nil
+	return rules.LookAt(s.followups.before, time.Time{}, time.Time{}, "the look before the follow-up"), nil
 }
 
 // followupKeptRunGoing: a follow-up to a run that had not ended is taken by
@@ -111,11 +117,11 @@ func (s *scenario) followupKeptRunGoing(ctx context.Context) error {
 	if rules.IsTerminal(before.State) {
 		return s.inconclusive(fmt.Sprintf("the run had already ended (%s) when the follow-up was sent", before.State))
 	}
-	doc, err := s.fetch(ctx, s.current)
+	doc, resp, err := s.fetchAnswer(ctx, s.current)
 	if err != nil {
 		return err
 	}
-	now := rules.LookAt(doc, time.Time{}, time.Time{}, s.last.op)
+	now := rules.LookAt(doc, time.Time{}, time.Time{}, resp.op)
 	if rules.Rank(now.State) >= rules.Rank(before.State) {
 		return nil
 	}
@@ -160,9 +166,9 @@ func (s *scenario) keptWhatItAccumulated(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := s.fetch(ctx, s.current)
+	doc, resp, err := s.fetchAnswer(ctx, s.current)
 	if err != nil {
 		return err
 	}
-	return violations("run "+s.current.id, rules.KeptAcrossExecutions("body", s.current.id, before, rules.LookAt(doc, time.Time{}, time.Time{}, s.last.op)))
+	return violations("run "+s.current.id, rules.KeptAcrossExecutions("body", s.current.id, before, rules.LookAt(doc, time.Time{}, time.Time{}, resp.op)))
 }

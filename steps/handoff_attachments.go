@@ -22,6 +22,12 @@ type handoffAttachment struct {
 	MimeType    string `json:"mime_type"`
 }
 
+// handoffsRoom is what the handoff steps keep.
+type handoffsRoom struct {
+	listings [][]handoffAttachment // every listing of the run's handoff files
+	looks    []handoffLook         // listings while watching, each with the look after it (handoff_watch.go)
+}
+
 func (s *scenario) registerHandoffAttachments(sc stepContext) {
 	sc.Step(`^I list the run's handoff attachments(?: again)?$`, s.listHandoffAttachments)
 	sc.Step(`^the run has no handoff attachments$`, s.noHandoffAttachments)
@@ -36,30 +42,31 @@ func (s *scenario) listHandoffAttachments(ctx context.Context) error {
 	if s.current == nil {
 		return errNoRun
 	}
-	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.current.id) + "/handoff/attachments"}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.current.id) + "/handoff/attachments"})
+	if err != nil {
 		return err
 	}
-	if err := s.last.ok("listing the run's handoff attachments"); err != nil {
+	if err := resp.ok("listing the run's handoff attachments"); err != nil {
 		return err
 	}
 	var body struct {
 		Attachments *[]handoffAttachment `json:"attachments"`
 	}
-	if err := s.last.json(&body); err != nil {
+	if err := resp.json(&body); err != nil {
 		return err
 	}
 	if body.Attachments == nil {
-		return fmt.Errorf("%s: expected a list of attachments\n%s", s.last.op, s.last.excerpt())
+		return fmt.Errorf("%s: expected a list of attachments\n%s", resp.op, resp.excerpt())
 	}
-	s.handoffs = append(s.handoffs, *body.Attachments)
+	s.handoffs.listings = append(s.handoffs.listings, *body.Attachments)
 	return nil
 }
 
 func (s *scenario) lastHandoffs(n int) ([][]handoffAttachment, error) {
-	if len(s.handoffs) < n {
-		return nil, fmt.Errorf("%d handoff listings so far, this step needs %d", len(s.handoffs), n)
+	if len(s.handoffs.listings) < n {
+		return nil, fmt.Errorf("%d handoff listings so far, this step needs %d", len(s.handoffs.listings), n)
 	}
-	return s.handoffs[len(s.handoffs)-n:], nil
+	return s.handoffs.listings[len(s.handoffs.listings)-n:], nil
 }
 
 func (s *scenario) noHandoffAttachments() error {

@@ -31,8 +31,8 @@ func (s *scenario) observe(ctx context.Context, r *trackedRun) (string, error) {
 	}
 	r.looks = append(r.looks, doc)
 	state := str(doc["state"])
-	if isTerminal(state) && s.ended == nil {
-		s.ended = doc
+	if isTerminal(state) && s.progress.ended == nil {
+		s.progress.ended = doc
 	}
 	return state, nil
 }
@@ -129,7 +129,18 @@ func (s *scenario) cancelRun(ctx context.Context) error {
 }
 
 func (s *scenario) cancelRunOnce(ctx context.Context) error {
-	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.currentID()) + "/cancel"})
+	return s.sendCancel(ctx, s.currentID())
+}
+
+// sendCancel asks once to cancel run id. Its answer is kept for the steps
+// that judge the cancel, and is the last response for the generic ones.
+func (s *scenario) sendCancel(ctx context.Context, id string) error {
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(id) + "/cancel"})
+	s.leave(resp)
+	if resp != nil {
+		s.progress.cancel = resp
+	}
+	return err
 }
 
 func (s *scenario) cancelAcceptedOrTooLate(ctx context.Context) error {
@@ -140,7 +151,7 @@ func (s *scenario) cancelAcceptedOrTooLate(ctx context.Context) error {
 }
 
 func (s *scenario) cancelledIfAccepted() error {
-	switch s.cancelled {
+	switch s.progress.cancelled {
 	case "":
 		return errors.New("the run was not cancelled")
 	case cancelTooLate:
@@ -172,7 +183,7 @@ const (
 func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		answer := s.last
+		answer := s.progress.cancel
 		if answer == nil {
 			return errNoRequest
 		}
@@ -181,7 +192,7 @@ func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
 			if err := answer.isJSONString(r.id); err != nil {
 				return err
 			}
-			s.cancelled = cancelAccepted
+			s.progress.cancelled = cancelAccepted
 			return nil
 		case http.StatusBadRequest:
 			if err := answer.isProblem(http.StatusBadRequest, "invalid_request"); err != nil {
@@ -193,7 +204,7 @@ func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
 			}
 			st := str(doc["state"])
 			if isTerminal(st) || st == "BLOCKED" {
-				s.cancelled = cancelTooLate
+				s.progress.cancelled = cancelTooLate
 				return nil
 			}
 			if rank[st] < rank["CLAIMED"] {
@@ -226,7 +237,10 @@ func (s *scenario) pendingCancelJudged(ctx context.Context) error {
 	if r == nil || len(r.looks) == 0 {
 		return errNoRun
 	}
-	answer := s.last
+	answer := s.progress.cancel
+	if answer == nil {
+		return errNoRequest
+	}
 	before := str(r.looks[len(r.looks)-1]["state"])
 	switch answer.status {
 	case http.StatusConflict:
@@ -241,7 +255,7 @@ func (s *scenario) pendingCancelJudged(ctx context.Context) error {
 		if err := answer.isJSONString(r.id); err != nil {
 			return err
 		}
-		s.cancelled = cancelAccepted
+		s.progress.cancelled = cancelAccepted
 		return nil
 	}
 	return s.judgeCancel(ctx, r)
@@ -276,13 +290,13 @@ func (s *scenario) cancelledRunLater(ctx context.Context, nick string) error {
 func (s *scenario) cancel(ctx context.Context, r *trackedRun) error {
 	deadline := time.Now().Add(s.suite.cfg.Timeout)
 	for {
-		if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(r.id) + "/cancel"}); err != nil {
+		if err := s.sendCancel(ctx, r.id); err != nil {
 			return err
 		}
-		if s.last.status != http.StatusConflict || time.Now().After(deadline) {
+		if s.progress.cancel.status != http.StatusConflict || time.Now().After(deadline) {
 			return nil
 		}
-		if p, err := s.last.object(); err != nil || p["retryable"] != true {
+		if p, err := s.progress.cancel.object(); err != nil || p["retryable"] != true {
 			return nil
 		}
 		if _, err := s.tick(ctx); err != nil {
@@ -341,6 +355,16 @@ func (s *scenario) mockHasPutRunInto(ctx context.Context, nick, state string) er
 
 var errNoRun = errors.New("no run yet: create one first")
 
+// progressRoom is what watching and cancelling the run leave for later steps.
+type progressRoom struct {
+	// ended is the run as first seen in a terminal state, nil before.
+	ended map[string]any
+	// cancelled tells how the server took the last cancel of the run: ""
+	// before any, cancelAccepted or cancelTooLate.
+	cancelled string
+	cancel    *response // the answer to the last cancel sent
+}
+
 // registerProgression registers the steps of watching runs move, cancelling them and steering them through the mock's control API.
 func (s *scenario) registerProgression(sc stepContext) {
 	sc.Step(`^I watch the run until it reaches a terminal state$`, s.watchUntilTerminal)
@@ -375,13 +399,13 @@ func (s *scenario) registerProgression(sc stepContext) {
 // endedRunStopped: the run seen again after it ended shows the run_time,
 // request_usage, executor and metadata it ended with (rules.EndedRunStopped).
 func (s *scenario) endedRunStopped(ctx context.Context) error {
-	if s.ended == nil {
+	if s.progress.ended == nil {
 		return fmt.Errorf("the run was not seen ended")
 	}
-	doc, err := s.fetch(ctx, s.current)
+	doc, resp, err := s.fetchAnswer(ctx, s.current)
 	if err != nil {
 		return err
 	}
-	ended := rules.LookAt(s.ended, time.Time{}, time.Time{}, "the look that showed it ended")
-	return violations("run "+s.current.id, rules.EndedRunStopped("body", s.current.id, ended, rules.LookAt(doc, time.Time{}, time.Time{}, s.last.op)))
+	ended := rules.LookAt(s.progress.ended, time.Time{}, time.Time{}, "the look that showed it ended")
+	return violations("run "+s.current.id, rules.EndedRunStopped("body", s.current.id, ended, rules.LookAt(doc, time.Time{}, time.Time{}, resp.op)))
 }

@@ -22,37 +22,30 @@ type scenario struct {
 	// unknownID is a run id no server has ("{unknown}" in features).
 	unknownID  string
 	skipReason string
+	cache      map[string]string // resolved placeholders and remembered values (values.go)
 
-	fate string // X-Mock-Fate for the next create, "" for none
-	// cancelled tells how the server took the last cancel of the run: ""
-	// before any, cancelAccepted or cancelTooLate.
-	cancelled string
-	last      *response   // the last API response
-	mine      roster      // the runs this scenario created
-	current   *trackedRun // "the run": the one created last
-	ended     map[string]any
-	theirs    *trackedRun // a run another team created (@two-callers)
-	// theirAnswers are the answers the other team got (tenancy_resources.go).
-	theirAnswers []*response
-	listing      *listing
-	walked       *walk
-	events       eventPolls           // every poll of GET /agent/events (run_events.go)
-	convs        []conversationDoc    // every conversation fetched (conversations.go)
-	cache        map[string]string    // resolved placeholders
-	schedules    map[string]string    // nickname -> id of the schedules this scenario created
-	clockRead    time.Time            // the server's clock as the scenario read it (schedule_ticks.go)
-	ticks        map[string]time.Time // nickname -> the one tick of a schedule's cron (schedule_ticks.go)
-	fetched      []fetchedArtifact    // the artifacts last fetched (artifacts.go)
-	identity     identityRef          // the identity created last (identities.go)
-	// identitiesHeld is how the scenario holds Suite.identityWrites: "",
-	// "shared" or "alone" (identities_plan.go).
-	identitiesHeld string
-	madeForPlan    []string              // identities created to fill the plan, deleted at the end
-	deletedForPlan []string              // of those, the ones the scenario deleted
-	message        sentMessage           // the message sent last (messages.go)
-	offers         map[string][]string   // what the server offers, by kind (offered.go)
-	handoffs       [][]handoffAttachment // every handoff listing (handoff_attachments.go)
-	handoffLooks   []handoffLook         // handoff listings, each with the look after it (handoff_watch.go)
+	// last is the answer the generic "the response …" steps judge: the
+	// answer of the last step that sent a request for them (runs.go).
+	last *response
+
+	// The runs this scenario created, which every resource's steps look at.
+	mine    roster      // the runs this scenario created
+	current *trackedRun // "the run": the one created last
+	fate    string      // X-Mock-Fate for the next create, "" for none
+
+	// Each resource's own part of the state, declared in its steps file.
+	progress      progressRoom      // progression.go: the run's end, the last cancel
+	listings      listingRoom       // listing.go: the last page, the last walk
+	tenancy       tenancyRoom       // tenancy.go: the other team's run and answers
+	events        eventPolls        // run_events.go: every poll of GET /agent/events
+	conversations conversationsRoom // conversations.go: every conversation fetched
+	schedules     schedulesRoom     // schedules.go, schedule_ticks.go
+	artifacts     artifactsRoom     // artifacts.go: the artifacts last fetched
+	identities    identitiesRoom    // identities.go, identities_plan.go
+	messages      messagesRoom      // messages.go: the message sent last
+	offers        offersRoom        // offered.go: what the server offers, by kind
+	followups     followupsRoom     // followups.go: the run just before the follow-up
+	handoffs      handoffsRoom      // handoff_attachments.go, handoff_watch.go
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -130,7 +123,7 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 		default:
 			if hasTag(sc, "@plan-edge") {
 				s.suite.identityWrites.Lock()
-				s.identitiesHeld = "alone"
+				s.identities.held = "alone"
 			}
 			return ctx, nil
 		}
