@@ -82,8 +82,9 @@ func (s *scenario) postSchedule(ctx context.Context, nick string, body map[strin
 
 func (s *scenario) createScheduleRaw(ctx context.Context, body string) error {
 	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/schedules", body: []byte(s.expand(body))})
-	s.leave(resp)                                         // judged by the response steps
-	if resp != nil && resp.status == http.StatusCreated { // a server that took it: clean up
+	s.leave(resp) // judged by the response steps
+	// A server that took it: clean up.
+	if resp != nil && resp.status == http.StatusCreated {
 		var made struct {
 			ID string `json:"id"`
 		}
