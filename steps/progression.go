@@ -250,7 +250,7 @@ func (s *scenario) pendingCancelJudged(ctx context.Context) error {
 		if err := answer.isProblem(http.StatusConflict, "conflict"); err != nil {
 			return err
 		}
-		return s.problemIsRetryable()
+		return answer.subject().isRetryable()
 	case http.StatusOK:
 		if err := answer.isJSONString(r.id); err != nil {
 			return err
