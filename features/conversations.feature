@@ -100,7 +100,8 @@ Feature: Conversations and transcripts
     And the response field "conversation_id" is null or absent
 
   # The session redirect is left out: the published document asks for a
-  # key there, the newest client sends none (features/newest_client.feature).
+  # key there, the newest client sends none (the scenarios tagged
+  # @newest-client below).
   Scenario Outline: Conversations need a key: <operation>
     When I send "GET <path>" with no Authorization header
     Then the response is a problem with status 401 and code "authentication_required"
@@ -174,3 +175,27 @@ Feature: Conversations and transcripts
   Scenario: A run cannot continue a conversation that does not exist
     When I post to "/agent/runs" the body {"prompt": "Carry on", "conversation_id": "1b6f0c52-8d7e-4f0a-9c3b-6a2e5d4f7c18"}
     Then the response is a problem with status 400 and code "invalid_request"
+
+  # The newest official client (oz-agent-sdk 1.4.0-alpha.6), newer than the
+  # published document (May 2026), asks where a shared conversation or
+  # session lives without an API key: anyone holding the link may ask. A
+  # server built to the published document leaves these out with
+  # --tags 'not @newest-client'.
+
+  @creates-runs @newest-client
+  Scenario: The session and conversation redirects answer without an API key
+    When I create a run with the prompt "Check the redirect links"
+    And I wait until the run is "INPROGRESS" or later
+    And I fetch the run
+    Then the run's session and conversation redirects answer without an API key
+
+  @mock-only @mock-control @creates-runs @newest-client
+  Scenario: On the mock, a live conversation redirects to its session, and a finished session to its conversation
+    When I create a run with the prompt "Watch me work"
+    And the mock puts the run into "INPROGRESS"
+    And I fetch the run
+    Then the run's conversation redirects to its session, without an API key
+    When the mock puts the run into "SUCCEEDED"
+    And I fetch the run
+    Then the run's conversation redirects nowhere, without an API key
+    And the run's session redirects to its conversation, without an API key

@@ -66,3 +66,22 @@ Feature: Create a run
       | path             |
       | POST /agent/run  |
       | POST /agent/runs |
+
+  # The newest official client (oz-agent-sdk 1.4.0-alpha.6), newer than the
+  # published document (May 2026), sends runs with a mode and newer harness
+  # values, and filters by newer sources and artifact types. A server built
+  # to the published document leaves this out with --tags 'not @newest-client'.
+
+  @creates-runs @newest-client
+  Scenario: The newest values are accepted
+    When I create a run with the prompt "Plan the migration" and:
+      | mode                     | plan  |
+      | config.harness.type      | codex |
+      | config.harness.model_id  | gpt-5 |
+    Then the response status is 200
+    When I fetch the run
+    Then the run's "agent_config.harness.type" is "codex"
+    When I list runs with "source=ORCHESTRATION&name={label}"
+    Then the listing holds exactly no runs
+    When I list runs with "artifact_type=EXTERNAL_REFERENCE&name={label}"
+    Then the listing holds exactly no runs

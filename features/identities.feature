@@ -87,3 +87,38 @@ Feature: Agent identities
     Then the identity's API key reads the team's runs
     When I delete the identity
     Then the identity's API key no longer reads the team's runs
+
+  # What the newest official client (oz-agent-sdk 1.4.0-alpha.6) reads of
+  # an identity, beyond the published document (May 2026): one identity by
+  # its uid, with every field the client needs. A server built to the
+  # published document leaves these out with --tags 'not @newest-client'.
+
+  @newest-client
+  Scenario: An agent identity is fetched by its uid with every field the client needs
+    When I send "GET /agent/identities"
+    And I remember the response field "agents.0.uid" as "agent"
+    And I send "GET /agent/identities/{agent}"
+    Then the response status is 200
+    And the response field "uid" is "{agent}"
+    And the answer has the identity fields the newest client needs
+
+  @newest-client
+  Scenario: An agent identity that does not exist is a 404
+    When I send "GET /agent/identities/agent-{unknown}"
+    Then the response is a problem with status 404 and code "resource_not_found"
+
+  @mock-only @writes @newest-client
+  Scenario: An agent's settings are kept and given back
+    When I send "POST /agent/identities" with the body {"name": "Reviewer {label}", "agent_type": "REVIEW", "description": "Reviews pull requests", "skills": ["acme/api:review"], "secrets": [{"name": "GH_TOKEN"}], "harness": {"type": "codex", "reasoning_level": "high"}}
+    Then the response status is 201
+    And I remember the response field "uid" as "agent"
+    When I send "GET /agent/identities/{agent}"
+    Then the response field "agent_type" is "REVIEW"
+    And the response field "skills.0" is "acme/api:review"
+    And the response field "secrets.0.name" is "GH_TOKEN"
+    And the response field "harness.type" is "codex"
+    And the answer has the identity fields the newest client needs
+    When I send "PUT /agent/identities/{agent}" with the body {"description": null, "skills": null}
+    And I send "GET /agent/identities/{agent}"
+    Then the response has no field "description"
+    And the response field "skills" is "[]"

@@ -18,6 +18,11 @@ import (
 // GET /agent/artifacts/{artifactUid} answers for each, and the download URL
 // of a screenshot or a file.
 
+// artifactsRoom is what the artifact steps keep.
+type artifactsRoom struct {
+	fetched []fetchedArtifact // the artifacts last fetched
+}
+
 func (s *scenario) registerArtifacts(sc stepContext) {
 	sc.Step(`^the mock will give my next run the artifacts ([A-Z_]+(?:(?:, | and )[A-Z_]+)*)$`, s.mockWillGiveArtifacts)
 	sc.Step(`^the run shows the artifacts ([A-Z_]+(?:(?:, | and )[A-Z_]+)*), in that order$`, s.runShowsArtifacts)
@@ -92,14 +97,15 @@ func (s *scenario) runShowsArtifacts(list string) error {
 func (s *scenario) fetchArtifact(ctx context.Context, runID string, shown map[string]any) (fetchedArtifact, error) {
 	f := fetchedArtifact{runID: runID, shown: shown}
 	uid := str(mustLookup(shown, "data.artifact_uid"))
-	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/artifacts/" + pathEscape(uid)}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: "/agent/artifacts/" + pathEscape(uid)})
+	if err != nil {
 		return f, err
 	}
-	if err := s.last.ok("fetching " + f.String()); err != nil {
+	if err := resp.ok("fetching " + f.String()); err != nil {
 		return f, err
 	}
-	got, err := s.last.object()
-	f.got, f.answer = got, s.last
+	got, err := resp.object()
+	f.got, f.answer = got, resp
 	return f, err
 }
 
@@ -114,7 +120,7 @@ func (s *scenario) fetchRunsArtifacts(ctx context.Context) error {
 	if sub.err != nil {
 		return sub.err
 	}
-	s.fetched = nil
+	s.artifacts.fetched = nil
 	for _, a := range shownArtifacts(sub.doc) {
 		if !fetchable(a) {
 			continue
@@ -123,9 +129,9 @@ func (s *scenario) fetchRunsArtifacts(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.fetched = append(s.fetched, f)
+		s.artifacts.fetched = append(s.artifacts.fetched, f)
 	}
-	if len(s.fetched) == 0 {
+	if len(s.artifacts.fetched) == 0 {
 		return fmt.Errorf("%s shows no artifact with an artifact_uid to fetch", sub.what)
 	}
 	return nil
@@ -135,16 +141,17 @@ func (s *scenario) fetchRunsArtifacts(ctx context.Context) error {
 // whoever made them: up to n of each kind the runs listed with that
 // artifact_type show. A server whose runs show none has nothing to check.
 func (s *scenario) fetchListedArtifacts(ctx context.Context, n int) error {
-	s.fetched = nil
+	s.artifacts.fetched = nil
 	for _, kind := range []string{"PLAN", "SCREENSHOT", "FILE"} {
 		q := url.Values{"artifact_type": {kind}, "limit": {"20"}}
-		if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/runs", query: q}); err != nil {
+		resp, err := s.ask(ctx, call{method: http.MethodGet, path: "/agent/runs", query: q})
+		if err != nil {
 			return err
 		}
-		if err := s.last.ok("listing runs with " + kind + " artifacts"); err != nil {
+		if err := resp.ok("listing runs with " + kind + " artifacts"); err != nil {
 			return err
 		}
-		doc, err := s.last.object()
+		doc, err := resp.object()
 		if err != nil {
 			return err
 		}
@@ -160,12 +167,12 @@ func (s *scenario) fetchListedArtifacts(ctx context.Context, n int) error {
 				if err != nil {
 					return err
 				}
-				s.fetched = append(s.fetched, f)
+				s.artifacts.fetched = append(s.artifacts.fetched, f)
 				count++
 			}
 		}
 	}
-	if len(s.fetched) == 0 {
+	if len(s.artifacts.fetched) == 0 {
 		fmt.Fprintf(s.suite.cfg.Log, "no run of the caller shows a plan, screenshot or file artifact: nothing to fetch\n")
 	}
 	return nil
@@ -176,7 +183,7 @@ func (s *scenario) fetchListedArtifacts(ctx context.Context, n int) error {
 // path and name, the media type, the size).
 func (s *scenario) fetchedMatchShown() error {
 	var errs []string
-	for _, f := range s.fetched {
+	for _, f := range s.artifacts.fetched {
 		want := func(field, shownField string) {
 			got, shown := mustLookup(f.got, field), mustLookup(f.shown, shownField)
 			if shown != nil && fmt.Sprint(got) != fmt.Sprint(shown) {
@@ -205,7 +212,7 @@ func (s *scenario) fetchedMatchShown() error {
 
 func (s *scenario) fetchedOfKind(kind string) []fetchedArtifact {
 	var out []fetchedArtifact
-	for _, f := range s.fetched {
+	for _, f := range s.artifacts.fetched {
 		if str(f.got["artifact_type"]) == kind {
 			out = append(out, f)
 		}
@@ -261,7 +268,7 @@ func (s *scenario) download(ctx context.Context, link string) (*response, error)
 // expires, as bytes of the media type the artifact announces and, for a
 // file that gives one, of its size.
 func (s *scenario) downloadsAsAnnounced(ctx context.Context) error {
-	for _, f := range s.fetched {
+	for _, f := range s.artifacts.fetched {
 		kind := str(f.got["artifact_type"])
 		if kind != "SCREENSHOT" && kind != "FILE" {
 			continue
@@ -319,16 +326,16 @@ func (s *scenario) fetchRunsArtifactOfKind(ctx context.Context, kind string) err
 	if err != nil {
 		return err
 	}
-	s.fetched = []fetchedArtifact{f}
+	s.artifacts.fetched = []fetchedArtifact{f}
 	return nil
 }
 
 // downloadURLWorks downloads the last fetched artifact's URL.
 func (s *scenario) downloadURLWorks(ctx context.Context, outcome, status string) error {
-	if len(s.fetched) == 0 {
+	if len(s.artifacts.fetched) == 0 {
 		return fmt.Errorf("no artifact was fetched")
 	}
-	f := s.fetched[len(s.fetched)-1]
+	f := s.artifacts.fetched[len(s.artifacts.fetched)-1]
 	got, err := s.download(ctx, str(mustLookup(f.got, "data.download_url")))
 	if err != nil {
 		return err
@@ -356,7 +363,7 @@ func (s *scenario) downloadsRefusedOnceExpired(ctx context.Context) error {
 		latest time.Time
 		seen   *response
 	)
-	for _, f := range s.fetched {
+	for _, f := range s.artifacts.fetched {
 		if kind := str(f.got["artifact_type"]); kind != "SCREENSHOT" && kind != "FILE" {
 			continue
 		}

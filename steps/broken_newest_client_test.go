@@ -145,7 +145,7 @@ var newestClientBrokenServers = []brokenServer{
 	},
 	{
 		name:     "an identity without the skills the newest client reads",
-		features: []string{"newest_client.feature"},
+		features: []string{"identities.feature"},
 		wrap: editObject("GET", isIdentity, func(_ *http.Request, doc map[string]any) {
 			delete(doc, "skills")
 		}),
@@ -156,7 +156,7 @@ var newestClientBrokenServers = []brokenServer{
 	},
 	{
 		name:     "redirects that need an API key",
-		features: []string{"newest_client.feature"},
+		features: []string{"conversations.feature", "identities.feature"},
 		wrap: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if strings.HasSuffix(r.URL.Path, "/redirect") && r.Header.Get("Authorization") == "" {
@@ -176,7 +176,7 @@ var newestClientBrokenServers = []brokenServer{
 	},
 	{
 		name:     "metadata accepted and dropped",
-		features: []string{"newest_client.feature"},
+		features: []string{"list_runs.feature", "create_run.feature"},
 		wrap: rewrite(func(_ *http.Request, a *answer) {
 			editRuns(a, func(run map[string]any) { delete(run, "metadata") })
 		}),
@@ -187,7 +187,7 @@ var newestClientBrokenServers = []brokenServer{
 	},
 	{
 		name:     "metadata and automation filters ignored",
-		features: []string{"newest_client.feature"},
+		features: []string{"list_runs.feature"},
 		wrap:     dropQuery(func(n string) bool { return strings.HasPrefix(n, "metadata[") || n == "automation_id" }),
 		mustFail: map[string]string{
 			"Metadata is kept, given back and filtered on": "but the listing asked for metadata[ticket_id]=",
@@ -196,7 +196,7 @@ var newestClientBrokenServers = []brokenServer{
 	},
 	{
 		name:     "executor and factory filters ignored",
-		features: []string{"newest_client.feature"},
+		features: []string{"list_runs.feature"},
 		wrap:     dropQuery(func(n string) bool { return n == "executor" || n == "factory_uid" }),
 		mustFail: map[string]string{
 			"The executor and factory filters match what they name, and nothing else": "but the listing asked for executor=",

@@ -131,8 +131,8 @@ func (s *scenario) seenEnded(id string) bool {
 			return isTerminal(str(r.details["state"]))
 		}
 	}
-	if s.theirs != nil && s.theirs.id == id && s.theirs.details != nil {
-		return isTerminal(str(s.theirs.details["state"]))
+	if s.tenancy.theirs != nil && s.tenancy.theirs.id == id && s.tenancy.theirs.details != nil {
+		return isTerminal(str(s.tenancy.theirs.details["state"]))
 	}
 	_, ended := s.suite.runs.terminalSighting(s.api.session, id)
 	return ended

@@ -16,6 +16,12 @@ import (
 // Every conversation fetched is kept, so a step can compare it with the
 // one before.
 
+// conversationsRoom is what the conversation steps keep.
+type conversationsRoom struct {
+	docs       []conversationDoc // every conversation fetched, in order
+	transcript *response         // the answer to the last ask for the run's transcript
+}
+
 func (s *scenario) registerConversations(sc stepContext) {
 	sc.Step(`^I fetch the run's conversation$`, s.fetchRunConversation)
 	sc.Step(`^a worker took the run on$`, s.workerTookRunOn)
@@ -38,6 +44,10 @@ func (s *scenario) registerConversations(sc stepContext) {
 	sc.Step(`^once that URL has expired, if it says when, it is refused$`, s.transcriptURLRefusedOnceExpired)
 	sc.Step(`^the run's agent session redirects nowhere yet$`, s.sessionRedirectsNowhereYet)
 	sc.Step(`^the run's agent session redirects nowhere while the run is seen at work after the answer$`, s.sessionRedirectsNowhereWhileSeenAtWork)
+	sc.Step(`^the run's session and conversation redirects answer without an API key$`, s.redirectsArePublic)
+	sc.Step(`^the run's conversation redirects to its session, without an API key$`, func(ctx context.Context) error { return s.conversationRedirect(ctx, true) })
+	sc.Step(`^the run's conversation redirects nowhere, without an API key$`, func(ctx context.Context) error { return s.conversationRedirect(ctx, false) })
+	sc.Step(`^the run's session redirects to its conversation, without an API key$`, s.sessionRedirectsPublicly)
 	sc.Step(`^the run's agent session redirects to the run's conversation$`, func(ctx context.Context) error { return s.sessionRedirect(ctx, true) })
 }
 
@@ -72,10 +82,10 @@ func (c conversationDoc) flat() []string {
 
 // conversations are the conversations fetched so far, the last one last.
 func (s *scenario) lastConversations(n int) ([]conversationDoc, error) {
-	if len(s.convs) < n {
-		return nil, fmt.Errorf("%d conversations fetched, this step needs %d", len(s.convs), n)
+	if len(s.conversations.docs) < n {
+		return nil, fmt.Errorf("%d conversations fetched, this step needs %d", len(s.conversations.docs), n)
 	}
-	return s.convs[len(s.convs)-n:], nil
+	return s.conversations.docs[len(s.conversations.docs)-n:], nil
 }
 
 func (s *scenario) conversation() (conversationDoc, error) {
@@ -88,17 +98,19 @@ func (s *scenario) conversation() (conversationDoc, error) {
 
 // fetchConversation gets a conversation and keeps it when the answer is 200.
 func (s *scenario) fetchConversation(ctx context.Context, path string) error {
-	if err := s.send(ctx, call{method: http.MethodGet, path: path}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: path})
+	s.leave(resp) // judged by the response steps too
+	if err != nil {
 		return err
 	}
-	if s.last.status != http.StatusOK {
+	if resp.status != http.StatusOK {
 		return nil // a later step says what it expected
 	}
 	var c conversationDoc
-	if err := json.Unmarshal(s.last.body, &c); err != nil {
-		return fmt.Errorf("%s: not a conversation: %v\n%s", s.last.op, err, s.last.excerpt())
+	if err := json.Unmarshal(resp.body, &c); err != nil {
+		return fmt.Errorf("%s: not a conversation: %v\n%s", resp.op, err, resp.excerpt())
 	}
-	s.convs = append(s.convs, c)
+	s.conversations.docs = append(s.conversations.docs, c)
 	return nil
 }
 
@@ -254,7 +266,7 @@ func (s *scenario) conversationHoldsPrompts(ctx context.Context, a, b string) er
 	if err != nil {
 		return err
 	}
-	s.convs = append(s.convs, c)
+	s.conversations.docs = append(s.conversations.docs, c)
 	texts := userTexts(c)
 	ia, ib := -1, -1
 	for i, t := range texts {
@@ -340,21 +352,24 @@ func (s *scenario) askForTranscript(ctx context.Context) error {
 	api.http = &hc
 	resp, err := api.do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.current.id) + "/transcript"})
 	if resp != nil {
-		s.last = resp
+		s.conversations.transcript = resp
 	}
 	return err
 }
 
+// answerRedirects checks the transcript's answer is a redirect to an
+// absolute URL.
 func (s *scenario) answerRedirects() error {
-	if s.last == nil {
-		return fmt.Errorf("no response yet")
+	t := s.conversations.transcript
+	if t == nil {
+		return fmt.Errorf("the run's transcript was not asked for")
 	}
-	if s.last.status != http.StatusFound {
-		return fmt.Errorf("%s: expected 302 to the transcript, got %d\n%s", s.last.op, s.last.status, s.last.excerpt())
+	if t.status != http.StatusFound {
+		return fmt.Errorf("%s: expected 302 to the transcript, got %d\n%s", t.op, t.status, t.excerpt())
 	}
-	u, err := url.Parse(s.last.header.Get("Location"))
+	u, err := url.Parse(t.header.Get("Location"))
 	if err != nil || !u.IsAbs() || u.Host == "" {
-		return fmt.Errorf("%s: expected an absolute URL in Location, got %q", s.last.op, s.last.header.Get("Location"))
+		return fmt.Errorf("%s: expected an absolute URL in Location, got %q", t.op, t.header.Get("Location"))
 	}
 	return nil
 }
@@ -365,7 +380,7 @@ func (s *scenario) downloadTranscript(ctx context.Context, want string) error {
 	if err := s.answerRedirects(); err != nil {
 		return err
 	}
-	loc := s.last.header.Get("Location")
+	loc := s.conversations.transcript.header.Get("Location")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
 	if err != nil {
 		return err
@@ -402,21 +417,22 @@ func (s *scenario) sessionRedirect(ctx context.Context, must bool) error {
 		}
 		return nil
 	}
-	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/sessions/" + pathEscape(session) + "/redirect"}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: "/agent/sessions/" + pathEscape(session) + "/redirect"})
+	if err != nil {
 		return err
 	}
-	if err := s.last.ok("asking for the session redirect"); err != nil {
+	if err := resp.ok("asking for the session redirect"); err != nil {
 		return err
 	}
 	var red struct {
 		ConversationID *string `json:"conversation_id"`
 	}
-	if err := json.Unmarshal(s.last.body, &red); err != nil {
-		return fmt.Errorf("%s: %v", s.last.op, err)
+	if err := json.Unmarshal(resp.body, &red); err != nil {
+		return fmt.Errorf("%s: %v", resp.op, err)
 	}
 	switch {
 	case red.ConversationID == nil && must:
-		return fmt.Errorf("the finished run's session redirects nowhere; expected its conversation %q\n%s", conv, s.last.excerpt())
+		return fmt.Errorf("the finished run's session redirects nowhere; expected its conversation %q\n%s", conv, resp.excerpt())
 	case red.ConversationID != nil && conv != "" && *red.ConversationID != conv:
 		return fmt.Errorf("the run's session redirects to conversation %q, but the run's conversation is %q", *red.ConversationID, conv)
 	}
@@ -430,7 +446,7 @@ func (s *scenario) transcriptURLRefused(ctx context.Context, status int) error {
 	if err := s.answerRedirects(); err != nil {
 		return err
 	}
-	loc := s.last.header.Get("Location")
+	loc := s.conversations.transcript.header.Get("Location")
 	resp, err := s.download(ctx, loc)
 	if err != nil {
 		return err
@@ -546,12 +562,12 @@ func (s *scenario) transcriptURLRefusedOnceExpired(ctx context.Context) error {
 	if err := s.answerRedirects(); err != nil {
 		return err
 	}
-	loc := s.last.header.Get("Location")
+	loc := s.conversations.transcript.header.Get("Location")
 	at, ok := signedLinkExpiry(loc)
 	if !ok {
 		return s.inconclusive("the transcript link does not say when it expires (no signed-URL expiry parameter such as X-Goog-Expires, X-Amz-Expires or Expires), so the suite cannot tell when to check it is refused")
 	}
-	if err := s.letServerClockPass(ctx, at, s.last, "the transcript link's expiry"); err != nil {
+	if err := s.letServerClockPass(ctx, at, s.conversations.transcript, "the transcript link's expiry"); err != nil {
 		return err
 	}
 	got, err := s.download(ctx, loc)
@@ -560,6 +576,105 @@ func (s *scenario) transcriptURLRefusedOnceExpired(ctx context.Context) error {
 	}
 	if got.status/100 != 4 {
 		return fmt.Errorf("the transcript link still answers %d after it expired at %s\n%s", got.status, at.UTC().Format(time.RFC3339), got.excerpt())
+	}
+	return nil
+}
+
+// The public redirects, which the newest client asks without an API key.
+
+// redirect asks a redirect without a key and returns the one field of its
+// answer ("" when the answer is an empty object), and the answer.
+func (s *scenario) redirect(ctx context.Context, path, field string) (string, *response, error) {
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: path, auth: auth{omit: true}})
+	if err != nil {
+		return "", resp, err
+	}
+	if err := resp.ok("asking a redirect without an API key"); err != nil {
+		return "", resp, err
+	}
+	doc, err := resp.object()
+	if err != nil {
+		return "", resp, err
+	}
+	return str(doc[field]), resp, nil
+}
+
+func (s *scenario) runIDs() (session, conversation string, err error) {
+	if s.current == nil {
+		return "", "", errNoRun
+	}
+	if s.current.details == nil {
+		return "", "", fmt.Errorf("the run's details have not been fetched")
+	}
+	return str(s.current.details["session_id"]), str(s.current.details["conversation_id"]), nil
+}
+
+func (s *scenario) redirectsArePublic(ctx context.Context) error {
+	session, conv, err := s.runIDs()
+	if err != nil {
+		return err
+	}
+	if session == "" && conv == "" {
+		// A run may end (an ERROR of the platform's, a cancel) before any
+		// worker took it: nothing is wrong, but nothing can be checked.
+		return s.inconclusive(fmt.Sprintf("run %s shows neither a session nor a conversation (it is %v), so there is no redirect to ask", s.current.id, s.current.details["state"]))
+	}
+	if session != "" {
+		got, _, err := s.redirect(ctx, "/agent/sessions/"+pathEscape(session)+"/redirect", "conversation_id")
+		if err != nil {
+			return err
+		}
+		if got != "" && conv != "" && got != conv {
+			return fmt.Errorf("the run's session redirects to conversation %q, but the run's conversation is %q", got, conv)
+		}
+	}
+	if conv != "" {
+		got, _, err := s.redirect(ctx, "/agent/conversations/"+pathEscape(conv)+"/redirect", "session_id")
+		if err != nil {
+			return err
+		}
+		if got != "" && session != "" && got != session {
+			return fmt.Errorf("the run's conversation redirects to session %q, but the run's session is %q", got, session)
+		}
+	}
+	return nil
+}
+
+func (s *scenario) conversationRedirect(ctx context.Context, toSession bool) error {
+	session, conv, err := s.runIDs()
+	if err != nil {
+		return err
+	}
+	if conv == "" {
+		return fmt.Errorf("the run shows no conversation_id")
+	}
+	got, resp, err := s.redirect(ctx, "/agent/conversations/"+pathEscape(conv)+"/redirect", "session_id")
+	if err != nil {
+		return err
+	}
+	switch {
+	case toSession && (session == "" || got != session):
+		return fmt.Errorf("expected the live run's conversation to redirect to its session %q, got %q\n%s", session, got, resp.excerpt())
+	case !toSession && got != "":
+		return fmt.Errorf("expected the ended run's conversation to redirect nowhere, got session %q", got)
+	}
+	return nil
+}
+
+func (s *scenario) sessionRedirectsPublicly(ctx context.Context) error {
+	session, conv, err := s.runIDs()
+	if err != nil {
+		return err
+	}
+	if session == "" || conv == "" {
+		return fmt.Errorf("the run shows no session_id or conversation_id")
+	}
+	got, _, err := s.redirect(ctx, "/agent/sessions/"+pathEscape(session)+"/redirect", "conversation_id")
+	if err != nil {
+		return err
+	}
+	if got != conv {
+		return fmt.Errorf("expected the finished run's session to redirect to its conversation %q, got %q", conv, got)
 	}
 	return nil
 }

@@ -29,19 +29,19 @@ func (s *scenario) watchListingHandoffs(ctx context.Context) error {
 	if r == nil {
 		return errNoRun
 	}
-	s.handoffLooks = nil
+	s.handoffs.looks = nil
 	timeout := s.suite.cfg.Timeout
 	deadline := time.Now().Add(timeout)
 	for waited := time.Duration(0); ; {
 		if err := s.listHandoffAttachments(ctx); err != nil {
 			return err
 		}
-		files := s.handoffs[len(s.handoffs)-1]
+		files := s.handoffs.listings[len(s.handoffs.listings)-1]
 		state, err := s.observe(ctx, r)
 		if err != nil {
 			return err
 		}
-		s.handoffLooks = append(s.handoffLooks, handoffLook{files: files, stateNext: state})
+		s.handoffs.looks = append(s.handoffs.looks, handoffLook{files: files, stateNext: state})
 		switch {
 		case isTerminal(state):
 			return nil
@@ -58,7 +58,7 @@ func (s *scenario) watchListingHandoffs(ctx context.Context) error {
 
 func (s *scenario) handoffsEmptyWhileNotEnded() error {
 	judged := 0
-	for i, l := range s.handoffLooks {
+	for i, l := range s.handoffs.looks {
 		if isTerminal(l.stateNext) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Steps of features/identities.feature: the team's agent identities under
@@ -15,6 +16,16 @@ import (
 // the mock issued for it.
 type identityRef struct {
 	uid, name, key string
+}
+
+// identitiesRoom is what the identity steps keep.
+type identitiesRoom struct {
+	current identityRef // the identity created last
+	// held is how the scenario holds Suite.identityWrites: "", "shared" or
+	// "alone" (identities_plan.go).
+	held           string
+	madeForPlan    []string // identities created to fill the plan, deleted at the end
+	deletedForPlan []string // of those, the ones the scenario deleted
 }
 
 // registerIdentities registers the steps of agent identities.
@@ -38,11 +49,12 @@ func (s *scenario) registerIdentities(sc stepContext) {
 	sc.Step(`^the run was created by the identity$`, s.runCreatedByIdentity)
 	sc.Step(`^the mock issues an API key for the identity$`, s.issueIdentityKey)
 	sc.Step(`^the identity's API key (reads|no longer reads) the team's runs$`, s.identityKeyReads)
+	sc.Step(`^the answer has the identity fields the newest client needs$`, s.identityHasRequiredFields)
 }
 
-// identities lists the team's identities; the answer is returned, not kept
+// teamIdentities lists the team's identities; the answer is returned, not kept
 // as the last response.
-func (s *scenario) identities(ctx context.Context) ([]map[string]any, *response, error) {
+func (s *scenario) teamIdentities(ctx context.Context) ([]map[string]any, *response, error) {
 	var doc struct {
 		Agents []map[string]any `json:"agents"`
 	}
@@ -67,17 +79,19 @@ func (s *scenario) identitiesListed() error {
 func (s *scenario) createIdentity(ctx context.Context, name string) error {
 	name = s.expand(name)
 	body, _ := json.Marshal(map[string]any{"name": name})
-	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body})
+	s.leave(resp) // judged by the response steps too
+	if err != nil {
 		return err
 	}
-	if s.last.status == http.StatusCreated {
+	if resp.status == http.StatusCreated {
 		var made struct {
 			UID string `json:"uid"`
 		}
-		if err := s.last.json(&made); err != nil {
+		if err := resp.json(&made); err != nil {
 			return err
 		}
-		s.identity = identityRef{uid: made.UID, name: name}
+		s.identities.current = identityRef{uid: made.UID, name: name}
 	}
 	return nil
 }
@@ -104,10 +118,10 @@ func (s *scenario) identityCreated(name string) error {
 }
 
 func (s *scenario) theIdentity() (identityRef, error) {
-	if s.identity.uid == "" {
+	if s.identities.current.uid == "" {
 		return identityRef{}, fmt.Errorf("no identity was created in this scenario")
 	}
-	return s.identity, nil
+	return s.identities.current, nil
 }
 
 func (s *scenario) identitiesInclude(ctx context.Context, which string) error {
@@ -115,7 +129,7 @@ func (s *scenario) identitiesInclude(ctx context.Context, which string) error {
 	if err != nil {
 		return err
 	}
-	listed, resp, err := s.identities(ctx)
+	listed, resp, err := s.teamIdentities(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,7 +180,7 @@ func (s *scenario) identityDeleted() error { return s.last.hasStatus(http.Status
 // deleteDefaultIdentity deletes the identity the team lists first, its
 // default.
 func (s *scenario) deleteDefaultIdentity(ctx context.Context) error {
-	listed, resp, err := s.identities(ctx)
+	listed, resp, err := s.teamIdentities(ctx)
 	if err != nil {
 		return err
 	}
@@ -214,17 +228,17 @@ func (s *scenario) issueIdentityKey(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.identity.key = str(m["api_key"])
+	s.identities.current.key = str(m["api_key"])
 	return nil
 }
 
 // identityKeyReads lists the team's runs with the identity's key: a 200
 // while the identity lives, a 401 once it is deleted.
 func (s *scenario) identityKeyReads(ctx context.Context, which string) error {
-	if s.identity.key == "" {
+	if s.identities.current.key == "" {
 		return fmt.Errorf("no API key was issued for the identity")
 	}
-	resp, err := s.api.do(ctx, call{method: http.MethodGet, path: "/agent/runs", auth: auth{header: "Bearer " + s.identity.key}})
+	resp, err := s.api.do(ctx, call{method: http.MethodGet, path: "/agent/runs", auth: auth{header: "Bearer " + s.identities.current.key}})
 	if err != nil {
 		return err
 	}
@@ -232,4 +246,35 @@ func (s *scenario) identityKeyReads(ctx context.Context, which string) error {
 		return resp.hasStatus(http.StatusOK)
 	}
 	return resp.isProblem(http.StatusUnauthorized, "authentication_required")
+}
+
+// identityHasRequiredFields checks the fields oz-agent-sdk 1.4.0-alpha.6
+// declares required on an identity, with their types: code reading
+// agent.skills.length must not break.
+func (s *scenario) identityHasRequiredFields() error {
+	doc, err := s.last.object()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	check := func(field string, ok func(any) bool) {
+		if v, present := lookup(doc, field); !present || !ok(v) {
+			missing = append(missing, fmt.Sprintf("%s (got %s)", field, show(v)))
+		}
+	}
+	isString := func(v any) bool { _, ok := v.(string); return ok }
+	isBool := func(v any) bool { _, ok := v.(bool); return ok }
+	isList := func(v any) bool { _, ok := v.([]any); return ok }
+	for _, f := range []string{"uid", "name", "created_at", "updated_at", "default_runner_uid"} {
+		check(f, isString)
+	}
+	check("available", isBool)
+	check("skills", isList)
+	check("secrets", isList)
+	check("memory.attached_stores", isList)
+	check("memory.auto_memory.enabled", isBool)
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: the identity lacks fields the newest client needs: %s\n%s", s.last.op, strings.Join(missing, ", "), s.last.excerpt())
+	}
+	return nil
 }

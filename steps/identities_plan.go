@@ -20,29 +20,29 @@ import (
 // holdIdentitiesIfWriting takes the shared hold before the scenario's first
 // write of an identity, when polling.
 func (s *scenario) holdIdentitiesIfWriting(c call) {
-	if s.api.control != nil || s.identitiesHeld != "" || c.method == http.MethodGet || !strings.HasPrefix(c.path, "/agent/identities") {
+	if s.api.control != nil || s.identities.held != "" || c.method == http.MethodGet || !strings.HasPrefix(c.path, "/agent/identities") {
 		return
 	}
 	s.suite.identityWrites.RLock()
-	s.identitiesHeld = "shared"
+	s.identities.held = "shared"
 }
 
 // releaseIdentities lets go of the scenario's hold, if any.
 func (s *scenario) releaseIdentities() {
-	switch s.identitiesHeld {
+	switch s.identities.held {
 	case "alone":
 		s.suite.identityWrites.Unlock()
 	case "shared":
 		s.suite.identityWrites.RUnlock()
 	}
-	s.identitiesHeld = ""
+	s.identities.held = ""
 }
 
 // fillIdentityPlan creates identities until the team has as many as its
 // plan allows. Each create must succeed: the team is below its plan.
 func (s *scenario) fillIdentityPlan(ctx context.Context) error {
 	plan := s.suite.cfg.IdentityPlan
-	listed, _, err := s.identities(ctx)
+	listed, _, err := s.teamIdentities(ctx)
 	if err != nil {
 		return err
 	}
@@ -51,20 +51,21 @@ func (s *scenario) fillIdentityPlan(ctx context.Context) error {
 	}
 	for have := len(listed); have < plan; have++ {
 		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("Plan edge %d %s", have+1, s.label)})
-		if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body}); err != nil {
+		resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body})
+		if err != nil {
 			return err
 		}
-		if s.last.status != http.StatusCreated {
+		if resp.status != http.StatusCreated {
 			return fmt.Errorf("the team had %d agent identities and its plan allows %d (--identity-plan), yet creating one more answered %d: the plan allows fewer than it says\n%s",
-				have, plan, s.last.status, s.last.excerpt())
+				have, plan, resp.status, resp.excerpt())
 		}
 		var made struct {
 			UID string `json:"uid"`
 		}
-		if err := s.last.json(&made); err != nil {
+		if err := resp.json(&made); err != nil {
 			return err
 		}
-		s.madeForPlan = append(s.madeForPlan, made.UID)
+		s.identities.madeForPlan = append(s.identities.madeForPlan, made.UID)
 	}
 	return nil
 }
@@ -73,34 +74,36 @@ func (s *scenario) fillIdentityPlan(ctx context.Context) error {
 // 403 problem.
 func (s *scenario) oneMoreIdentityRefused(ctx context.Context) error {
 	body, _ := json.Marshal(map[string]any{"name": "One too many " + s.label})
-	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/identities", body: body})
+	if err != nil {
 		return err
 	}
-	if s.last.status == http.StatusCreated {
+	if resp.status == http.StatusCreated {
 		var made struct {
 			UID string `json:"uid"`
 		}
-		if s.last.json(&made) == nil {
-			s.madeForPlan = append(s.madeForPlan, made.UID)
+		if resp.json(&made) == nil {
+			s.identities.madeForPlan = append(s.identities.madeForPlan, made.UID)
 		}
 		return fmt.Errorf("the team has as many agent identities as its plan allows (%d, --identity-plan), yet one more was created", s.suite.cfg.IdentityPlan)
 	}
-	return s.last.hasStatus(http.StatusForbidden)
+	return resp.hasStatus(http.StatusForbidden)
 }
 
 // deleteIdentitiesMade deletes the identities the scenario created to fill
 // the plan; each delete must answer 204.
 func (s *scenario) deleteIdentitiesMade(ctx context.Context) error {
-	for len(s.madeForPlan) > 0 {
-		uid := s.madeForPlan[0]
-		if err := s.send(ctx, call{method: http.MethodDelete, path: "/agent/identities/" + pathEscape(uid)}); err != nil {
+	for len(s.identities.madeForPlan) > 0 {
+		uid := s.identities.madeForPlan[0]
+		resp, err := s.ask(ctx, call{method: http.MethodDelete, path: "/agent/identities/" + pathEscape(uid)})
+		if err != nil {
 			return err
 		}
-		if err := s.last.hasStatus(http.StatusNoContent); err != nil {
+		if err := resp.hasStatus(http.StatusNoContent); err != nil {
 			return err
 		}
-		s.madeForPlan = s.madeForPlan[1:]
-		s.deletedForPlan = append(s.deletedForPlan, uid)
+		s.identities.madeForPlan = s.identities.madeForPlan[1:]
+		s.identities.deletedForPlan = append(s.identities.deletedForPlan, uid)
 	}
 	return nil
 }
@@ -108,12 +111,12 @@ func (s *scenario) deleteIdentitiesMade(ctx context.Context) error {
 // identitiesMadeAreGone checks that the team no longer lists any identity
 // deleteIdentitiesMade deleted.
 func (s *scenario) identitiesMadeAreGone(ctx context.Context) error {
-	listed, resp, err := s.identities(ctx)
+	listed, resp, err := s.teamIdentities(ctx)
 	if err != nil {
 		return err
 	}
 	for _, a := range listed {
-		if uid := str(a["uid"]); slices.Contains(s.deletedForPlan, uid) {
+		if uid := str(a["uid"]); slices.Contains(s.identities.deletedForPlan, uid) {
 			return fmt.Errorf("identity %s was deleted (204), yet the team still lists it\n%s", uid, resp.excerpt())
 		}
 	}

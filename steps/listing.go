@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
 // Listing runs, one page or every page.
@@ -27,7 +29,8 @@ type listing struct {
 	shape   string
 	mine    *roster
 	err     error
-	refused bool // the server answered, but not with a 200
+	refused bool      // the server answered, but not with a 200
+	answer  *response // the server's answer, nil when none came
 }
 
 // walk is every page of one listing, followed by cursor.
@@ -41,18 +44,19 @@ type walk struct {
 
 // listRuns lists one page; later steps judge it.
 func (s *scenario) listRuns(ctx context.Context, q string) error {
-	s.listing = s.listPage(ctx, q, "")
-	if s.listing.refused {
+	s.listings.page = s.listPage(ctx, q, "")
+	s.leave(s.listings.page.answer) // a refusal is judged by the response steps too
+	if s.listings.page.refused {
 		return nil // a later step judges the refusal
 	}
-	return s.listing.err
+	return s.listings.page.err
 }
 
 // walkPages follows next_cursor from the first page to the last.
 func (s *scenario) walkPages(ctx context.Context, q string) error {
 	const maxPages = 100
 	w := &walk{mine: &s.mine}
-	s.walked = w
+	s.listings.walk = w
 	used := map[string]bool{}
 	cursor := ""
 	for {
@@ -93,11 +97,13 @@ func (s *scenario) listPage(ctx context.Context, q, cursor string) *listing {
 	if cursor != "" {
 		query.Set("cursor", cursor)
 	}
-	if l.err = s.send(ctx, call{method: http.MethodGet, path: "/agent/runs", query: query}); l.err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: "/agent/runs", query: query})
+	l.answer = resp
+	if l.err = err; l.err != nil {
 		return l
 	}
-	l.op = s.last.op
-	if l.err = s.last.ok("listing runs"); l.err != nil {
+	l.op = resp.op
+	if l.err = resp.ok("listing runs"); l.err != nil {
 		l.refused = true
 		return l
 	}
@@ -108,7 +114,7 @@ func (s *scenario) listPage(ctx context.Context, q, cursor string) *listing {
 			NextCursor  string `json:"next_cursor"`
 		} `json:"page_info"`
 	}
-	if l.err = s.last.json(&body); l.err != nil {
+	if l.err = resp.json(&body); l.err != nil {
 		return l
 	}
 	switch {
@@ -139,18 +145,18 @@ func (s *scenario) listPage(ctx context.Context, q, cursor string) *listing {
 
 // page is the last page listed.
 func (s *scenario) page() *listing {
-	if s.listing == nil {
+	if s.listings.page == nil {
 		return &listing{err: errors.New("no runs were listed")}
 	}
-	return s.listing
+	return s.listings.page
 }
 
 // walk is the last walk over every page.
 func (s *scenario) walk() *walk {
-	if s.walked == nil {
+	if s.listings.walk == nil {
 		return &walk{err: errors.New("no walk over the pages was made")}
 	}
-	return s.walked
+	return s.listings.walk
 }
 
 // Steps that check a listing: one line each.
@@ -489,6 +495,12 @@ func (m *roster) sameRuns(op string, want []*trackedRun, got []map[string]any) e
 	return nil
 }
 
+// listingRoom is what the listing steps leave for later steps.
+type listingRoom struct {
+	page *listing // the page listed last
+	walk *walk    // the last walk through every page
+}
+
 // registerListing registers the steps of listing runs and walking their pages.
 func (s *scenario) registerListing(sc stepContext) {
 	sc.Step(`^I list runs with "([^"]*)"$`, s.listRuns)
@@ -506,4 +518,48 @@ func (s *scenario) registerListing(sc stepContext) {
 	sc.Step(`^no page of the walk held more than (\d+) runs?, and none was empty$`, s.walkPagesWithin)
 	sc.Step(`^the listing holds from (\d+) to (\d+) runs$`, s.listingHoldsBetween)
 	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
+	sc.Step(`^I list runs by the executor of the run$`, s.listByExecutor)
+	sc.Step(`^an empty "([^"]*)" added to "([^"]*)" lists the same runs, or is refused with a 400$`, s.emptyFilterIsNoFilter)
+}
+
+func (s *scenario) listByExecutor(ctx context.Context) error {
+	if s.current == nil || s.current.details == nil {
+		return fmt.Errorf("the run's details have not been fetched")
+	}
+	// A run that shows no executor was executed by its creator.
+	uid := str(mustLookup(s.current.details, "executor.uid"))
+	if uid == "" && mustLookup(s.current.details, "executor") == nil {
+		uid = str(mustLookup(s.current.details, "creator.uid"))
+	}
+	if uid == "" {
+		return fmt.Errorf("the run reports no executor.uid, nor a creator.uid; got executor %s", show(mustLookup(s.current.details, "executor")))
+	}
+	return s.listRuns(ctx, "name={label}&executor="+url.QueryEscape(uid))
+}
+
+// emptyFilterIsNoFilter lists runs with query, then with query and an
+// empty param: the same runs, or a 400 (rules.EmptyFilterAnswer). The runs
+// of query must not move between the two listings (runs that have ended).
+func (s *scenario) emptyFilterIsNoFilter(ctx context.Context, param, query string) error {
+	if err := s.listRuns(ctx, query); err != nil {
+		return err
+	}
+	if s.listings.page.refused {
+		return fmt.Errorf("%s: expected the listing without %s=, got %d", s.listings.page.op, param, s.listings.page.answer.status)
+	}
+	without := runIDs(s.listings.page.runs)
+	empty := query + "&" + param + "="
+	s.listings.page = s.listPage(ctx, empty, "")
+	if s.listings.page.err != nil && !s.listings.page.refused {
+		return s.listings.page.err
+	}
+	return violations(s.listings.page.op, rules.EmptyFilterAnswer(param, s.listings.page.answer.status, runIDs(s.listings.page.runs), without))
+}
+
+func runIDs(runs []map[string]any) []string {
+	ids := make([]string, 0, len(runs))
+	for _, r := range runs {
+		ids = append(ids, str(r["run_id"]))
+	}
+	return slices.Clip(ids)
 }

@@ -19,6 +19,12 @@ type sentMessage struct {
 	readings  []map[string]any // the answers to POST .../read, in order
 }
 
+// messagesRoom is what the message steps keep.
+type messagesRoom struct {
+	sent   sentMessage // the message sent last
+	answer *response   // the answer to that send
+}
+
 // registerMessages registers the steps of run-to-run messages.
 func (s *scenario) registerMessages(sc stepContext) {
 	sc.Step(`^run "([^"]*)" sends run "([^"]*)" the message "([^"]*)" saying "([^"]*)"$`, s.sendMessage)
@@ -44,19 +50,21 @@ func (s *scenario) registerMessages(sc stepContext) {
 // seen ended, was refused with a client error: which one the published
 // document does not say.
 func (s *scenario) messageRefusedAfterEnd() error {
-	if s.last == nil || s.message.recipient == nil {
+	sent := s.messages.answer
+	if sent == nil || s.messages.sent.recipient == nil {
 		return errNoRequest
 	}
-	state := str(s.message.recipient.details["state"])
-	if s.last.status/100 != 4 {
+	state := str(s.messages.sent.recipient.details["state"])
+	if sent.status/100 != 4 {
 		return fmt.Errorf("%s: expected a 4xx refusal, run %s having ended in %s before the message was sent; got %d\n%s",
-			s.last.op, s.message.recipient.id, state, s.last.status, s.last.excerpt())
+			sent.op, s.messages.sent.recipient.id, state, sent.status, sent.excerpt())
 	}
 	return nil
 }
 
 // sendMessage posts a message from one run of the scenario to another.
-// The answer is the last response; when it is a 200, its id is kept.
+// The answer is kept, and is the last response; when it is a 200, its id
+// is kept too.
 func (s *scenario) sendMessage(ctx context.Context, from, to, subject, text string) error {
 	sender, err := s.mine.named(from)
 	if err != nil {
@@ -67,19 +75,21 @@ func (s *scenario) sendMessage(ctx context.Context, from, to, subject, text stri
 		return err
 	}
 	body, _ := json.Marshal(map[string]any{"to": []string{recipient.id}, "subject": subject, "body": text, "sender_run_id": sender.id})
-	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/messages", body: body}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/messages", body: body})
+	s.leave(resp) // a refusal is judged by the response steps too
+	if err != nil {
 		return err
 	}
-	s.message = sentMessage{recipient: recipient}
-	if s.last.status == http.StatusOK {
+	s.messages.sent, s.messages.answer = sentMessage{recipient: recipient}, resp
+	if resp.status == http.StatusOK {
 		var doc struct {
 			IDs []string `json:"message_ids"`
 		}
-		if err := s.last.json(&doc); err != nil {
+		if err := resp.json(&doc); err != nil {
 			return err
 		}
 		if len(doc.IDs) > 0 {
-			s.message.id = doc.IDs[0]
+			s.messages.sent.id = doc.IDs[0]
 		}
 	}
 	return nil
@@ -92,24 +102,27 @@ func (s *scenario) sendMessage(ctx context.Context, from, to, subject, text stri
 // recipient that had already ended when the message came (runs can be
 // quick) leaves the scenario inconclusive.
 func (s *scenario) messageAccepted(ctx context.Context) error {
-	if sent := s.last; sent.status != http.StatusOK && s.message.recipient != nil {
-		run, err := s.fetch(ctx, s.message.recipient)
-		s.last = sent // the send's answer stays the one later steps judge
+	sent := s.messages.answer
+	if sent == nil {
+		return errNoRequest
+	}
+	if sent.status != http.StatusOK && s.messages.sent.recipient != nil {
+		run, err := s.fetch(ctx, s.messages.sent.recipient)
 		if err != nil {
 			return err
 		}
 		if st := str(run["state"]); isTerminal(st) && sent.status == http.StatusUnprocessableEntity {
-			return s.inconclusive(fmt.Sprintf("run %s had already ended (%s) when the message came, and refused it: runs can end before the suite sends", s.message.recipient.id, st))
+			return s.inconclusive(fmt.Sprintf("run %s had already ended (%s) when the message came, and refused it: runs can end before the suite sends", s.messages.sent.recipient.id, st))
 		}
 		if s.api.control == nil && messagingRefused(sent) {
 			return s.skip(fmt.Sprintf("%s answered %d: the server does not offer sending messages to this key (the published document keeps it for the service's own agents, behind a feature flag)", sent.op, sent.status))
 		}
 	}
-	if err := s.last.hasStatus(http.StatusOK); err != nil {
+	if err := sent.hasStatus(http.StatusOK); err != nil {
 		return err
 	}
-	if s.message.id == "" {
-		return fmt.Errorf("%s: expected one message id for the one recipient\n%s", s.last.op, s.last.excerpt())
+	if s.messages.sent.id == "" {
+		return fmt.Errorf("%s: expected one message id for the one recipient\n%s", sent.op, sent.excerpt())
 	}
 	return nil
 }
@@ -133,10 +146,10 @@ func messagingRefused(resp *response) bool {
 }
 
 func (s *scenario) theMessage() (sentMessage, error) {
-	if s.message.id == "" {
+	if s.messages.sent.id == "" {
 		return sentMessage{}, fmt.Errorf("no message was sent in this scenario")
 	}
-	return s.message, nil
+	return s.messages.sent, nil
 }
 
 // inbox lists the messages sent to a run of the scenario; the answer is
@@ -226,15 +239,15 @@ func (s *scenario) readMessage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.message.readings = append(s.message.readings, doc)
+	s.messages.sent.readings = append(s.messages.sent.readings, doc)
 	return nil
 }
 
 func (s *scenario) lastReading() (subject, error) {
-	if len(s.message.readings) == 0 {
+	if len(s.messages.sent.readings) == 0 {
 		return subject{}, fmt.Errorf("the message was not read")
 	}
-	return subject{what: "the message read", doc: s.message.readings[len(s.message.readings)-1]}, nil
+	return subject{what: "the message read", doc: s.messages.sent.readings[len(s.messages.sent.readings)-1]}, nil
 }
 
 func (s *scenario) messageReads(text string) error {
@@ -242,7 +255,7 @@ func (s *scenario) messageReads(text string) error {
 	if err != nil {
 		return err
 	}
-	for _, check := range []error{got.fieldIs("body", text), got.fieldIs("message_id", s.message.id), got.nonEmpty("delivered_at"), got.nonEmpty("read_at")} {
+	for _, check := range []error{got.fieldIs("body", text), got.fieldIs("message_id", s.messages.sent.id), got.nonEmpty("delivered_at"), got.nonEmpty("read_at")} {
 		if check != nil {
 			return check
 		}
@@ -255,10 +268,10 @@ func (s *scenario) readingTimesKept() error {
 	if err != nil {
 		return err
 	}
-	if len(s.message.readings) < 2 {
+	if len(s.messages.sent.readings) < 2 {
 		return fmt.Errorf("the message was read only once")
 	}
-	first := s.message.readings[0]
+	first := s.messages.sent.readings[0]
 	for _, f := range []string{"read_at", "delivered_at"} {
 		if err := got.fieldIs(f, str(first[f])); err != nil {
 			return fmt.Errorf("%w (at the first reading)", err)

@@ -32,8 +32,8 @@ import (
 
 var (
 	followupsArea = area{"follow-ups", []string{"followups.feature"}}
-	derivedArea   = area{"derived fields", []string{"followups.feature", "state_progression.feature", "get_run.feature", "list_rules.feature", "newest_client.feature"}}
-	newestFilters = area{"newest filters", []string{"newest_client.feature"}}
+	derivedArea   = area{"derived fields", []string{"followups.feature", "state_progression.feature", "get_run.feature", "list_rules.feature", "list_runs.feature", "identities.feature", "conversations.feature", "create_run.feature"}}
+	newestFilters = area{"newest filters", []string{"list_runs.feature"}}
 )
 
 var newestMutants = slices.Concat(

@@ -29,6 +29,11 @@ var offeredKinds = map[string]struct {
 	"a skill": {"skills", 0}, "another skill": {"skills", 1},
 }
 
+// offersRoom is what the server offers, read once per scenario.
+type offersRoom struct {
+	byKind map[string][]string // the ids the server offers, by kind
+}
+
 // offered resolves one of the placeholders of offeredKinds; ok is false
 // for any other key.
 func (s *scenario) offered(ctx context.Context, key string) (value string, ok bool, err error) {
@@ -36,15 +41,15 @@ func (s *scenario) offered(ctx context.Context, key string) (value string, ok bo
 	if !ok {
 		return "", false, nil
 	}
-	if s.offers == nil {
-		s.offers = map[string][]string{}
+	if s.offers.byKind == nil {
+		s.offers.byKind = map[string][]string{}
 	}
-	ids, read := s.offers[k.kind]
+	ids, read := s.offers.byKind[k.kind]
 	if !read {
 		if ids, err = s.readOffers(ctx, k.kind); err != nil {
 			return "", true, err
 		}
-		s.offers[k.kind] = ids
+		s.offers.byKind[k.kind] = ids
 	}
 	if k.index >= len(ids) {
 		return "", true, s.skip(fmt.Sprintf("needs %d %s the server offers, and it offers %d (%s)",

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
 // Watching runs progress, cancelling them, and steering them through the
@@ -29,8 +31,8 @@ func (s *scenario) observe(ctx context.Context, r *trackedRun) (string, error) {
 	}
 	r.looks = append(r.looks, doc)
 	state := str(doc["state"])
-	if isTerminal(state) && s.ended == nil {
-		s.ended = doc
+	if isTerminal(state) && s.progress.ended == nil {
+		s.progress.ended = doc
 	}
 	return state, nil
 }
@@ -127,7 +129,18 @@ func (s *scenario) cancelRun(ctx context.Context) error {
 }
 
 func (s *scenario) cancelRunOnce(ctx context.Context) error {
-	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.currentID()) + "/cancel"})
+	return s.sendCancel(ctx, s.currentID())
+}
+
+// sendCancel asks once to cancel run id. Its answer is kept for the steps
+// that judge the cancel, and is the last response for the generic ones.
+func (s *scenario) sendCancel(ctx context.Context, id string) error {
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(id) + "/cancel"})
+	s.leave(resp)
+	if resp != nil {
+		s.progress.cancel = resp
+	}
+	return err
 }
 
 func (s *scenario) cancelAcceptedOrTooLate(ctx context.Context) error {
@@ -138,7 +151,7 @@ func (s *scenario) cancelAcceptedOrTooLate(ctx context.Context) error {
 }
 
 func (s *scenario) cancelledIfAccepted() error {
-	switch s.cancelled {
+	switch s.progress.cancelled {
 	case "":
 		return errors.New("the run was not cancelled")
 	case cancelTooLate:
@@ -170,7 +183,7 @@ const (
 func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		answer := s.last
+		answer := s.progress.cancel
 		if answer == nil {
 			return errNoRequest
 		}
@@ -179,7 +192,7 @@ func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
 			if err := answer.isJSONString(r.id); err != nil {
 				return err
 			}
-			s.cancelled = cancelAccepted
+			s.progress.cancelled = cancelAccepted
 			return nil
 		case http.StatusBadRequest:
 			if err := answer.isProblem(http.StatusBadRequest, "invalid_request"); err != nil {
@@ -191,7 +204,7 @@ func (s *scenario) judgeCancel(ctx context.Context, r *trackedRun) error {
 			}
 			st := str(doc["state"])
 			if isTerminal(st) || st == "BLOCKED" {
-				s.cancelled = cancelTooLate
+				s.progress.cancelled = cancelTooLate
 				return nil
 			}
 			if rank[st] < rank["CLAIMED"] {
@@ -224,7 +237,10 @@ func (s *scenario) pendingCancelJudged(ctx context.Context) error {
 	if r == nil || len(r.looks) == 0 {
 		return errNoRun
 	}
-	answer := s.last
+	answer := s.progress.cancel
+	if answer == nil {
+		return errNoRequest
+	}
 	before := str(r.looks[len(r.looks)-1]["state"])
 	switch answer.status {
 	case http.StatusConflict:
@@ -234,12 +250,12 @@ func (s *scenario) pendingCancelJudged(ctx context.Context) error {
 		if err := answer.isProblem(http.StatusConflict, "conflict"); err != nil {
 			return err
 		}
-		return s.problemIsRetryable()
+		return answer.subject().isRetryable()
 	case http.StatusOK:
 		if err := answer.isJSONString(r.id); err != nil {
 			return err
 		}
-		s.cancelled = cancelAccepted
+		s.progress.cancelled = cancelAccepted
 		return nil
 	}
 	return s.judgeCancel(ctx, r)
@@ -274,13 +290,13 @@ func (s *scenario) cancelledRunLater(ctx context.Context, nick string) error {
 func (s *scenario) cancel(ctx context.Context, r *trackedRun) error {
 	deadline := time.Now().Add(s.suite.cfg.Timeout)
 	for {
-		if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(r.id) + "/cancel"}); err != nil {
+		if err := s.sendCancel(ctx, r.id); err != nil {
 			return err
 		}
-		if s.last.status != http.StatusConflict || time.Now().After(deadline) {
+		if s.progress.cancel.status != http.StatusConflict || time.Now().After(deadline) {
 			return nil
 		}
-		if p, err := s.last.object(); err != nil || p["retryable"] != true {
+		if p, err := s.progress.cancel.object(); err != nil || p["retryable"] != true {
 			return nil
 		}
 		if _, err := s.tick(ctx); err != nil {
@@ -339,6 +355,16 @@ func (s *scenario) mockHasPutRunInto(ctx context.Context, nick, state string) er
 
 var errNoRun = errors.New("no run yet: create one first")
 
+// progressRoom is what watching and cancelling the run leave for later steps.
+type progressRoom struct {
+	// ended is the run as first seen in a terminal state, nil before.
+	ended map[string]any
+	// cancelled tells how the server took the last cancel of the run: ""
+	// before any, cancelAccepted or cancelTooLate.
+	cancelled string
+	cancel    *response // the answer to the last cancel sent
+}
+
 // registerProgression registers the steps of watching runs move, cancelling them and steering them through the mock's control API.
 func (s *scenario) registerProgression(sc stepContext) {
 	sc.Step(`^I watch the run until it reaches a terminal state$`, s.watchUntilTerminal)
@@ -352,6 +378,7 @@ func (s *scenario) registerProgression(sc stepContext) {
 	sc.Step(`^the run kept its "([^"]*)" from the moment it showed one$`, s.keptOnceShown)
 	sc.Step(`^I wait until the run shows its session$`, s.waitUntilShowsSession)
 	sc.Step(`^the run has not changed since it ended$`, s.unchangedSinceEnded)
+	sc.Step(`^the run's run_time and request_usage are as when it ended$`, s.endedRunStopped)
 
 	sc.Step(`^I cancel the run, retrying while the server answers a retryable 409$`, s.cancelRun)
 	sc.Step(`^I send a single cancel request for the run$`, s.cancelRunOnce)
@@ -367,4 +394,18 @@ func (s *scenario) registerProgression(sc stepContext) {
 	sc.Step(`^the mock puts the run into "([A-Z]+)" with error code "([^"]*)"$`, s.mockPutsRunIntoWithCode)
 	sc.Step(`^the mock has put run "([^"]*)" into "([A-Z]+)"$`, s.mockHasPutRunInto)
 	sc.Step(`^an hour passes on the mock's clock$`, s.anHourPassesOnTheMocksClock)
+}
+
+// endedRunStopped: the run seen again after it ended shows the run_time,
+// request_usage, executor and metadata it ended with (rules.EndedRunStopped).
+func (s *scenario) endedRunStopped(ctx context.Context) error {
+	if s.progress.ended == nil {
+		return fmt.Errorf("the run was not seen ended")
+	}
+	doc, resp, err := s.fetchAnswer(ctx, s.current)
+	if err != nil {
+		return err
+	}
+	ended := rules.LookAt(s.progress.ended, time.Time{}, time.Time{}, "the look that showed it ended")
+	return violations("run "+s.current.id, rules.EndedRunStopped("body", s.current.id, ended, rules.LookAt(doc, time.Time{}, time.Time{}, resp.op)))
 }

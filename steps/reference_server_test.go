@@ -40,13 +40,13 @@ const refserverPlan = 5
 // serves: the five run operations, the event poll, the three listings runs
 // name (models, environments, agents), artifacts, schedules,
 // conversations, identities and messages, and what the newest client calls
-// beyond the published document (follow-ups, handoff files, the public
-// redirects, metadata and the newer filters): every feature. A new feature
-// belongs here.
+// beyond the published document (follow-ups, handoff files, and the
+// scenarios tagged @newest-client in the features above): every feature. A
+// new feature belongs here.
 var runFeatures = []string{
 	"agents.feature", "artifacts.feature", "conversations.feature", "identities.feature", "create_run.feature", "environments_and_models.feature", "errors.feature",
 	"events.feature", "followups.feature", "get_run.feature", "handoff_attachments.feature", "list_runs.feature", "list_rules.feature", "messages.feature",
-	"mock_control.feature", "newest_client.feature", "schedules.feature", "state_progression.feature", "tenancy.feature",
+	"mock_control.feature", "schedules.feature", "state_progression.feature", "tenancy.feature",
 }
 
 // runFeaturesOnly runs the features of the operations the reference server

@@ -47,6 +47,8 @@ func (s *scenario) registerRequests(sc stepContext) {
 	sc.Step(`^I send "(POST|PUT) ([^"]*)" with the body (.*)$`, s.sendWithBody)
 	sc.Step(`^I remember the response field "([^"]*)" as "([^"]*)"$`, s.rememberField)
 	sc.Step(`^the response field "([^"]*)" is null or absent$`, s.responseFieldIsNull)
+	sc.Step(`^the response has no field "([^"]*)"$`, s.responseHasNoField)
+	sc.Step(`^the run's "([^"]*)" is still the remembered "([^"]*)"$`, s.runFieldIsRemembered)
 }
 
 // Requests as written, and the values a scenario remembers from their
@@ -112,4 +114,23 @@ func (s *scenario) getJSON(ctx context.Context, path string, query url.Values, v
 		return resp, err
 	}
 	return resp, resp.json(v)
+}
+
+func (s *scenario) responseHasNoField(field string) error {
+	doc, err := s.last.object()
+	if err != nil {
+		return err
+	}
+	if v, ok := lookup(doc, field); ok && v != nil {
+		return fmt.Errorf("%s: expected no %q, got %s", s.last.op, field, show(v))
+	}
+	return nil
+}
+
+func (s *scenario) runFieldIsRemembered(field, name string) error {
+	want, ok := s.cache[name]
+	if !ok {
+		return fmt.Errorf("nothing remembered as %q", name)
+	}
+	return s.details().fieldIs(field, want)
 }

@@ -55,15 +55,16 @@ func (s *scenario) pollEvents(ctx context.Context, since int64) error {
 	if since > 0 {
 		q.Set("since", strconv.FormatInt(since, 10))
 	}
-	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/events", query: q}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: "/agent/events", query: q})
+	if err != nil {
 		return err
 	}
-	if err := s.last.ok("polling events"); err != nil {
+	if err := resp.ok("polling events"); err != nil {
 		return err
 	}
 	var evs []runEvent
-	if err := json.Unmarshal(s.last.body, &evs); err != nil {
-		return fmt.Errorf("%s: the events are not a JSON array of events: %v\n%s", s.last.op, err, s.last.excerpt())
+	if err := json.Unmarshal(resp.body, &evs); err != nil {
+		return fmt.Errorf("%s: the events are not a JSON array of events: %v\n%s", resp.op, err, resp.excerpt())
 	}
 	s.events.polls = append(s.events.polls, evs)
 	return nil

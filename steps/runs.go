@@ -227,19 +227,21 @@ func (s *scenario) create(ctx context.Context, path, nick string, body map[strin
 		headers.Set("X-Mock-Fate", s.fate)
 		s.fate = ""
 	}
-	if err := s.send(ctx, call{method: http.MethodPost, path: path, body: data, headers: headers}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: path, body: data, headers: headers})
+	s.leave(resp) // the create's answer is judged by the response steps too
+	if err != nil {
 		return err
 	}
-	if err := s.last.ok("creating a run"); err != nil {
+	if err := resp.ok("creating a run"); err != nil {
 		return err
 	}
-	obj, err := s.last.object()
+	obj, err := resp.object()
 	if err != nil {
 		return err
 	}
 	id := str(obj["run_id"])
 	if id == "" {
-		return fmt.Errorf("%s: expected a run_id in the answer\n%s", s.last.op, s.last.excerpt())
+		return fmt.Errorf("%s: expected a run_id in the answer\n%s", resp.op, resp.excerpt())
 	}
 	s.current = &trackedRun{nick: nick, id: id, sent: body}
 	s.mine.add(s.current)
@@ -252,7 +254,8 @@ func (s *scenario) fetchTheRun(ctx context.Context) error {
 	if s.current == nil {
 		return errNoRun
 	}
-	_, err := s.fetch(ctx, s.current)
+	_, resp, err := s.fetchAnswer(ctx, s.current)
+	s.leave(resp) // "I fetch the run" is judged by the response steps too
 	return err
 }
 
@@ -262,31 +265,51 @@ func (s *scenario) fetchUnknownRun(ctx context.Context) error {
 
 // fetch gets a run's details, expecting them to be there.
 func (s *scenario) fetch(ctx context.Context, r *trackedRun) (map[string]any, error) {
-	if err := s.send(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(r.id)}); err != nil {
-		return nil, err
-	}
-	if err := s.last.ok("fetching run " + r.id); err != nil {
-		return nil, err
-	}
-	doc, err := s.last.object()
-	if err != nil {
-		return nil, err
-	}
-	if got := str(doc["run_id"]); got != r.id {
-		return nil, fmt.Errorf("%s: expected the run %s, got run_id %q", s.last.op, r.id, got)
-	}
-	r.details = doc
-	return doc, nil
+	doc, _, err := s.fetchAnswer(ctx, r)
+	return doc, err
 }
 
-// send makes a request whose answer later steps judge.
-func (s *scenario) send(ctx context.Context, c call) error {
+// fetchAnswer is fetch, with the answer it got (nil when none came).
+func (s *scenario) fetchAnswer(ctx context.Context, r *trackedRun) (map[string]any, *response, error) {
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(r.id)})
+	if err != nil {
+		return nil, resp, err
+	}
+	if err := resp.ok("fetching run " + r.id); err != nil {
+		return nil, resp, err
+	}
+	doc, err := resp.object()
+	if err != nil {
+		return nil, resp, err
+	}
+	if got := str(doc["run_id"]); got != r.id {
+		return nil, resp, fmt.Errorf("%s: expected the run %s, got run_id %q", resp.op, r.id, got)
+	}
+	r.details = doc
+	return doc, resp, nil
+}
+
+// ask makes a request and returns its answer; the last response stays as
+// it was. Steps that judge their own answer ask.
+func (s *scenario) ask(ctx context.Context, c call) (*response, error) {
 	s.holdIdentitiesIfWriting(c)
-	resp, err := s.api.do(ctx, c)
+	return s.api.do(ctx, c)
+}
+
+// send makes a request whose answer the generic "the response …" steps
+// judge: it becomes the last response.
+func (s *scenario) send(ctx context.Context, c call) error {
+	resp, err := s.ask(ctx, c)
+	s.leave(resp)
+	return err
+}
+
+// leave makes resp, when an answer came, the last response, for the
+// generic "the response …" steps to judge.
+func (s *scenario) leave(resp *response) {
 	if resp != nil {
 		s.last = resp
 	}
-	return err
 }
 
 // details is the run's details as last fetched.
@@ -336,10 +359,15 @@ func (s *scenario) responseIsProblem(status int, code string) error {
 // responseIsOneOfTwoProblems accepts either of two problems, where the
 // document lets a server choose.
 func (s *scenario) responseIsOneOfTwoProblems(status1 int, code1 string, status2 int, code2 string) error {
-	if s.last != nil && s.last.status == status2 {
-		return s.last.isProblem(status2, code2)
+	return oneOfTwoProblems(s.last, status1, code1, status2, code2)
+}
+
+// oneOfTwoProblems accepts either of two problems as resp.
+func oneOfTwoProblems(resp *response, status1 int, code1 string, status2 int, code2 string) error {
+	if resp != nil && resp.status == status2 {
+		return resp.isProblem(status2, code2)
 	}
-	if err := s.last.isProblem(status1, code1); err != nil {
+	if err := resp.isProblem(status1, code1); err != nil {
 		return fmt.Errorf("%w (or %d %s)", err, status2, code2)
 	}
 	return nil
@@ -401,7 +429,7 @@ func (s *scenario) endedFailedWithStatus() error {
 	if err := s.endedFailed(); err != nil {
 		return err
 	}
-	end := subject{what: "run " + s.currentID(), doc: s.ended}
+	end := subject{what: "run " + s.currentID(), doc: s.progress.ended}
 	return errors.Join(end.nonEmpty("status_message.message"), end.nonEmpty("status_message.error_code"))
 }
 
@@ -409,17 +437,17 @@ func (s *scenario) endedFailedWithStatus() error {
 // failing prompt, ended FAILED or ERROR: a scenario about what follows a
 // failure proves nothing on a run that did not fail.
 func (s *scenario) endedFailed() error {
-	if s.ended == nil {
+	if s.progress.ended == nil {
 		return errors.New("the run was not watched to its end")
 	}
-	if st := str(s.ended["state"]); st != "FAILED" && st != "ERROR" {
+	if st := str(s.progress.ended["state"]); st != "FAILED" && st != "ERROR" {
 		return fmt.Errorf("run %s, created with the failing prompt %q, ended in %s: expected FAILED or ERROR (is --failing-prompt one the server fails?)", s.currentID(), s.suite.cfg.FailingPrompt, st)
 	}
 	return nil
 }
 
 func (s *scenario) unchangedSinceEnded() error {
-	return s.details().unchangedSince(s.ended, "in a terminal state")
+	return s.details().unchangedSince(s.progress.ended, "in a terminal state")
 }
 
 // currentID is the id of the run, "" before there is one.

@@ -22,37 +22,30 @@ type scenario struct {
 	// unknownID is a run id no server has ("{unknown}" in features).
 	unknownID  string
 	skipReason string
+	cache      map[string]string // resolved placeholders and remembered values (values.go)
 
-	fate string // X-Mock-Fate for the next create, "" for none
-	// cancelled tells how the server took the last cancel of the run: ""
-	// before any, cancelAccepted or cancelTooLate.
-	cancelled string
-	last      *response   // the last API response
-	mine      roster      // the runs this scenario created
-	current   *trackedRun // "the run": the one created last
-	ended     map[string]any
-	theirs    *trackedRun // a run another team created (@two-callers)
-	// theirAnswers are the answers the other team got (tenancy_resources.go).
-	theirAnswers []*response
-	listing      *listing
-	walked       *walk
-	events       eventPolls           // every poll of GET /agent/events (run_events.go)
-	convs        []conversationDoc    // every conversation fetched (conversations.go)
-	cache        map[string]string    // resolved placeholders
-	schedules    map[string]string    // nickname -> id of the schedules this scenario created
-	clockRead    time.Time            // the server's clock as the scenario read it (schedule_ticks.go)
-	ticks        map[string]time.Time // nickname -> the one tick of a schedule's cron (schedule_ticks.go)
-	fetched      []fetchedArtifact    // the artifacts last fetched (artifacts.go)
-	identity     identityRef          // the identity created last (identities.go)
-	// identitiesHeld is how the scenario holds Suite.identityWrites: "",
-	// "shared" or "alone" (identities_plan.go).
-	identitiesHeld string
-	madeForPlan    []string              // identities created to fill the plan, deleted at the end
-	deletedForPlan []string              // of those, the ones the scenario deleted
-	message        sentMessage           // the message sent last (messages.go)
-	offers         map[string][]string   // what the server offers, by kind (offered.go)
-	handoffs       [][]handoffAttachment // every handoff listing (newest_client.go)
-	handoffLooks   []handoffLook         // handoff listings, each with the look after it (handoff_watch.go)
+	// last is the answer the generic "the response …" steps judge: the
+	// answer of the last step that sent a request for them (runs.go).
+	last *response
+
+	// The runs this scenario created, which every resource's steps look at.
+	mine    roster      // the runs this scenario created
+	current *trackedRun // "the run": the one created last
+	fate    string      // X-Mock-Fate for the next create, "" for none
+
+	// Each resource's own part of the state, declared in its steps file.
+	progress      progressRoom      // progression.go: the run's end, the last cancel
+	listings      listingRoom       // listing.go: the last page, the last walk
+	tenancy       tenancyRoom       // tenancy.go: the other team's run and answers
+	events        eventPolls        // run_events.go: every poll of GET /agent/events
+	conversations conversationsRoom // conversations.go: every conversation fetched
+	schedules     schedulesRoom     // schedules.go, schedule_ticks.go
+	artifacts     artifactsRoom     // artifacts.go: the artifacts last fetched
+	identities    identitiesRoom    // identities.go, identities_plan.go
+	messages      messagesRoom      // messages.go: the message sent last
+	offers        offersRoom        // offered.go: what the server offers, by kind
+	followups     followupsRoom     // followups.go: the run just before the follow-up
+	handoffs      handoffsRoom      // handoff_attachments.go, handoff_watch.go
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -69,25 +62,27 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 	sc.Before(s.before)
 	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
 	sc.After(s.after)
-	s.registerRuns(sc)             // runs.go: creating runs, one run's details, the last response
-	s.registerListing(sc)          // listing.go
-	s.registerProgression(sc)      // progression.go: watching, cancelling, the mock's control API
-	s.registerTenancy(sc)          // tenancy.go
-	s.registerTenancyResources(sc) // tenancy_resources.go: schedules, conversations, artifacts, environments
-	s.registerRequests(sc)         // requests.go: requests as written, remembered values
-	s.registerRunEvents(sc)        // run_events.go
-	s.registerSchedules(sc)        // schedules.go
-	s.registerScheduleTicks(sc)    // schedule_ticks.go: schedules firing as the server's clock runs
-	s.registerAgents(sc)           // agents.go: the agents (skills) GET /agent lists
-	s.registerEnvironments(sc)     // environments.go: environments and models
-	s.registerIdentities(sc)       // identities.go: the team's agent identities
-	s.registerMessages(sc)         // messages.go: run-to-run messages
-	s.registerArtifacts(sc)        // artifacts.go
-	s.registerConversations(sc)    // conversations.go: conversations, transcripts, session redirects
-	s.registerNewestClient(sc)     // newest_client.go: follow-ups, handoff files, public redirects, newer filters
-	s.registerHandoffWatch(sc)     // handoff_watch.go: no handoff files before a run's end
-	s.registerStateFilter(sc)      // state_filter.go: the state filter over runs seen ended
-	s.registerWorkedOn(sc)         // worked_on.go: a run that succeeded was worked on
+	s.registerRuns(sc)               // runs.go: creating runs, one run's details, the last response
+	s.registerListing(sc)            // listing.go
+	s.registerProgression(sc)        // progression.go: watching, cancelling, the mock's control API
+	s.registerTenancy(sc)            // tenancy.go
+	s.registerTenancyResources(sc)   // tenancy_resources.go: schedules, conversations, artifacts, environments
+	s.registerRequests(sc)           // requests.go: requests as written, remembered values
+	s.registerRunEvents(sc)          // run_events.go
+	s.registerSchedules(sc)          // schedules.go
+	s.registerScheduleTicks(sc)      // schedule_ticks.go: schedules firing as the server's clock runs
+	s.registerAgents(sc)             // agents.go: the agents (skills) GET /agent lists
+	s.registerEnvironments(sc)       // environments.go: environments and models
+	s.registerIdentities(sc)         // identities.go: the team's agent identities
+	s.registerMessages(sc)           // messages.go: run-to-run messages
+	s.registerArtifacts(sc)          // artifacts.go
+	s.registerConversations(sc)      // conversations.go: conversations, transcripts, session redirects
+	s.registerFollowups(sc)          // followups.go
+	s.registerHandoffAttachments(sc) // handoff_attachments.go
+	s.registerNewestClientTag(sc)    // newest_tag.go: the note of a failed @newest-client scenario
+	s.registerHandoffWatch(sc)       // handoff_watch.go: no handoff files before a run's end
+	s.registerStateFilter(sc)        // state_filter.go: the state filter over runs seen ended
+	s.registerWorkedOn(sc)           // worked_on.go: a run that succeeded was worked on
 }
 
 // before isolates the scenario in its own mock session, or skips it when it
@@ -128,7 +123,7 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 		default:
 			if hasTag(sc, "@plan-edge") {
 				s.suite.identityWrites.Lock()
-				s.identitiesHeld = "alone"
+				s.identities.held = "alone"
 			}
 			return ctx, nil
 		}

@@ -28,10 +28,10 @@ func (s *scenario) registerScheduleTicks(sc stepContext) {
 
 // serverMinute is the server's minute n of the scenario.
 func (s *scenario) serverMinute(n int) (time.Time, error) {
-	if s.clockRead.IsZero() {
+	if s.schedules.clockRead.IsZero() {
 		return time.Time{}, fmt.Errorf("the server's clock was not read in this scenario")
 	}
-	return s.clockRead.Truncate(time.Minute).Add(time.Duration(n) * time.Minute), nil
+	return s.schedules.clockRead.Truncate(time.Minute).Add(time.Duration(n) * time.Minute), nil
 }
 
 // cronAt is a cron expression that fires at t's minute, once a year.
@@ -72,7 +72,7 @@ func (s *scenario) readServerClock(ctx context.Context) error {
 	if !ok {
 		return s.skip("the server's answers carry no Date header, so the suite cannot tell the time of its clock")
 	}
-	s.clockRead = now
+	s.schedules.clockRead = now
 	return nil
 }
 
@@ -93,7 +93,7 @@ func (s *scenario) replaceScheduleAtMinute(ctx context.Context, nick string, n i
 	if err != nil {
 		return err
 	}
-	old := s.ticks[nick]
+	old := s.schedules.ticks[nick]
 	if err := s.replaceSchedule(ctx, nick, cronAt(at), "Contract suite schedule "+nick+": look for flaky tests"); err != nil {
 		return err
 	}
@@ -108,10 +108,10 @@ func (s *scenario) replaceScheduleAtMinute(ctx context.Context, nick string, n i
 }
 
 func (s *scenario) firesAt(nick string, at time.Time) {
-	if s.ticks == nil {
-		s.ticks = map[string]time.Time{}
+	if s.schedules.ticks == nil {
+		s.schedules.ticks = map[string]time.Time{}
 	}
-	s.ticks[nick] = at
+	s.schedules.ticks[nick] = at
 }
 
 func (s *scenario) answeredBeforeMinute(n int) error {
@@ -144,7 +144,7 @@ func (s *scenario) answeredBefore(at time.Time, what string) error {
 // the server's clock is by then a minute past the tick; before that, the
 // scenario is inconclusive.
 func (s *scenario) waitForScheduledRun(ctx context.Context, nick string) error {
-	tick, ok := s.ticks[nick]
+	tick, ok := s.schedules.ticks[nick]
 	if !ok {
 		return fmt.Errorf("schedule %q was not made to fire at a minute of the server's clock in this scenario", nick)
 	}
@@ -158,10 +158,10 @@ func (s *scenario) waitForScheduledRun(ctx context.Context, nick string) error {
 		if err := s.listScheduleRuns(ctx, nick); err != nil {
 			return err
 		}
-		if s.listing.refused {
-			return fmt.Errorf("%s: listing the schedule's runs was refused", s.listing.op)
+		if s.listings.page.refused {
+			return fmt.Errorf("%s: listing the schedule's runs was refused", s.listings.page.op)
 		}
-		if len(s.listing.runs) > 0 {
+		if len(s.listings.page.runs) > 0 {
 			return nil
 		}
 		if s.api.control != nil || time.Now().After(deadline) {
@@ -196,7 +196,7 @@ func (s *scenario) noScheduledRunBefore(ctx context.Context, nick string, n int)
 	if err := s.listedRunsFromSchedule(nick); err != nil {
 		return err
 	}
-	for _, r := range s.listing.runs {
+	for _, r := range s.listings.page.runs {
 		created, err := timestamp(r, "created_at")
 		if err != nil {
 			return err

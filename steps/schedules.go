@@ -15,6 +15,15 @@ import (
 // listing on a server full of other schedules can be narrowed to them, and
 // are deleted when the scenario ends.
 
+// schedulesRoom is what the schedule steps keep.
+type schedulesRoom struct {
+	ids map[string]string // nickname -> id of the schedules this scenario created
+	// clockRead is the server's clock as the scenario read it (schedule_ticks.go).
+	clockRead time.Time
+	// ticks maps a nickname to the one tick of its schedule's cron (schedule_ticks.go).
+	ticks map[string]time.Time
+}
+
 // registerSchedules registers the steps of schedules.
 func (s *scenario) registerSchedules(sc stepContext) {
 	sc.Step(`^I create a schedule "([^"]*)" with the cron "([^"]*)"$`, s.createSchedule)
@@ -47,46 +56,50 @@ func (s *scenario) createPausedSchedule(ctx context.Context, nick, cron string) 
 
 func (s *scenario) postSchedule(ctx context.Context, nick string, body map[string]any) error {
 	data, _ := json.Marshal(body)
-	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/schedules", body: data}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/schedules", body: data})
+	s.leave(resp) // judged by the response steps too
+	if err != nil {
 		return err
 	}
-	if err := s.last.expectStatus(http.StatusCreated); err != nil {
+	if err := resp.expectStatus(http.StatusCreated); err != nil {
 		return err
 	}
 	var made struct {
 		ID string `json:"id"`
 	}
-	if err := s.last.json(&made); err != nil {
+	if err := resp.json(&made); err != nil {
 		return err
 	}
 	if made.ID == "" {
-		return fmt.Errorf("%s: the created schedule has no id\n%s", s.last.op, s.last.excerpt())
+		return fmt.Errorf("%s: the created schedule has no id\n%s", resp.op, resp.excerpt())
 	}
-	if s.schedules == nil {
-		s.schedules = map[string]string{}
+	if s.schedules.ids == nil {
+		s.schedules.ids = map[string]string{}
 	}
-	s.schedules[nick] = made.ID
+	s.schedules.ids[nick] = made.ID
 	return nil
 }
 
 func (s *scenario) createScheduleRaw(ctx context.Context, body string) error {
-	err := s.send(ctx, call{method: http.MethodPost, path: "/agent/schedules", body: []byte(s.expand(body))})
-	if s.last != nil && s.last.status == http.StatusCreated { // a server that took it: clean up
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/schedules", body: []byte(s.expand(body))})
+	s.leave(resp) // judged by the response steps
+	// A server that took it: clean up.
+	if resp != nil && resp.status == http.StatusCreated {
 		var made struct {
 			ID string `json:"id"`
 		}
-		if s.last.json(&made) == nil && made.ID != "" {
-			if s.schedules == nil {
-				s.schedules = map[string]string{}
+		if resp.json(&made) == nil && made.ID != "" {
+			if s.schedules.ids == nil {
+				s.schedules.ids = map[string]string{}
 			}
-			s.schedules["raw-"+made.ID] = made.ID
+			s.schedules.ids["raw-"+made.ID] = made.ID
 		}
 	}
 	return err
 }
 
 func (s *scenario) scheduleID(nick string) (string, error) {
-	id, ok := s.schedules[nick]
+	id, ok := s.schedules.ids[nick]
 	if !ok {
 		return "", fmt.Errorf("no schedule %q was created in this scenario", nick)
 	}
@@ -200,11 +213,11 @@ func (s *scenario) listedRunsFromSchedule(nick string) error {
 	if err != nil {
 		return err
 	}
-	if s.listing == nil || s.listing.err != nil {
+	if s.listings.page == nil || s.listings.page.err != nil {
 		return fmt.Errorf("no listing to check")
 	}
 	ticks := map[string]bool{}
-	for _, r := range s.listing.runs {
+	for _, r := range s.listings.page.runs {
 		sched, _ := r["schedule"].(map[string]any)
 		switch {
 		case r["source"] != "SCHEDULED_AGENT":
@@ -225,7 +238,7 @@ func (s *scenario) listedRunsFromScheduleAt(nick string, hour, minute int) error
 	if err := s.listedRunsFromSchedule(nick); err != nil {
 		return err
 	}
-	for _, r := range s.listing.runs {
+	for _, r := range s.listings.page.runs {
 		t, err := timestamp(r, "created_at")
 		if err != nil {
 			return err

@@ -46,41 +46,41 @@ func (s *scenario) anotherTeamCreatedARun(ctx context.Context) error {
 		return err
 	}
 	if id := str(obj["run_id"]); id != "" {
-		s.theirs = &trackedRun{nick: "the other team's run", id: id}
+		s.tenancy.theirs = &trackedRun{nick: "the other team's run", id: id}
 		return nil
 	}
 	return fmt.Errorf("%s: expected a run_id in the answer\n%s", resp.op, resp.excerpt())
 }
 
 func (s *scenario) fetchTheirRun(ctx context.Context) error {
-	if s.theirs == nil {
+	if s.tenancy.theirs == nil {
 		return errNoTheirs
 	}
-	return s.send(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.theirs.id)})
+	return s.send(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.tenancy.theirs.id)})
 }
 
 func (s *scenario) cancelTheirRun(ctx context.Context) error {
-	if s.theirs == nil {
+	if s.tenancy.theirs == nil {
 		return errNoTheirs
 	}
-	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.theirs.id) + "/cancel"})
+	return s.send(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.tenancy.theirs.id) + "/cancel"})
 }
 
 // walkNeverSawTheirRun checks every page of the last walk.
 func (s *scenario) walkNeverSawTheirRun() error {
-	if s.theirs == nil {
+	if s.tenancy.theirs == nil {
 		return errNoTheirs
 	}
-	if s.walked == nil {
+	if s.listings.walk == nil {
 		return errors.New("no walk through the pages was made")
 	}
-	if s.walked.err != nil {
-		return s.walked.err
+	if s.listings.walk.err != nil {
+		return s.listings.walk.err
 	}
-	for i, page := range s.walked.pages {
+	for i, page := range s.listings.walk.pages {
 		for _, run := range page.runs {
-			if str(run["run_id"]) == s.theirs.id {
-				return fmt.Errorf("page %d (%s): expected only the caller's team's runs, got run %s, created with another team's key", i+1, page.op, s.theirs.id)
+			if str(run["run_id"]) == s.tenancy.theirs.id {
+				return fmt.Errorf("page %d (%s): expected only the caller's team's runs, got run %s, created with another team's key", i+1, page.op, s.tenancy.theirs.id)
 			}
 		}
 	}
@@ -88,6 +88,15 @@ func (s *scenario) walkNeverSawTheirRun() error {
 }
 
 var errNoTheirs = errors.New("no run of another team yet: use \"another team has created a run\" first")
+
+// tenancyRoom is what the steps of two teams keep.
+type tenancyRoom struct {
+	theirs *trackedRun // a run another team created (@two-callers)
+	// polled is the answer to the last poll of their run's events.
+	polled *response
+	// answers are the answers the other team got (tenancy_resources.go).
+	answers []*response
+}
 
 // registerTenancy registers the steps of two callers of different teams.
 func (s *scenario) registerTenancy(sc stepContext) {
@@ -104,13 +113,13 @@ func (s *scenario) registerTenancy(sc stepContext) {
 // in a terminal state: with the suite's patience (Config.Timeout), moving the
 // mock's clock when the suite drives it.
 func (s *scenario) theirRunEnded(ctx context.Context) error {
-	if s.theirs == nil {
+	if s.tenancy.theirs == nil {
 		return errNoTheirs
 	}
 	they := s.other()
 	deadline := time.Now().Add(s.suite.cfg.Timeout)
 	for waited := time.Duration(0); ; {
-		resp, err := they.do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.theirs.id)})
+		resp, err := they.do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.tenancy.theirs.id)})
 		if err != nil {
 			return err
 		}
@@ -125,7 +134,7 @@ func (s *scenario) theirRunEnded(ctx context.Context) error {
 		case isTerminal(state):
 			return nil
 		case waited >= s.suite.cfg.Timeout || time.Now().After(deadline):
-			return fmt.Errorf("the other team's run %s was still %s after %s", s.theirs.id, state, s.suite.cfg.Timeout)
+			return fmt.Errorf("the other team's run %s was still %s after %s", s.tenancy.theirs.id, state, s.suite.cfg.Timeout)
 		}
 		d, err := s.tick(ctx)
 		if err != nil {
@@ -136,35 +145,40 @@ func (s *scenario) theirRunEnded(ctx context.Context) error {
 }
 
 func (s *scenario) pollTheirEvents(ctx context.Context) error {
-	if s.theirs == nil {
+	if s.tenancy.theirs == nil {
 		return errNoTheirs
 	}
-	return s.send(ctx, call{method: http.MethodGet, path: "/agent/events", query: url.Values{"run_ids": {s.theirs.id}}})
+	resp, err := s.ask(ctx, call{method: http.MethodGet, path: "/agent/events", query: url.Values{"run_ids": {s.tenancy.theirs.id}}})
+	if resp != nil {
+		s.tenancy.polled = resp
+	}
+	return err
 }
 
 // noEventOfTheirs accepts a refusal (403 or 404) or a list without any
 // event of the other team's run.
 func (s *scenario) noEventOfTheirs() error {
-	if s.last == nil {
+	polled := s.tenancy.polled
+	if polled == nil {
 		return errNoRequest
 	}
-	if s.last.status != http.StatusOK {
-		return s.refusedOrHidden()
+	if polled.status != http.StatusOK {
+		return refusedOrHidden(polled)
 	}
 	var evs []runEvent
-	if err := s.last.json(&evs); err != nil {
+	if err := polled.json(&evs); err != nil {
 		return err
 	}
 	for _, e := range evs {
-		if e.RunID == s.theirs.id {
-			return fmt.Errorf("%s shows the other team's event %s\n%s", s.last.op, e, s.last.excerpt())
+		if e.RunID == s.tenancy.theirs.id {
+			return fmt.Errorf("%s shows the other team's event %s\n%s", polled.op, e, polled.excerpt())
 		}
 	}
 	return nil
 }
 
-// refusedOrHidden checks that the last response refused a resource of
-// another team: 403 not_authorized, or 404 resource_not_found.
-func (s *scenario) refusedOrHidden() error {
-	return s.responseIsOneOfTwoProblems(http.StatusForbidden, "not_authorized", http.StatusNotFound, "resource_not_found")
+// refusedOrHidden checks that resp refused a resource of another team:
+// 403 not_authorized, or 404 resource_not_found.
+func refusedOrHidden(resp *response) error {
+	return oneOfTwoProblems(resp, http.StatusForbidden, "not_authorized", http.StatusNotFound, "resource_not_found")
 }

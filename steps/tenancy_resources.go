@@ -65,10 +65,10 @@ func (s *scenario) otherTeamDoesNotList(ctx context.Context, nick string) error 
 // the other team's run shows to its own team. A run that shows none (it
 // ended before a worker claimed it) leaves nothing to ask for.
 func (s *scenario) fetchTheirConversation(ctx context.Context) error {
-	if s.theirs == nil {
+	if s.tenancy.theirs == nil {
 		return errNoTheirs
 	}
-	resp, err := s.other().do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.theirs.id)})
+	resp, err := s.other().do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.tenancy.theirs.id)})
 	if err != nil {
 		return err
 	}
@@ -81,39 +81,38 @@ func (s *scenario) fetchTheirConversation(ctx context.Context) error {
 	}
 	conv := str(doc["conversation_id"])
 	if conv == "" {
-		return s.inconclusive(fmt.Sprintf("the other team's run %s (%s) shows no conversation_id to its team: no conversation to ask for", s.theirs.id, str(doc["state"])))
+		return s.inconclusive(fmt.Sprintf("the other team's run %s (%s) shows no conversation_id to its team: no conversation to ask for", s.tenancy.theirs.id, str(doc["state"])))
 	}
 	return s.send(ctx, call{method: http.MethodGet, path: "/agent/conversations/" + pathEscape(conv)})
 }
 
 // otherTeamFetchesTheArtifacts fetches, with the other team's key, each
 // artifact the suite's key last fetched; their answers are kept in
-// s.theirAnswers.
+// s.tenancy.answers.
 func (s *scenario) otherTeamFetchesTheArtifacts(ctx context.Context) error {
-	if len(s.fetched) == 0 {
+	if len(s.artifacts.fetched) == 0 {
 		return s.inconclusive("no run the suite's key can see shows a plan, screenshot or file artifact: nothing for the other team to ask for")
 	}
-	s.theirAnswers = nil
-	for _, f := range s.fetched {
+	s.tenancy.answers = nil
+	for _, f := range s.artifacts.fetched {
 		uid := str(mustLookup(f.shown, "data.artifact_uid"))
 		resp, err := s.api.do(ctx, call{method: http.MethodGet, path: "/agent/artifacts/" + pathEscape(uid), auth: s.otherAuth()})
 		if err != nil {
 			return err
 		}
-		s.theirAnswers = append(s.theirAnswers, resp)
+		s.tenancy.answers = append(s.tenancy.answers, resp)
 	}
 	return nil
 }
 
 // eachRefusedToThem checks every answer the other team got.
 func (s *scenario) eachRefusedToThem() error {
-	if len(s.theirAnswers) == 0 {
+	if len(s.tenancy.answers) == 0 {
 		return fmt.Errorf("the other team asked for nothing")
 	}
 	var errs []string
-	for _, resp := range s.theirAnswers {
-		s.last = resp
-		if err := s.refusedOrHidden(); err != nil {
+	for _, resp := range s.tenancy.answers {
+		if err := refusedOrHidden(resp); err != nil {
 			errs = append(errs, "asked with another team's key: "+err.Error())
 		}
 	}
@@ -164,13 +163,15 @@ func (s *scenario) createInTheirEnvironment(ctx context.Context) error {
 	}
 	body, _ := json.Marshal(map[string]any{"prompt": "Contract suite run in another team's environment: say hello",
 		"config": map[string]any{"name": s.label, "environment_id": env}})
-	if err := s.send(ctx, call{method: http.MethodPost, path: "/agent/run", body: body}); err != nil {
+	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/run", body: body})
+	s.leave(resp) // judged by the response steps too
+	if err != nil {
 		return err
 	}
-	if s.last.status == http.StatusOK {
+	if resp.status == http.StatusOK {
 		// A run the server should not have started: track it so that it is
 		// cancelled at the end.
-		if doc, err := s.last.object(); err == nil && str(doc["run_id"]) != "" {
+		if doc, err := resp.object(); err == nil && str(doc["run_id"]) != "" {
 			s.mine.add(&trackedRun{nick: "the run in another team's environment", id: str(doc["run_id"])})
 		}
 	}

@@ -177,8 +177,8 @@ func (s *scenario) localValue(key string) (string, bool) {
 	case "unknown":
 		return s.unknownID, true
 	case "their run":
-		if s.theirs != nil {
-			return s.theirs.id, true
+		if s.tenancy.theirs != nil {
+			return s.tenancy.theirs.id, true
 		}
 	}
 	if v, ok := s.cache[key]; ok { // a value remembered by an earlier step
