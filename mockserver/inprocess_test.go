@@ -380,14 +380,15 @@ func TestInProcessDelayOutlivingTheRequestContextIsAnError(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", inProcessBase+"/agent/runs", nil)
 	req.Header.Set("Authorization", "Bearer wk-mock-alice")
-	req.Header.Set(mockserver.FaultHeader, "delay=2s")
+	req.Header.Set(mockserver.FaultHeader, "delay=2m")
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	if resp != nil {
 		resp.Body.Close()
 	}
 	require.ErrorIs(t, err, context.DeadlineExceeded, "a network client would time out, not get an answer")
-	require.Less(t, time.Since(start), time.Second)
+	// Far below the delay, so no busy machine makes this fail.
+	require.Less(t, time.Since(start), time.Minute)
 }
 
 func TestInProcessSessionsAreIsolated(t *testing.T) {

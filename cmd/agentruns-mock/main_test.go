@@ -55,20 +55,18 @@ func startRun(t *testing.T, args ...string) *mock {
 	go func() {
 		m.done <- run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), m.stderr, func(addr string) { ready <- addr })
 	}()
+	// No deadline of its own: a start-up is as slow as the machine is busy,
+	// and one that never listens is caught by go test's -timeout.
 	select {
 	case addr := <-ready:
 		m.base = "http://" + addr
 	case err := <-m.done:
 		t.Fatalf("run: %v\n%s", err, m.stderr)
-	case <-time.After(20 * time.Second):
-		t.Fatal("run did not start listening")
 	}
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case <-m.done:
-		case <-time.After(20 * time.Second):
-		}
+		err := <-m.done
+		m.done <- err
 	})
 	return m
 }
@@ -95,8 +93,7 @@ func startProcess(t *testing.T, args ...string) *mock {
 		_ = cmd.Process.Kill()
 		<-m.done
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for m.base == "" {
+	for m.base == "" { // until it listens or exits (go test's -timeout bounds a hang)
 		if match := listening.FindStringSubmatch(m.stderr.String()); match != nil {
 			m.base = match[1]
 			break
@@ -107,22 +104,18 @@ func startProcess(t *testing.T, args ...string) *mock {
 			t.Fatalf("agentruns-mock exited at start: %v\n%s", err, m.stderr)
 		case <-time.After(10 * time.Millisecond):
 		}
-		require.True(t, time.Now().Before(deadline), "agentruns-mock did not start listening:\n%s", m.stderr)
 	}
 	return m
 }
 
-// wait waits for the mock to end and returns its result.
-func (m *mock) wait(within time.Duration) error {
+// wait waits for the mock to end and returns its result. It has no
+// deadline of its own, so a busy machine fails nothing: a mock that never
+// ends is caught by go test's -timeout.
+func (m *mock) wait() error {
 	m.t.Helper()
-	select {
-	case err := <-m.done:
-		m.done <- err // for Cleanup
-		return err
-	case <-time.After(within):
-		m.t.Fatalf("the mock did not end within %v\n%s", within, m.stderr)
-		return nil
-	}
+	err := <-m.done
+	m.done <- err // for Cleanup
+	return err
 }
 
 type answer struct {
@@ -214,7 +207,7 @@ func TestGracefulShutdownFinishesRequestsInFlight(t *testing.T) {
 	require.NoError(t, json.Unmarshal(a.body, &page))
 	assert.Len(t, page.Runs, 3)
 	assert.GreaterOrEqual(t, time.Since(began), 1500*time.Millisecond)
-	require.NoError(t, m.wait(10*time.Second))
+	require.NoError(t, m.wait())
 	assert.Error(t, m.call("GET", "/agent/runs", "wk-mock-alice", "").err, "no new requests after the shutdown")
 	assert.Contains(t, m.stderr.String(), "shutting down")
 }
@@ -229,8 +222,8 @@ func TestShutdownTimeoutCutsOffAndStillSaves(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	began := time.Now()
 	m.stop()
-	require.NoError(t, m.wait(10*time.Second))
-	assert.Less(t, time.Since(began), 5*time.Second)
+	require.NoError(t, m.wait())
+	assert.Less(t, time.Since(began), 30*time.Second, "cut off, not waited for: the request's delay is a minute")
 	raw, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), id)
@@ -268,21 +261,19 @@ func TestSlowClientsCannotHoldTheServer(t *testing.T) {
 			require.NoError(t, err)
 			defer conn.Close()
 			require.NoError(t, tc.write(conn))
-			// Read until the server ends the connection, which must be well
-			// before our own deadline.
-			require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
-			began := time.Now()
+			// Read until the server ends the connection. Our own deadline
+			// only keeps a server that never does from hanging the test: it
+			// is far beyond the server's 400ms, which no busy machine
+			// stretches that far.
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(2*time.Minute)))
 			_, err = io.Copy(io.Discard, conn)
 			assert.NoError(t, err, "the server, not our deadline, ends the connection")
-			assert.Less(t, time.Since(began), 3*time.Second)
 		})
 	}
 	t.Run("an answer later than the write timeout", func(t *testing.T) {
 		m := startRun(t, "--write-timeout", "400ms")
-		began := time.Now()
 		a := m.call("GET", "/agent/runs", "wk-mock-alice", "", mockserver.FaultHeader, "delay=1500ms")
 		assert.Error(t, a.err, "no late answer: status %d", a.status)
-		assert.Less(t, time.Since(began), 3*time.Second)
 		m.must(200, "GET", "/agent/runs", "wk-mock-alice", "")
 	})
 }
@@ -343,7 +334,7 @@ func TestTheLogHoldsNoTokens(t *testing.T) {
 	m.must(200, "GET", "/__mock/info", "ctl-SECRET-1", "")
 	m.must(401, "GET", "/__mock/info", "SECRET-4", "")
 	m.stop()
-	require.NoError(t, m.wait(10*time.Second))
+	require.NoError(t, m.wait())
 	out := m.stderr.String()
 	require.GreaterOrEqual(t, strings.Count(out, "msg=request"), 5, "requests are logged: %s", out)
 	for _, secret := range []string{"wk-mock-alice", "SECRET", "U0VDUkVULTM6cA==", "Bearer", "Basic"} {

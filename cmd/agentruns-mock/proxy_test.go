@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,7 +149,7 @@ func TestProxyModeChecksReportsAndRecords(t *testing.T) {
 	assert.Contains(t, m.stderr.String(), "dashboard="+m.base+"/__mock/proxy/ui/", "the start-up line names the dashboard")
 
 	m.stop()
-	err := m.wait(30 * time.Second)
+	err := m.wait()
 	require.Error(t, err, "the upstream broke the contract: the command fails")
 	assert.Contains(t, err.Error(), "broke the contract")
 	assert.Contains(t, err.Error(), junit+" and "+html+" say where", "the exit names the reports written")
@@ -195,7 +194,7 @@ func TestProxyExitWithoutReportsNamesTheFirstViolation(t *testing.T) {
 	m := startRun(t, "--proxy", up.URL)
 	m.must(405, "GET", "/agent/identities/agent-1", "wk-live", "")
 	m.stop()
-	err := m.wait(30 * time.Second)
+	err := m.wait()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "GET /agent/identities/agent-1 → 405: response-follows-document, status: expected one of the documented statuses 200, 400, 401, 403, 404, 429, 500, 503, got 405")
 	assert.Contains(t, err.Error(), "give --proxy-junit FILE or --proxy-html FILE")
@@ -218,7 +217,7 @@ func TestRecordingReplaysThroughTheCommand(t *testing.T) {
 	detail := m.must(200, "GET", "/agent/runs/"+created.RunID, "wk-mock-alice", "")
 	require.Contains(t, string(detail), "team-claude-key", "the upstream shows the config it was sent")
 	m.stop()
-	_ = m.wait(30 * time.Second) // the upstream drops titles: the exit reports it
+	_ = m.wait() // the upstream drops titles: the exit reports it
 
 	replay := startRun(t, "--fixtures", rec)
 	var run map[string]any

@@ -64,7 +64,7 @@ func TestStateFileSurvivesARestart(t *testing.T) {
 	m.must(200, "POST", "/__mock/clock/advance", "", `{"by":"1h"}`, mockserver.SessionHeader, "job-7")
 	before := m.view("", "job-7")
 	require.NoError(t, m.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, m.wait(20*time.Second), "a clean exit:\n%s", m.stderr)
+	require.NoError(t, m.wait(), "a clean exit:\n%s", m.stderr)
 	assert.Contains(t, m.stderr.String(), "state saved")
 
 	again := startProcess(t, args...)
@@ -137,7 +137,7 @@ func TestStateFileSurvivesSIGKILLDuringWrites(t *testing.T) {
 		}
 		time.Sleep(time.Duration(300+rng.Intn(500)) * time.Millisecond)
 		require.NoError(t, m.cmd.Process.Kill())
-		_ = m.wait(10 * time.Second)
+		_ = m.wait()
 		stop.Store(true)
 		wg.Wait()
 		if temps, _ := filepath.Glob(filepath.Join(dir, ".state.json.tmp-*")); len(temps) > 0 {
@@ -158,7 +158,7 @@ func TestUnusableStateFileIsAStartupError(t *testing.T) {
 	m := startRun(t, "--state-file", good, "--clock", "virtual")
 	m.create("wk-mock-alice", `{"prompt":"x"}`)
 	m.stop()
-	require.NoError(t, m.wait(10*time.Second))
+	require.NoError(t, m.wait())
 	valid, err := os.ReadFile(good)
 	require.NoError(t, err)
 
