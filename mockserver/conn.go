@@ -10,15 +10,16 @@ import (
 	"time"
 )
 
-// Some requests never reach a handler: Go's HTTP server itself refuses
-// headers over MaxHeaderBytes (431), a request line or header it cannot
-// parse (400), an HTTP version it does not speak (505) and a transfer
-// coding it does not know (501), answering in text/plain. GuardListener
-// wraps the mock's listener so those answers, too, are problem+json like
-// every other error of the mock; and it remembers each connection's read
-// deadline, so the body deadline never outlives the server's --read-timeout.
+// GuardListener wraps the mock's listener so that the answers of Go's HTTP
+// server itself are problem+json like every other error of the mock. Some
+// requests never reach a handler: the server refuses headers over
+// MaxHeaderBytes (431), a request line or header it cannot parse (400), an
+// HTTP version it does not speak (505) and a transfer coding it does not
+// know (501), answering in text/plain. It also remembers each connection's
+// read deadline, so the body deadline never outlives the server's
+// --read-timeout.
 //
-// Serve with ConnContext as the http.Server's ConnContext.
+// Serve with ConnContext as the http.Server's ConnContext (Serve does).
 func GuardListener(ln net.Listener) net.Listener { return guardListener{ln} }
 
 // ConnContext makes the guarded connection known to the requests it carries.

@@ -36,5 +36,3 @@ func (b *bounded[V]) put(k string, v V) {
 
 // del forgets k; its slot in the ring is reused when it comes round.
 func (b *bounded[V]) del(k string) { delete(b.m, k) }
-
-func (b *bounded[V]) len() int { return len(b.m) }

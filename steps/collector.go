@@ -249,8 +249,7 @@ func (c *collector) Feature(doc *messages.GherkinDocument, uri string, _ []byte)
 			f.lines[st.Id], f.kws[st.Id] = st.Location.Line, st.Keyword
 		}
 	}
-	var addScenario func(*messages.Scenario)
-	addScenario = func(s *messages.Scenario) {
+	addScenario := func(s *messages.Scenario) {
 		f.lines[s.Id] = s.Location.Line
 		addSteps(s.Steps)
 		for _, ex := range s.Examples {

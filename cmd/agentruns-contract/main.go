@@ -516,7 +516,8 @@ func firstFew(g []string) string {
 	return strings.Join(out, "; ")
 }
 
-// startMock serves the bundled mock on a free local port.
+// startMock serves the bundled mock on a free local port, hardened as
+// agentruns-mock serves it (mockserver.Serve).
 func startMock() (url string, stop func(), err error) {
 	m, err := mockserver.New(mockserver.Options{})
 	if err != nil {
@@ -526,13 +527,13 @@ func startMock() (url string, stop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	stop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = mockserver.Serve(ctx, ln, m, mockserver.DefaultHardening, nil)
+	}()
+	stop = func() { cancel(); <-done }
 	return "http://" + ln.Addr().String(), stop, nil
 }
 

@@ -69,18 +69,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	c.opts.BodyTimeout = 10 * time.Second
 	fs.Var(&durationValue{&c.opts.BodyTimeout, 0}, "body-timeout", "time a request body has to arrive once the mock reads it, a `duration`; slower ones get 400")
 	fs.BoolVar(&c.quiet, "quiet", false, "do not log each request")
-	c.maxInFlight = 256
-	fs.Var((*countValue)(&c.maxInFlight), "max-inflight", "most requests (a `number`) answered at once; more get 429 with Retry-After (0: no cap)")
+	c.hardening = mockserver.DefaultHardening
+	fs.Var((*countValue)(&c.hardening.MaxInFlight), "max-inflight", "most requests (a `number`) answered at once; more get 429 with Retry-After (0: no cap)")
 	fs.StringVar(&c.stateFile, "state-file", "", "keep the runs in this `file` across restarts: load it at start, save it periodically and on shutdown (default: memory only)")
 	c.saveEvery = 5 * time.Second
 	fs.Var(&durationValue{&c.saveEvery, 0}, "save-every", "with --state-file, how often to save when something changed, a `duration` (0: only on shutdown)")
-	c.shutdownTimeout = 10 * time.Second
-	fs.Var(&durationValue{&c.shutdownTimeout, 0}, "shutdown-timeout", "how long a graceful shutdown waits for requests in flight, a `duration`")
-	c.readHeaderTimeout, c.readTimeout, c.writeTimeout, c.idleTimeout = 5*time.Second, 30*time.Second, 3*time.Minute, 2*time.Minute
-	fs.Var(&durationValue{&c.readHeaderTimeout, 0}, "read-header-timeout", "time a client has to send a request's headers, a `duration`")
-	fs.Var(&durationValue{&c.readTimeout, 0}, "read-timeout", "time a client has to send a whole request, a `duration`")
-	fs.Var(&durationValue{&c.writeTimeout, 0}, "write-timeout", "time to answer a request, from the end of its headers, a `duration` (above the longest delay fault, 2m)")
-	fs.Var(&durationValue{&c.idleTimeout, 0}, "idle-timeout", "how long an idle keep-alive connection stays open, a `duration`")
+	fs.Var(&durationValue{&c.hardening.ShutdownTimeout, 0}, "shutdown-timeout", "how long a graceful shutdown waits for requests in flight, a `duration`")
+	fs.Var(&durationValue{&c.hardening.ReadHeaderTimeout, 0}, "read-header-timeout", "time a client has to send a request's headers, a `duration`")
+	fs.Var(&durationValue{&c.hardening.ReadTimeout, 0}, "read-timeout", "time a client has to send a whole request, a `duration`")
+	fs.Var(&durationValue{&c.hardening.WriteTimeout, 0}, "write-timeout", "time to answer a request, from the end of its headers, a `duration` (above the longest delay fault, 2m)")
+	fs.Var(&durationValue{&c.hardening.IdleTimeout, 0}, "idle-timeout", "how long an idle keep-alive connection stays open, a `duration`")
 	c.proxy.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

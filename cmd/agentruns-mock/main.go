@@ -46,13 +46,11 @@ type config struct {
 
 	proxy proxyConfig // --proxy and its flags (proxy.go)
 
-	maxInFlight     int
-	stateFile       string
-	saveEvery       time.Duration
-	shutdownTimeout time.Duration
-	// Timeouts of the HTTP server, so a slow or stalled client cannot hold
-	// a connection for long.
-	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
+	stateFile string
+	saveEvery time.Duration
+	// hardening caps the requests answered at once and bounds the time a
+	// client has for each part of an exchange (mockserver.Serve).
+	hardening mockserver.Hardening
 }
 
 // controlState says who may use the control API (/__mock/ and the
@@ -152,25 +150,14 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	return serveErr
 }
 
-// serve listens on c.addr and serves handler until ctx ends, then shuts
-// down gracefully: requests in flight are finished, for at most
-// --shutdown-timeout. ready, when not nil, learns the address once the
-// server listens; attrs go on the line that says so.
+// serve listens on c.addr and serves handler, hardened, until ctx ends,
+// then shuts down gracefully (mockserver.Serve). ready, when not nil,
+// learns the address once the server listens; attrs go on the line that
+// says so.
 func serve(ctx context.Context, c config, handler http.Handler, log *slog.Logger, ready func(addr string), attrs []any) error {
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
-	}
-	ln = mockserver.GuardListener(ln) // problem+json even for net/http's own refusals
-	srv := &http.Server{
-		Handler:           mockserver.LimitInFlight(handler, c.maxInFlight),
-		ReadHeaderTimeout: c.readHeaderTimeout,
-		ReadTimeout:       c.readTimeout,
-		WriteTimeout:      c.writeTimeout,
-		IdleTimeout:       c.idleTimeout,
-		MaxHeaderBytes:    mockserver.MaxHeaderBytes,
-		ConnContext:       mockserver.ConnContext,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	url := "http://" + ln.Addr().String()
 	if c.proxy.upstream != "" {
@@ -181,24 +168,5 @@ func serve(ctx context.Context, c config, handler http.Handler, log *slog.Logger
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		// Requests still running past the timeout are cut off; the state
-		// is saved all the same.
-		log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
-		_ = srv.Close()
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return mockserver.Serve(ctx, ln, handler, c.hardening, log)
 }

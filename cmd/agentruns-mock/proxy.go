@@ -78,7 +78,7 @@ func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr s
 	defer p.Close()
 	serveErr := serve(ctx, c, p, log, ready, []any{"upstream", p.Upstream(), "record", c.proxy.recordDir})
 
-	drainCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	drainCtx, cancel := context.WithTimeout(context.Background(), c.hardening.ShutdownTimeout)
 	defer cancel()
 	errs := []error{serveErr}
 	if err := p.Drain(drainCtx); err != nil {

@@ -44,7 +44,8 @@ type Followup struct {
 // (the run's record, and its conversation, stay bounded).
 const MaxFollowups = 100
 
-// ErrTooManyFollowups: the run has taken MaxFollowups.
+// ErrTooManyFollowups is the answer to a follow-up once the run has taken
+// MaxFollowups.
 var ErrTooManyFollowups = sentinel(Exhausted, "the run has taken the most follow-ups the mock keeps")
 
 // Followup sends message to a run p's team may see and returns the run as

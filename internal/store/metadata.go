@@ -10,8 +10,8 @@ import (
 // MaxMetadataKeys is how many metadata keys a run may have.
 const MaxMetadataKeys = 20
 
-// ErrMetadataTooMany: a run's metadata, with what it inherits, has more
-// than MaxMetadataKeys keys.
+// ErrMetadataTooMany is the error of a run whose metadata, with what it
+// inherits, would have more than MaxMetadataKeys keys.
 var ErrMetadataTooMany = sentinel(Invalid, "metadata: too many keys")
 
 // inheritMetadata is a child run's metadata: its parent's keys, with the
