@@ -38,7 +38,10 @@ func TestAppendJSONStringIsJSONMarshal(t *testing.T) {
 // byte for byte: every fixture run as it moves through its states, and runs
 // with every optional part and awkward strings. wantItem, below, is the
 // RunItem built field by field, the second copy of a run's shape that the
-// encoder is held to.
+// encoder is held to. Every field of RunItem, nested ones too, must be
+// shown by one of these runs: so a field added to RunItem but not to the
+// encoder (or to the encoder and RunItem but not wantItem) fails here,
+// whether or not it is omitted when empty.
 func TestRunJSONIsItsItem(t *testing.T) {
 	s := newVirtualServer(t)
 	ms := openDefault(t, s)
@@ -50,7 +53,7 @@ func TestRunJSONIsItsItem(t *testing.T) {
 			CreatedAt: time.Date(2026, 2, 1, 0, 0, 0, 999_999_999, time.UTC), FromSkill: true,
 			Config: &AgentConfig{Name: odd, SkillSpec: "acme/skills:" + odd + "/SKILL.md", ComputerUseEnabled: &yes, WorkerHost: odd, IdleTimeoutMinutes: &sixty,
 				Harness: &store.Harness{Type: "claude", ModelID: odd, ReasoningLevel: "high"}, HarnessAuthSecrets: &store.HarnessAuthSecrets{ClaudeAuthSecretName: odd, CodexAuthSecretName: odd},
-				ComputerUseModelID: odd, CredentialStrategy: "EXECUTOR", InferenceProviders: &store.InferenceProviders{AWS: &store.AWSInference{Disabled: &yes, Region: odd}},
+				ComputerUseModelID: odd, CredentialStrategy: "EXECUTOR", InferenceProviders: &store.InferenceProviders{AWS: &store.AWSInference{Disabled: &yes, Region: odd, RoleARN: odd}},
 				MemoryStores: []store.MemoryStoreAccess{{UID: odd, Access: "read_only", Instructions: odd}}, RunnerID: odd, SessionSharing: &store.SessionSharing{PublicAccess: "VIEWER"}, Skills: []string{odd, "a:b"}, MCPServers: map[string]MCPServer{"b": {URL: odd, Headers: map[string]string{"X": odd, "A": ""}}, "a<": {Command: "c", Args: []string{odd, ""}, Env: map[string]string{"B": "2", odd: odd}}, "m": {WarpID: "w", Env: map[string]string{}}}},
 			Details: &store.Details{Source: odd, ConversationID: odd, Schedule: &store.Schedule{ID: odd, Name: odd, Cron: "0 * * * *"},
 				Metadata: map[string]string{"ticket_id": odd, "a": ""}, Executor: &store.Creator{Principal: &fixtures.Principal{UID: odd, Type: "service_account"}},
@@ -67,6 +70,7 @@ func TestRunJSONIsItsItem(t *testing.T) {
 	} {
 		ms.Adopt(extra)
 	}
+	shown := map[string]bool{}
 	moved := time.Duration(0)
 	for _, later := range []time.Duration{0, time.Second, 3 * time.Second, time.Minute, time.Hour, 100 * time.Hour, 100000 * time.Hour} {
 		if _, err := ms.Advance(later - moved); err != nil {
@@ -80,9 +84,15 @@ func TestRunJSONIsItsItem(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := (runJSON{v, linkBase}).appendJSON(nil); string(got) != string(want) {
+				got := (runJSON{v, linkBase}).appendJSON(nil)
+				if string(got) != string(want) {
 					t.Fatalf("run %s at +%v:\n got %s\nwant %s", v.Run.ID, later, got, want)
 				}
+				var fields any
+				if err := json.Unmarshal(got, &fields); err != nil {
+					t.Fatal(err)
+				}
+				markShown(reflect.TypeOf(RunItem{}), fields, "", shown)
 				// What the Go API hands out is that JSON, decoded.
 				var wantDecoded RunItem
 				if err := json.Unmarshal(want, &wantDecoded); err != nil {
@@ -101,9 +111,65 @@ func TestRunJSONIsItsItem(t *testing.T) {
 			}
 		}
 	}
+	var paths []string
+	fieldPaths(reflect.TypeOf(RunItem{}), "", &paths)
+	for _, p := range paths {
+		if !shown[p] {
+			t.Errorf("RunItem's %s is never shown: write it in runJSON.appendJSON and wantItem, and give a run here a value for it", p)
+		}
+	}
 	created := RunAgentResponse{RunID: odd, TaskID: "t", State: Queued}
 	if want, _ := json.Marshal(created); string(created.appendJSON(nil)) != string(want) {
 		t.Fatalf("create answer:\n got %s\nwant %s", created.appendJSON(nil), want)
+	}
+}
+
+// fieldPaths appends the JSON paths of typ's fields to out, nested ones
+// too ("agent_config.harness.type"): a slice's elements are at the slice's
+// path, a map's values at its path and ".*".
+func fieldPaths(typ reflect.Type, prefix string, out *[]string) {
+	switch typ.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		fieldPaths(typ.Elem(), prefix, out)
+	case reflect.Map:
+		fieldPaths(typ.Elem(), prefix+".*", out)
+	case reflect.Struct:
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			*out = append(*out, prefix+"."+name)
+			fieldPaths(typ.Field(i).Type, prefix+"."+name, out)
+		}
+	}
+}
+
+// markShown marks in shown the paths (as fieldPaths writes them) of typ's
+// fields that v, typ's JSON decoded, holds.
+func markShown(typ reflect.Type, v any, prefix string, shown map[string]bool) {
+	switch typ.Kind() {
+	case reflect.Pointer:
+		markShown(typ.Elem(), v, prefix, shown)
+	case reflect.Slice:
+		list, _ := v.([]any)
+		for _, e := range list {
+			markShown(typ.Elem(), e, prefix, shown)
+		}
+	case reflect.Map:
+		m, _ := v.(map[string]any)
+		for _, e := range m {
+			markShown(typ.Elem(), e, prefix+".*", shown)
+		}
+	case reflect.Struct:
+		m, _ := v.(map[string]any)
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if e, ok := m[name]; ok && name != "" && name != "-" {
+				shown[prefix+"."+name] = true
+				markShown(typ.Field(i).Type, e, prefix+"."+name, shown)
+			}
+		}
 	}
 }
 
