@@ -67,7 +67,8 @@ bench:
 # The mock's fuzz targets: create bodies, list queries, cursors (forged and
 # validly signed), durations and instants through every input that takes
 # them (FuzzDurations: no value may leave a listing or a get unanswered),
-# and the state file's run reader against the general decoder, each as
+# the typed reader of create bodies against the OpenAPI check, and the
+# state file's run reader against the general decoder, each as
 # package:target. `make fuzz` runs each for FUZZTIME, a duration; `make test`
 # runs each for FUZZ_SMOKE_TIME, a count of inputs ("500x"): a time-bounded
 # fuzz run can end in "context deadline exceeded" on a busy machine (a known
@@ -77,7 +78,7 @@ bench:
 FUZZTIME ?= 30s
 FUZZ_SMOKE_TIME ?= 500x
 FUZZ_TARGETS := mockserver:FuzzCreateBody mockserver:FuzzListQuery mockserver:FuzzCursor mockserver:FuzzDurations \
-	mockserver:FuzzSignedCursor internal/store:FuzzRunReader
+	mockserver:FuzzSignedCursor mockserver:FuzzCreateReader internal/store:FuzzRunReader
 
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \

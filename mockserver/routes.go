@@ -34,6 +34,9 @@ type call struct {
 	// decoded is body as the OpenAPI check decoded it (openapi.DecodeJSON),
 	// nil when the check did not decode it.
 	decoded any
+	// request is a create's body as the typed reader read it, when it
+	// vouched for it (runs_request.go); then the OpenAPI check did not run.
+	request *runRequest
 	id      string // the {…} segment of the path, unescaped
 }
 

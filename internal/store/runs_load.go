@@ -156,100 +156,49 @@ func (rs *restorer) quickRun(raw []byte, r *Run) bool {
 	// most runs share a record with every run of their source.
 	var d Details
 	ok := s.object(func(name []byte) bool {
-		f, known := runFields[string(name)]
+		f, known := quickRunFields[string(name)]
 		if !known || seen&(1<<f) != 0 {
 			return false
 		}
 		seen |= 1 << f
-		return rs.quickRunField(&s, f, r, &d)
+		if f < len(runReaders) {
+			return runReaders[f].read(rs, &s, r)
+		}
+		return detailsReaders[f-len(runReaders)].read(rs, &s, &d)
 	})
 	if !ok || !s.end() {
 		return false
 	}
-	if seen>>fSource != 0 {
+	if seen>>len(runReaders) != 0 {
 		r.Details = newDetails(d)
 	}
 	return true
 }
 
-// runField numbers the fields quickRun knows, so each is read once.
-type runField uint8
-
-const (
-	fID runField = iota
-	fSeq
-	fTitle
-	fPrompt
-	fCreator
-	fTeam
-	fCreatedAt
-	fConfig
-	fTeamScope
-	fFromSkill
-	fLogged
-	fFollowups
-	fTimeline
-	fFateMsg
-	fForcedMsg
-	fForcedState
-	// The Details.
-	fSource
-	fConversationID
-	fSchedule
-	fArtifactTypes
-	fTriggerURL
-	fParentRunID
-	fAgentIdentityUID
-	fInteractive
-	fMetadata
-	fMode
-	fOnBehalfOf
-	fExecutor
-	fHandoff
-)
-
-// runFields are the run's JSON names as Save writes them (the tags on Run
-// and Details).
-var runFields = map[string]runField{
-	"id": fID, "seq": fSeq, "title": fTitle, "prompt": fPrompt, "creator": fCreator, "team": fTeam,
-	"created_at": fCreatedAt, "config": fConfig, "team_scope": fTeamScope, "from_skill": fFromSkill,
-	"logged": fLogged, "followups": fFollowups, "timeline": fTimeline, "fate_message": fFateMsg,
-	"forced_message": fForcedMsg, "forced_state": fForcedState,
-	"source": fSource, "conversation_id": fConversationID, "schedule": fSchedule,
-	"artifact_types": fArtifactTypes, "trigger_url": fTriggerURL, "parent_run_id": fParentRunID,
-	"agent_identity_uid": fAgentIdentityUID, "interactive": fInteractive, "metadata": fMetadata,
-	"mode": fMode, "on_behalf_of": fOnBehalfOf, "executor": fExecutor, "handoff": fHandoff,
+// fieldReader is how quickRun reads one field of a T, by its JSON name as
+// Save writes it (the field's tag). runReaders, detailsReaders and
+// timelineReaders are the one place the reader spells a run's fields:
+// TestRunReaderKnowsEveryField fails when a field of Run, Details or
+// Timeline has no reader, or a reader no field.
+type fieldReader[T any] struct {
+	name string
+	read func(rs *restorer, s *scanner, into *T) bool
 }
 
-func (rs *restorer) quickRunField(s *scanner, f runField, r *Run, d *Details) bool {
-	switch f {
-	case fID:
-		return s.str(&r.ID)
-	case fSeq:
-		return s.int(&r.Seq, 64)
-	case fTitle:
-		return s.str(&r.Title)
-	case fPrompt:
-		return s.str(&r.Prompt)
-	case fTeam:
+var runReaders = []fieldReader[Run]{
+	{"id", func(_ *restorer, s *scanner, r *Run) bool { return s.str(&r.ID) }},
+	{"seq", func(_ *restorer, s *scanner, r *Run) bool { return s.int(&r.Seq, 64) }},
+	{"title", func(_ *restorer, s *scanner, r *Run) bool { return s.str(&r.Title) }},
+	{"prompt", func(_ *restorer, s *scanner, r *Run) bool { return s.str(&r.Prompt) }},
+	{"creator", func(rs *restorer, s *scanner, r *Run) bool { return rs.quickCreator(s, &r.Creator) }},
+	{"team", func(_ *restorer, s *scanner, r *Run) bool {
 		if r.Creator.Principal != nil { // the creator's team, mostly: one string for both
 			return s.known(&r.Team, r.Creator.Team)
 		}
 		return s.str(&r.Team)
-	case fCreatedAt:
-		return s.time(&r.CreatedAt)
-	case fTeamScope:
-		return s.bool(&r.TeamScope)
-	case fFromSkill:
-		return s.bool(&r.FromSkill)
-	case fLogged:
-		var n int64
-		ok := s.int(&n, 16)
-		r.Logged = int16(n)
-		return ok
-	case fCreator:
-		return rs.quickCreator(s, &r.Creator)
-	case fConfig:
+	}},
+	{"created_at", func(_ *restorer, s *scanner, r *Run) bool { return s.time(&r.CreatedAt) }},
+	{"config", func(rs *restorer, s *scanner, r *Run) bool {
 		v, ok := s.object0()
 		if !ok {
 			return false
@@ -257,49 +206,91 @@ func (rs *restorer) quickRunField(s *scanner, f runField, r *Run, d *Details) bo
 		cfg, err := rs.config(v)
 		r.Config = cfg
 		return err == nil
-	case fTimeline:
-		return quickTimeline(s, &r.Timeline)
-	case fForcedState:
-		return s.state(&r.ForcedState)
-	case fFollowups:
-		return rs.general1(s, &r.Followups)
-	case fFateMsg:
-		return rs.general1(s, &r.FateMsg)
-	case fForcedMsg:
-		return rs.general1(s, &r.ForcedMsg)
-	case fSource:
+	}},
+	{"team_scope", func(_ *restorer, s *scanner, r *Run) bool { return s.bool(&r.TeamScope) }},
+	{"from_skill", func(_ *restorer, s *scanner, r *Run) bool { return s.bool(&r.FromSkill) }},
+	{"logged", func(_ *restorer, s *scanner, r *Run) bool {
+		var n int64
+		ok := s.int(&n, 16)
+		r.Logged = int16(n)
+		return ok
+	}},
+	{"followups", func(rs *restorer, s *scanner, r *Run) bool { return rs.general1(s, &r.Followups) }},
+	{"timeline", func(_ *restorer, s *scanner, r *Run) bool { return quickTimeline(s, &r.Timeline) }},
+	{"fate_message", func(rs *restorer, s *scanner, r *Run) bool { return rs.general1(s, &r.FateMsg) }},
+	{"forced_message", func(rs *restorer, s *scanner, r *Run) bool { return rs.general1(s, &r.ForcedMsg) }},
+	{"forced_state", func(_ *restorer, s *scanner, r *Run) bool { return s.state(&r.ForcedState) }},
+}
+
+var detailsReaders = []fieldReader[Details]{
+	{"source", func(_ *restorer, s *scanner, d *Details) bool {
 		if shared, ok := sharedDetails[string(s.peekPlain())]; ok {
 			return s.known(&d.Source, shared.Source)
 		}
 		return s.str(&d.Source)
-	case fConversationID:
-		return s.str(&d.ConversationID)
-	case fTriggerURL:
-		return s.str(&d.TriggerURL)
-	case fParentRunID:
-		return s.str(&d.ParentRunID)
-	case fAgentIdentityUID:
-		return s.str(&d.AgentIdentityUID)
-	case fMode:
-		return s.str(&d.Mode)
-	case fOnBehalfOf:
-		return s.str(&d.OnBehalfOf)
-	case fInteractive:
-		return s.bool(&d.Interactive)
-	case fArtifactTypes:
-		return s.strings(&d.ArtifactTypes)
-	case fExecutor:
+	}},
+	{"conversation_id", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.ConversationID) }},
+	{"schedule", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Schedule) }},
+	{"artifact_types", func(_ *restorer, s *scanner, d *Details) bool { return s.strings(&d.ArtifactTypes) }},
+	{"trigger_url", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.TriggerURL) }},
+	{"parent_run_id", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.ParentRunID) }},
+	{"agent_identity_uid", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.AgentIdentityUID) }},
+	{"interactive", func(_ *restorer, s *scanner, d *Details) bool { return s.bool(&d.Interactive) }},
+	{"metadata", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Metadata) }},
+	{"mode", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.Mode) }},
+	{"on_behalf_of", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.OnBehalfOf) }},
+	{"executor", func(rs *restorer, s *scanner, d *Details) bool {
 		d.Executor = new(Creator)
 		return rs.quickCreator(s, d.Executor)
-	case fSchedule:
-		return generalInto(rs, s, &d.Schedule)
-	case fMetadata:
-		return generalInto(rs, s, &d.Metadata)
-	case fHandoff:
-		return generalInto(rs, s, &d.Handoff)
-	}
-	return false
+	}},
+	{"handoff", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Handoff) }},
 }
+
+var timelineReaders = []fieldReader[Timeline]{
+	{"anchor", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.time(&tl.Anchor) }},
+	{"anchor_state", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.state(&tl.AnchorState) }},
+	{"steps_ns", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.steps(&tl.Steps) }},
+	{"final", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.state(&tl.Final) }},
+	{"started_at", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.time(&tl.StartedAt) }},
+	{"was_claimed", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.bool(&tl.WasClaimed) }},
+	{"execution", func(_ *restorer, s *scanner, tl *Timeline) bool {
+		var n int64
+		ok := s.int(&n, 32)
+		tl.Execution = int32(n)
+		return ok
+	}},
+	{"prior_run_ns", func(_ *restorer, s *scanner, tl *Timeline) bool {
+		var n int64
+		ok := s.int(&n, 64)
+		tl.PriorRun = time.Duration(n)
+		return ok
+	}},
+	{"exec_started_at", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.time(&tl.ExecStart) }},
+}
+
+// indexOf numbers names, so that quickRun reads each field once (a bit
+// per number): a run's fields and its Details' are numbered together, the
+// Details' after the run's.
+func indexOf(names ...string) map[string]int {
+	index := make(map[string]int, len(names))
+	for i, n := range names {
+		index[n] = i
+	}
+	return index
+}
+
+func namesOf[T any](readers []fieldReader[T]) []string {
+	names := make([]string, len(readers))
+	for i, r := range readers {
+		names[i] = r.name
+	}
+	return names
+}
+
+var (
+	quickRunFields      = indexOf(append(namesOf(runReaders), namesOf(detailsReaders)...)...)
+	quickTimelineFields = indexOf(namesOf(timelineReaders)...)
+)
 
 // generalInto is general1 for a field of the Details quickRun keeps on its
 // stack: the general decoder gets a variable of its own, so they stay there.
@@ -329,46 +320,15 @@ func (rs *restorer) general1(s *scanner, v any) bool {
 	return ok && jsonv2.Unmarshal(raw, v, rs.general) == nil
 }
 
-// timelineFields are a timeline's JSON names as Save writes them.
-var timelineFields = map[string]uint8{
-	"anchor": 0, "anchor_state": 1, "steps_ns": 2, "final": 3, "started_at": 4,
-	"was_claimed": 5, "execution": 6, "prior_run_ns": 7, "exec_started_at": 8,
-}
-
 func quickTimeline(s *scanner, tl *Timeline) bool {
 	var seen uint16
 	return s.object(func(name []byte) bool {
-		f, known := timelineFields[string(name)]
+		f, known := quickTimelineFields[string(name)]
 		if !known || seen&(1<<f) != 0 {
 			return false
 		}
 		seen |= 1 << f
-		switch f {
-		case 0:
-			return s.time(&tl.Anchor)
-		case 1:
-			return s.state(&tl.AnchorState)
-		case 2:
-			return s.steps(&tl.Steps)
-		case 3:
-			return s.state(&tl.Final)
-		case 4:
-			return s.time(&tl.StartedAt)
-		case 5:
-			return s.bool(&tl.WasClaimed)
-		case 6:
-			var n int64
-			ok := s.int(&n, 32)
-			tl.Execution = int32(n)
-			return ok
-		case 7:
-			var n int64
-			ok := s.int(&n, 64)
-			tl.PriorRun = time.Duration(n)
-			return ok
-		default:
-			return s.time(&tl.ExecStart)
-		}
+		return timelineReaders[f].read(nil, s, tl)
 	})
 }
 

@@ -79,33 +79,50 @@ func TestRunReaderEqualsTheGeneralDecoder(t *testing.T) {
 	}
 }
 
-// TestRunReaderKnowsEveryField: a field added to a run is added to
-// quickRun's names, or every run with it would take the slow way.
+// TestRunReaderKnowsEveryField: the readers of runs_load.go name the JSON
+// fields of Run, Details and Timeline, in their order, so a field added to
+// a run but not to the reader (every run with it would take the slow way),
+// or to the reader but not the run, fails here. randomRun gives each field
+// a value, so TestRunReaderEqualsTheGeneralDecoder holds each reader to
+// the general decoder.
 func TestRunReaderKnowsEveryField(t *testing.T) {
+	st := newTestStore(t)
+	shown := map[string]bool{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 200 {
+		raw, err := json.Marshal(randomRun(rng, st, i))
+		require.NoError(t, err)
+		var run map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(raw, &run))
+		var tl map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(run["timeline"], &tl))
+		for k := range run {
+			shown[k] = true
+		}
+		for k := range tl {
+			shown["timeline."+k] = true
+		}
+	}
 	for _, c := range []struct {
-		typ   reflect.Type
-		names map[string]bool
+		typ     reflect.Type
+		readers []string
+		prefix  string
 	}{
-		{reflect.TypeOf(Run{}), keysOf(runFields)},
-		{reflect.TypeOf(Details{}), keysOf(runFields)},
-		{reflect.TypeOf(Timeline{}), keysOf(timelineFields)},
+		{reflect.TypeOf(Run{}), namesOf(runReaders), ""},
+		{reflect.TypeOf(Details{}), namesOf(detailsReaders), ""},
+		{reflect.TypeOf(Timeline{}), namesOf(timelineReaders), "timeline."},
 	} {
+		var names []string
 		for i := range c.typ.NumField() {
 			name, _, _ := strings.Cut(c.typ.Field(i).Tag.Get("json"), ",")
 			if name == "" || name == "-" {
 				continue
 			}
-			assert.True(t, c.names[name], "%s.%s (%q): teach quickRun to read it", c.typ.Name(), c.typ.Field(i).Name, name)
+			names = append(names, name)
+			assert.True(t, shown[c.prefix+name], "%s.%s (%q): randomRun never gives it a value", c.typ.Name(), c.typ.Field(i).Name, name)
 		}
+		assert.Equal(t, names, c.readers, "%s's JSON names (in order) and its readers in runs_load.go", c.typ.Name())
 	}
-}
-
-func keysOf[V any](m map[string]V) map[string]bool {
-	out := map[string]bool{}
-	for k := range m {
-		out[k] = true
-	}
-	return out
 }
 
 // FuzzRunReader: whatever a run's JSON holds, quickRun reads it as the
