@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -30,11 +31,18 @@ type call struct {
 	path      string // without the version prefix, still escaped
 	session   *store.Session
 	principal *fixtures.Principal // the caller, in the api area
-	body      []byte              // a POST body, read and checked (api area)
+	// query is the request's query, parsed once by the pipeline
+	// (parseQuery); nil when there is none. Handlers read it, never
+	// r.URL.Query().
+	query url.Values
+	body  []byte // a POST or PUT body, read and checked (api area)
 	// decoded is body as the OpenAPI check decoded it (openapi.DecodeJSON),
-	// nil when the check did not decode it.
-	decoded any
-	id      string // the {…} segment of the path, unescaped
+	// nil when the check did not decode it. Handlers read the body through
+	// the call's methods (body.go), which decode it only when the check
+	// did not.
+	decoded     any
+	undecodable bool   // DecodeJSON refused body (body.go)
+	id          string // the {…} segment of the path, unescaped
 }
 
 // handler answers a call: every handler returns one response (answers.go).
