@@ -120,7 +120,7 @@ func TestAgentResponseMarshalsAsBefore(t *testing.T) {
 		{"description": "<b>&</b>", "prompt": "line\u2028sep"},
 		{"name": "not the name", "uid": "not the uid", "base_model": "m", "on_behalf_of_enabled": true},
 		{"secrets": []any{map[string]any{"name": "s"}}, "skills": []any{"a"}, "default_runner_uid": "r",
-			"memory": map[string]any{"attached_stores": []any{map[string]any{"uid": "m", "access": "read"}}, "auto_memory": map[string]any{"enabled": true}},
+			"memory":      map[string]any{"attached_stores": []any{map[string]any{"uid": "m", "access": "read"}}, "auto_memory": map[string]any{"enabled": true}},
 			"mcp_servers": map[string]any{"gh": map[string]any{"url": "https://x", "n": 1.5}}, "environment_id": nil},
 	} {
 		a := identityJSON(store.IdentityView{UID: "uid-1", Name: "Agent <1>", Available: true, CreatedAt: now, UpdatedAt: now, Settings: settings})
