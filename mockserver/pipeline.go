@@ -102,7 +102,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	c := &call{r: r, path: path}
+	c := &call{r: r}
 
 	// 2. Authenticate.
 	switch rt.area {

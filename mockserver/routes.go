@@ -28,7 +28,6 @@ const (
 // call is one request on its way through the pipeline, as a handler sees it.
 type call struct {
 	r         *http.Request
-	path      string // without the version prefix, still escaped
 	session   *store.Session
 	principal *fixtures.Principal // the caller, in the api area
 	// query is the request's query, parsed once by the pipeline
