@@ -156,7 +156,7 @@ func (s *Server) downloadSignature(session, uid string, expiresMilli int64) stri
 // and has not expired. It needs no credentials: the signature is the
 // permission.
 func (s *Server) downloadArtifact(c *call) response {
-	q := c.r.URL.Query()
+	q := c.query
 	if !exactLink(q, "session", "expires", "signature") {
 		return notALink(c)
 	}

@@ -212,7 +212,7 @@ func (s *Server) downloadTranscript(c *call) response {
 	}
 	// The link's Expires says what the token holds; one changed or added
 	// to is not the link handed out.
-	q := c.r.URL.Query()
+	q := c.query
 	if !exactLink(q, "Expires") || q.Get("Expires") != strconv.FormatInt((l.Expires+999)/1000, 10) {
 		return notALink(c)
 	}

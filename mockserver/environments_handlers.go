@@ -41,7 +41,7 @@ type ListEnvironmentsResponse struct {
 
 // listEnvironments is GET /agent/environments.
 func (s *Server) listEnvironments(c *call) response {
-	sortBy := c.r.URL.Query().Get("sort_by") // the document's enum is checked by validate
+	sortBy := c.query.Get("sort_by") // the document's enum is checked by validate
 	views := c.session.Environments(c.principal)
 	out := ListEnvironmentsResponse{Environments: make([]CloudEnvironment, 0, len(views))}
 	for _, v := range views {

@@ -46,7 +46,7 @@ func eventJSON(e store.Event) RunEvent {
 
 // pollEvents is GET /agent/events.
 func (s *Server) pollEvents(c *call) response {
-	q, aerr := parseEventQuery(c.r.URL.Query())
+	q, aerr := parseEventQuery(c.query)
 	if aerr != nil {
 		return fail(aerr)
 	}
@@ -129,7 +129,7 @@ type ReportEventResponse struct {
 // reportEvent is POST /agent/events/{runId}.
 func (s *Server) reportEvent(c *call) response {
 	var req reportEventRequest
-	if aerr := c.decode(&req); aerr != nil {
+	if aerr := c.fill(&req); aerr != nil {
 		return fail(aerr)
 	}
 	for _, f := range []struct{ name, value string }{{"ref_id", req.RefID}, {"execution_id", req.ExecutionID}} {

@@ -24,7 +24,7 @@ type followupAccepted struct{}
 // submitFollowup is POST /agent/runs/{runId}/followups.
 func (s *Server) submitFollowup(c *call) response {
 	var req followupRequest
-	if aerr := c.decode(&req); aerr != nil {
+	if aerr := c.fill(&req); aerr != nil {
 		return fail(aerr)
 	}
 	var message, mode string
@@ -94,7 +94,7 @@ func (s *Server) handoffURL(c *call, runID, fileID string) string {
 // downloadHandoff is GET /downloads/handoff/{attachmentId}: a handoff
 // file's bytes, for a link this mock signed that has not expired.
 func (s *Server) downloadHandoff(c *call) response {
-	q := c.r.URL.Query()
+	q := c.query
 	if !exactLink(q, "run", "session", "expires", "signature") {
 		return notALink(c)
 	}

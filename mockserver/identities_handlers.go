@@ -3,6 +3,7 @@ package mockserver
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/agentruns/agentruns/internal/store"
@@ -31,23 +32,42 @@ type AgentResponse struct {
 	Settings map[string]any `json:"-"`
 }
 
-// MarshalJSON writes the fields above, then the other settings.
+// MarshalJSON writes the fields above, then the other settings: with
+// settings, as one object of all of them in the order of their names (as
+// encoding/json writes a map), a field above winning over a setting of the
+// same name. Each value is marshalled once.
 func (a AgentResponse) MarshalJSON() ([]byte, error) {
 	type plain AgentResponse
-	b, err := json.Marshal(plain(a))
-	if err != nil || len(a.Settings) == 0 {
-		return b, err
+	if len(a.Settings) == 0 {
+		return json.Marshal(plain(a))
 	}
-	var all map[string]any
-	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, err
-	}
+	all := make(map[string]any, len(a.Settings)+len(agentResponseFields))
 	for k, v := range a.Settings {
-		if _, fixed := all[k]; !fixed {
-			all[k] = v
-		}
+		all[k] = v
+	}
+	v := reflect.ValueOf(a)
+	for _, f := range agentResponseFields {
+		all[f.name] = v.Field(f.index).Interface()
 	}
 	return json.Marshal(all)
+}
+
+// agentResponseFields are AgentResponse's fields as encoding/json names
+// them (none is omitempty), Settings aside.
+var agentResponseFields = func() (out []jsonField) {
+	t := reflect.TypeFor[AgentResponse]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "-" {
+			out = append(out, jsonField{name, i})
+		}
+	}
+	return out
+}()
+
+// jsonField is a struct field's JSON name and its index in the struct.
+type jsonField struct {
+	name  string
+	index int
 }
 
 // agentSettings are the settings an identity keeps beyond its name: every
@@ -56,12 +76,12 @@ var agentSettings = []string{"agent_type", "base_harness", "base_model", "creden
 	"description", "environment_id", "factory_uid", "harness", "harness_auth_secrets", "inference_providers",
 	"mcp_servers", "memory", "on_behalf_of_enabled", "prompt", "secrets", "skills", "worker_host"}
 
-// readIdentitySettings picks the settings out of a create or update body; a
+// identitySettings picks the settings out of a create or update body; a
 // null one is kept as nil, which clears it.
-func readIdentitySettings(body []byte) (map[string]any, *apiError) {
-	var all map[string]any
-	if err := json.Unmarshal(body, &all); err != nil {
-		return nil, decodeError(err)
+func identitySettings(c *call) (map[string]any, *apiError) {
+	all, aerr := c.object()
+	if aerr != nil {
+		return nil, aerr
 	}
 	out := map[string]any{}
 	for _, k := range agentSettings {
@@ -130,7 +150,7 @@ func identityName(c *call, required bool) (name string, given bool, aerr *apiErr
 	var req struct {
 		Name *string `json:"name"`
 	}
-	if aerr := c.decode(&req); aerr != nil {
+	if aerr := c.fill(&req); aerr != nil {
 		return "", false, aerr
 	}
 	if req.Name == nil {
@@ -156,7 +176,7 @@ func (s *Server) createIdentity(c *call) response {
 	if aerr != nil {
 		return fail(aerr)
 	}
-	settings, aerr := readIdentitySettings(c.body)
+	settings, aerr := identitySettings(c)
 	if aerr != nil {
 		return fail(aerr)
 	}
@@ -173,7 +193,7 @@ func (s *Server) updateIdentity(c *call) response {
 	if aerr != nil {
 		return fail(aerr)
 	}
-	settings, aerr := readIdentitySettings(c.body)
+	settings, aerr := identitySettings(c)
 	if aerr != nil {
 		return fail(aerr)
 	}

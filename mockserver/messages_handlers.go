@@ -60,7 +60,7 @@ func messageHeader(m store.Message) MessageHeader {
 // sendMessage is POST /agent/messages.
 func (s *Server) sendMessage(c *call) response {
 	var req sendMessageRequest
-	if aerr := c.decode(&req); aerr != nil {
+	if aerr := c.fill(&req); aerr != nil {
 		return fail(aerr)
 	}
 	// The document marks all four required; validate has checked that.
@@ -91,7 +91,7 @@ func (s *Server) sendMessage(c *call) response {
 
 // listMessages is GET /agent/messages/{runId}: the run's inbox, oldest first.
 func (s *Server) listMessages(c *call) response {
-	q := c.r.URL.Query()
+	q := c.query
 	iq := store.InboxQuery{Limit: 50}
 	// Each parameter once, or repeated with the same value, as for runs and
 	// events: a conflicting repeat is a 400, never the first one taken.

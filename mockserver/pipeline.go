@@ -102,7 +102,7 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	c := &call{r: r, path: path}
+	c := &call{r: r}
 
 	// 2. Authenticate.
 	switch rt.area {
@@ -188,7 +188,8 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			writeProblem(w, r, bodyErr)
 			return
 		}
-		if aerr := checkQuery(r.URL.RawQuery); aerr != nil {
+		query, aerr := parseQuery(r.URL.RawQuery)
+		if aerr != nil {
 			writeProblem(w, r, aerr)
 			return
 		}
@@ -203,17 +204,24 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 				return
 			}
 		}
-		c.body, c.decoded, c.request = body, decoded, request
-	} else if aerr := checkQuery(r.URL.RawQuery); aerr != nil {
-		writeProblem(w, r, aerr)
-		return
-	} else if rt.hasID {
-		id, err := url.PathUnescape(param)
-		if err != nil {
-			writeProblem(w, r, errorf(codeInvalidRequest, "%s %q is not a valid id", rt.idName, truncate(param, 80)))
+		// The handler reads the query and the body as parsed and decoded
+		// here, never from the request again (routes.go's call).
+		c.query, c.body, c.decoded, c.request = query, body, decoded, request
+	} else {
+		query, aerr := parseQuery(r.URL.RawQuery)
+		if aerr != nil {
+			writeProblem(w, r, aerr)
 			return
 		}
-		c.id = id
+		c.query = query
+		if rt.hasID {
+			id, err := url.PathUnescape(param)
+			if err != nil {
+				writeProblem(w, r, errorf(codeInvalidRequest, "%s %q is not a valid id", rt.idName, truncate(param, 80)))
+				return
+			}
+			c.id = id
+		}
 	}
 
 	// 7. Handle, and 8. write the answer.

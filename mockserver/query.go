@@ -15,22 +15,23 @@ const (
 	maxQueryParams = 1000
 )
 
-// checkQuery refuses a query the mock cannot read completely: a handler
-// reading r.URL.Query() would otherwise see a filter, a limit or a cursor
+// parseQuery reads a request's query once, for the whole request: the
+// pipeline hands the values to the handler (call.query), and no handler
+// reads r.URL.Query() again. It refuses a query the mock cannot read
+// completely, where url.ParseQuery would see a filter, a limit or a cursor
 // vanish (a bad %-escape, a ';' separator, too many parameters drop the
-// whole query) and answer an unfiltered 200.
-func checkQuery(raw string) *apiError {
+// whole query) and the handler answer an unfiltered 200. What it returns
+// for a query it accepts is what url.ParseQuery returns, without an error;
+// an empty query is nil, which reads as empty.
+func parseQuery(raw string) (url.Values, *apiError) {
 	if raw == "" {
-		return nil
+		return nil, nil
 	}
 	n := strings.Count(raw, "&") + 1
 	if n > maxQueryParams {
-		return errorf(codeInvalidRequest, "the query has %d parameters; the mock reads at most %d", n, maxQueryParams)
+		return nil, errorf(codeInvalidRequest, "the query has %d parameters; the mock reads at most %d", n, maxQueryParams)
 	}
-	var names map[string]struct{} // counted only when there may be too many
-	if n > maxQueryNames {
-		names = make(map[string]struct{}, maxQueryNames+1)
-	}
+	values := make(url.Values, min(n, maxQueryNames+1))
 	for part := range strings.SplitSeq(raw, "&") {
 		if part == "" {
 			continue
@@ -38,23 +39,22 @@ func checkQuery(raw string) *apiError {
 		key, value, _ := strings.Cut(part, "=")
 		name, err := url.QueryUnescape(key)
 		if err != nil {
-			return errorf(codeInvalidRequest, "query parameter %q: its name is not valid percent-encoding", truncate(key, 80))
+			return nil, errorf(codeInvalidRequest, "query parameter %q: its name is not valid percent-encoding", truncate(key, 80))
 		}
 		if strings.Contains(key, ";") {
-			return errorf(codeInvalidRequest, "query parameter %q: ';' does not separate parameters, '&' does", truncate(key, 80))
+			return nil, errorf(codeInvalidRequest, "query parameter %q: ';' does not separate parameters, '&' does", truncate(key, 80))
 		}
 		if strings.Contains(value, ";") {
-			return errorf(codeInvalidRequest, "query parameter %s: ';' does not separate parameters, '&' does (encode it as %%3B in a value)", truncate(name, 80))
+			return nil, errorf(codeInvalidRequest, "query parameter %s: ';' does not separate parameters, '&' does (encode it as %%3B in a value)", truncate(name, 80))
 		}
-		if _, err := url.QueryUnescape(value); err != nil {
-			return errorf(codeInvalidRequest, "query parameter %s: its value %q is not valid percent-encoding", truncate(name, 80), truncate(value, 80))
+		unescaped, err := url.QueryUnescape(value)
+		if err != nil {
+			return nil, errorf(codeInvalidRequest, "query parameter %s: its value %q is not valid percent-encoding", truncate(name, 80), truncate(value, 80))
 		}
-		if names != nil {
-			names[name] = struct{}{}
-		}
+		values[name] = append(values[name], unescaped)
 	}
-	if len(names) > maxQueryNames {
-		return errorf(codeInvalidRequest, "the query has %d names; the mock reads at most %d (a name repeated counts once)", len(names), maxQueryNames)
+	if len(values) > maxQueryNames {
+		return nil, errorf(codeInvalidRequest, "the query has %d names; the mock reads at most %d (a name repeated counts once)", len(values), maxQueryNames)
 	}
-	return nil
+	return values, nil
 }

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -27,13 +28,19 @@ const (
 // call is one request on its way through the pipeline, as a handler sees it.
 type call struct {
 	r         *http.Request
-	path      string // without the version prefix, still escaped
 	session   *store.Session
 	principal *fixtures.Principal // the caller, in the api area
-	body      []byte              // a POST body, read and checked (api area)
+	// query is the request's query, parsed once by the pipeline
+	// (parseQuery); nil when there is none. Handlers read it, never
+	// r.URL.Query().
+	query url.Values
+	body  []byte // a POST or PUT body, read and checked (api area)
 	// decoded is body as the OpenAPI check decoded it (openapi.DecodeJSON),
-	// nil when the check did not decode it.
-	decoded any
+	// nil when the check did not decode it. Handlers read the body through
+	// the call's methods (body.go), which decode it only when the check
+	// did not.
+	decoded     any
+	undecodable bool // DecodeJSON refused body (body.go)
 	// request is a create's body as the typed reader read it, when it
 	// vouched for it (runs_request.go); then the OpenAPI check did not run.
 	request *runRequest

@@ -260,7 +260,7 @@ func jsonType(kind string) string {
 // listRuns is GET /agent/runs.
 func (s *Server) listRuns(c *call) response {
 	sg := cursorSigner{c.session.CursorKey(), c.r.Header.Get(SessionHeader)}
-	q, h, err := parseListQuery(c.r.URL.Query(), sg)
+	q, h, err := parseListQuery(c.query, sg)
 	if err != nil {
 		return fail(problemOf(err))
 	}

@@ -134,7 +134,7 @@ func creatorOf(p *fixtures.Principal) *creatorInfo {
 // resolves it: a name, a cron expression that parses, a prompt or a skill.
 func (s *Server) scheduleSpec(c *call, update bool) (spec store.ScheduleSpec, aerr *apiError) {
 	var req scheduleRequest
-	if aerr := c.decode(&req); aerr != nil {
+	if aerr := c.fill(&req); aerr != nil {
 		return spec, aerr
 	}
 	switch {

@@ -49,7 +49,7 @@ type AgentListEnvironment struct {
 // listAgents is GET /agent. refresh is accepted and changes nothing: the
 // mock reads its skills from the fixtures and caches nothing.
 func (s *Server) listSkills(c *call) response {
-	params := c.r.URL.Query()
+	params := c.query
 	q := store.SkillQuery{Repo: params.Get("repo"), SortBy: params.Get("sort_by")}
 	if q.Repo != "" {
 		if o, n, ok := strings.Cut(q.Repo, "/"); !ok || o == "" || n == "" || strings.Contains(n, "/") {
