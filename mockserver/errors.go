@@ -1,6 +1,9 @@
 package mockserver
 
-import "github.com/agentruns/agentruns/internal/store"
+import (
+	"github.com/agentruns/agentruns/internal/ruleset"
+	"github.com/agentruns/agentruns/internal/store"
+)
 
 // The errors the mock's Go API returns, for callers to match with
 // errors.Is: each is the store's own sentinel, under the same name, so a
@@ -75,3 +78,9 @@ var (
 	// store
 	ErrTooManySessions = store.ErrTooManySessions
 )
+
+// ErrTooManyRules is AddFate's and AddFault's answer when the session
+// already holds the most rules of that kind (100). A rule that does not
+// parse is refused with an error that names what is wrong in it, matched
+// by no sentinel: there is nothing to do about it but fix the rule.
+var ErrTooManyRules = ruleset.ErrFull

@@ -2,6 +2,7 @@ package mockserver_test
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -30,6 +31,11 @@ func TestGoCallersMatchTheMocksErrors(t *testing.T) {
 	assert.ErrorIs(t, err, mockserver.ErrClockBackwards)
 	_, err = s.FireSchedule("no-such-schedule")
 	assert.ErrorIs(t, err, mockserver.ErrScheduleNotFound)
+	err = nil
+	for i := 0; err == nil; i++ {
+		_, err = s.AddFate(mockserver.FateRule{PromptPattern: fmt.Sprintf("rule %d", i), State: mockserver.Failed})
+	}
+	assert.ErrorIs(t, err, mockserver.ErrTooManyRules)
 	_, err = s.Conversation("no-such-run")
 	assert.True(t, errors.Is(err, mockserver.ErrRunNotFound) || errors.Is(err, mockserver.ErrNoConversation), "%v", err)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -134,4 +135,41 @@ func TestRunsMoveOnTheClock(t *testing.T) {
 	assert.Equal(t, fixtures, ms.Len(), "only the fixtures' runs are back")
 	assert.NotEqual(t, key, ms.CursorKey(), "a reset issues a new cursor key")
 	failsWith(t, func() error { _, err := ms.Get(alice(st), r.ID); return err }(), ErrRunNotFound, NotFound)
+}
+
+// A run whose record holds anything but its source keeps a record of its
+// own: a field shared() does not know would be dropped, silently, from
+// every run that sets only it. Each field of Details is set in turn.
+func TestEveryDetailsFieldKeepsARecordOfItsOwn(t *testing.T) {
+	typ := reflect.TypeFor[Details]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Name == "Source" {
+			continue
+		}
+		d := Details{Source: "API"}
+		v := reflect.ValueOf(&d).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString("x")
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Slice:
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		case reflect.Map:
+			m := reflect.MakeMap(v.Type())
+			m.SetMapIndex(reflect.Zero(v.Type().Key()), reflect.Zero(v.Type().Elem()))
+			v.Set(m)
+		case reflect.Pointer:
+			v.Set(reflect.New(v.Type().Elem()))
+		default:
+			t.Fatalf("Details.%s: a %s, which this test does not know how to set", f.Name, v.Kind())
+		}
+		if shared := d.shared(); shared != nil {
+			t.Errorf("Details.%s set, yet the run would share the record of source %q, dropping it: add it to Details.shared", f.Name, shared.Source)
+		}
+		if got := newDetails(d); !reflect.DeepEqual(*got, d) {
+			t.Errorf("Details.%s: newDetails kept %+v, not %+v", f.Name, *got, d)
+		}
+	}
 }
