@@ -160,6 +160,7 @@ func TestWrongFlagsSayWhatIsExpected(t *testing.T) {
 		{[]string{"--no-control", "--control-token", "t"}, "give one or the other"},
 		{[]string{"--save-every", "1s"}, "--state-file, which is not given"},
 		{[]string{"stray"}, "unexpected arguments: stray"},
+		{[]string{"--proxy", "http://127.0.0.1:1", "--clock", "virtual"}, "--clock"},
 	} {
 		out, err := self(c.args...).CombinedOutput()
 		var exit *exec.ExitError
@@ -168,6 +169,7 @@ func TestWrongFlagsSayWhatIsExpected(t *testing.T) {
 		assert.Contains(t, string(out), c.want, c.args)
 		assert.NotContains(t, string(out), "-idle-timeout", "%v: not the whole usage", c.args)
 		assert.Less(t, strings.Count(string(out), "\n"), 4, "%v: %s", c.args, out)
+		assert.True(t, strings.HasSuffix(string(out), usageHint+"\n"), "%v: ends with the hint docs/mock-flags.md promises: %s", c.args, out)
 	}
 }
 

@@ -92,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errUsage
 	}
 	if fs.NArg() > 0 {
-		return c, usagef("unexpected arguments: %s (%s)", strings.Join(fs.Args(), " "), usageHint)
+		return c, usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	if err := c.proxy.check(fs); err != nil {
 		return c, usageError{err}

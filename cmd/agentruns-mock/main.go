@@ -27,8 +27,9 @@ func main() {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp): // --help asked for the usage, which is printed
 	case errors.Is(err, errUsage):
-		if err != errUsage { // flag has not said why
+		if err != errUsage { // flag has not said why, nor pointed at --help
 			fmt.Fprintln(os.Stderr, "agentruns-mock:", err)
+			fmt.Fprintln(os.Stderr, usageHint)
 		}
 		os.Exit(2)
 	default:
