@@ -109,6 +109,18 @@ func (s *scenario) registerTenancy(sc stepContext) {
 	sc.Step(`^no event of the other team's run is shown$`, s.noEventOfTheirs)
 }
 
+// theirRun is the other team's run as its own team sees it (their key).
+func (s *scenario) theirRun(ctx context.Context) (map[string]any, error) {
+	resp, err := s.other().do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.tenancy.theirs.id)})
+	if err != nil {
+		return nil, err
+	}
+	if err := resp.ok("the other team fetching its run"); err != nil {
+		return nil, err
+	}
+	return resp.object()
+}
+
 // theirRunEnded watches the other team's run, with their key, until it is
 // in a terminal state: with the suite's patience (Config.Timeout), moving the
 // mock's clock when the suite drives it.
@@ -116,17 +128,9 @@ func (s *scenario) theirRunEnded(ctx context.Context) error {
 	if s.tenancy.theirs == nil {
 		return errNoTheirs
 	}
-	they := s.other()
 	deadline := time.Now().Add(s.suite.cfg.Timeout)
 	for waited := time.Duration(0); ; {
-		resp, err := they.do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.tenancy.theirs.id)})
-		if err != nil {
-			return err
-		}
-		if err := resp.ok("the other team fetching its run"); err != nil {
-			return err
-		}
-		doc, err := resp.object()
+		doc, err := s.theirRun(ctx)
 		if err != nil {
 			return err
 		}

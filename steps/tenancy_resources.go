@@ -68,14 +68,7 @@ func (s *scenario) fetchTheirConversation(ctx context.Context) error {
 	if s.tenancy.theirs == nil {
 		return errNoTheirs
 	}
-	resp, err := s.other().do(ctx, call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(s.tenancy.theirs.id)})
-	if err != nil {
-		return err
-	}
-	if err := resp.ok("the other team fetching its run"); err != nil {
-		return err
-	}
-	doc, err := resp.object()
+	doc, err := s.theirRun(ctx)
 	if err != nil {
 		return err
 	}
