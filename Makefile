@@ -3,7 +3,7 @@
 # `make test`.
 GO ?= go
 
-.PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants client-facts
+.PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants client-facts client-facts-npm client-facts-python
 
 # The first build compiles every dependency: measured at about 620
 # CPU-seconds (see the README), so minutes even on idle cores. -v names each
@@ -90,12 +90,40 @@ fuzz:
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE_TIME)
 
-# The surface of the newest official TypeScript client, as facts the drift
-# test holds openapi.yaml to (docs/openapi.md). CLIENT is a checkout of the
-# client's source with its dependencies installed (npm install): its own
-# TypeScript compiler reads it. Commit the rewritten file with the document.
+# What each released official client reads from the API, one file per
+# version in openapi/clientfacts (<language>-<version>.json; see
+# docs/client-versions.md): the suite, the proxy and agentruns-clientgate
+# judge answers and documents by them, and the newest TypeScript client's
+# is also what the drift test holds openapi.yaml to (docs/openapi.md).
+# Commit a rewritten file with the code that needs it.
+#
+# client-facts: a TypeScript client from its source. CLIENT is a checkout
+# with its dependencies installed (npm install): its own TypeScript compiler
+# reads it.
 CLIENT ?=
 client-facts:
 	@test -n "$(CLIENT)" || { echo "usage: make client-facts CLIENT=/path/to/oz-sdk-typescript"; exit 2; }
-	node openapi/clientfacts/extract.cjs "$(CLIENT)" | $(GO) run ./openapi/facts/gen -facts -o openapi/testdata/client-facts.json -
-	$(GO) test ./openapi/ -run 'Newest|Published' -count=1
+	node openapi/clientfacts/extract.cjs "$(CLIENT)" | $(GO) run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -
+	$(GO) test ./openapi/... -run 'Newest|Published|ClientFacts' -count=1
+
+# client-facts-npm: a TypeScript client as npm serves it, from the
+# declaration files of its package. Needs only Node and npm: the package and
+# a TypeScript compiler are installed into a temporary directory.
+NPM_VERSION ?= 1.0.0-alpha.8
+TYPESCRIPT_VERSION ?= 5.8.3
+client-facts-npm:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  (cd "$$tmp" && npm pack --silent oz-agent-sdk@$(NPM_VERSION) >/dev/null && tar -xzf oz-agent-sdk-*.tgz && \
+	   npm install --silent --no-audit --no-fund --prefix "$$tmp/tsc" typescript@$(TYPESCRIPT_VERSION) >/dev/null) && \
+	  node openapi/clientfacts/extract.cjs --typescript "$$tmp/tsc/node_modules/typescript" "$$tmp/package" | \
+	  $(GO) run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -
+	$(GO) test ./openapi/... -run 'ClientFacts' -count=1
+
+# client-facts-python: the Python client, from its public source (PyPI
+# cannot be reached from here, so a checkout of the source is needed:
+# git clone the client's repository, no install). The extractor reads the
+# models with Python's own ast module; nothing of the client is imported.
+client-facts-python:
+	@test -n "$(CLIENT)" || { echo "usage: make client-facts-python CLIENT=/path/to/oz-sdk-python"; exit 2; }
+	python3 openapi/clientfacts/extract_python.py "$(CLIENT)" | $(GO) run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -
+	$(GO) test ./openapi/... -run 'ClientFacts' -count=1
