@@ -66,6 +66,8 @@ type Run struct {
 	// Unchecked is what the run skipped for want of an option: a run with
 	// such skips did not check everything, and does not say "All passed".
 	Unchecked []report.Unchecked
+	// Clients is what each released client version made of the answers.
+	Clients []report.ClientVersion
 }
 
 // NotChecked counts the scenarios skipped for want of an option.
