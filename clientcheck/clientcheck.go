@@ -43,11 +43,12 @@ type route struct {
 // Break is one way an answer breaks a client version.
 type Break struct {
 	// Operation is the version's operation, "GET /agent/runs/{runId}".
-	Operation string
+	Operation string `json:"operation"`
 	// Field is where in the answer, "runs[].state" ("" for the whole body).
-	Field string
+	Field string `json:"field"`
 	// Expected is what the version declares, Got what the answer holds.
-	Expected, Got string
+	Expected string `json:"expected"`
+	Got      string `json:"got"`
 }
 
 func (b Break) String() string {

@@ -25,14 +25,15 @@ type Tally struct {
 
 // Count is what a Tally found for one client version.
 type Count struct {
-	Version string
+	Version string `json:"version"`
 	// Checked is how many answers the version reads were judged; Broken
 	// how many of them break it.
-	Checked, Broken int
+	Checked int `json:"checked"`
+	Broken  int `json:"broken"`
 	// First holds the first distinct breaks, at most FirstBreaks, in the
 	// order they were seen: the same field broken the same way by many
 	// answers is listed once.
-	First []Break
+	First []Break `json:"first"`
 }
 
 // NewTally makes a Tally judging against versions.
@@ -51,7 +52,17 @@ func (t *Tally) Versions() []*Version { return t.versions }
 // the API's base, unescaped), the status, the response header and body.
 // A body that is not JSON is not judged: the document's check reports it.
 func (t *Tally) Answer(method, path string, status int, header http.Header, body []byte) {
-	if t == nil || status < 200 || status > 299 || !isJSON(header) {
+	if !isJSON(header) {
+		return
+	}
+	t.AnswerBody(method, path, status, body)
+}
+
+// AnswerBody judges one answer known by its body alone (the proxy's
+// exchanges keep no header): a body that does not parse as JSON is not
+// judged.
+func (t *Tally) AnswerBody(method, path string, status int, body []byte) {
+	if t == nil || status < 200 || status > 299 {
 		return
 	}
 	var decoded any
@@ -85,6 +96,15 @@ func (t *Tally) Answer(method, path string, status int, header http.Header, body
 	}
 }
 
+// Reset forgets what the Tally found.
+func (t *Tally) Reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range t.counts {
+		t.counts[i] = Count{Version: t.counts[i].Version}
+	}
+}
+
 // Counts returns a copy of what the Tally found so far, one Count per
 // version in the order of its versions.
 func (t *Tally) Counts() []Count {
@@ -95,7 +115,7 @@ func (t *Tally) Counts() []Count {
 	defer t.mu.Unlock()
 	out := make([]Count, len(t.counts))
 	for i, c := range t.counts {
-		c.First = append([]Break(nil), c.First...)
+		c.First = append([]Break{}, c.First...)
 		out[i] = c
 	}
 	return out
