@@ -9,8 +9,9 @@
 //   - an operation removed breaks the versions that call it;
 //   - an answer's field removed, or made optional, breaks the versions
 //     that declare it required;
-//   - an answer's field whose type, values or nullability changed breaks
-//     the versions that read that field;
+//   - an answer's field whose type changed breaks the versions that read
+//     that field; one that may now be null, or hold a value added to its
+//     set, those that read it without null or without that value;
 //   - a request that must now carry a field or parameter breaks the
 //     versions that call the operation without always sending it;
 //   - any other breaking change to an operation breaks the versions that
@@ -153,6 +154,11 @@ func judgeAnswer(v *clientcheck.Version, id, key string, op *facts.Operation, ar
 			return "requires " + field + " in " + key, true
 		}
 		return "", false
+	case strings.Contains(id, "became-nullable"):
+		if s.Nullable {
+			return "", false // the version reads null there already
+		}
+		return "reads " + field + " of " + key + " as never null", true
 	case strings.Contains(id, "enum-value-added"):
 		value := fmt.Sprint(args[0])
 		if len(s.Enum) > 0 && slices.ContainsFunc(s.Enum, func(e any) bool { return fmt.Sprint(e) == value }) {

@@ -107,3 +107,18 @@ func TestOtherBreakingChangesNameTheirVersions(t *testing.T) {
 		assert.Empty(t, broken, "%v", changes)
 	})
 }
+
+// A field that may now be null breaks the versions that read it as never
+// null: the TypeScript clients declare session_link a string; the Python
+// client reads every optional field as Optional, null included.
+func TestAFieldMadeNullableBreaksTheVersionsThatNeverReadNull(t *testing.T) {
+	doc := string(openapi.Document)
+	at := strings.Index(doc, "\n    RunItem:")
+	require.Positive(t, at)
+	field := strings.Index(doc[at:], "\n        session_link:\n          type: string\n")
+	require.Positive(t, field)
+	i := at + field + len("\n        session_link:\n          type: ")
+	revision := doc[:i] + "[string, \"null\"]" + doc[i+len("string"):]
+	changes, broken := compare(t, []byte(revision))
+	assert.Equal(t, []string{alpha8, newest}, broken, "%v", changes)
+}
