@@ -29,6 +29,8 @@ func TestReportShowsTheClientVersions(t *testing.T) {
 	has(t, page, `<code>GET /agent/runs</code> <code>runs[].state</code>: expected one of QUEUED, got string &#34;&lt;b&gt;ERROR&lt;/b&gt;&#34;`)
 	has(t, page, `<tr data-client="typescript-1.4.0-alpha.6" class="client-failing">`)
 	has(t, page, `<td data-broken="1">1 (fails the run)</td>`)
+	// The run failed for the version it promised, though no scenario did.
+	has(t, page, `<div class="verdict verdict-failed" id="verdict">1 promised client version(s) broken</div>`)
 }
 
 // A page without client versions (a run of an older suite, a spec) has no

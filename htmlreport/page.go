@@ -70,6 +70,18 @@ type Run struct {
 	Clients []report.ClientVersion
 }
 
+// ClientsFailing counts the client versions that break and that the run
+// promised (--fail-on-client): the run failed for them.
+func (r *Run) ClientsFailing() int {
+	n := 0
+	for _, c := range r.Clients {
+		if c.Failing() {
+			n++
+		}
+	}
+	return n
+}
+
 // NotChecked counts the scenarios skipped for want of an option.
 func (r *Run) NotChecked() int {
 	n := 0
