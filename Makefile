@@ -121,7 +121,7 @@ client-facts-npm:
 	  $(GO) run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -
 	$(GO) test ./openapi/... -run 'ClientFacts' -count=1
 
-# client-facts-python: the Python client, from its public source (PyPI
+# client-facts-python: the Python client, from its public source (its package registry
 # cannot be reached from here, so a checkout of the source is needed:
 # git clone the client's repository, no install). The extractor reads the
 # models with Python's own ast module; nothing of the client is imported.
