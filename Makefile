@@ -68,7 +68,8 @@ bench:
 # validly signed), durations and instants through every input that takes
 # them (FuzzDurations: no value may leave a listing or a get unanswered),
 # the typed reader of create bodies against the OpenAPI check, and the
-# state file's run reader against the general decoder, each as
+# state file's run reader against the general decoder, the title order's
+# case-blind comparison against strings.ToLower, each as
 # package:target. `make fuzz` runs each for FUZZTIME, a duration; `make test`
 # runs each for FUZZ_SMOKE_TIME, a count of inputs ("500x"): a time-bounded
 # fuzz run can end in "context deadline exceeded" on a busy machine (a known
@@ -78,7 +79,8 @@ bench:
 FUZZTIME ?= 30s
 FUZZ_SMOKE_TIME ?= 500x
 FUZZ_TARGETS := mockserver:FuzzCreateBody mockserver:FuzzListQuery mockserver:FuzzCursor mockserver:FuzzDurations \
-	mockserver:FuzzSignedCursor mockserver:FuzzCreateReader internal/store:FuzzRunReader
+	mockserver:FuzzSignedCursor mockserver:FuzzCreateReader internal/store:FuzzRunReader \
+	internal/store:FuzzCompareLower
 
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/run.sh is `make bench`: the mock side by side with Prism and with a
 # minimal Go net/http server under the same load (get, a page of 20 and of
-# one, create, create + cancel, an events poll, schedule create + delete),
-# then the Go benchmarks at
+# one, create of one body again and of a new body each time, create +
+# cancel, an events poll, schedule create + delete), then the Go
+# benchmarks at
 # 10k/100k/1M stored runs, heap per stored run, start-up time and the
 # contract suite's wall time. It prints tables; it asserts nothing.
 #
@@ -135,7 +136,7 @@ load() {
 }
 
 # The rows of the HTTP table, in the order printed.
-ENDPOINTS="get list list1 post cancel events schedule"
+ENDPOINTS="get list list1 post postnew cancel events schedule"
 
 endpoint_label() {
   case $1 in
@@ -143,6 +144,7 @@ endpoint_label() {
   list) echo "GET /agent/runs?limit=20" ;;
   list1) echo "GET /agent/runs?limit=1" ;;
   post) echo "POST /agent/run" ;;
+  postnew) echo "POST /agent/run, new" ;;
   cancel) echo "create + cancel, in turn" ;;
   events) echo "GET /agent/events (poll)" ;;
   schedule) echo "schedule create + delete" ;;
@@ -201,6 +203,7 @@ http_bench() {
       # Creates last: each leaves a run in progress for a few seconds, and
       # the rows above should not meet a hundred thousand of them.
       load "$s" post "http://$HOST:${!port}/agent/run" -s bench/post.lua
+      load "$s" postnew "http://$HOST:${!port}/agent/run" -s bench/post_new.lua
     done
   done
   kill "$mock_pid" "$prism_pid" "$limit_pid" 2>/dev/null || true
@@ -241,6 +244,8 @@ http_bench() {
   echo "(! marks a server that answered some requests with a non-2xx status or had socket errors.)"
   echo "Prism's list answers its one example run whatever the limit; the mock's and the limit server's answer"
   echo "20 runs (limit=20) or one (limit=1), so the limit=1 row compares answers of about the same size."
+  echo "POST /agent/run repeats one body (bench/post.lua); \"new\" sends a new body each time (bench/post_new.lua), as"
+  echo "real clients do: the mock then remembers nothing it validated before."
   echo "create + cancel (bench/cancel.lua): each run created is cancelled by the next request, half the requests"
   echo "each; schedule create + delete (bench/schedule.lua) likewise, as a team holds at most 100 schedules."
   echo "The events poll asks for the events of one finished run since the start (two events)."
