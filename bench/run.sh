@@ -411,7 +411,7 @@ go_bench() {
   note "bench: Go benchmarks at $BENCH_SIZES stored runs (filling a store of 1,000,000 takes minutes)"
   $GO test -run '^$' -bench '^Benchmark(Create|Get|ListFiltered|ListDefault|ListOrders|EventsPoll|SchedulesList)$' -benchtime="$GO_TIME" -count="$ROUNDS" \
     -benchmem -timeout 60m ./mockserver/ >"$CACHE/logs/gobench.txt"
-  $GO test -run '^$' -bench '^BenchmarkHeapPerRun$' -benchtime=1x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
+  $GO test -run '^$' -bench '^BenchmarkHeapPer(Run|Session)$' -benchtime=1x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
   $GO test -run '^$' -bench '^BenchmarkStartup$' -benchtime=20x -count="$ROUNDS" ./mockserver/ >>"$CACHE/logs/gobench.txt"
   $GO test -run '^$' -bench '^BenchmarkStartupStateFile$' -benchtime=2x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
   echo
@@ -443,6 +443,10 @@ go_bench() {
       if (!(name in gc) || g < gc[name]) gc[name] = g
       if (!(name in hseen)) { hseen[name] = 1; horder[++hn] = name }
     }
+    /^BenchmarkHeapPerSession/ {
+      for (i = 3; i < NF; i += 2) if ($(i + 1) == "B/session" && (!session || $i < session)) session = $i
+      next
+    }
     /^BenchmarkStartupStateFile/ {
       name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkStartupStateFile\//, "", name)
       for (i = 3; i < NF; i += 2) sv[$(i + 1)] = $i
@@ -458,6 +462,7 @@ go_bench() {
       for (i = 1; i <= hn; i++)
         printf "heap per stored run (%s, after GC): %.0f B (%.2f KiB), of which the prompt text is %.0f B; a full GC cycle takes %.0f ms\n",
           horder[i], heap[horder[i]], heap[horder[i]] / 1024, prompt[horder[i]], gc[horder[i]]
+      if (session) printf "heap per open mock session (default fixtures, after GC): %.0f B (%.1f KiB)\n", session, session / 1024
       for (i = 1; i <= sn; i++)
         printf "start-up with a state file (%s, %.0f MiB): %.0f ms of CPU, %.0f ms wall; live heap per loaded run %.0f B\n",
           sorder[i], sfile[sorder[i]], scpu[sorder[i]], swall[sorder[i]], sheap[sorder[i]]
