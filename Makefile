@@ -3,7 +3,7 @@
 # `make test`.
 GO ?= go
 
-.PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants client-facts client-facts-npm client-facts-python
+.PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants client-facts client-facts-npm client-facts-python image test-image
 
 # The first build compiles every dependency: measured at about 620
 # CPU-seconds (see the README), so minutes even on idle cores. -v names each
@@ -12,6 +12,29 @@ GO ?= go
 build:
 	@echo "building bin/agentruns-contract, bin/agentruns-mock and bin/agentruns-clientgate: a first build compiles every dependency, about 10 CPU-minutes (5 minutes or more on two cores); later builds take seconds"
 	$(GO) build -v -o bin/ ./cmd/agentruns-contract ./cmd/agentruns-mock ./cmd/agentruns-clientgate
+
+# The image (Containerfile): both commands compiled static into bin/image/,
+# then built with podman, or docker where podman is not installed. podman
+# writes Docker's image format, the one that keeps a HEALTHCHECK.
+# CONTAINER_ENGINE overrides the choice (the image test gives podman its own
+# storage); IMAGE names the image.
+IMAGE ?= agentruns:latest
+CONTAINER_ENGINE ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || (command -v docker >/dev/null 2>&1 && echo docker))
+image:
+	@test -n "$(CONTAINER_ENGINE)" || { echo "make image needs podman or docker"; exit 2; }
+	rm -rf bin/image && mkdir -p bin/image/state
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags=-s -o bin/image/ ./cmd/agentruns-contract ./cmd/agentruns-mock
+	cp /etc/ssl/certs/ca-certificates.crt bin/image/
+	$(CONTAINER_ENGINE) build $(if $(findstring podman,$(CONTAINER_ENGINE)),--format docker) -t $(IMAGE) -f Containerfile bin/image
+
+# The image's test (deploy/image_test.go, build tag image): builds it with
+# podman and runs the binaries out of its exported file system. Not part of
+# `make test`: its first run compiles every dependency again, static,
+# about as long as the first `make build`; later runs take about a minute
+# (the build, the export, the read-only suite). .ci/run runs it after
+# `make test`.
+test-image:
+	$(GO) test -tags image -count=1 -timeout 30m -v -run '^TestImage' ./deploy/
 
 mock: build
 	bin/agentruns-mock
@@ -70,7 +93,8 @@ bench:
 # validly signed), durations and instants through every input that takes
 # them (FuzzDurations: no value may leave a listing or a get unanswered),
 # the typed reader of create bodies against the OpenAPI check, and the
-# state file's run reader against the general decoder, each as
+# state file's run reader against the general decoder, the title order's
+# case-blind comparison against strings.ToLower, each as
 # package:target. `make fuzz` runs each for FUZZTIME, a duration; `make test`
 # runs each for FUZZ_SMOKE_TIME, a count of inputs ("500x"): a time-bounded
 # fuzz run can end in "context deadline exceeded" on a busy machine (a known
@@ -80,7 +104,8 @@ bench:
 FUZZTIME ?= 30s
 FUZZ_SMOKE_TIME ?= 500x
 FUZZ_TARGETS := mockserver:FuzzCreateBody mockserver:FuzzListQuery mockserver:FuzzCursor mockserver:FuzzDurations \
-	mockserver:FuzzSignedCursor mockserver:FuzzCreateReader internal/store:FuzzRunReader
+	mockserver:FuzzSignedCursor mockserver:FuzzCreateReader internal/store:FuzzRunReader \
+	internal/store:FuzzCompareLower
 
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \

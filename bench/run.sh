@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/run.sh is `make bench`: the mock side by side with Prism and with a
 # minimal Go net/http server under the same load (get, a page of 20 and of
-# one, create, create + cancel, an events poll, schedule create + delete),
-# then the Go benchmarks at
+# one, create of one body again and of a new body each time, create +
+# cancel, an events poll, schedule create + delete), then the Go
+# benchmarks at
 # 10k/100k/1M stored runs, heap per stored run, start-up time and the
 # contract suite's wall time. It prints tables; it asserts nothing.
 #
@@ -15,7 +16,8 @@
 # better run is kept), BENCH_GO_TIME (1s per Go benchmark), BENCH_SKIP_GO=1
 # (HTTP load only), BENCH_SKIP_HTTP=1 (no load against the mock, Prism and
 # the limit server), BENCH_SKIP_PROXY=1 (no load through the validating
-# proxy), BENCH_SIZES (store sizes of the Go benchmarks: 10000,100000; add
+# proxy), BENCH_ONLY_PROXY_CHECKS=1 (only what the proxy checks at 1, 32
+# and 128 connections), BENCH_SIZES (store sizes of the Go benchmarks: 10000,100000; add
 # 1000000 for the million-run figures, which take about 10 more minutes
 # to fill on two idle cores and more on a busy machine).
 set -euo pipefail
@@ -31,7 +33,7 @@ GO_TIME=${BENCH_GO_TIME:-1s}
 export BENCH_SIZES=${BENCH_SIZES:-10000,100000}
 PRISM_VERSION=5.16.0
 HOST=127.0.0.1
-PORT_MOCK=4610 PORT_PRISM=4611 PORT_LIMIT=4612 PORT_START=4613 PORT_UPSTREAM=4614 PORT_PROXY=4615
+PORT_MOCK=4610 PORT_PRISM=4611 PORT_LIMIT=4612 PORT_START=4613 PORT_UPSTREAM=4614 PORT_PROXY=4615 PORT_PROXY_BP=4616
 RUN_ID=f29d0da9-953f-48f1-a09f-76b5a170b338 # a fixture run alice's team sees
 AUTH="Authorization: Bearer wk-mock-alice"
 
@@ -135,7 +137,7 @@ load() {
 }
 
 # The rows of the HTTP table, in the order printed.
-ENDPOINTS="get list list1 post cancel events schedule"
+ENDPOINTS="get list list1 post postnew cancel events schedule"
 
 endpoint_label() {
   case $1 in
@@ -143,6 +145,7 @@ endpoint_label() {
   list) echo "GET /agent/runs?limit=20" ;;
   list1) echo "GET /agent/runs?limit=1" ;;
   post) echo "POST /agent/run" ;;
+  postnew) echo "POST /agent/run, new" ;;
   cancel) echo "create + cancel, in turn" ;;
   events) echo "GET /agent/events (poll)" ;;
   schedule) echo "schedule create + delete" ;;
@@ -201,6 +204,7 @@ http_bench() {
       # Creates last: each leaves a run in progress for a few seconds, and
       # the rows above should not meet a hundred thousand of them.
       load "$s" post "http://$HOST:${!port}/agent/run" -s bench/post.lua
+      load "$s" postnew "http://$HOST:${!port}/agent/run" -s bench/post_new.lua
     done
   done
   kill "$mock_pid" "$prism_pid" "$limit_pid" 2>/dev/null || true
@@ -241,6 +245,8 @@ http_bench() {
   echo "(! marks a server that answered some requests with a non-2xx status or had socket errors.)"
   echo "Prism's list answers its one example run whatever the limit; the mock's and the limit server's answer"
   echo "20 runs (limit=20) or one (limit=1), so the limit=1 row compares answers of about the same size."
+  echo "POST /agent/run repeats one body (bench/post.lua); \"new\" sends a new body each time (bench/post_new.lua), as"
+  echo "real clients do: the mock then remembers nothing it validated before."
   echo "create + cancel (bench/cancel.lua): each run created is cancelled by the next request, half the requests"
   echo "each; schedule create + delete (bench/schedule.lua) likewise, as a team holds at most 100 schedules."
   echo "The events poll asks for the events of one finished run since the start (two events)."
@@ -308,6 +314,71 @@ proxy_bench() {
   echo "proxy after the runs: $summary"
 }
 
+# proxy_summary PORT: "exchanges checked unchecked" of the proxy on PORT,
+# once it has checked everything queued (GET /__mock/proxy drains first).
+proxy_summary() {
+  curl -s --max-time 120 "http://$HOST:$1/__mock/proxy" | awk -F'[:,]' '
+    /"exchanges"/ { x = $2 } /"checked"/ { c = $2 }
+    /^  "unchecked": \{$/ { u = 1; next }
+    u && /^  \}/ { u = 0 }
+    u { n += $2 }
+    END { printf "%d %d %d\n", x, c, n }'
+}
+
+# proxy_checks: does the proxy check everything it forwards? At 1, 32 and
+# 128 connections, GET /agent/runs/{id} then a page of 20 for $DURATION each
+# through the proxy as it starts by default (one check worker per core; a
+# full queue lets an exchange pass unchecked) and with --proxy-backpressure
+# (a full queue holds the caller back instead). Forwarded is what wrk
+# counted as sent and answered; checked and unchecked are the proxy's own
+# counts, reset before each row.
+proxy_checks() {
+  note "bench: the proxy's checks at 1, 32 and 128 connections, by default and with --proxy-backpressure"
+  "$CACHE/bin/agentruns-mock" --quiet --addr "$HOST:$PORT_UPSTREAM" >"$CACHE/logs/upstream.log" 2>&1 &
+  pids+=($!)
+  local up_pid=$!
+  "$CACHE/bin/agentruns-mock" --quiet --addr "$HOST:$PORT_PROXY" --proxy "http://$HOST:$PORT_UPSTREAM" >"$CACHE/logs/proxy.log" 2>&1 &
+  pids+=($!)
+  local proxy_pid=$!
+  "$CACHE/bin/agentruns-mock" --quiet --addr "$HOST:$PORT_PROXY_BP" --proxy "http://$HOST:$PORT_UPSTREAM" --proxy-backpressure >"$CACHE/logs/proxy-bp.log" 2>&1 &
+  pids+=($!)
+  local bp_pid=$!
+  wait_ready "http://$HOST:$PORT_UPSTREAM/agent/runs/$RUN_ID" "$up_pid"
+  wait_ready "http://$HOST:$PORT_PROXY/agent/runs/$RUN_ID" "$proxy_pid"
+  wait_ready "http://$HOST:$PORT_PROXY_BP/agent/runs/$RUN_ID" "$bp_pid"
+  local rows=() c mode port get list sum
+  for c in 1 32 128; do
+    for mode in default backpressure; do
+      port=$PORT_PROXY
+      [ "$mode" = backpressure ] && port=$PORT_PROXY_BP
+      curl -s -o /dev/null --max-time 60 -X DELETE "http://$HOST:$port/__mock/proxy"
+      get=$(CONNS=$c THREADS=$((c < 2 ? 1 : 2)) wrk_once "http://$HOST:$port/agent/runs/$RUN_ID" -H "$AUTH")
+      list=$(CONNS=$c THREADS=$((c < 2 ? 1 : 2)) wrk_once "http://$HOST:$port/agent/runs?limit=20" -H "$AUTH")
+      sum=$(proxy_summary "$port")
+      note "  $mode, $c connections: get $get; list $list; proxy $sum"
+      # forwarded (wrk's count), then the proxy's checked and unchecked
+      rows+=("$c $mode ${get%% *} ${list%% *} $(($(echo "$get" | cut -d' ' -f5) + $(echo "$list" | cut -d' ' -f5))) ${sum#* }")
+    done
+  done
+  kill "$up_pid" "$proxy_pid" "$bp_pid" 2>/dev/null || true
+  wait "$up_pid" "$proxy_pid" "$bp_pid" 2>/dev/null || true
+
+  echo
+  echo "Does the proxy check everything it forwards? GET /agent/runs/{id}, then GET /agent/runs?limit=20, $DURATION each (wrk --latency -d$DURATION)"
+  echo
+  printf '| %11s | %-12s | %9s | %10s | %9s | %9s | %9s |\n' connections proxy "get req/s" "list req/s" forwarded checked unchecked
+  printf '|%s|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..13})" "$(printf -- '-%.0s' {1..14})" "$(printf -- '-%.0s' {1..11})" \
+    "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..11})"
+  local row
+  for row in "${rows[@]}"; do
+    # shellcheck disable=SC2086
+    printf '| %11s | %-12s | %9s | %10s | %9s | %9s | %9s |\n' $row
+  done
+  echo
+  echo "(forwarded: answers wrk received; checked + unchecked: the proxy's counts, which may add a few"
+  echo "requests of wrk's that were cut off at the end of a run. The proxy checks on one worker per core: $(nproc) here.)"
+}
+
 # --- start-up and contract suite -------------------------------------------
 
 startup_bench() {
@@ -345,7 +416,7 @@ go_bench() {
   note "bench: Go benchmarks at $BENCH_SIZES stored runs (filling a store of 1,000,000 takes minutes)"
   $GO test -run '^$' -bench '^Benchmark(Create|Get|ListFiltered|ListDefault|ListOrders|EventsPoll|SchedulesList)$' -benchtime="$GO_TIME" -count="$ROUNDS" \
     -benchmem -timeout 60m ./mockserver/ >"$CACHE/logs/gobench.txt"
-  $GO test -run '^$' -bench '^BenchmarkHeapPerRun$' -benchtime=1x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
+  $GO test -run '^$' -bench '^BenchmarkHeapPer(Run|Session)$' -benchtime=1x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
   $GO test -run '^$' -bench '^BenchmarkStartup$' -benchtime=20x -count="$ROUNDS" ./mockserver/ >>"$CACHE/logs/gobench.txt"
   $GO test -run '^$' -bench '^BenchmarkStartupStateFile$' -benchtime=2x -count="$ROUNDS" -timeout 30m ./mockserver/ >>"$CACHE/logs/gobench.txt"
   echo
@@ -377,6 +448,10 @@ go_bench() {
       if (!(name in gc) || g < gc[name]) gc[name] = g
       if (!(name in hseen)) { hseen[name] = 1; horder[++hn] = name }
     }
+    /^BenchmarkHeapPerSession/ {
+      for (i = 3; i < NF; i += 2) if ($(i + 1) == "B/session" && (!session || $i < session)) session = $i
+      next
+    }
     /^BenchmarkStartupStateFile/ {
       name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkStartupStateFile\//, "", name)
       for (i = 3; i < NF; i += 2) sv[$(i + 1)] = $i
@@ -392,6 +467,7 @@ go_bench() {
       for (i = 1; i <= hn; i++)
         printf "heap per stored run (%s, after GC): %.0f B (%.2f KiB), of which the prompt text is %.0f B; a full GC cycle takes %.0f ms\n",
           horder[i], heap[horder[i]], heap[horder[i]] / 1024, prompt[horder[i]], gc[horder[i]]
+      if (session) printf "heap per open mock session (default fixtures, after GC): %.0f B (%.1f KiB)\n", session, session / 1024
       for (i = 1; i <= sn; i++)
         printf "start-up with a state file (%s, %.0f MiB): %.0f ms of CPU, %.0f ms wall; live heap per loaded run %.0f B\n",
           sorder[i], sfile[sorder[i]], scpu[sorder[i]], swall[sorder[i]], sheap[sorder[i]]
@@ -401,12 +477,20 @@ go_bench() {
 # --- main -------------------------------------------------------------------
 
 ensure_wrk
+if [ "${BENCH_ONLY_PROXY_CHECKS:-}" = 1 ]; then
+  $GO build -o "$CACHE/bin/agentruns-mock" ./cmd/agentruns-mock
+  proxy_checks
+  exit 0
+fi
 echo "make bench: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$($GO version | cut -d' ' -f3), wrk $(wrk --version 2>&1 | awk 'NR == 1 { print $2 }' || true), Prism $PRISM_VERSION (node $(node --version 2>/dev/null || echo '?'))"
 build
 if [ "${BENCH_SKIP_HTTP:-}" != 1 ]; then http_bench; fi
-if [ "${BENCH_SKIP_PROXY:-}" != 1 ]; then proxy_bench; fi
+if [ "${BENCH_SKIP_PROXY:-}" != 1 ]; then
+  proxy_bench
+  proxy_checks
+fi
 startup_bench
 contract_bench
 if [ "${BENCH_SKIP_GO:-}" != 1 ]; then go_bench; fi

@@ -336,6 +336,31 @@ func BenchmarkHeapPerRun(b *testing.B) {
 	}
 }
 
+// BenchmarkHeapPerSession is the live heap an isolated mock session takes
+// once opened (X-Mock-Session) with the default fixtures and its first
+// page answered: what each concurrent CI job costs a shared mock, before
+// the runs it creates (BenchmarkHeapPerRun). 500 sessions, half the most a
+// mock keeps open.
+func BenchmarkHeapPerSession(b *testing.B) {
+	const n = 500
+	s, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := newDiscard()
+	before := liveHeap()
+	for i := range n {
+		r := authorized(httptest.NewRequest(http.MethodGet, "/agent/runs?limit=1", nil))
+		r.Header.Set(SessionHeader, "bench-session-"+strconv.Itoa(i))
+		serve(b, s, w, r, http.StatusOK)
+	}
+	after := liveHeap()
+	runtime.KeepAlive(s)
+	b.ReportMetric(float64(after-before)/n, "B/session")
+	for range b.N { // nothing to repeat; the figure is the one above
+	}
+}
+
 func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.GC()

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"net/url"
 	"regexp"
 	"sort"
@@ -46,50 +45,121 @@ func single(v url.Values, names ...string) (string, error) {
 	return got, nil
 }
 
+// The parameters of a listing that take one value, each under its names
+// (listParamNames), in the order a conflict among them is reported.
+const (
+	pLimit = iota
+	pCursor
+	pName
+	pModelID
+	pCreator
+	pSource
+	pEnvironmentID
+	pScheduleID
+	pSkillSpec
+	pArtifactType
+	pExecutionLocation
+	pAncestorID
+	pAutomationID
+	pExecutor
+	pFactoryUID
+	pQ
+	pSortBy
+	pSortOrder
+	pCreatedAfter
+	pCreatedBefore
+	pUpdatedAfter
+	listParamCount
+)
+
+var listParamNames = [listParamCount][]string{
+	pLimit: {"limit"}, pCursor: {"cursor"}, pName: {"name", "config_name"}, pModelID: {"model_id"},
+	pCreator: {"creator"}, pSource: {"source"}, pEnvironmentID: {"environment_id"}, pScheduleID: {"schedule_id"},
+	pSkillSpec: {"skill_spec", "skill"}, pArtifactType: {"artifact_type"}, pExecutionLocation: {"execution_location"},
+	pAncestorID: {"ancestor_run_id"}, pAutomationID: {"automation_id"}, pExecutor: {"executor"},
+	pFactoryUID: {"factory_uid"}, pQ: {"q"}, pSortBy: {"sort_by"}, pSortOrder: {"sort_order"},
+	pCreatedAfter: {"created_after"}, pCreatedBefore: {"created_before"}, pUpdatedAfter: {"updated_after"},
+}
+
+// listParamOf is the index of each name of listParamNames.
+var listParamOf = func() map[string]int {
+	m := map[string]int{}
+	for i, names := range listParamNames {
+		for _, n := range names {
+			m[n] = i
+		}
+	}
+	return m
+}()
+
+// instantParam reads the date-time a listing bounds its runs by; zero when
+// none is given. (A helper rather than a loop over the three bounds' fields:
+// a loop holding their addresses made every listing's query escape to the
+// heap, 384 bytes a page.)
+func instantParam(name, raw string) (time.Time, error) {
+	if raw == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	if err != nil {
+		return time.Time{}, queryError(name, "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z, not %q", raw)
+	}
+	return t, nil
+}
+
+// listParams reads the single-valued parameters of a listing in one pass
+// over the names the query gives (a page asks with one or two), rather than
+// looking each of them up under every name, and refuses a value of any
+// parameter that is not UTF-8. A conflict (two values under one name or its
+// other name) is reported by single, in listParamNames' order, so the
+// first conflict named does not depend on the map's order.
+func listParams(v url.Values) (got [listParamCount]string, err error) {
+	var from [listParamCount]string
+	conflict := false
+	for name, vals := range v {
+		for _, s := range vals {
+			if !utf8.ValidString(s) {
+				return got, queryError(name, "is not valid UTF-8")
+			}
+		}
+		i, ok := listParamOf[name]
+		if !ok {
+			continue
+		}
+		for _, s := range vals {
+			if from[i] != "" && s != got[i] {
+				conflict = true
+			}
+			got[i], from[i] = s, name
+		}
+	}
+	if conflict {
+		for _, names := range listParamNames {
+			if _, err := single(v, names...); err != nil {
+				return got, err
+			}
+		}
+	}
+	return got, nil
+}
+
 // parseListQuery reads and checks a GET /agent/runs query whose cursor, if
 // any, sg signed: the store's ListQuery, and the hash of its filters and
 // order that a cursor carries.
 func parseListQuery(v url.Values, secret cursorSigner) (store.ListQuery, uint64, error) {
 	// The service's default order: the runs updated last first.
 	q := store.ListQuery{Limit: defaultLimit, SortBy: "updated_at", Desc: true}
-	for name, vals := range v {
-		for _, s := range vals {
-			if !utf8.ValidString(s) {
-				return q, 0, queryError(name, "is not valid UTF-8")
-			}
-		}
-	}
-	var err error
-	str := func(dst *string, names ...string) {
-		if err == nil {
-			*dst, err = single(v, names...)
-		}
-	}
-	var limit, rawCursor, q1, sortBy, sortOrder, after, before, updAfter string
-	str(&limit, "limit")
-	str(&rawCursor, "cursor")
-	str(&q.Name, "name", "config_name")
-	str(&q.ModelID, "model_id")
-	str(&q.Creator, "creator")
-	str(&q.Source, "source")
-	str(&q.EnvironmentID, "environment_id")
-	str(&q.ScheduleID, "schedule_id")
-	str(&q.SkillSpec, "skill_spec", "skill")
-	str(&q.ArtifactType, "artifact_type")
-	str(&q.ExecutionLocation, "execution_location")
-	str(&q.AncestorID, "ancestor_run_id")
-	str(&q.AutomationID, "automation_id")
-	str(&q.Executor, "executor")
-	str(&q.FactoryUID, "factory_uid")
-	str(&q1, "q")
-	str(&sortBy, "sort_by")
-	str(&sortOrder, "sort_order")
-	str(&after, "created_after")
-	str(&before, "created_before")
-	str(&updAfter, "updated_after")
+	got, err := listParams(v)
 	if err != nil {
 		return q, 0, err
 	}
+	limit, rawCursor, q1 := got[pLimit], got[pCursor], got[pQ]
+	sortBy, sortOrder := got[pSortBy], got[pSortOrder]
+	after, before, updAfter := got[pCreatedAfter], got[pCreatedBefore], got[pUpdatedAfter]
+	q.Name, q.ModelID, q.Creator, q.Source = got[pName], got[pModelID], got[pCreator], got[pSource]
+	q.EnvironmentID, q.ScheduleID, q.SkillSpec = got[pEnvironmentID], got[pScheduleID], got[pSkillSpec]
+	q.ArtifactType, q.ExecutionLocation, q.AncestorID = got[pArtifactType], got[pExecutionLocation], got[pAncestorID]
+	q.AutomationID, q.Executor, q.FactoryUID = got[pAutomationID], got[pExecutor], got[pFactoryUID]
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
 		if err != nil || n < 1 || n > maxLimit {
@@ -121,18 +191,14 @@ func parseListQuery(v url.Values, secret cursorSigner) (store.ListQuery, uint64,
 	if l := q.ExecutionLocation; l != "" && l != "LOCAL" && l != "REMOTE" {
 		return q, 0, queryError("execution_location", "must be LOCAL or REMOTE, not %q", l)
 	}
-	for _, d := range []struct {
-		name, raw string
-		dst       *time.Time
-	}{{"created_after", after, &q.CreatedAfter}, {"created_before", before, &q.CreatedBefore}, {"updated_after", updAfter, &q.UpdatedAfter}} {
-		if d.raw == "" {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, d.raw)
-		if err != nil {
-			return q, 0, queryError(d.name, "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z, not %q", d.raw)
-		}
-		*d.dst = t
+	if q.CreatedAfter, err = instantParam("created_after", after); err != nil {
+		return q, 0, err
+	}
+	if q.CreatedBefore, err = instantParam("created_before", before); err != nil {
+		return q, 0, err
+	}
+	if q.UpdatedAfter, err = instantParam("updated_after", updAfter); err != nil {
+		return q, 0, err
 	}
 	switch sortBy {
 	case "", "updated_at":
@@ -173,15 +239,16 @@ func fingerprint(q *store.ListQuery) uint64 {
 	// Every value goes in with its length first, so no two different queries
 	// feed the hash the same bytes; one buffer and one Write keep it cheap
 	// on every page.
-	b := make([]byte, 0, 256)
-	str := func(s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	var buf [256]byte // most queries fit: no allocation
+	b := buf[:0]
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = binary.AppendUvarint(b, uint64(len(states)))
 	for _, s := range states {
-		b = str(s)
+		b = str(b, s)
 	}
 	for _, s := range []string{q.Name, q.ModelID, q.Creator, q.Source, q.EnvironmentID, q.ScheduleID, q.SkillSpec, q.ArtifactType,
 		q.ExecutionLocation, q.AncestorID, q.SortBy, q.AutomationID, q.Executor, q.FactoryUID} {
-		b = str(s)
+		b = str(b, s)
 	}
 	keys := make([]string, 0, len(q.Metadata))
 	for k := range q.Metadata {
@@ -190,8 +257,8 @@ func fingerprint(q *store.ListQuery) uint64 {
 	sort.Strings(keys)
 	b = binary.AppendUvarint(b, uint64(len(keys)))
 	for _, k := range keys {
-		b = str(k)
-		b = str(q.Metadata[k])
+		b = str(b, k)
+		b = str(b, q.Metadata[k])
 	}
 	for _, t := range []time.Time{q.CreatedAfter, q.CreatedBefore, q.UpdatedAfter} {
 		b = binary.AppendVarint(b, t.Unix())
@@ -199,16 +266,22 @@ func fingerprint(q *store.ListQuery) uint64 {
 	}
 	b = binary.AppendUvarint(b, uint64(len(q.Terms)))
 	for _, s := range q.Terms {
-		b = str(s)
+		b = str(b, s)
 	}
 	if q.Desc {
 		b = append(b, 1)
 	} else {
 		b = append(b, 0)
 	}
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return h.Sum64()
+	// FNV-1a, 64 bits (hash/fnv's New64a, without its allocation): the
+	// same value for the same query across versions, so a cursor saved in
+	// a state file stays good.
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // maxMetadataFilters is how many metadata[key]=value pairs one listing

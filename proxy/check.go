@@ -6,24 +6,51 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
 )
 
-// The checker takes completed exchanges off a queue, in the order their
-// answers completed, and checks them on one goroutine: the rules across
-// answers need that order, and the caller has its answer already. The
-// queue holds at most QueueBytes of bodies; past that an exchange passes
-// unchecked and is counted so, rather than memory growing without bound.
+// The checker checks completed exchanges off the request's path, on
+// several workers (one per core by default), each with its own queue. An
+// exchange goes to the worker of the run it is about, so the exchanges of
+// one run are checked in the order their answers completed, as the rules
+// across answers need:
+//
+//   - a path that names a run (/agent/runs/{id}/..., /agent/events/{id},
+//     /__mock/runs/{id}/...): that run;
+//   - a create: the run its answer names;
+//   - a poll of events for given runs: those runs (one run: its own worker;
+//     several: the same set always on the same worker);
+//   - a change to a mock session (POST /__mock/reset, DELETE /__mock/session
+//     and the control API's other writes): every worker at once. It waits
+//     until every worker has checked what came before it and is checked
+//     alone, so no exchange is judged in the wrong generation of a session;
+//   - anything else (pages of runs, schedules, identities, the control API's
+//     reads): the next worker in turn. Round robin rather than by operation,
+//     because pages of runs are the costliest exchanges to check and the
+//     ones that most need spreading; the rules that relate them to other
+//     exchanges compare when each request was sent and each answer arrived,
+//     so checking two of them out of order can at worst miss a finding,
+//     never invent one.
+//
+// With an Observer (the recorder) there is one worker: it learns from the
+// order of all the traffic, a delete after a read of the same schedule.
+//
+// The queues hold at most QueueBytes of bodies between them. Past that an
+// exchange passes unchecked and is counted so, rather than memory growing
+// without bound, or, with Backpressure, its caller waits for room.
 
 type checker struct {
 	validator *openapi.Validator
@@ -31,38 +58,81 @@ type checker struct {
 	found     *findings
 	runs      *seenRuns
 	observer  Observer
+	observeMu sync.Mutex // the Observer sees one exchange at a time
+	// clients tallies the answers per client version (clients.go); safe
+	// for every worker at once.
+	clients *clientcheck.Tally
 
-	queue      chan job
-	queued     atomic.Int64 // bytes of bodies waiting
-	queueLimit int64
-	closeOnce  sync.Once
-	stopped    chan struct{}
-	mu         sync.RWMutex // held for reading while enqueueing, for writing by close
-	closed     bool
+	workers      []chan job
+	turn         atomic.Uint64 // the next worker in turn
+	queued       atomic.Int64  // bytes of bodies waiting
+	queueLimit   int64
+	backpressure bool
+	room         *sync.Cond // with backpressure: signalled as bodies leave the queues
+	roomMu       sync.Mutex
+	barrierMu    sync.Mutex // exchanges for every worker are queued one at a time
+	closeOnce    sync.Once
+	stopped      sync.WaitGroup
+	mu           sync.RWMutex // held for reading while enqueueing, for writing by close
+	closed       bool
+	beforeCheck  func(*pending) // for tests; see Options
 }
 
-// job is an exchange to check, or a marker whose channel closes once
-// everything before it is checked.
+// job is an exchange to check, a marker whose channel closes once
+// everything before it on its worker is checked, or a barrier.
 type job struct {
-	x      *pending
-	marker chan struct{}
+	x       *pending
+	marker  chan struct{}
+	barrier *barrier
 }
 
-func newChecker(v *openapi.Validator, m *rules.Memory, f *findings, runs *seenRuns, o Observer, queueLimit int64) *checker {
-	c := &checker{validator: v, memory: m, found: f, runs: runs, observer: o, queue: make(chan job, 4096), queueLimit: queueLimit, stopped: make(chan struct{})}
-	go c.loop()
+// barrier is an exchange queued on every worker: the last worker to reach
+// it checks it, and the others wait until then.
+type barrier struct {
+	x       *pending
+	waiting atomic.Int32 // workers yet to reach it
+	done    chan struct{}
+}
+
+// queueSlots is the most exchanges one worker's queue holds: enough that
+// QueueBytes binds first (a few MiB of slots per worker), even when all
+// the exchanges are about one run and go to one worker.
+const queueSlots = 1 << 16
+
+func newChecker(v *openapi.Validator, m *rules.Memory, f *findings, runs *seenRuns, o Observer, queueLimit int64, workers int, backpressure bool) *checker {
+	if o != nil || workers < 1 {
+		workers = 1
+	}
+	c := &checker{validator: v, memory: m, found: f, runs: runs, observer: o, queueLimit: queueLimit, backpressure: backpressure}
+	c.room = sync.NewCond(&c.roomMu)
+	c.workers = make([]chan job, workers)
+	for i := range c.workers {
+		c.workers[i] = make(chan job, queueSlots)
+		c.stopped.Add(1)
+		go c.loop(c.workers[i])
+	}
 	return c
 }
 
-func (c *checker) loop() {
-	defer close(c.stopped)
-	for j := range c.queue {
-		if j.marker != nil {
+func (c *checker) loop(queue chan job) {
+	defer c.stopped.Done()
+	for j := range queue {
+		switch {
+		case j.marker != nil:
 			close(j.marker)
-			continue
+		case j.barrier != nil:
+			b := j.barrier
+			if b.waiting.Add(-1) > 0 {
+				<-b.done
+				continue
+			}
+			c.leave(b.x)
+			c.checkOne(b.x)
+			close(b.done)
+		default:
+			c.leave(j.x)
+			c.checkOne(j.x)
 		}
-		c.queued.Add(-size(j.x))
-		c.checkOne(j.x)
 	}
 }
 
@@ -70,61 +140,200 @@ func size(x *pending) int64 {
 	return int64(x.respBody.buf.Len()) + int64(len(x.reqBody.bytes()))
 }
 
-func (c *checker) enqueue(x *pending) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	n := size(x)
-	if c.closed || c.queued.Add(n) > c.queueLimit {
-		if !c.closed {
-			c.queued.Add(-n)
-		}
-		c.found.notChecked(x, "the check queue was full")
-		return
-	}
-	select {
-	case c.queue <- job{x: x}:
-	default:
-		c.queued.Add(-n)
-		c.found.notChecked(x, "the check queue was full")
+// leave takes x's bodies off the bytes waiting, making room.
+func (c *checker) leave(x *pending) {
+	c.queued.Add(-size(x))
+	if c.backpressure {
+		c.roomMu.Lock()
+		c.room.Broadcast()
+		c.roomMu.Unlock()
 	}
 }
 
-// drain waits for everything queued so far to be checked.
-func (c *checker) drain(ctx context.Context) error {
-	marker := make(chan struct{})
+// reserve counts n more bytes waiting, false when they do not fit. With
+// backpressure it waits for room instead; a body larger than the whole
+// bound waits for empty queues.
+func (c *checker) reserve(n int64) bool {
+	if !c.backpressure {
+		if c.queued.Add(n) > c.queueLimit {
+			c.queued.Add(-n)
+			return false
+		}
+		return true
+	}
+	c.roomMu.Lock()
+	defer c.roomMu.Unlock()
+	for {
+		q := c.queued.Load()
+		if q == 0 || q+n <= c.queueLimit {
+			if c.queued.CompareAndSwap(q, q+n) {
+				return true
+			}
+			continue
+		}
+		c.room.Wait()
+	}
+}
+
+func (c *checker) enqueue(x *pending) {
 	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if c.closed {
+		c.found.notChecked(x, "the check queue was full")
+		return
+	}
+	n := size(x)
+	w, ok := c.workerOf(x)
+	if ok {
+		if !c.reserve(n) {
+			c.found.notChecked(x, "the check queue was full")
+			return
+		}
+		if c.backpressure {
+			c.workers[w] <- job{x: x}
+			return
+		}
+		select {
+		case c.workers[w] <- job{x: x}:
+		default:
+			c.queued.Add(-n)
+			c.found.notChecked(x, "the check queue was full")
+		}
+		return
+	}
+	// A barrier is never skipped, and waits for room: skipping a
+	// session's reset would judge what follows it against the world before
+	// it.
+	c.queued.Add(n)
+	b := &barrier{x: x, done: make(chan struct{})}
+	b.waiting.Store(int32(len(c.workers)))
+	c.barrierMu.Lock()
+	defer c.barrierMu.Unlock()
+	for _, q := range c.workers {
+		q <- job{barrier: b}
+	}
+}
+
+// workerOf is the worker that checks x; false for an exchange every
+// worker must reach first (see the top of this file).
+func (c *checker) workerOf(x *pending) (int, bool) {
+	n := len(c.workers)
+	if n == 1 {
+		return 0, true
+	}
+	key, everyone := shardKey(x)
+	switch {
+	case everyone:
+		return 0, false
+	case key == "":
+		return int(c.turn.Add(1) % uint64(n)), true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % uint32(n)), true
+}
+
+// shardKey is the run (or set of runs) an exchange is about, "" for none;
+// everyone is true for a change to a mock session.
+func shardKey(x *pending) (key string, everyone bool) {
+	p := x.apiPath
+	if rest, ok := strings.CutPrefix(p, "/__mock/"); ok {
+		if id, ok := strings.CutPrefix(rest, "runs/"); ok {
+			return firstSegment(id), false
+		}
+		return "", x.method != http.MethodGet && x.method != http.MethodHead
+	}
+	if rest, ok := strings.CutPrefix(p, "/agent/runs/"); ok {
+		return firstSegment(rest), false
+	}
+	if rest, ok := strings.CutPrefix(p, "/agent/events/"); ok {
+		return firstSegment(rest), false
+	}
+	switch {
+	case x.method == http.MethodPost && (p == "/agent/run" || p == "/agent/runs"):
+		return createdRun(x), false
+	case p == "/agent/events":
+		ids := append([]string(nil), x.query["run_ids"]...)
+		sort.Strings(ids)
+		return strings.Join(ids, ","), false
+	}
+	return "", false
+}
+
+func firstSegment(p string) string {
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		p = p[:i]
+	}
+	if id, err := url.PathUnescape(p); err == nil {
+		return id
+	}
+	return p
+}
+
+// createdRun is the run a create's answer names, "" when it names none
+// or is compressed (the create then goes to the next worker in turn).
+func createdRun(x *pending) string {
+	if x.status < 200 || x.status > 299 || x.respHeader.Get("Content-Encoding") != "" {
+		return ""
+	}
+	var created struct {
+		RunID string `json:"run_id"`
+	}
+	_ = json.Unmarshal(x.respBody.bytes(), &created)
+	return created.RunID
+}
+
+// drain waits for everything queued so far to be checked. Taking the lock
+// for writing first waits for the exchanges being queued, those waiting
+// for room among them.
+func (c *checker) drain(ctx context.Context) error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	c.mu.RLock()
+	if closed || c.closed {
 		c.mu.RUnlock()
 		return nil
 	}
-	select {
-	case c.queue <- job{marker: marker}:
-	case <-ctx.Done():
-		c.mu.RUnlock()
-		return ctx.Err()
+	markers := make([]chan struct{}, len(c.workers))
+	for i, q := range c.workers {
+		markers[i] = make(chan struct{})
+		select {
+		case q <- job{marker: markers[i]}:
+		case <-ctx.Done():
+			c.mu.RUnlock()
+			return ctx.Err()
+		}
 	}
 	c.mu.RUnlock()
-	select {
-	case <-marker:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for _, m := range markers {
+		select {
+		case <-m:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	return nil
 }
 
 func (c *checker) close() {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closed = true
-		close(c.queue)
+		for _, q := range c.workers {
+			close(q)
+		}
 		c.mu.Unlock()
-		<-c.stopped
+		c.stopped.Wait()
 	})
 }
 
 // checkOne checks one exchange against the document and the rules, and
 // records what it found.
 func (c *checker) checkOne(x *pending) {
+	if c.beforeCheck != nil {
+		c.beforeCheck(x)
+	}
 	body, err := decoded(x.respHeader, x.respBody.bytes())
 	if err != nil {
 		c.found.notChecked(x, "an answer body the proxy could not decode: "+err.Error())
@@ -149,8 +358,11 @@ func (c *checker) checkOne(x *pending) {
 	found = append(found, c.memory.Observe(ex)...)
 	c.found.record(x, ex.Request, found)
 	c.runs.observe(ex)
+	c.clients.AnswerBody(ex.Method, ex.Path, ex.Status, ex.Body) // clients.go
 	if c.observer != nil {
+		c.observeMu.Lock()
 		c.observer.Observe(ex)
+		c.observeMu.Unlock()
 	}
 }
 

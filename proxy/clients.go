@@ -3,7 +3,6 @@ package proxy
 import (
 	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/report"
-	"github.com/agentruns/agentruns/rules"
 )
 
 // Beside the document and the rules, the proxy judges every success answer
@@ -12,22 +11,7 @@ import (
 // client versions panel, GET /__mock/proxy's "clients" and both reports
 // show, per version, the answers checked, those that break it and the
 // first breaks. A break is told, never a failure: the document is the
-// contract.
-
-// clientsObserver feeds every checked exchange to the tally of client
-// versions, then to the next Observer (the recorder), if any. It sees the
-// exchanges as the checker finishes them, on the checker's goroutine.
-type clientsObserver struct {
-	tally *clientcheck.Tally
-	next  Observer
-}
-
-func (o clientsObserver) Observe(ex rules.Exchange) {
-	o.tally.AnswerBody(ex.Method, ex.Path, ex.Status, ex.Body)
-	if o.next != nil {
-		o.next.Observe(ex)
-	}
-}
+// contract. Every checking worker feeds the one tally (checker.checkOne).
 
 // newClientTally makes the tally of the known client versions.
 func newClientTally() (*clientcheck.Tally, error) {

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"runtime"
 	"strings"
 	"time"
 
@@ -32,9 +33,9 @@ import (
 	"github.com/agentruns/agentruns/rules"
 )
 
-// Observer is given every exchange the proxy checked, in the order their
-// answers completed, from one goroutine: the recorder (package
-// proxy/record) is one.
+// Observer is given every exchange the proxy checked, one at a time, in the
+// order their answers completed (the proxy then checks on one worker): the
+// recorder (package proxy/record) is one.
 type Observer interface {
 	Observe(rules.Exchange)
 }
@@ -60,6 +61,13 @@ type Options struct {
 	// QueueBytes bounds the bodies waiting to be checked; past it, answers
 	// pass through unchecked and are counted so. 0 means 256 MiB.
 	QueueBytes int64
+	// Backpressure makes a caller whose exchange finds the queues full
+	// wait for room (the end of its answer is held back) instead of its
+	// exchange passing unchecked.
+	Backpressure bool
+	// Workers is how many goroutines check exchanges; 0 means one per
+	// core (GOMAXPROCS). With an Observer there is one.
+	Workers int
 	// Limits bound the memory of the rules across answers.
 	Limits rules.Limits
 	// Transport reaches the upstream; nil means a transport tuned for one
@@ -67,6 +75,11 @@ type Options struct {
 	Transport http.RoundTripper
 	// Logger gets one line per request (never a header); nil logs nothing.
 	Logger *slog.Logger
+
+	// beforeCheck, set by this package's tests, is called on the worker
+	// just before it checks an exchange: to hold the workers back, or to
+	// see the order they check in.
+	beforeCheck func(*pending)
 }
 
 // Proxy is an http.Handler. Close it to stop its checker.
@@ -99,6 +112,9 @@ func New(opts Options) (*Proxy, error) {
 	if opts.QueueBytes <= 0 {
 		opts.QueueBytes = 256 << 20
 	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
 	if opts.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = 512, 512
@@ -117,8 +133,9 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), clients: clients, salt: make([]byte, 32), log: log}
 	_, _ = rand.Read(p.salt)
-	observer := clientsObserver{tally: clients, next: opts.Observer}
-	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, p.runs, observer, opts.QueueBytes)
+	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
+	p.check.beforeCheck = opts.beforeCheck
+	p.check.clients = clients
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      opts.Transport,

@@ -1,20 +1,29 @@
+// Command _prof is the mock as agentruns-mock serves it (mockserver.Serve
+// with the default hardening) plus net/http/pprof on 127.0.0.1:6060, for
+// CPU profiles of the mock under wrk's load. The leading underscore keeps
+// it out of ./... : build it by path (go build ./bench/_prof).
+//
+//	go build -o /tmp/prof ./bench/_prof && /tmp/prof &
+//	wrk -t2 -c32 -d30s -H 'Authorization: Bearer wk-mock-alice' http://127.0.0.1:4620/agent/runs?limit=20 &
+//	go tool pprof -top http://127.0.0.1:6060/debug/pprof/profile?seconds=20
 package main
 
 import (
+	"context"
 	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	_ "net/http/pprof"
 	"os"
-	"time"
 
 	"github.com/agentruns/agentruns/mockserver"
 )
 
 func main() {
 	go func() { log.Println(http.ListenAndServe("127.0.0.1:6060", nil)) }()
-	h, err := mockserver.New(mockserver.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h, err := mockserver.New(mockserver.Options{Logger: logger})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -22,6 +31,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 3 * time.Minute, IdleTimeout: 2 * time.Minute, Handler: mockserver.LimitInFlight(h, 256), MaxHeaderBytes: mockserver.MaxHeaderBytes, ConnContext: mockserver.ConnContext}
-	log.Fatal(srv.Serve(mockserver.GuardListener(ln)))
+	log.Fatal(mockserver.Serve(context.Background(), ln, h, mockserver.DefaultHardening, logger))
 }

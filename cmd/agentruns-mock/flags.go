@@ -79,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Var(&durationValue{&c.hardening.ReadTimeout, 0}, "read-timeout", "time a client has to send a whole request, a `duration`")
 	fs.Var(&durationValue{&c.hardening.WriteTimeout, 0}, "write-timeout", "time to answer a request, from the end of its headers, a `duration` (above the longest delay fault, 2m)")
 	fs.Var(&durationValue{&c.hardening.IdleTimeout, 0}, "idle-timeout", "how long an idle keep-alive connection stays open, a `duration`")
+	fs.StringVar(&c.healthcheck, "healthcheck", "", "do not serve: ask the server at this `URL` (e.g. http://127.0.0.1:4010/openapi.yaml) once and exit 0 if it answers 200, 1 if not (the image's health check)")
 	c.proxy.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -49,6 +49,9 @@ type config struct {
 
 	stateFile string
 	saveEvery time.Duration
+	// healthcheck: instead of serving, ask a running server whether it
+	// answers (the image's HEALTHCHECK, which has no curl to run).
+	healthcheck string
 	// hardening caps the requests answered at once and bounds the time a
 	// client has for each part of an exchange (mockserver.Serve).
 	hardening mockserver.Hardening
@@ -82,6 +85,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if c.healthcheck != "" {
+		return healthcheck(ctx, c.healthcheck)
 	}
 	// The mock's own lines (listening, shutting down, saved) are INFO and
 	// always shown; --quiet silences only the line per request.
@@ -170,4 +176,25 @@ func serve(ctx context.Context, c config, handler http.Handler, log *slog.Logger
 		ready(ln.Addr().String())
 	}
 	return mockserver.Serve(ctx, ln, handler, c.hardening, log)
+}
+
+// healthcheck asks url once and succeeds when it answers 200 within five
+// seconds.
+func healthcheck(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("--healthcheck %s: %w", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("--healthcheck: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("--healthcheck %s: answered %s, want 200 OK", url, resp.Status)
+	}
+	return nil
 }

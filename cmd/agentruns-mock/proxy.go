@@ -24,12 +24,16 @@ type proxyConfig struct {
 	recordDir string
 	junit     string
 	html      string
+	// backpressure: a full check queue slows the caller down instead of
+	// letting its exchange pass unchecked.
+	backpressure bool
 }
 
 func (p *proxyConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.upstream, "proxy", "", "forward every request to the server at this `URL` (e.g. https://staging.example.com/api/v1) and check its traffic against the contract, instead of serving the mock")
 	fs.StringVar(&p.recordDir, "record", "", "with --proxy, write what passes through as a fixtures `folder` here, on exit and on POST /__mock/proxy/record")
 	fs.StringVar(&p.junit, "proxy-junit", "", "with --proxy, write the violations found as a JUnit report to this `file` on exit")
+	fs.BoolVar(&p.backpressure, "proxy-backpressure", false, "with --proxy, when the check queues are full hold back the end of an answer until there is room, instead of passing the exchange unchecked")
 	fs.StringVar(&p.html, "proxy-html", "", "with --proxy, write the violations found as an HTML report to this `file` on exit")
 }
 
@@ -50,7 +54,7 @@ func (p *proxyConfig) check(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"record", "proxy-junit", "proxy-html"} {
+	for _, name := range []string{"record", "proxy-junit", "proxy-html", "proxy-backpressure"} {
 		if set[name] {
 			return fmt.Errorf("--%s needs --proxy URL: the upstream server to forward to", name)
 		}
@@ -64,7 +68,7 @@ func (p *proxyConfig) check(fs *flag.FlagSet) error {
 func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr string)) error {
 	opts := proxy.Options{
 		Upstream: c.proxy.upstream, ControlToken: c.opts.ControlToken, DisableControl: c.opts.DisableControl,
-		Logger: c.opts.Logger,
+		Logger: c.opts.Logger, Backpressure: c.proxy.backpressure,
 	}
 	var rec *record.Recorder
 	if c.proxy.recordDir != "" {

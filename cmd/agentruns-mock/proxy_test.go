@@ -33,6 +33,7 @@ func TestProxyFlagsAreChecked(t *testing.T) {
 		{[]string{"--proxy", "https://user:pw@staging.example.com"}, "without credentials"},
 		{[]string{"--record", t.TempDir()}, "--record needs --proxy URL"},
 		{[]string{"--proxy-junit", "x.xml"}, "--proxy-junit needs --proxy URL"},
+		{[]string{"--proxy-backpressure"}, "--proxy-backpressure needs --proxy URL"},
 		{[]string{"--proxy", "https://staging.example.com", "--state-file", "runs.json"}, "--state-file shapes the mock's own runs"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

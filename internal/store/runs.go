@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -425,6 +426,10 @@ type runTable struct {
 	createdBy map[string]int
 	// index keeps the other orders a listing has (runs_index.go).
 	index *runIndex
+	// sortedAll counts the listings in those orders that the index could
+	// not serve and that sorted every match instead (List): only a clock
+	// set back should make one.
+	sortedAll atomic.Int64
 	// configs shares equal agent configs among runs (text.go).
 	configs configTable
 }

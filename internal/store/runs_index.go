@@ -292,11 +292,53 @@ func lessAgent(a, b *Run) bool {
 }
 
 // compareLower compares a and b as strings.ToLower(a) and
-// strings.ToLower(b) compare, without making either.
+// strings.ToLower(b) compare, without making either. Titles are mostly
+// ASCII and a team's titles often share a long prefix ("Flaky test 41",
+// "Flaky test 42"), so bytes are compared as bytes until the first that
+// is not ASCII; from there on, rune by rune (compareLowerRunes). Both
+// halves start at the same offset, a rune boundary in both strings, as
+// every byte before it was ASCII.
 func compareLower(a, b string) int {
 	if a == b { // a team's repeated titles: one comparison of bytes
 		return 0
 	}
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			if ca < utf8.RuneSelf {
+				continue
+			}
+			return compareLowerRunes(a[i:], b[i:])
+		}
+		if ca >= utf8.RuneSelf || cb >= utf8.RuneSelf {
+			return compareLowerRunes(a[i:], b[i:])
+		}
+		if 'A' <= ca && ca <= 'Z' {
+			ca += 'a' - 'A'
+		}
+		if 'A' <= cb && cb <= 'Z' {
+			cb += 'a' - 'A'
+		}
+		if ca != cb {
+			if ca < cb {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case len(a) == len(b):
+		return 0
+	case len(a) < len(b):
+		return -1
+	}
+	return 1
+}
+
+// compareLowerRunes is compareLower rune by rune, for strings that are
+// not all ASCII.
+func compareLowerRunes(a, b string) int {
 	for a != "" && b != "" {
 		ra, na := utf8.DecodeRuneInString(a)
 		rb, nb := utf8.DecodeRuneInString(b)
@@ -338,23 +380,29 @@ func (x *runIndex) size(team string) int {
 }
 
 // indexedPage collects up to limit+1 of a team's matches after the
-// query's position, in an order other than creation time. It reports false
-// when the index cannot answer for now (see teamIndex.at).
-func (x *runIndex) indexedPage(team string, q *ListQuery, now time.Time) ([]*Run, bool) {
+// query's position, in an order other than creation time, as they stand at
+// the instant it returns. It reads the clock itself, under the index's
+// lock: two listings that read it before and came to the lock in the other
+// order would otherwise find the keys advanced past their instant, and the
+// later one would fall back to sorting every run (a full sort per listing
+// under concurrent load, growing with the store). It reports false only
+// when the clock shows an instant before the keys' (see teamIndex.at).
+func (x *runIndex) indexedPage(team string, q *ListQuery, clock func() time.Time) (page []*Run, now time.Time, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	now = clock()
 	t := x.teams[team]
 	if t == nil {
-		return nil, true
+		return nil, now, true
 	}
 	if !t.advance(now) {
-		return nil, false
+		return nil, now, false
 	}
 	tree, less := t.updated, lessUpdated
 	if q.Name != "" {
 		tree = t.updatedByName[q.Name]
 		if tree == nil {
-			return nil, true
+			return nil, now, true
 		}
 	}
 	switch q.SortBy {
@@ -417,7 +465,7 @@ func (x *runIndex) indexedPage(team string, q *ListQuery, now time.Time) ([]*Run
 	default:
 		tree.DescendLessOrEqual(pivot, visit)
 	}
-	return out, true
+	return out, now, true
 }
 
 // pivot is a stand-in run at the query's position, for seeking in the

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -196,4 +198,52 @@ func scanDescendants(ms *Session, id string) map[*Run]bool {
 		}
 	}
 	return out
+}
+
+// FuzzCompareLower holds the title and agent orders' comparison to its
+// definition: strings.ToLower of both, compared as strings. The seeds
+// cover the ASCII fast path, a shared prefix, a non-ASCII byte after an
+// ASCII prefix, case folding beyond ASCII and invalid UTF-8.
+func FuzzCompareLower(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"", ""}, {"a", ""}, {"Flaky test 41", "flaky test 42"}, {"Flaky test 4", "flaky test 41"},
+		{"ABC", "abc"}, {"abc", "ABD"}, {"Zebra", "apple"}, {"[x]", "Ax"}, {"_a", "Za"},
+		{"Émile", "émile"}, {"Straße", "STRASSE"}, {"test Ä", "test ä"}, {"test Ä", "test b"},
+		{"ﬁle", "FILE"}, {"\xff", "\xef\xbf\xbd"}, {"a\xffb", "A\xfeB"}, {"İ", "i"}, {"Σ", "σ"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		want := strings.Compare(strings.ToLower(a), strings.ToLower(b))
+		if got := compareLower(a, b); got != want {
+			t.Fatalf("compareLower(%q, %q) = %d, strings.Compare of their lower cases = %d", a, b, got, want)
+		}
+	})
+}
+
+// TestCrossingListingsUseTheIndex lists from several goroutines at once on
+// the real clock: a listing that read the clock before another and came to
+// the index after it used to find the keys advanced past its instant and
+// sort every run instead, a cost that grows with the store. No listing may
+// fall back while the clock only moves forward.
+func TestCrossingListingsUseTheIndex(t *testing.T) {
+	st := newTestStore(t, func(o *Options) { o.ClockMode, o.ClockStart = RealClock, time.Time{} })
+	ms := open(t, st, "")
+	for i := range 200 {
+		create(t, ms, alice(st), fmt.Sprintf("run %d", i))
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 300 {
+				_, err := ms.List(alice(st), ListQuery{Limit: 1, SortBy: "updated_at", Desc: true})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Zero(t, ms.runs.sortedAll.Load(), "listings that sorted every run instead of walking the index")
 }

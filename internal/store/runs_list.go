@@ -124,8 +124,11 @@ func (ms *Session) List(p *fixtures.Principal, q ListQuery) (Page, error) {
 	case narrowed && q.fewerToSort(len(candidates), ms.runs.index.size(p.Team)):
 		page = q.sortAll(p, candidates, now)
 	default:
-		indexed, ok := ms.runs.index.indexedPage(p.Team, &q, now)
-		if !ok {
+		indexed, at, ok := ms.runs.index.indexedPage(p.Team, &q, ms.clock.Now)
+		if ok {
+			now = at // the page and its views tell the same instant
+		} else {
+			ms.runs.sortedAll.Add(1)
 			indexed = q.sortAll(p, candidates, now)
 		}
 		page = indexed

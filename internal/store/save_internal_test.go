@@ -26,7 +26,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*Session)(nil), []string{"st", "lastUsed", "fates", "attachment", "mu", "clock",
 			"environments", "identities", "messages", "schedules", "runs", "artifacts", "events"}},
 		{(*savedSession)(nil), []string{"Name", "Clock", "savedRuns", "savedEnvironments", "savedIdentities", "savedMessages", "savedSchedules", "savedEvents"}},
-		{(*runTable)(nil), []string{"list", "byID", "byKey", "generation", "cursorKey", "nextSeq", "createdBy", "index", "configs"}},
+		{(*runTable)(nil), []string{"list", "byID", "byKey", "generation", "cursorKey", "nextSeq", "createdBy", "index", "configs", "sortedAll"}},
 		{(*savedRuns)(nil), []string{"Generation", "CursorKey", "NextSeq", "Runs"}},
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Creator", "Team", "TeamScope", "CreatedAt", "Config", "Details",
 			"FromSkill", "Followups", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "lastEvent", "indexedAt", "nextAt"}},
