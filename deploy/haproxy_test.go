@@ -123,8 +123,24 @@ func TestReplicasBehindHAProxyKeepTheirSessionsAcrossARestart(t *testing.T) {
 	// One replica stops, its state saved; its sessions fail meanwhile.
 	down := home[runs[0].session]
 	down.stop(t)
-	assert.Equal(t, http.StatusServiceUnavailable, status(base+"/agent/runs/"+runs[0].id, runs[0].session, runs[0].key),
-		"a session of a stopped replica fails until it is back")
+	// It fails as the mock answers a brief outage (the document's
+	// ServiceUnavailable), not with HAProxy's HTML page, which the contract
+	// would reject.
+	resp, err := request(http.MethodGet, base+"/agent/runs/"+runs[0].id, runs[0].session, runs[0].key, "")
+	require.NoError(t, err)
+	outage, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "a session of a stopped replica fails until it is back")
+	assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"), "%s", outage)
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"), "the 503 says when to retry")
+	var problem struct {
+		Type, Title, Error string
+		Status             int
+	}
+	require.NoError(t, json.Unmarshal(outage, &problem), "%s", outage)
+	assert.Equal(t, 503, problem.Status)
+	assert.True(t, problem.Type != "" && problem.Title != "" && problem.Error != "", "the members the document requires: %s", outage)
 	down.start(t)
 
 	suite("second")

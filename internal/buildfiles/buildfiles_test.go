@@ -52,14 +52,20 @@ func TestMakeTestFuzzesACountAndMakeFuzzADuration(t *testing.T) {
 	assert.NotRegexp(t, `-fuzztime [0-9]+(s|m|h)\b`, string(out))
 }
 
-// .ci/run installs what a clean machine lacks for `make test`, xmllint
-// included, and runs it as CI.
+// .ci/run installs what a clean machine lacks for `make test`, xmllint,
+// podman and haproxy included, and runs it as CI, then the image's test
+// (which make test leaves out for its time).
 func TestCIInstallsXmllintAndRunsMakeTest(t *testing.T) {
 	ci := read(t, ".ci/run")
-	assert.Contains(t, ci, "command -v xmllint")
+	for _, tool := range []string{"xmllint", "podman", "haproxy"} {
+		assert.Contains(t, ci, "command -v "+tool)
+	}
 	assert.Contains(t, ci, "libxml2-utils")
-	assert.True(t, strings.HasSuffix(strings.TrimSpace(ci), "CI=true make test"), "make test is what .ci/run runs")
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(ci), ciCommands), "make test, then make test-image, is what .ci/run runs")
 }
+
+// ciCommands end .ci/run: the README's test command, then the image's test.
+const ciCommands = "CI=true make test\nCI=true make test-image"
 
 // Issue 34, point 10: the README's "Two commands" are two: one builds and
 // runs the suite against the bundled mock, one runs every test; both are
@@ -81,7 +87,7 @@ func TestTheReadmeGivesTwoCommands(t *testing.T) {
 	mk := read(t, "Makefile")
 	assert.Regexp(t, `(?m)^contract: build\n\tbin/agentruns-contract$`, mk, "make contract builds, then runs the suite on the bundled mock")
 	assert.Regexp(t, `(?m)^test: `, mk)
-	assert.True(t, strings.HasSuffix(strings.TrimSpace(read(t, ".ci/run")), "CI=true make test"))
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(read(t, ".ci/run")), ciCommands))
 }
 
 // docs/testing-your-client.md quotes the curl script that
