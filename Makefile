@@ -3,15 +3,15 @@
 # `make test`.
 GO ?= go
 
-.PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants client-facts image test-image
+.PHONY: build mock contract test test-go test-ts lint bench fuzz fuzz-smoke mutants client-facts client-facts-npm client-facts-python image test-image
 
 # The first build compiles every dependency: measured at about 620
 # CPU-seconds (see the README), so minutes even on idle cores. -v names each
 # package as it is compiled, so the first build is never silent; later builds
 # take seconds.
 build:
-	@echo "building bin/agentruns-contract and bin/agentruns-mock: a first build compiles every dependency, about 10 CPU-minutes (5 minutes or more on two cores); later builds take seconds"
-	$(GO) build -v -o bin/ ./cmd/agentruns-contract ./cmd/agentruns-mock
+	@echo "building bin/agentruns-contract, bin/agentruns-mock and bin/agentruns-clientgate: a first build compiles every dependency, about 10 CPU-minutes (5 minutes or more on two cores); later builds take seconds"
+	$(GO) build -v -o bin/ ./cmd/agentruns-contract ./cmd/agentruns-mock ./cmd/agentruns-clientgate
 
 # The image (Containerfile): both commands compiled static into bin/image/,
 # then built with podman, or docker where podman is not installed. podman
@@ -68,7 +68,9 @@ test-go:
 # server and of the mock (steps/reference_variants_test.go,
 # steps/legal_variants_test.go), which it must pass; and the other tests
 # that judge servers by the suite's verdicts (broken servers caught, by the
-# suite and by the proxy; see steps/verdicts_test.go). They run without -race
+# suite and by the proxy; see steps/verdicts_test.go), and the client
+# versions the bundled mock and the reference server break
+# (steps/client_versions_test.go). They run without -race
 # (see the files), so test-go, which has -race, leaves them out. The
 # mutants alone took three and a half minutes on two cores under a load
 # average of 15 (about 75 CPU-seconds), longer when a race-detector build
@@ -77,7 +79,7 @@ test-go:
 # test's one per core): a suite that polls spends most of its time waiting
 # for runs to move and links to expire, not computing.
 mutants:
-	$(GO) test ./steps/ -timeout 20m -parallel 4 -run '^(TestMutants|TestMutantsOutOfReachSayWhy|TestSuitePassesAgainstTheReferenceServerVariants|TestSuitePassesAgainstTheMockMadeToChooseOtherwise|TestARunThatEndsInErrorOnItsOwnIsInconclusive|TestSuiteCatchesBrokenServers|TestRunsEndedBeforeAClaimSkipTheConversationScenarios|TestProxySeesNoViolationInFrontOfTheReferenceServer|TestProxyReportsWhatEachBrokenServerDoes)$$' -count=1 -v
+	$(GO) test ./steps/ -timeout 20m -parallel 4 -run '^(TestMutants|TestMutantsOutOfReachSayWhy|TestSuitePassesAgainstTheReferenceServerVariants|TestSuitePassesAgainstTheMockMadeToChooseOtherwise|TestARunThatEndsInErrorOnItsOwnIsInconclusive|TestSuiteCatchesBrokenServers|TestRunsEndedBeforeAClaimSkipTheConversationScenarios|TestProxySeesNoViolationInFrontOfTheReferenceServer|TestProxyReportsWhatEachBrokenServerDoes|TestServersBuiltToAClientsSurfaceBreakNoneOfIt)$$' -count=1 -v
 
 test-ts:
 	cd clients/typescript && npm install --no-audit --no-fund --silent && npm test
@@ -115,12 +117,40 @@ fuzz:
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE_TIME)
 
-# The surface of the newest official TypeScript client, as facts the drift
-# test holds openapi.yaml to (docs/openapi.md). CLIENT is a checkout of the
-# client's source with its dependencies installed (npm install): its own
-# TypeScript compiler reads it. Commit the rewritten file with the document.
+# What each released official client reads from the API, one file per
+# version in openapi/clientfacts (<language>-<version>.json; see
+# docs/client-versions.md): the suite, the proxy and agentruns-clientgate
+# judge answers and documents by them, and the newest TypeScript client's
+# is also what the drift test holds openapi.yaml to (docs/openapi.md).
+# Commit a rewritten file with the code that needs it.
+#
+# client-facts: a TypeScript client from its source. CLIENT is a checkout
+# with its dependencies installed (npm install): its own TypeScript compiler
+# reads it.
 CLIENT ?=
 client-facts:
 	@test -n "$(CLIENT)" || { echo "usage: make client-facts CLIENT=/path/to/oz-sdk-typescript"; exit 2; }
-	node openapi/clientfacts/extract.cjs "$(CLIENT)" | $(GO) run ./openapi/facts/gen -facts -o openapi/testdata/client-facts.json -
-	$(GO) test ./openapi/ -run 'Newest|Published' -count=1
+	node openapi/clientfacts/extract.cjs "$(CLIENT)" | $(GO) run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -
+	$(GO) test ./openapi/... -run 'Newest|Published|ClientFacts' -count=1
+
+# client-facts-npm: a TypeScript client as npm serves it, from the
+# declaration files of its package. Needs only Node and npm: the package and
+# a TypeScript compiler are installed into a temporary directory.
+NPM_VERSION ?= 1.0.0-alpha.8
+TYPESCRIPT_VERSION ?= 5.8.3
+client-facts-npm:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  (cd "$$tmp" && npm pack --silent oz-agent-sdk@$(NPM_VERSION) >/dev/null && tar -xzf oz-agent-sdk-*.tgz && \
+	   npm install --silent --no-audit --no-fund --prefix "$$tmp/tsc" typescript@$(TYPESCRIPT_VERSION) >/dev/null) && \
+	  node openapi/clientfacts/extract.cjs --typescript "$$tmp/tsc/node_modules/typescript" "$$tmp/package" | \
+	  $(GO) run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -
+	$(GO) test ./openapi/... -run 'ClientFacts' -count=1
+
+# client-facts-python: the Python client, from its public source (its package registry
+# cannot be reached from here, so a checkout of the source is needed:
+# git clone the client's repository, no install). The extractor reads the
+# models with Python's own ast module; nothing of the client is imported.
+client-facts-python:
+	@test -n "$(CLIENT)" || { echo "usage: make client-facts-python CLIENT=/path/to/oz-sdk-python"; exit 2; }
+	python3 openapi/clientfacts/extract_python.py "$(CLIENT)" | $(GO) run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -
+	$(GO) test ./openapi/... -run 'ClientFacts' -count=1

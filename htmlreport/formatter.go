@@ -113,6 +113,7 @@ func (f *Formatter) page(run report.Run) (*Page, error) {
 			Duration:  run.Duration,
 			Counts:    counts,
 			Unchecked: run.Unchecked(),
+			Clients:   run.Clients,
 		},
 	}, nil
 }

@@ -66,6 +66,20 @@ type Run struct {
 	// Unchecked is what the run skipped for want of an option: a run with
 	// such skips did not check everything, and does not say "All passed".
 	Unchecked []report.Unchecked
+	// Clients is what each released client version made of the answers.
+	Clients []report.ClientVersion
+}
+
+// ClientsFailing counts the client versions that break and that the run
+// promised (--fail-on-client): the run failed for them.
+func (r *Run) ClientsFailing() int {
+	n := 0
+	for _, c := range r.Clients {
+		if c.Failing() {
+			n++
+		}
+	}
+	return n
 }
 
 // NotChecked counts the scenarios skipped for want of an option.

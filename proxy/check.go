@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
 )
@@ -58,6 +59,9 @@ type checker struct {
 	runs      *seenRuns
 	observer  Observer
 	observeMu sync.Mutex // the Observer sees one exchange at a time
+	// clients tallies the answers per client version (clients.go); safe
+	// for every worker at once.
+	clients *clientcheck.Tally
 
 	workers      []chan job
 	turn         atomic.Uint64 // the next worker in turn
@@ -354,6 +358,7 @@ func (c *checker) checkOne(x *pending) {
 	found = append(found, c.memory.Observe(ex)...)
 	c.found.record(x, ex.Request, found)
 	c.runs.observe(ex)
+	c.clients.AnswerBody(ex.Method, ex.Path, ex.Status, ex.Body) // clients.go
 	if c.observer != nil {
 		c.observeMu.Lock()
 		c.observer.Observe(ex)

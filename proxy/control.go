@@ -70,6 +70,7 @@ func (p *Proxy) control(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, p.Summary())
 	case "DELETE " + ControlPrefix:
 		p.found.reset(time.Now())
+		p.clients.Reset()
 		writeJSON(w, p.Summary())
 	case "GET " + ControlPrefix + "/requests":
 		writeJSON(w, p.found.entries())

@@ -100,6 +100,14 @@ func TestDashboardShowsViolationsInABrowser(t *testing.T) {
 	assert.False(t, browsertest.Eval[bool](t, ctx, `document.querySelector(".panel-faults").offsetParent !== null`), "the mock's fault rules are not the proxy's")
 	assert.False(t, browsertest.Eval[bool](t, ctx, `document.getElementById("clock").offsetParent !== null`))
 	assert.Equal(t, p.Upstream(), browsertest.Text(t, ctx, "#upstream"))
+	// A run's details without a title break every client version: each
+	// reads it as a required string.
+	browsertest.WaitFor(t, ctx, `document.querySelectorAll("#clients tbody tr.bad").length === 3`)
+	clients := browsertest.Text(t, ctx, "#clients")
+	for _, v := range []string{"python-0.11.0", "typescript-1.0.0-alpha.8", "typescript-1.4.0-alpha.6"} {
+		assert.Contains(t, clients, v)
+	}
+	assert.Contains(t, clients, "GET /agent/runs/{runId} title: expected required string, got missing")
 	browsertest.Screenshot(t, ctx, "proxy-dashboard")
 }
 

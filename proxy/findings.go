@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/rules"
 )
 
@@ -119,6 +120,9 @@ type Summary struct {
 	// LatestOffDocument lists the latest (at most 200 kept).
 	OffDocument       int           `json:"requests_off_document"`
 	LatestOffDocument []OffDocument `json:"latest_requests_off_document"`
+	// Clients is what each released client version made of the checked
+	// success answers (clients.go).
+	Clients []clientcheck.Count `json:"clients"`
 }
 
 // RuleCount is one rule and how often it was broken.

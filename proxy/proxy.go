@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
 )
@@ -88,8 +89,9 @@ type Proxy struct {
 	rp       *httputil.ReverseProxy
 	check    *checker
 	found    *findings
-	runs     *seenRuns // for the dashboard
-	salt     []byte    // makes a caller's id useless outside this process
+	runs     *seenRuns          // for the dashboard
+	clients  *clientcheck.Tally // clients.go
+	salt     []byte             // makes a caller's id useless outside this process
 	log      *slog.Logger
 }
 
@@ -125,10 +127,15 @@ func New(opts Options) (*Proxy, error) {
 	if log == nil {
 		log = slog.New(discard{})
 	}
-	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), salt: make([]byte, 32), log: log}
+	clients, err := newClientTally()
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), clients: clients, salt: make([]byte, 32), log: log}
 	_, _ = rand.Read(p.salt)
 	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
 	p.check.beforeCheck = opts.beforeCheck
+	p.check.clients = clients
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      opts.Transport,
@@ -174,7 +181,11 @@ func (p *Proxy) Close() { p.check.close() }
 func (p *Proxy) Drain(ctx context.Context) error { return p.check.drain(ctx) }
 
 // Summary is what was found so far (GET /__mock/proxy).
-func (p *Proxy) Summary() Summary { return p.found.summary(p.upstream.String()) }
+func (p *Proxy) Summary() Summary {
+	s := p.found.summary(p.upstream.String())
+	s.Clients = p.clients.Counts()
+	return s
+}
 
 // ControlPrefix is the proxy's own control API; nothing under it is
 // forwarded.

@@ -92,7 +92,8 @@ func featureName(area string) string {
 // run turns a summary into the suite's report.Run.
 func reportRun(s Summary, now time.Time) report.Run {
 	since, _ := time.Parse(time.RFC3339Nano, s.Since)
-	r := report.Run{Name: "agentruns-proxy", Target: s.Upstream, Mode: "validating proxy", Start: since, Duration: now.Sub(since)}
+	r := report.Run{Name: "agentruns-proxy", Target: s.Upstream, Mode: "validating proxy", Start: since, Duration: now.Sub(since),
+		Clients: clientVersions(s.Clients)}
 	for i, o := range outcomes(s) {
 		st := o.status()
 		sc := report.Scenario{
@@ -117,7 +118,7 @@ func (p *Proxy) WriteHTML(w io.Writer) error {
 	run := reportRun(s, time.Now())
 	page := &htmlreport.Page{Title: "Contract check of live traffic", Run: &htmlreport.Run{
 		Server: s.Upstream, Mode: fmt.Sprintf("validating proxy: %d exchanges, %d checked", s.Exchanges, s.Checked),
-		Started: run.Start, Duration: run.Duration,
+		Started: run.Start, Duration: run.Duration, Clients: run.Clients,
 	}}
 	byArea := map[string]*htmlreport.Feature{}
 	for _, sc := range run.Scenarios {

@@ -66,6 +66,7 @@ type junitTestcase struct {
 	Skipped   *junitSkipped `xml:"skipped"`
 	Error     *junitProblem `xml:"error"`
 	Failure   *junitProblem `xml:"failure"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitSkipped struct {
@@ -152,6 +153,13 @@ func (j *JUnit) Close(r Run) error {
 		doc.Skipped += suite.Skipped
 		doc.Suites = append(doc.Suites, suite)
 	}
+	if len(r.Clients) > 0 {
+		suite := clientSuite(r)
+		doc.Tests += suite.Tests
+		doc.Failures += suite.Failures
+		doc.Skipped += suite.Skipped
+		doc.Suites = append(doc.Suites, suite)
+	}
 	if _, err := io.WriteString(j.w, xml.Header); err != nil {
 		return err
 	}
@@ -162,6 +170,39 @@ func (j *JUnit) Close(r Run) error {
 	}
 	_, err := io.WriteString(j.w, "\n")
 	return err
+}
+
+// clientSuite is the testsuite "client versions": one test case per
+// released client version, passed when it reads every answer. A version
+// that breaks fails only when the run promised it (--fail-on-client);
+// otherwise it is skipped, its message saying how many answers break it.
+// Either way the first breaks are its system-out.
+func clientSuite(r Run) junitTestsuite {
+	suite := junitTestsuite{junitCounts: junitCounts{Name: "client versions"}}
+	for _, c := range r.Clients {
+		tc := junitTestcase{Name: c.Name, Classname: "client versions", Time: seconds(0)}
+		var out strings.Builder
+		for _, b := range c.First {
+			fmt.Fprintf(&out, "%s %s: expected %s, got %s\n", b.Operation, fieldName(b.Field), b.Expected, b.Got)
+		}
+		tc.SystemOut = out.String()
+		summary := fmt.Sprintf("%d of %d answers break %s", c.Broken, c.Checked, c.Name)
+		switch {
+		case c.Checked == 0:
+			tc.Skipped = &junitSkipped{Message: "no answer of an operation this version calls was seen"}
+			suite.Skipped++
+		case c.Failing():
+			tc.Failure = &junitProblem{Type: "client-version-broken", Message: summary, Text: out.String()}
+			suite.Failures++
+		case c.Broken > 0:
+			tc.Skipped = &junitSkipped{Message: summary + "; not a failure unless the run promises this version (agentruns-contract --fail-on-client " + c.Name + ")"}
+			suite.Skipped++
+		}
+		suite.Cases = append(suite.Cases, tc)
+		suite.Tests++
+	}
+	suite.Time = seconds(0)
+	return suite
 }
 
 // problem describes a scenario that did not pass: the message names the

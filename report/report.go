@@ -107,6 +107,9 @@ type Run struct {
 	Start     time.Time
 	Duration  time.Duration
 	Scenarios []Scenario // in the order they ended
+	// Clients is what each released client version made of the answers
+	// (clients.go), in the order of the versions.
+	Clients []ClientVersion
 }
 
 // Count returns how many scenarios ended in each status.

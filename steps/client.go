@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/report"
 )
 
@@ -29,6 +30,9 @@ type apiClient struct {
 	key       string
 	session   string // X-Mock-Session value, "" outside the mock
 	validator ResponseValidator
+	// clients judges each success answer as each released client version
+	// reads it (nil: not judged).
+	clients *clientcheck.Tally
 	// runs holds every run the suite has seen, for the rules of invariants.go.
 	runs *ledger
 	// made records what the scenario's requests created, for it to undo
@@ -172,6 +176,9 @@ func (a *apiClient) check(req *http.Request, resp *response, path string) (cause
 		Body:       io.NopCloser(bytes.NewReader(resp.body)),
 		Request:    vreq,
 	}
+	// Beside the document, as each client version reads it; this never
+	// fails the scenario (Config.FailOnClient fails the run instead).
+	a.clients.Answer(req.Method, vreq.URL.Path, resp.status, resp.header, resp.body)
 	var errs []error
 	if err := a.validator.ValidateResponse(vreq, hr); err != nil {
 		// The validator's message names the operation, status and field.

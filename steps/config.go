@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/htmlreport"
 	"github.com/agentruns/agentruns/internal/tagexpr"
@@ -123,6 +124,14 @@ type Config struct {
 	// discarded when nil.
 	Log io.Writer
 
+	// FailOnClient names the released client versions whose breaks fail
+	// the run: "all", or names such as "typescript-1.0.0-alpha.8"
+	// separated by commas. Beside the document, every success answer is
+	// judged as each known client version reads it (package clientcheck)
+	// and Result.Report.Clients tells what each made of them; by default a
+	// break is reported only, since the document is the contract.
+	FailOnClient string
+
 	// Validator checks every response. When nil, the project's OpenAPI
 	// document (openapi.NewValidator) if the run selects a scenario tagged
 	// @newest-client, and otherwise its published view
@@ -220,6 +229,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
+	}
+	if c.FailOnClient != "" {
+		versions, err := clientVersions()
+		if err == nil {
+			_, err = clientcheck.Select(versions, c.FailOnClient)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("fail on client: %w", err))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, &ConfigError{Err: err}

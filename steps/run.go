@@ -19,6 +19,7 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/report"
 )
 
@@ -59,10 +60,35 @@ type Result struct {
 	Report report.Run
 }
 
-// Passed reports whether at least one scenario ran and none failed or was
-// interrupted.
+// Passed reports whether at least one scenario ran, none failed or was
+// interrupted, and no client version named by Config.FailOnClient breaks.
 func (r Result) Passed() bool {
-	return len(r.Scenarios) > 0 && len(r.Failed()) == 0 && len(r.Interrupted()) == 0
+	return len(r.Scenarios) > 0 && len(r.Failed()) == 0 && len(r.Interrupted()) == 0 && len(r.ClientsFailing()) == 0
+}
+
+// ClientsFailing names the client versions that break and that
+// Config.FailOnClient promised.
+func (r Result) ClientsFailing() []string {
+	var out []string
+	for _, c := range r.Report.Clients {
+		if c.Failing() {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// clientTable turns what the tally found into the report's rows.
+func clientTable(counts []clientcheck.Count, failOn map[string]bool) []report.ClientVersion {
+	out := make([]report.ClientVersion, 0, len(counts))
+	for _, c := range counts {
+		row := report.ClientVersion{Name: c.Version, Checked: c.Checked, Broken: c.Broken, Fails: failOn[c.Version]}
+		for _, b := range c.First {
+			row.First = append(row.First, report.ClientBreak{Operation: b.Operation, Field: b.Field, Expected: b.Expected, Got: b.Got})
+		}
+		out = append(out, row)
+	}
+	return out
 }
 
 // NothingChecked reports whether scenarios were selected and every one of
@@ -143,12 +169,23 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	col := newCollector(rep, func() bool { return ctx.Err() != nil }, su.avoidable)
 	suiteName, unregister := col.register()
 	defer unregister()
+	versions, err := clientVersions()
+	if err != nil {
+		return Result{}, fmt.Errorf("loading the client versions' facts: %w", err)
+	}
+	failOn := map[string]bool{}
+	if cfg.FailOnClient != "" {
+		if failOn, err = clientcheck.Select(versions, cfg.FailOnClient); err != nil {
+			return Result{}, &ConfigError{Err: err}
+		}
+	}
+	clients := clientcheck.NewTally(versions)
 	su.mu.Lock()
-	su.collecting, su.runCtx = col, ctx
+	su.collecting, su.runCtx, su.clients = col, ctx, clients
 	su.mu.Unlock()
 	defer func() {
 		su.mu.Lock()
-		su.collecting, su.runCtx = nil, context.Background()
+		su.collecting, su.runCtx, su.clients = nil, context.Background(), nil
 		su.mu.Unlock()
 	}()
 
@@ -177,6 +214,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	run := report.Run{
 		Name: "agentruns-contract", Target: cfg.BaseURL, Mode: su.mode(), Tags: cfg.Tags, Seed: seed,
 		Start: start, Duration: time.Since(start), Scenarios: scenarios,
+		Clients: clientTable(clients.Counts(), failOn),
 	}
 	if err := rep.Close(run); err != nil && repErr == nil {
 		repErr = err

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/openapi"
 )
 
@@ -35,6 +36,9 @@ type Suite struct {
 
 	mu         sync.Mutex
 	collecting *collector // the current Run's, nil outside Run
+	// clients judges every success answer of the current Run as each
+	// released client version reads it; nil outside Run.
+	clients *clientcheck.Tally
 
 	// identityWrites holds the team's identities still for a scenario that
 	// checks the plan's edge (@plan-edge): it holds the lock, and any other
@@ -53,6 +57,10 @@ var defaultValidator = sync.OnceValues(openapi.NewValidator)
 // (openapi.PublishedView), for runs that select no scenario of the newest
 // client's surface.
 var defaultPublishedValidator = sync.OnceValues(openapi.NewPublishedValidator)
+
+// clientVersions are the released client versions' facts, read once per
+// process; a Version is immutable.
+var clientVersions = sync.OnceValues(clientcheck.Load)
 
 // NewSuite checks cfg, loads the OpenAPI validator, checks that the server
 // answers as the API does (see Preflight) and looks for the mock's control
@@ -130,7 +138,11 @@ func looksCount(n int64) string {
 
 // newClient makes the HTTP client of one scenario.
 func (su *Suite) newClient() *apiClient {
+	su.mu.Lock()
+	clients := su.clients
+	su.mu.Unlock()
 	return &apiClient{
+		clients:   clients,
 		http:      su.cfg.HTTPClient,
 		base:      su.base,
 		control:   su.control,

@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
@@ -60,6 +61,10 @@ func formatNames() string {
 
 // errFailed means the suite ran and some scenario failed.
 var errFailed = errors.New("the server does not meet the contract")
+
+// errClientBroken means every scenario passed but a client version that
+// --fail-on-client promised breaks.
+var errClientBroken = errors.New("an answer breaks a client version named by --fail-on-client")
 
 // errNothingChecked means every selected scenario was skipped: nothing
 // failed, and nothing was checked either, which must not pass for green.
@@ -142,6 +147,7 @@ type options struct {
 	seed         int64
 	noControl    bool
 	exactStamps  bool
+	failOnClient string
 
 	// baseURLFrom and apiKeyFrom say where baseURL and apiKey came from.
 	baseURLFrom string
@@ -163,10 +169,16 @@ Commands:
         write the features as one HTML page, the API's behaviour as a spec,
         without running anything (docs --help for its flags)
 
+Beside the document, every success answer is judged as each released
+official client version reads it; the summary's table names the versions
+an answer breaks. Those breaks do not change the exit status unless
+--fail-on-client names the version.
+
 Exit status: 0 every selected scenario passed or was skipped, and at least
-one passed; 1 a scenario failed or the server cannot be tested; 2 the
-command line is wrong; 3 nothing was checked (every selected scenario was
-skipped); 130 interrupted.
+one passed; 1 a scenario failed, the server cannot be tested, or an answer
+breaks a client version named by --fail-on-client; 2 the command line is
+wrong; 3 nothing was checked (every selected scenario was skipped); 130
+interrupted.
 
 Flags:
 `)
@@ -193,11 +205,22 @@ Flags:
 	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
 	fs.BoolVar(&o.exactStamps, "exact-timestamps", false, "the server keeps its timestamps exactly as it shows them: judge the time filters at a run's very instant (without it, an instant the shown digits leave undecided is inconclusive; the bundled mock is judged so anyway)")
 	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
+	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientVersionNames()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, errHelp
 		}
 		return o, errUsage
+	}
+	if o.failOnClient != "" {
+		versions, err := clientcheck.Load()
+		if err == nil {
+			_, err = clientcheck.Select(versions, o.failOnClient)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "--fail-on-client %s: %v\n", o.failOnClient, err)
+			return o, errUsage
+		}
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
@@ -286,6 +309,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Seed:            o.seed,
 		NoControl:       o.noControl,
 		ExactTimestamps: o.exactStamps,
+		FailOnClient:    o.failOnClient,
 		Log:             io.Discard, // the summary says why scenarios were skipped
 		HTTPClient:      &http.Client{Timeout: 60 * time.Second},
 	}
@@ -334,6 +358,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	summarise(stderr, res, cfg)
 	if err != nil {
 		return err
+	}
+	if _, failed, _ := res.Count(); failed == 0 && len(res.Interrupted()) == 0 && len(res.ClientsFailing()) > 0 {
+		return errClientBroken
 	}
 	if !res.Passed() {
 		return errFailed
@@ -442,6 +469,13 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		}
 		fmt.Fprintf(w, "FAILED  %s with the same failure: %s\n        %s\n", plural(len(g.Scenarios), "scenario"), reportNames(g.Scenarios), msg)
 	}
+	if len(res.Report.Clients) > 0 {
+		fmt.Fprintln(w, "\nClient versions: each success answer as each released official client reads it")
+		_ = report.WriteClientTable(w, res.Report.Clients)
+		if names := res.ClientsFailing(); len(names) > 0 {
+			fmt.Fprintf(w, "FAILED  answers break %s, which --fail-on-client promised\n", strings.Join(names, ", "))
+		}
+	}
 	if failed == 0 && len(res.Interrupted()) == 0 && len(unchecked) > 0 {
 		verdict := "Passed, but not all checked"
 		if passed == 0 {
@@ -449,6 +483,19 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		}
 		fmt.Fprintf(w, "%s: add %s to check the rest.\n", verdict, strings.Join(flags, " and "))
 	}
+}
+
+// clientVersionNames lists the known client versions for --help.
+func clientVersionNames() string {
+	versions, err := clientcheck.Load()
+	if err != nil {
+		return "(the client facts cannot be read: " + err.Error() + ")"
+	}
+	var names []string
+	for _, v := range versions {
+		names = append(names, v.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // plural is "1 scenario", "2 scenarios".

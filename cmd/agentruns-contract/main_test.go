@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joshdk/go-junit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -166,7 +167,23 @@ func TestJUnitReportOfARunWithSkipsAndFailures(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	junitcheck.Validate(t, data)
-	tot, tests := junitcheck.Totals(t, data)
+	_, all := junitcheck.Totals(t, data)
+	tests, clients := scenarioCases(all)
+	assert.Len(t, clients, 3, "a test case per client version")
+	tot := junit.Totals{}
+	for _, tc := range tests {
+		tot.Tests++
+		switch tc.Status {
+		case junit.StatusPassed:
+			tot.Passed++
+		case junit.StatusFailed:
+			tot.Failed++
+		case junit.StatusSkipped:
+			tot.Skipped++
+		case junit.StatusError:
+			tot.Error++
+		}
+	}
 	assert.Equal(t, total, tot.Tests)
 	assert.Equal(t, passed, tot.Passed)
 	assert.Equal(t, failed, tot.Failed)
@@ -242,7 +259,31 @@ func junitCountersAgree(t *testing.T, data []byte, total, failed, skipped int) {
 		sum.Skipped += got.Skipped
 	}
 	assert.Equal(t, sum, doc.counters, "the testsuites counters against the test cases")
-	assert.Equal(t, counters{Tests: total, Failures: failed, Skipped: skipped}, doc.counters, "the testsuites counters against the summary")
+	// The summary counts scenarios; the suite "client versions" has a case
+	// per client version besides.
+	scenarios := doc.counters
+	for _, s := range doc.Suites {
+		if s.Name == "client versions" {
+			scenarios.Tests -= s.Tests
+			scenarios.Failures -= s.Failures
+			scenarios.Errors -= s.Errors
+			scenarios.Skipped -= s.Skipped
+		}
+	}
+	assert.Equal(t, counters{Tests: total, Failures: failed, Skipped: skipped}, scenarios, "the testsuites counters against the summary")
+}
+
+// scenarioCases splits a JUnit report's test cases into the scenarios'
+// and the client versions' (report.clientSuite).
+func scenarioCases(all []junit.Test) (scenarios, clients []junit.Test) {
+	for _, tc := range all {
+		if tc.Classname == "client versions" {
+			clients = append(clients, tc)
+		} else {
+			scenarios = append(scenarios, tc)
+		}
+	}
+	return scenarios, clients
 }
 
 // retyped answers a 404 as text/plain.
@@ -265,11 +306,13 @@ func TestRunWritesJUnitInReadOnlyMode(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	junitcheck.Validate(t, data)
-	tot, tests := junitcheck.Totals(t, data)
+	tot, all := junitcheck.Totals(t, data)
 	// The mock's control API changes the mock at every use: a read-only
-	// run leaves it alone and skips what needs it.
+	// run leaves it alone and skips what needs it. (The client versions
+	// an answer breaks are skipped test cases too.)
 	assert.Equal(t, tot.Tests, tot.Passed+tot.Skipped)
 	assert.Positive(t, tot.Passed)
+	tests, _ := scenarioCases(all)
 	var names []string
 	for _, tc := range tests {
 		names = append(names, tc.Name)
@@ -319,6 +362,8 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 		{"zero poll interval", []string{"--poll-interval", "0s"}, `want a duration above zero`},
 		{"negative seed", []string{"--seed", "-3"}, "want a positive number"},
 		{"no concurrency", []string{"--concurrency", "0"}, "want 1 or more"},
+		{"unknown client version", []string{"--fail-on-client", "typescript-2.0.0"},
+			`--fail-on-client typescript-2.0.0: no client version "typescript-2.0.0": the known ones are python-0.11.0, typescript-1.0.0-alpha.8, typescript-1.4.0-alpha.6, or all`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, err := runCmd(t, tc.args...)
@@ -334,7 +379,7 @@ func TestHelpShowsEveryFlagButNoKey(t *testing.T) {
 	err := run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &errOut)
 	require.ErrorIs(t, err, errHelp)
 	assert.NotContains(t, errOut.String(), "wk-secret")
-	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--poll-interval", "--format", "--output", "--concurrency", "--seed", "--no-control"} {
+	for _, f := range []string{"--base-url", "--api-key", "--tags", "--read-only", "--allow-writes", "--timeout", "--poll-interval", "--format", "--output", "--concurrency", "--seed", "--no-control", "--fail-on-client"} {
 		assert.Contains(t, errOut.String(), strings.TrimPrefix(f, "-"))
 	}
 	assert.Contains(t, errOut.String(), "agentruns-contract docs [--output spec.html]", "the docs command is listed")
@@ -678,6 +723,7 @@ func TestExitStatuses(t *testing.T) {
 		{nil, 0},
 		{errHelp, 0},
 		{errFailed, 1},
+		{errClientBroken, 1},
 		{errors.New("cannot reach the server"), 1},
 		{errUsage, 2},
 		{usageError{errors.New("no API key")}, 2},
@@ -712,4 +758,25 @@ func TestAReportToAFileShowsProgressOnStderr(t *testing.T) {
 	assert.Contains(t, errOut, "writing the html report to "+path+"; a mark per scenario as it ends")
 	total, _, _, _ := summaryCounts(t, errOut)
 	assert.Contains(t, errOut, strings.Repeat(".", total)+" "+strconv.Itoa(total)+"\n", "one mark per scenario, then the count")
+}
+
+// The summary ends with the client versions' table; a break fails the run
+// only for a version --fail-on-client names. The bundled mock serves the
+// newest client's surface, which the oldest TypeScript client does not
+// read whole (runs in ERROR or BLOCKED, screenshot artifacts).
+func TestClientVersionsTableAndFailOnClient(t *testing.T) {
+	_, errOut, err := runCmd(t, "--format", "progress")
+	require.NoError(t, err, errOut)
+	assert.Contains(t, errOut, "Client versions: each success answer as each released official client reads it\nclient version             answers  breaking  verdict\n")
+	assert.Regexp(t, `typescript-1\.4\.0-alpha\.6 +[1-9][0-9]* +0  reads every answer`, errOut)
+	assert.Regexp(t, `typescript-1\.0\.0-alpha\.8 +[1-9][0-9]* +[1-9][0-9]*  breaks\n`, errOut)
+
+	_, errOut, err = runCmd(t, "--format", "progress", "--fail-on-client", "typescript-1.0.0-alpha.8")
+	require.ErrorIs(t, err, errClientBroken)
+	assert.Equal(t, 1, exitStatus(err))
+	assert.Regexp(t, `typescript-1\.0\.0-alpha\.8 +[1-9][0-9]* +[1-9][0-9]*  BREAKS \(fails the run\)\n`, errOut)
+	assert.Contains(t, errOut, "FAILED  answers break typescript-1.0.0-alpha.8, which --fail-on-client promised\n")
+
+	_, errOut, err = runCmd(t, "--format", "progress", "--fail-on-client", "typescript-1.4.0-alpha.6")
+	require.NoError(t, err, errOut)
 }

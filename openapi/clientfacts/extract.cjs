@@ -1,49 +1,106 @@
-// Reads the API surface of a checkout of the official TypeScript client
+// Reads the API surface of one version of the official TypeScript client
 // (oz-agent-sdk) and prints it as facts in the shape of package
 // openapi/facts (operations keyed "METHOD /path", named schemas), as JSON on
-// standard output. Only structure is kept: names, types, enums, nullability,
-// required-ness. Descriptions and code are not.
+// standard output, with the client and version they came from. Only
+// structure is kept: names, types, enums, nullability, required-ness.
+// Descriptions and code are not.
 //
-//	node openapi/clientfacts/extract.cjs /path/to/oz-sdk-typescript
+//	node openapi/clientfacts/extract.cjs [--typescript DIR] CLIENT
 //
-// The checkout needs its dependencies installed (npm install), since the
-// TypeScript compiler used to read it is the checkout's own. `make
-// client-facts CLIENT=...` runs this and writes the canonical file.
+// CLIENT is either a checkout of the client's source (a directory holding
+// api.md, which lists every method with its HTTP method and path) or an
+// unpacked npm package of it (package.json and resources/**/*.d.ts, the
+// declaration files; the method and path of each call come from the
+// compiled .js beside each .d.ts, the only place a package keeps them).
+// The TypeScript compiler that reads it is the checkout's own
+// (node_modules/typescript) unless --typescript names one: a package ships
+// none. `make client-facts-ts` and `make client-facts-npm` run this and
+// write the canonical files.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 
-const checkout = path.resolve(process.argv[2] || '');
-if (!process.argv[2] || !fs.existsSync(path.join(checkout, 'api.md'))) {
-  fail('usage: node extract.cjs <oz-sdk-typescript checkout> (a directory holding api.md)');
+const args = process.argv.slice(2);
+let typescriptDir = '';
+if (args[0] === '--typescript') {
+  typescriptDir = args[1] || '';
+  args.splice(0, 2);
+}
+const checkout = path.resolve(args[0] || '');
+const fromSource = fs.existsSync(path.join(checkout, 'api.md'));
+if (!args[0] || (!fromSource && !fs.existsSync(path.join(checkout, 'resources')))) {
+  fail('usage: node extract.cjs [--typescript DIR] <oz-sdk-typescript checkout (holding api.md) or unpacked npm package (holding resources/)>');
 }
 let ts;
 try {
-  ts = require(path.join(checkout, 'node_modules', 'typescript'));
+  ts = require(typescriptDir ? path.resolve(typescriptDir) : path.join(checkout, 'node_modules', 'typescript'));
 } catch (e) {
-  fail(`cannot load the checkout's TypeScript compiler (${e.message}); run npm install in ${checkout}`);
+  fail(`cannot load a TypeScript compiler (${e.message}); run npm install in ${checkout} or name one with --typescript`);
 }
+const pkg = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8'));
 
 function fail(msg) {
   process.stderr.write('clientfacts: ' + msg + '\n');
   process.exit(1);
 }
 
-// api.md lists every method: <code title="get /agent/runs/{runId}">
+const methods = fromSource ? sourceMethods() : packageMethods();
+if (methods.length === 0) fail('found no methods');
+
+// sourceMethods reads api.md: <code title="get /agent/runs/{runId}">
 // client.agent.runs.<a href="./src/resources/agent/runs.ts">retrieve</a>(...
-const methodLine = /<code title="(get|post|put|patch|delete) ([^"]+)">client\.([\w.]+)\.<a href="\.\/([^"]+)">(\w+)<\/a>/g;
-const apiMd = fs.readFileSync(path.join(checkout, 'api.md'), 'utf8');
-const methods = [];
-for (const m of apiMd.matchAll(methodLine)) {
-  methods.push({ verb: m[1].toUpperCase(), route: m[2], resource: m[3], file: path.join(checkout, m[4]), name: m[5] });
+function sourceMethods() {
+  const methodLine = /<code title="(get|post|put|patch|delete) ([^"]+)">client\.([\w.]+)\.<a href="\.\/([^"]+)">(\w+)<\/a>/g;
+  const apiMd = fs.readFileSync(path.join(checkout, 'api.md'), 'utf8');
+  const found = [];
+  for (const m of apiMd.matchAll(methodLine)) {
+    found.push({ verb: m[1].toUpperCase(), route: m[2], resource: m[3], file: path.join(checkout, m[4]), name: m[5] });
+  }
+  return found;
 }
-if (methods.length === 0) fail('api.md lists no methods');
+
+// packageMethods reads every resources/**/X.js of a package for the calls
+// its methods make (this._client.get(path`/agent/runs/${runID}`, options))
+// and pairs each with the declaration in X.d.ts. A path parameter is named
+// after the method's argument with a trailing "ID" written "Id" (runID ->
+// runId), as the client's own api.md and the document name them.
+function packageMethods() {
+  const found = [];
+  const call = /^ {4}(\w+)\([^)]*\) \{\n\s+return this\._client\.(get|post|put|patch|delete|getAPIList)\((?:\(0, path_1\.path\) )?[`'"]([^`'"]+)[`'"]([^\n]*(?:\n(?! {4}\}).*)*)/gm;
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) { walk(full); continue; }
+      if (!entry.name.endsWith('.js')) continue;
+      const js = fs.readFileSync(full, 'utf8');
+      const rel = path.relative(path.join(checkout, 'resources'), full).replace(/\.js$/, '').split(path.sep);
+      // resources/agent/agent.js is the resource "agent", resources/agent/runs.js "agent.runs".
+      if (rel.length > 1 && rel[rel.length - 1] === rel[rel.length - 2]) rel.pop();
+      for (const m of js.matchAll(call)) {
+        const verb = m[2] === 'getAPIList' ? 'GET' : m[2].toUpperCase();
+        const route = m[3].replace(/\$\{(\w+?)(ID)?\}/g, (_, name, id) => '{' + name + (id ? 'Id' : '') + '}');
+        found.push({ verb, route, resource: rel.join('.'), file: full.replace(/\.js$/, '.d.ts'), name: m[1], public: /__security:\s*\{\s*\}/.test(m[4]) });
+      }
+    }
+  };
+  walk(path.join(checkout, 'resources'));
+  return found.sort((a, b) => (a.resource + a.name).localeCompare(b.resource + b.name));
+}
 
 const files = [...new Set(methods.map((m) => m.file))];
 const program = ts.createProgram(files, { strict: true, target: ts.ScriptTarget.ES2020, noEmit: true });
 const checker = program.getTypeChecker();
 
-const out = { operations: {}, schemas: {} };
+const out = {
+  client: {
+    language: 'typescript',
+    package: pkg.name,
+    version: pkg.version,
+    source: fromSource ? 'source checkout (api.md, src/resources)' : 'npm package declaration files (resources/**/*.d.ts)',
+  },
+  operations: {},
+  schemas: {},
+};
 // owners records which declaration a schema name came from, so that two
 // different types of one name are an error rather than a silent merge.
 const owners = new Map();
@@ -57,7 +114,7 @@ for (const m of methods) {
   const op = {
     operation_id: m.resource + '.' + m.name,
     // A method sending `__security: {}` goes without the client's key.
-    security: /__security:\s*\{\s*\}/.test(body) ? ['none'] : ['bearerAuth'],
+    security: (m.public || /__security:\s*\{\s*\}/.test(body)) ? ['none'] : ['bearerAuth'],
     responses: {},
   };
   const pathParams = [...m.route.matchAll(/\{(\w+)\}/g)].map((x) => x[1]);
@@ -91,8 +148,10 @@ for (const m of methods) {
 }
 
 // api.md also lists the types each resource exports; those no operation
-// reaches (Error, the body of every failure) are facts too.
+// reaches (Error, the body of every failure) are facts too. A package has
+// no such list: its facts are what its operations reach.
 const typeLine = /<code><a href="\.\/([^"]+)">(\w+)<\/a><\/code>/g;
+const apiMd = fromSource ? fs.readFileSync(path.join(checkout, 'api.md'), 'utf8') : '';
 for (const t of apiMd.matchAll(typeLine)) {
   const source = program.getSourceFile(path.join(checkout, t[1]));
   if (!source) fail(`${t[1]}: not found`);

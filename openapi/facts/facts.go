@@ -26,6 +26,9 @@ import (
 // encoding/json they form a canonical file: map keys come out sorted, lists
 // whose order carries no meaning (required, security) are sorted.
 type Facts struct {
+	// Client names the official client library and version the facts were
+	// read from; nil for the facts of an OpenAPI document.
+	Client *Client `json:"client,omitempty"`
 	// Operations are keyed "METHOD /path", e.g. "GET /agent/runs/{runId}".
 	Operations map[string]*Operation `json:"operations"`
 	// Schemas holds the named component schemas the operations reach,
@@ -33,6 +36,16 @@ type Facts struct {
 	Schemas map[string]*Schema `json:"schemas"`
 	// SecuritySchemes holds the schemes the operations use.
 	SecuritySchemes map[string]*SecurityScheme `json:"security_schemes,omitempty"`
+}
+
+// Client is where a client's facts came from: its language, package name
+// and version, and what of it was read (its source or its published
+// package).
+type Client struct {
+	Language string `json:"language"`
+	Package  string `json:"package"`
+	Version  string `json:"version"`
+	Source   string `json:"source"`
 }
 
 // Operation is what one method on one path accepts and answers.

@@ -343,6 +343,23 @@
     }), "No violations yet.", 6);
   }
 
+  // renderClients shows, per released client version, how many answers
+  // of operations it calls were checked, how many break it, and the first
+  // breaks: what a server's users on that version would meet.
+  function renderClients(s) {
+    var rows = (s.clients || []).map(function (c) {
+      return el("tr", { class: c.broken > 0 ? "bad" : "", "data-client": c.version }, [
+        el("td", { class: "mono", text: c.version }),
+        el("td", { text: String(c.checked) }),
+        el("td", { class: c.broken > 0 ? "got" : "", text: String(c.broken) }),
+        el("td", null, (c.first || []).map(function (b) {
+          return el("div", { class: "mono", text: b.operation + " " + (b.field || "(the body)") + ": expected " + b.expected + ", got " + b.got });
+        })),
+      ]);
+    });
+    fill($("clients").tBodies[0], rows, "No client versions known.", 4);
+  }
+
   // shortID is the start of a run id, enough to tell runs apart on a row.
   function shortID(id) { return String(id || "").slice(0, 8); }
 
@@ -565,7 +582,7 @@
     PANELS = [
       { read: function () { return control("GET", "proxy/runs?limit=" + RUNS_PAGE); }, show: renderRuns },
       { read: function () { return control("GET", "proxy/requests"); }, show: renderJournal },
-      { read: function () { return control("GET", "proxy"); }, show: renderViolations },
+      { read: function () { return control("GET", "proxy"); }, show: function (s) { renderViolations(s); renderClients(s); } },
     ];
   }
 

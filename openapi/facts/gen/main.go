@@ -8,7 +8,11 @@
 // facts already (as openapi/clientfacts prints a client's surface), and gen
 // writes them in the canonical form; "-" reads standard input:
 //
-//	node openapi/clientfacts/extract.cjs ../oz-sdk-typescript | go run ./openapi/facts/gen -facts -o openapi/testdata/client-facts.json -
+//	node openapi/clientfacts/extract.cjs ../oz-sdk-typescript | go run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -
+//
+// With -client-dir the facts, which must name their client, are written to
+// DIR/<language>-<version>.json, the one file per client version that
+// package openapi/clientfacts embeds.
 package main
 
 import (
@@ -16,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/agentruns/agentruns/openapi/facts"
 )
@@ -31,6 +36,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	out := fs.String("o", "", "write the facts to this file instead of standard output")
 	isFacts := fs.Bool("facts", false, "the input is facts JSON, not an OpenAPI document: rewrite it canonically")
+	clientDir := fs.String("client-dir", "", "write a client's facts to DIR/<language>-<version>.json (the facts must name their client)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: go run ./openapi/facts/gen [-o facts.json] [-facts] openapi.yaml|facts.json|-")
 		fs.PrintDefaults()
@@ -66,6 +72,13 @@ func run(args []string) error {
 	b, err := facts.Marshal(f)
 	if err != nil {
 		return err
+	}
+	if *clientDir != "" {
+		if f.Client == nil || f.Client.Language == "" || f.Client.Version == "" {
+			return fmt.Errorf("%s: the facts name no client language and version", fs.Arg(0))
+		}
+		*out = filepath.Join(*clientDir, f.Client.Language+"-"+f.Client.Version+".json")
+		fmt.Fprintln(os.Stderr, "gen: wrote", *out)
 	}
 	if *out == "" {
 		_, err = os.Stdout.Write(b)
