@@ -140,7 +140,7 @@ NPM_VERSION ?= 1.0.0-alpha.8
 TYPESCRIPT_VERSION ?= 5.8.3
 client-facts-npm:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	  (cd "$$tmp" && npm pack --silent oz-agent-sdk@$(NPM_VERSION) >/dev/null && tar -xzf oz-agent-sdk-*.tgz && \
+	  (cd "$$tmp" && { npm pack --silent oz-agent-sdk@$(NPM_VERSION) >/dev/null || { echo "npm has no oz-agent-sdk@$(NPM_VERSION) (npm view oz-agent-sdk versions lists those it has)" >&2; exit 1; }; } && tar -xzf oz-agent-sdk-*.tgz && \
 	   npm install --silent --no-audit --no-fund --prefix "$$tmp/tsc" typescript@$(TYPESCRIPT_VERSION) >/dev/null) && \
 	  node openapi/clientfacts/extract.cjs --typescript "$$tmp/tsc/node_modules/typescript" "$$tmp/package" | \
 	  $(GO) run ./openapi/facts/gen -facts -client-dir openapi/clientfacts -

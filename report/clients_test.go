@@ -41,7 +41,7 @@ func TestJUnitHasATestCasePerClientVersion(t *testing.T) {
 	require.Len(t, byName, 4)
 	assert.Equal(t, junit.StatusPassed, byName["python-0.11.0"].Status)
 	assert.Equal(t, junit.StatusSkipped, byName["typescript-1.0.0-alpha.8"].Status)
-	assert.Equal(t, "3 of 20 answers break typescript-1.0.0-alpha.8; not a failure unless the run promises this version (agentruns-contract --fail-on-client typescript-1.0.0-alpha.8)", byName["typescript-1.0.0-alpha.8"].Message)
+	assert.Equal(t, "3 of 20 answers break typescript-1.0.0-alpha.8; not a failure unless the suite's run promises this version (agentruns-contract --fail-on-client typescript-1.0.0-alpha.8; the proxy reports, it does not fail on a version)", byName["typescript-1.0.0-alpha.8"].Message)
 	assert.Equal(t, junit.StatusFailed, byName["typescript-1.4.0-alpha.6"].Status)
 	assert.Equal(t, "2 of 15 answers break typescript-1.4.0-alpha.6", byName["typescript-1.4.0-alpha.6"].Message)
 	assert.Contains(t, byName["typescript-1.4.0-alpha.6"].SystemOut, `GET /agent/runs/{runId} state: expected one of QUEUED, SUCCEEDED, got string "ERROR"`)

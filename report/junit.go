@@ -195,7 +195,7 @@ func clientSuite(r Run) junitTestsuite {
 			tc.Failure = &junitProblem{Type: "client-version-broken", Message: summary, Text: out.String()}
 			suite.Failures++
 		case c.Broken > 0:
-			tc.Skipped = &junitSkipped{Message: summary + "; not a failure unless the run promises this version (agentruns-contract --fail-on-client " + c.Name + ")"}
+			tc.Skipped = &junitSkipped{Message: summary + "; not a failure unless the suite's run promises this version (agentruns-contract --fail-on-client " + c.Name + "; the proxy reports, it does not fail on a version)"}
 			suite.Skipped++
 		}
 		suite.Cases = append(suite.Cases, tc)

@@ -55,7 +55,15 @@ Flags:
 		return exitUsage
 	}
 	if fs.NArg() != 2 {
-		fmt.Fprintf(stderr, "want two documents, BASE and REVISION; got %d arguments\nrun agentruns-clientgate --help for its usage\n", fs.NArg())
+		fmt.Fprintf(stderr, "want two documents, BASE and REVISION; got %d arguments\n", fs.NArg())
+		for _, a := range fs.Args() {
+			if strings.HasPrefix(a, "-") {
+				// Go's flags end at the first argument that is not one.
+				fmt.Fprintf(stderr, "%s comes after a document: give flags before BASE and REVISION\n", a)
+				break
+			}
+		}
+		fmt.Fprintln(stderr, "run agentruns-clientgate --help for its usage")
 		return exitUsage
 	}
 	docs := make([][]byte, 2)

@@ -212,7 +212,11 @@ Flags:
 		}
 		return o, errUsage
 	}
-	if o.failOnClient != "" {
+	// Given at all, it must name a version: an empty value (a CI variable
+	// left unset) would otherwise promise nothing without a word.
+	failOnGiven := false
+	fs.Visit(func(f *flag.Flag) { failOnGiven = failOnGiven || f.Name == "fail-on-client" })
+	if failOnGiven {
 		versions, err := clientcheck.Load()
 		if err == nil {
 			_, err = clientcheck.Select(versions, o.failOnClient)

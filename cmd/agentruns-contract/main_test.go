@@ -362,6 +362,8 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 		{"zero poll interval", []string{"--poll-interval", "0s"}, `want a duration above zero`},
 		{"negative seed", []string{"--seed", "-3"}, "want a positive number"},
 		{"no concurrency", []string{"--concurrency", "0"}, "want 1 or more"},
+		{"empty client version", []string{"--fail-on-client", ""},
+			`--fail-on-client : no client version "": the known ones are python-0.11.0, typescript-1.0.0-alpha.8, typescript-1.4.0-alpha.6, or all`},
 		{"unknown client version", []string{"--fail-on-client", "typescript-2.0.0"},
 			`--fail-on-client typescript-2.0.0: no client version "typescript-2.0.0": the known ones are python-0.11.0, typescript-1.0.0-alpha.8, typescript-1.4.0-alpha.6, or all`},
 	} {
