@@ -59,6 +59,20 @@ func (b Break) String() string {
 	return fmt.Sprintf("%s %s: expected %s, got %s", b.Operation, field, b.Expected, b.Got)
 }
 
+// Names lists the known client versions, for a command's help; if their
+// facts cannot be read, it says so instead.
+func Names() string {
+	versions, err := Load()
+	if err != nil {
+		return "(the client facts cannot be read: " + err.Error() + ")"
+	}
+	names := make([]string, 0, len(versions))
+	for _, v := range versions {
+		names = append(names, v.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // Load returns every known client version (openapi/clientfacts), in the
 // order of clientfacts.All.
 func Load() ([]*Version, error) {

@@ -38,7 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 Compares two OpenAPI documents of the Cloud Agent Runs API (YAML or JSON;
 BASE is today's, REVISION the one to ship) with oasdiff's breaking-change
 checks, and names for each difference the released official client
-versions it breaks: `+versionNames()+`.
+versions it breaks: `+clientcheck.Names()+`.
 
 Exit status: 0 no client version breaks; 1 a difference breaks one; 2 the
 command line is wrong or a document cannot be read.
@@ -117,16 +117,4 @@ Flags:
 	}
 	fmt.Fprintf(stdout, "client versions broken: %s\n", strings.Join(broken, ", "))
 	return exitBroken
-}
-
-func versionNames() string {
-	versions, err := clientcheck.Load()
-	if err != nil {
-		return "(the client facts cannot be read: " + err.Error() + ")"
-	}
-	var names []string
-	for _, v := range versions {
-		names = append(names, v.Name)
-	}
-	return strings.Join(names, ", ")
 }

@@ -205,7 +205,7 @@ Flags:
 	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
 	fs.BoolVar(&o.exactStamps, "exact-timestamps", false, "the server keeps its timestamps exactly as it shows them: judge the time filters at a run's very instant (without it, an instant the shown digits leave undecided is inconclusive; the bundled mock is judged so anyway)")
 	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
-	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientVersionNames()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
+	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientcheck.Names()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, errHelp
@@ -487,19 +487,6 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		}
 		fmt.Fprintf(w, "%s: add %s to check the rest.\n", verdict, strings.Join(flags, " and "))
 	}
-}
-
-// clientVersionNames lists the known client versions for --help.
-func clientVersionNames() string {
-	versions, err := clientcheck.Load()
-	if err != nil {
-		return "(the client facts cannot be read: " + err.Error() + ")"
-	}
-	var names []string
-	for _, v := range versions {
-		names = append(names, v.Name)
-	}
-	return strings.Join(names, ", ")
 }
 
 // plural is "1 scenario", "2 scenarios".
