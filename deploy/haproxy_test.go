@@ -29,12 +29,7 @@ import (
 // once more. Both runs must pass, and every run created before the restart
 // must be found afterwards through the balancer, in its own session.
 func TestReplicasBehindHAProxyKeepTheirSessionsAcrossARestart(t *testing.T) {
-	if _, err := exec.LookPath("haproxy"); err != nil {
-		if os.Getenv("CI") == "true" { // .ci/run installs it: a skip there would pass what never ran
-			t.Fatalf("haproxy is not installed, and CI must run this test: %v", err)
-		}
-		t.Skip("haproxy is not installed (Debian: apt-get install haproxy; .ci/run installs it): the replicas cannot be balanced here")
-	}
+	needTool(t, "haproxy", "the replicas cannot be balanced here")
 	if testing.Short() {
 		t.Skip("runs the contract suite twice through three processes; not in -short")
 	}

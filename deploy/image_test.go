@@ -33,12 +33,7 @@ import (
 // compiles every dependency again, static (CGO_ENABLED=0), minutes on two
 // cores; see the Makefile.
 func TestImageBinariesStartAndAnswer(t *testing.T) {
-	if _, err := exec.LookPath("podman"); err != nil {
-		if os.Getenv("CI") == "true" { // .ci/run installs it: a skip there would pass what never ran
-			t.Fatalf("podman is not installed, and CI must run this test: %v", err)
-		}
-		t.Skip("podman is not installed (Debian: apt-get install podman; .ci/run installs it): the image cannot be built here")
-	}
+	needTool(t, "podman", "the image cannot be built here")
 	dir := t.TempDir()
 	// podman wants a run folder of at most 50 characters; t.TempDir's
 	// names are longer.

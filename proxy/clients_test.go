@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/clientcheck"
-	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/proxy"
 )
 
@@ -22,13 +21,8 @@ import (
 // TypeScript clients read it. (The mock's fixtures hold a BLOCKED run,
 // a state the oldest TypeScript client does not know.)
 func harnessUpstream(t *testing.T) string {
-	m, err := mockserver.New(mockserver.Options{})
-	require.NoError(t, err)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		m.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		if r.Method == http.MethodGet && r.URL.Path == "/agent/runs" && rec.Code == http.StatusOK {
+	return rewritingUpstream(t, func(r *http.Request, status int, body []byte) []byte {
+		if r.Method == http.MethodGet && r.URL.Path == "/agent/runs" && status == http.StatusOK {
 			var doc map[string]any
 			require.NoError(t, json.Unmarshal(body, &doc))
 			for _, run := range doc["runs"].([]any) {
@@ -36,15 +30,8 @@ func harnessUpstream(t *testing.T) string {
 			}
 			body, _ = json.Marshal(doc)
 		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+		return body
+	})
 }
 
 // The proxy tallies live traffic per client version: GET /__mock/proxy

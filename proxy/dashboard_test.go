@@ -24,19 +24,14 @@ func TestMain(m *testing.M) { browsertest.Main(m) }
 // have: failed runs listed without their error_code, a run's details
 // without its title, and a default model that is not among the models.
 func faultyUpstream(t *testing.T) string {
-	m, err := mockserver.New(mockserver.Options{})
-	require.NoError(t, err)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		m.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		if r.URL.Path == "/agent/models" && rec.Code == http.StatusOK {
+	return rewritingUpstream(t, func(r *http.Request, status int, body []byte) []byte {
+		if r.URL.Path == "/agent/models" && status == http.StatusOK {
 			var doc map[string]any
 			require.NoError(t, json.Unmarshal(body, &doc))
 			doc["default_model_id"] = "a-model-nobody-has"
 			body, _ = json.Marshal(doc)
 		}
-		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs") && rec.Code == http.StatusOK {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs") && status == http.StatusOK {
 			var doc map[string]any
 			require.NoError(t, json.Unmarshal(body, &doc))
 			if runs, ok := doc["runs"].([]any); ok {
@@ -50,6 +45,21 @@ func faultyUpstream(t *testing.T) string {
 			}
 			body, _ = json.Marshal(doc)
 		}
+		return body
+	})
+}
+
+// rewritingUpstream is the mock behind a server that hands each answer's
+// body to rewrite (with the request and its status) and sends what it
+// returns, with the mock's headers: the faulty servers the proxy's tests
+// stand it in front of.
+func rewritingUpstream(t *testing.T, rewrite func(r *http.Request, status int, body []byte) []byte) string {
+	m, err := mockserver.New(mockserver.Options{})
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		m.ServeHTTP(rec, r)
+		body := rewrite(r, rec.Code, rec.Body.Bytes())
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
 		}
@@ -61,16 +71,6 @@ func faultyUpstream(t *testing.T) string {
 	return srv.URL
 }
 
-func get(t *testing.T, url string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer wk-mock-alice")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-}
-
 // The dashboard, served by the proxy, shows each violation with its
 // request, rule, field, expected and got, the count per rule, and the
 // journal marking the answers that broke a rule; the mock's own panels
@@ -80,9 +80,9 @@ func TestDashboardShowsViolationsInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(p)
 	t.Cleanup(func() { srv.Close(); p.Close() })
-	get(t, srv.URL+"/agent/runs?state=FAILED&limit=5")
-	get(t, srv.URL+"/agent/runs/f29d0da9-953f-48f1-a09f-76b5a170b338")
-	get(t, srv.URL+"/agent/models")
+	readAll(t, srv.URL+"/agent/runs?state=FAILED&limit=5")
+	readAll(t, srv.URL+"/agent/runs/f29d0da9-953f-48f1-a09f-76b5a170b338")
+	readAll(t, srv.URL+"/agent/models")
 
 	ctx := browsertest.Tab(t)
 	browsertest.Do(t, ctx, chromedp.Navigate(srv.URL+"/__mock/proxy/ui/"))
@@ -150,8 +150,8 @@ func TestDashboardAsksTheUpstreamForNothing(t *testing.T) {
 	srv := httptest.NewServer(p)
 	t.Cleanup(func() { srv.Close(); p.Close() })
 	const run = "f29d0da9-953f-48f1-a09f-76b5a170b338"
-	get(t, srv.URL+"/agent/runs?limit=3")
-	get(t, srv.URL+"/agent/runs/"+run)
+	readAll(t, srv.URL+"/agent/runs?limit=3")
+	readAll(t, srv.URL+"/agent/runs/"+run)
 	require.NoError(t, p.Drain(t.Context()))
 	traffic, exchanges := up.seen(), p.Summary().Exchanges
 	require.Len(t, traffic, 2)
@@ -178,7 +178,7 @@ func TestProxyServesTheRunsItSaw(t *testing.T) {
 	srv := httptest.NewServer(p)
 	t.Cleanup(func() { srv.Close(); p.Close() })
 	const run = "f29d0da9-953f-48f1-a09f-76b5a170b338"
-	get(t, srv.URL+"/agent/runs/"+run)
+	readAll(t, srv.URL+"/agent/runs/"+run)
 	require.NoError(t, p.Drain(t.Context()))
 	traffic := up.seen()
 
