@@ -100,6 +100,17 @@ type Options struct {
 	// EmptyFilterRefused answers 400 to executor= or creator= with an
 	// empty value, rather than reading it as no filter.
 	EmptyFilterRefused bool
+
+	// Extras answers as a service that has moved ahead of the document
+	// (extras.go), for tests of what a proxy reports as drift: a member
+	// the document does not declare ("rollout_ring": "canary") in every
+	// object of every JSON answer, but in the maps keyed by names; every
+	// run's source outside its enum ("SLACK_WORKFLOW"); 203, which the
+	// document does not list, from GET /agent/models to a request with
+	// `Prefer: status=203`; and an operation the document lacks, GET
+	// /agent/runs/{runId}/usage (200 {"run_id", "credits_used"} for a run
+	// the caller may see). The contract suite is not meant to pass it.
+	Extras bool
 }
 
 // OtherTeamKeyPrefix begins the API keys of a second team, for the
@@ -154,6 +165,15 @@ func (s *Server) add(r *run) {
 // ServeHTTP routes a request. Every path needs a bearer key, even one the
 // server does not know, as the real service checks the key first.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Extras {
+		s.serveWithExtras(w, r) // extras.go
+		return
+	}
+	s.serveAsOptions(w, r)
+}
+
+// serveAsOptions serves a request as the switches other than Extras say.
+func (s *Server) serveAsOptions(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Precision > 0 || s.opts.TerseErrors {
 		pw := &presenter{header: http.Header{}}
 		s.serve(pw, r)
