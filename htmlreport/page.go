@@ -68,6 +68,9 @@ type Run struct {
 	Unchecked []report.Unchecked
 	// Clients is what each released client version made of the answers.
 	Clients []report.ClientVersion
+	// Drift, when set, is what the traffic showed that the document does
+	// not say (the validating proxy's); nil on the suite's pages.
+	Drift *Drift
 }
 
 // ClientsFailing counts the client versions that break and that the run
