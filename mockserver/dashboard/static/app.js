@@ -2,7 +2,8 @@
 // (/__mock/...) and the API (/agent/...), as any client would, once a second
 // (served by the validating proxy, through the proxy's control API only):
 // runs, the selected run and its inbox, run events, schedules, agent
-// identities, fault and fate rules, the request journal.
+// identities, fault and fate rules, the request journal; behind the proxy,
+// the violations, the client versions and the drift.
 // Its API reads carry X-Mock-Observer, so they stay out of the request
 // journal and no fault rule hits them. Everything the server sent is put on
 // the page as text (textContent), never as markup.
@@ -360,6 +361,66 @@
     fill($("clients").tBodies[0], rows, "No client versions known.", 4);
   }
 
+  // renderDrift lists what the traffic showed that the document does not
+  // say (the proxy's drift: an operation, a parameter, a field, an enum
+  // value, a status or a content type it lacks), one row per fact, in the
+  // proxy's order. Drift is not a violation: a server may send more than
+  // the document lists, but a client cannot rely on it, nor the mock
+  // imitate it, until the document says so.
+  function renderDrift(d) {
+    d = d || {};
+    var facts = d.facts || [];
+    $("drift-count").textContent = d.distinct ? "(" + d.distinct + " distinct" +
+      (d.dropped ? ", " + d.dropped + " not kept: past the proxy's bound, counted but not listed" : "") + ")" : "";
+    fill($("drift").tBodies[0], facts.map(function (f) {
+      return el("tr", { class: "drift-row", "data-kind": f.kind }, [
+        el("td", null, [el("span", { class: "pill pill-drift", text: f.kind })]),
+        el("td", { class: "mono operation", text: f.operation }),
+        el("td", { class: "num" + (f.status ? " status-" + String(f.status).charAt(0) : " muted"), text: f.status ? String(f.status) : "request",
+          title: f.status ? "" : "seen in requests the server accepted" }),
+        el("td", { class: "mono location", text: f.location }),
+        el("td", { class: "mono seen", text: driftSeen(f) }),
+        el("td", { class: "num", text: String(f.count) }),
+        timeCell(f.first_seen, true),
+        timeCell(f.last_seen, true),
+        cut("mono example", f.example || "", 120),
+      ]);
+    }), "Nothing undocumented seen yet: every answer, and every request the server accepted, kept to what the document says.", 9);
+  }
+
+  // driftSeen is a fact's value outside its enum, its content type and the
+  // JSON types seen, as one cell shows them.
+  function driftSeen(f) {
+    return [f.value, f.content_type, (f.types || []).join(" | ")].filter(Boolean).join(" · ");
+  }
+
+  // cut is a cell of text at most max characters long; the whole text is
+  // its title.
+  function cut(cls, text, max) {
+    var short = text.length > max ? text.slice(0, max - 1) + "…" : text;
+    return el("td", { class: cls, title: text, text: short });
+  }
+
+  // downloadOverlay fetches the overlay with the control token the page
+  // reads with (a plain link would go without it) and saves it.
+  function downloadOverlay(e) {
+    e.preventDefault();
+    fetch(this.href, { headers: controlHeaders() }).then(function (res) {
+      return res.ok ? res.blob() : answer(res);
+    }).then(function (blob) {
+      var url = URL.createObjectURL(blob);
+      var a = el("a", { href: url, download: "overlay.yaml", hidden: "" });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      // The download has taken the blob by the time the page next looks.
+      setTimeout(function () { URL.revokeObjectURL(url); }, POLL_MS);
+    }).catch(function (err) {
+      if (err.status === 401 && err.control) { askToken(); return; }
+      showError(err);
+    });
+  }
+
   // shortID is the start of a run id, enough to tell runs apart on a row.
   function shortID(id) { return String(id || "").slice(0, 8); }
 
@@ -582,8 +643,10 @@
     PANELS = [
       { read: function () { return control("GET", "proxy/runs?limit=" + RUNS_PAGE); }, show: renderRuns },
       { read: function () { return control("GET", "proxy/requests"); }, show: renderJournal },
-      { read: function () { return control("GET", "proxy"); }, show: function (s) { renderViolations(s); renderClients(s); } },
+      { read: function () { return control("GET", "proxy"); }, show: function (s) { renderViolations(s); renderClients(s); renderDrift(s.drift); } },
     ];
+    $("drift-overlay").href = new URL("proxy/drift/overlay.yaml", CONTROL).href;
+    $("drift-overlay").addEventListener("click", downloadOverlay);
   }
 
   function showError(err) {
