@@ -37,14 +37,16 @@ type DriftFact struct {
 	Example string
 }
 
-// Seen is the fact's value, content type and types, as one cell shows
+// Seen is the fact's value outside its enum, the content type a
+// content-type fact is about, and the JSON types seen, as one cell shows
 // them.
 func (f DriftFact) Seen() string {
 	var parts []string
-	for _, p := range []string{f.Value, f.ContentType} {
-		if p != "" {
-			parts = append(parts, p)
-		}
+	if f.Value != "" {
+		parts = append(parts, f.Value)
+	}
+	if f.Kind == "content-type" && f.ContentType != "" {
+		parts = append(parts, f.ContentType)
 	}
 	if len(f.Types) > 0 {
 		parts = append(parts, strings.Join(f.Types, " | "))

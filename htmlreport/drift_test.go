@@ -24,6 +24,8 @@ func TestReportListsTheDrift(t *testing.T) {
 				Example: `"<canary>"`},
 			{Kind: "enum-value", Operation: "GET /agent/runs", Status: 200, Location: "body.runs[].source", Value: `"SLACK_WORKFLOW"`,
 				Types: []string{"string"}, Count: 1, FirstSeen: first, LastSeen: first, Example: `"SLACK_WORKFLOW"`},
+			{Kind: "content-type", Operation: "GET /agent/models", Status: 200, ContentType: "application/x-ndjson", Location: "content-type",
+				Count: 1, FirstSeen: first, LastSeen: first},
 			{Kind: "query-parameter", Operation: "GET /agent/runs", Location: "query.ring", Types: []string{"string", "integer"},
 				Count: 2, FirstSeen: first, LastSeen: first, Example: `"canary"`},
 		}},
@@ -35,13 +37,14 @@ func TestReportListsTheDrift(t *testing.T) {
 	has(t, html, `<span data-distinct="4">4 distinct</span> · <span data-dropped="1">1 not kept (past the bound)</span>`)
 	has(t, html, `<tr data-kind="response-field">
           <td>response-field</td><td><code>GET /agent/runs/{runId}</code></td><td>200</td>
-          <td><code>body.rollout_ring</code></td><td><code>application/json · string</code></td><td>3</td>
+          <td><code>body.rollout_ring</code></td><td><code>string</code></td><td>3</td>
           <td><time datetime="2026-11-28T01:02:03.123Z">01:02:03.123</time></td>
           <td><time datetime="2026-11-28T01:05:03.123Z">01:05:03.123</time></td>
           <td class="drift-example"><code>&#34;&lt;canary&gt;&#34;</code></td>`)
 	has(t, html, `<td><code>body.runs[].source</code></td><td><code>&#34;SLACK_WORKFLOW&#34; · string</code></td>`)
 	has(t, html, `<td>query-parameter</td><td><code>GET /agent/runs</code></td><td>request</td>`)
 	has(t, html, `<code>string | integer</code>`)
+	has(t, html, `<td><code>content-type</code></td><td><code>application/x-ndjson</code></td>`)
 	has(t, html, `id="verdict">All passed</div>`)
 	hasNot(t, html, `class="drift-none"`)
 }

@@ -375,10 +375,10 @@
     fill($("drift").tBodies[0], facts.map(function (f) {
       return el("tr", { class: "drift-row", "data-kind": f.kind }, [
         el("td", null, [el("span", { class: "pill pill-drift", text: f.kind })]),
-        el("td", { class: "mono operation", text: f.operation }),
+        breakable("mono operation", f.operation),
         el("td", { class: "num" + (f.status ? " status-" + String(f.status).charAt(0) : " muted"), text: f.status ? String(f.status) : "request",
           title: f.status ? "" : "seen in requests the server accepted" }),
-        el("td", { class: "mono location", text: f.location }),
+        breakable("mono location", f.location),
         el("td", { class: "mono seen", text: driftSeen(f) }),
         el("td", { class: "num", text: String(f.count) }),
         timeCell(f.first_seen, true),
@@ -388,10 +388,20 @@
     }), "Nothing undocumented seen yet: every answer, and every request the server accepted, kept to what the document says.", 9);
   }
 
-  // driftSeen is a fact's value outside its enum, its content type and the
-  // JSON types seen, as one cell shows them.
+  // driftSeen is a fact's value outside its enum, the content type a
+  // content-type fact is about, and the JSON types seen, as one cell shows
+  // them.
   function driftSeen(f) {
-    return [f.value, f.content_type, (f.types || []).join(" | ")].filter(Boolean).join(" · ");
+    return [f.value, f.kind === "content-type" ? f.content_type : "", (f.types || []).join(" | ")].filter(Boolean).join(" · ");
+  }
+
+  // breakable is a cell of a path or a location that may break after each
+  // of its separators (/ . ]) rather than inside a name.
+  function breakable(cls, text) {
+    var parts = String(text || "").split(/(?<=[\/.\]])/);
+    var children = [];
+    parts.forEach(function (p, i) { if (i) children.push(el("wbr")); children.push(p); });
+    return el("td", { class: cls, title: text }, children);
   }
 
   // cut is a cell of text at most max characters long; the whole text is
