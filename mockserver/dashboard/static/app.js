@@ -419,7 +419,7 @@
       return res.ok ? res.blob() : answer(res);
     }).then(function (blob) {
       var url = URL.createObjectURL(blob);
-      var a = el("a", { href: url, download: "overlay.yaml", hidden: "" });
+      var a = el("a", { href: url, download: "drift-overlay.yaml", hidden: "" });
       document.body.appendChild(a);
       a.click();
       a.remove();
