@@ -10,8 +10,8 @@ GO ?= go
 # package as it is compiled, so the first build is never silent; later builds
 # take seconds.
 build:
-	@echo "building bin/agentruns-contract, bin/agentruns-mock and bin/agentruns-clientgate: a first build compiles every dependency, about 10 CPU-minutes (5 minutes or more on two cores); later builds take seconds"
-	$(GO) build -v -o bin/ ./cmd/agentruns-contract ./cmd/agentruns-mock ./cmd/agentruns-clientgate
+	@echo "building bin/agentruns-contract, bin/agentruns-mock, bin/agentruns-clientgate and bin/agentruns-drift: a first build compiles every dependency, about 10 CPU-minutes (5 minutes or more on two cores); later builds take seconds"
+	$(GO) build -v -o bin/ ./cmd/agentruns-contract ./cmd/agentruns-mock ./cmd/agentruns-clientgate ./cmd/agentruns-drift
 
 # The image (Containerfile): both commands compiled static into bin/image/,
 # then built with podman, or docker where podman is not installed. podman

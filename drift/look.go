@@ -164,16 +164,24 @@ func (d *Doc) lookUndocumented(x Exchange, template, ct string, seen func(Sighti
 // operation does not declare.
 func (d *Doc) lookRequest(x Exchange, opName, opTarget string, item *v3.PathItem, op *v3.Operation, seen func(Sighting)) {
 	if len(x.Query) > 0 {
-		declared := map[string]bool{}
+		declared, deep := map[string]bool{}, map[string]bool{}
 		for _, list := range [][]*v3.Parameter{item.Parameters, op.Parameters} {
 			for _, p := range list {
 				if p != nil && p.In == "query" {
 					declared[p.Name] = true
+					// An object sent deepObject style comes as
+					// name[member]=value.
+					if p.Style == "deepObject" {
+						deep[p.Name] = true
+					}
 				}
 			}
 		}
 		for name, values := range x.Query {
 			if declared[name] {
+				continue
+			}
+			if base, _, ok := strings.Cut(name, "["); ok && deep[base] && strings.HasSuffix(name, "]") {
 				continue
 			}
 			typ, example := "string", any(values[0])

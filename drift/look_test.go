@@ -73,6 +73,7 @@ func moved(t *testing.T) []served {
 	page := serve(t, m, "GET", "/agent/runs?limit=2", "")
 	require.Equal(t, 200, page.x.Status)
 	page.x.Query.Set("colour", "blue")
+	page.x.Query.Set("metadata[ticket_id]", "T-1") // documented: metadata is a deepObject
 	page.x.Body = edit(t, page.x.Body, func(doc map[string]any) {
 		doc["rollout_ring"] = "canary"
 		for i, r := range doc["runs"].([]any) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/clientcheck"
+	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
 )
@@ -62,6 +63,11 @@ type checker struct {
 	// clients tallies the answers per client version (clients.go); safe
 	// for every worker at once.
 	clients *clientcheck.Tally
+	// drift finds what the document does not declare; the ledger and the
+	// profile keep it (drift.go). Safe for every worker at once.
+	drift   *drift.Doc
+	ledger  *drift.Ledger
+	profile *drift.Profile
 
 	workers      []chan job
 	turn         atomic.Uint64 // the next worker in turn
@@ -359,6 +365,7 @@ func (c *checker) checkOne(x *pending) {
 	c.found.record(x, ex.Request, found)
 	c.runs.observe(ex)
 	c.clients.AnswerBody(ex.Method, ex.Path, ex.Status, ex.Body) // clients.go
+	c.lookForDrift(x, body)                                      // drift.go
 	if c.observer != nil {
 		c.observeMu.Lock()
 		c.observer.Observe(ex)

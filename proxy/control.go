@@ -18,10 +18,13 @@ import (
 // version prefix too), never forwarded:
 //
 //	GET    /__mock/proxy              what was found: counts per rule, the latest violations
-//	DELETE /__mock/proxy              forget what was found (the rules' memory of runs stays)
+//	DELETE /__mock/proxy              forget what was found, the drift and the profile (the rules' memory of runs stays)
 //	GET    /__mock/proxy/requests     the journal of forwarded requests
 //	GET    /__mock/proxy/runs         the runs the traffic showed, latest look, newest first (?limit=, 100)
 //	GET    /__mock/proxy/runs/{id}    the latest look at one of them
+//	GET    /__mock/proxy/drift        what the traffic showed that the document does not declare
+//	GET    /__mock/proxy/drift/overlay.yaml  the OpenAPI Overlay that declares it
+//	GET    /__mock/proxy/profile      the shape of the answers seen, for agentruns-drift compare
 //	GET    /__mock/proxy/report.xml   the JUnit report, now
 //	GET    /__mock/proxy/report.html  the HTML report, now
 //	POST   /__mock/proxy/record       write the recorded fixtures now (with --record)
@@ -71,7 +74,18 @@ func (p *Proxy) control(w http.ResponseWriter, r *http.Request) {
 	case "DELETE " + ControlPrefix:
 		p.found.reset(time.Now())
 		p.clients.Reset()
+		p.check.ledger.Reset()
+		p.check.profile.Reset()
 		writeJSON(w, p.Summary())
+	case "GET " + ControlPrefix + "/drift":
+		writeJSON(w, p.Drift())
+	case "GET " + ControlPrefix + "/drift/overlay.yaml":
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Disposition", `attachment; filename="drift-overlay.yaml"`)
+		_ = p.WriteOverlay(w)
+	case "GET " + ControlPrefix + "/profile":
+		writeJSON(w, p.Profile())
 	case "GET " + ControlPrefix + "/requests":
 		writeJSON(w, p.found.entries())
 	case "GET " + ControlPrefix + "/runs":

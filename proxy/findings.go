@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/clientcheck"
+	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/rules"
 )
 
@@ -123,6 +124,9 @@ type Summary struct {
 	// Clients is what each released client version made of the checked
 	// success answers (clients.go).
 	Clients []clientcheck.Count `json:"clients"`
+	// Drift is what the traffic showed that the document does not
+	// declare (drift.go): not violations, a list of its own.
+	Drift drift.Report `json:"drift"`
 }
 
 // RuleCount is one rule and how often it was broken.

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/clientcheck"
+	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
 )
@@ -70,6 +71,9 @@ type Options struct {
 	Workers int
 	// Limits bound the memory of the rules across answers.
 	Limits rules.Limits
+	// Drift is the document drift is found against; nil means the
+	// embedded document's (the one the Validator checks by default).
+	Drift *drift.Doc
 	// Transport reaches the upstream; nil means a transport tuned for one
 	// host (many idle connections, no compression added).
 	Transport http.RoundTripper
@@ -131,11 +135,17 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Drift == nil {
+		if opts.Drift, err = drift.Embedded(); err != nil {
+			return nil, err
+		}
+	}
 	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), clients: clients, salt: make([]byte, 32), log: log}
 	_, _ = rand.Read(p.salt)
 	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
 	p.check.beforeCheck = opts.beforeCheck
 	p.check.clients = clients
+	p.check.drift, p.check.ledger, p.check.profile = opts.Drift, drift.NewLedger(0), drift.NewProfile()
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		Transport:      opts.Transport,
@@ -184,6 +194,7 @@ func (p *Proxy) Drain(ctx context.Context) error { return p.check.drain(ctx) }
 func (p *Proxy) Summary() Summary {
 	s := p.found.summary(p.upstream.String())
 	s.Clients = p.clients.Counts()
+	s.Drift = p.Drift()
 	return s
 }
 

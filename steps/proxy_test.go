@@ -87,7 +87,8 @@ func TestProxySeesNoViolationInFrontOfTheReferenceServer(t *testing.T) {
 			assert.Zero(t, s.Violations, describe(s))
 			assert.Empty(t, s.Unchecked, describe(s))
 			assert.Greater(t, s.Checked, 200, "the suite's traffic went through the proxy")
-			t.Logf("%d exchanges checked, %d requests off the document (the suite's deliberate bad requests)", s.Checked, s.OffDocument)
+			assert.Empty(t, s.Drift.Facts, "the reference server answers nothing the document does not declare")
+			t.Logf("%d exchanges checked, %d requests off the document (the suite's deliberate bad requests), %d facts of drift", s.Checked, s.OffDocument, s.Drift.Distinct)
 		})
 	}
 }
@@ -104,7 +105,8 @@ func TestProxySeesNoViolationInFrontOfTheMock(t *testing.T) {
 	s := foundBy(t, p)
 	assert.Zero(t, s.Violations, describe(s))
 	assert.Empty(t, s.Unchecked, describe(s))
-	t.Logf("%d exchanges checked", s.Checked)
+	assert.Empty(t, s.Drift.Facts, "the mock answers nothing the document does not declare, and takes nothing it does not")
+	t.Logf("%d exchanges checked, %d facts of drift", s.Checked, s.Drift.Distinct)
 }
 
 // proxyCatches names, for each broken server, the rule the proxy must

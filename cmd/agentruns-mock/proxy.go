@@ -24,6 +24,12 @@ type proxyConfig struct {
 	recordDir string
 	junit     string
 	html      string
+	// drift, overlay and profile are where to write what the traffic
+	// showed that the document does not declare, the overlay that
+	// declares it, and the shape of the answers (docs/proxy.md, "Drift").
+	drift   string
+	overlay string
+	profile string
 	// backpressure: a full check queue slows the caller down instead of
 	// letting its exchange pass unchecked.
 	backpressure bool
@@ -35,6 +41,9 @@ func (p *proxyConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.junit, "proxy-junit", "", "with --proxy, write the violations found as a JUnit report to this `file` on exit")
 	fs.BoolVar(&p.backpressure, "proxy-backpressure", false, "with --proxy, when the check queues are full hold back the end of an answer until there is room, instead of passing the exchange unchecked")
 	fs.StringVar(&p.html, "proxy-html", "", "with --proxy, write the violations found as an HTML report to this `file` on exit")
+	fs.StringVar(&p.drift, "proxy-drift", "", "with --proxy, write what the traffic showed that the OpenAPI document does not declare, as JSON, to this `file` on exit")
+	fs.StringVar(&p.overlay, "proxy-overlay", "", "with --proxy, write the OpenAPI Overlay that declares what the traffic showed to this `file` on exit")
+	fs.StringVar(&p.profile, "proxy-profile", "", "with --proxy, write the shape of the answers seen to this `file` on exit, for agentruns-drift compare")
 }
 
 // check refuses what makes no sense: the proxy's flags without --proxy (or
@@ -54,7 +63,7 @@ func (p *proxyConfig) check(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"record", "proxy-junit", "proxy-html", "proxy-backpressure"} {
+	for _, name := range []string{"record", "proxy-junit", "proxy-html", "proxy-backpressure", "proxy-drift", "proxy-overlay", "proxy-profile"} {
 		if set[name] {
 			return fmt.Errorf("--%s needs --proxy URL: the upstream server to forward to", name)
 		}
@@ -94,6 +103,14 @@ func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr s
 	if c.proxy.html != "" {
 		errs = append(errs, writeFile(c.proxy.html, p.WriteHTML))
 	}
+	for _, out := range []struct {
+		file  string
+		write func(io.Writer) error
+	}{{c.proxy.drift, p.WriteDrift}, {c.proxy.overlay, p.WriteOverlay}, {c.proxy.profile, p.WriteProfile}} {
+		if out.file != "" {
+			errs = append(errs, writeFile(out.file, out.write))
+		}
+	}
 	if rec != nil {
 		if sum, err := rec.Write(); err != nil {
 			errs = append(errs, fmt.Errorf("--record %s: %w", c.proxy.recordDir, err))
@@ -102,7 +119,8 @@ func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr s
 		}
 	}
 	s := p.Summary()
-	args := []any{"exchanges", s.Exchanges, "checked", s.Checked, "violations", s.Violations, "requests_off_document", s.OffDocument}
+	args := []any{"exchanges", s.Exchanges, "checked", s.Checked, "violations", s.Violations, "requests_off_document", s.OffDocument,
+		"drift", s.Drift.Distinct}
 	if files := reportFiles(c.proxy); len(files) > 0 {
 		args = append(args, "reports", strings.Join(files, " and "))
 	}

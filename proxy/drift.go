@@ -1,0 +1,67 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/agentruns/agentruns/drift"
+)
+
+// Beside the violations, the proxy keeps what the traffic shows that the
+// document does not declare (package drift): an operation it lacks, a
+// query parameter, a member, a value outside an enum, a status or a content
+// type. Undocumented is not wrong, so drift fails nothing; it is served by
+// the control API (GET /__mock/proxy's "drift", /__mock/proxy/drift and
+// the overlay that declares it, /__mock/proxy/drift/overlay.yaml), shown on
+// the dashboard and in the HTML report. The profile (/__mock/proxy/profile)
+// is the shape of every answer, documented or not, for comparing two
+// servers given the same traffic (agentruns-drift compare).
+
+// OverlayExtends is the document the proxy's overlay is written against.
+const OverlayExtends = "openapi/openapi.yaml"
+
+// lookForDrift walks one checked exchange against the document; every
+// worker calls it (the ledger and the profile lock).
+func (c *checker) lookForDrift(x *pending, body []byte) {
+	if c.drift == nil {
+		return
+	}
+	c.drift.Look(drift.Exchange{
+		Method: x.method, Path: x.apiPath, Query: x.query,
+		RequestContentType: x.header.Get("Content-Type"), RequestBody: x.reqBody.bytes(),
+		Status: x.status, ContentType: x.respHeader.Get("Content-Type"), Body: body,
+	}, func(s drift.Sighting) {
+		c.ledger.Add(s, x.received)
+		c.profile.Add(s)
+	})
+}
+
+// Drift is what the traffic showed that the document does not declare.
+func (p *Proxy) Drift() drift.Report { return p.check.ledger.Report() }
+
+// Profile is the shape of the answers seen.
+func (p *Proxy) Profile() drift.ProfileData { return p.check.profile.Data() }
+
+// WriteDrift writes the drift as JSON.
+func (p *Proxy) WriteDrift(w io.Writer) error { return writeIndented(w, p.Drift()) }
+
+// WriteProfile writes the profile as JSON.
+func (p *Proxy) WriteProfile(w io.Writer) error { return writeIndented(w, p.Profile()) }
+
+// WriteOverlay writes the drift as an OpenAPI Overlay of the document.
+func (p *Proxy) WriteOverlay(w io.Writer) error {
+	ov, err := drift.Overlay(p.Drift().Facts, OverlayExtends, time.Now())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(ov)
+	return err
+}
+
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
