@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/htmlreport"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/rules"
@@ -118,7 +119,7 @@ func (p *Proxy) WriteHTML(w io.Writer) error {
 	run := reportRun(s, time.Now())
 	page := &htmlreport.Page{Title: "Contract check of live traffic", Run: &htmlreport.Run{
 		Server: s.Upstream, Mode: fmt.Sprintf("validating proxy: %d exchanges, %d checked", s.Exchanges, s.Checked),
-		Started: run.Start, Duration: run.Duration, Clients: run.Clients,
+		Started: run.Start, Duration: run.Duration, Clients: run.Clients, Drift: driftSection(s.Drift),
 	}}
 	byArea := map[string]*htmlreport.Feature{}
 	for _, sc := range run.Scenarios {
@@ -151,6 +152,20 @@ func (p *Proxy) WriteHTML(w io.Writer) error {
 		}
 	}
 	return htmlreport.Write(w, page)
+}
+
+// driftSection is the drift as the HTML report lists it, beside the rules
+// and never among them: undocumented is not a violation.
+func driftSection(r drift.Report) *htmlreport.Drift {
+	out := &htmlreport.Drift{Distinct: r.Distinct, Dropped: r.Dropped, Facts: make([]htmlreport.DriftFact, 0, len(r.Facts))}
+	for _, f := range r.Facts {
+		out.Facts = append(out.Facts, htmlreport.DriftFact{
+			Kind: string(f.Kind), Operation: f.Operation, Status: f.Status, ContentType: f.ContentType,
+			Location: f.Location, Value: f.Value, Types: f.Types, Count: f.Count,
+			FirstSeen: f.FirstSeen, LastSeen: f.LastSeen, Example: f.Example,
+		})
+	}
+	return out
 }
 
 func areaDescription(area string) string {
