@@ -18,39 +18,63 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/internal/browsertest"
+	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/proxy"
 )
 
 // aheadUpstream is the mock behind a server that has moved ahead of the
-// document: its pages of runs and its runs carry a rollout ring, and each
-// run's configuration a placement, none of which the document declares.
-// The placement is long, as real ones are, to show how the page keeps a
-// long example readable.
+// document, as the reference server does with Extras (which the proxy's
+// tests cannot import): its pages of runs and its runs carry a rollout
+// ring, each run's configuration a placement, each run a source outside
+// the enum; the models answer 203, which the document does not list for
+// them; and it serves GET /agent/runs/{runId}/usage, which the document
+// lacks. The placement is long, as real ones are, to show how the page
+// keeps a long example readable.
 func aheadUpstream(t *testing.T) string {
+	m, err := mockserver.New(mockserver.Options{})
+	require.NoError(t, err)
 	placement := map[string]any{"region": "eu-west-1", "cells": []string{"cell-01.eu-west-1.compute.internal", "cell-02.eu-west-1.compute.internal", "cell-03.eu-west-1.compute.internal", "cell-04.eu-west-1.compute.internal"}}
 	ahead := func(run map[string]any) {
 		run["rollout_ring"] = "canary"
+		run["source"] = "SLACK_WORKFLOW"
 		if cfg, ok := run["agent_config"].(map[string]any); ok {
 			cfg["placement"] = placement
 		}
 	}
-	return rewritingUpstream(t, func(r *http.Request, status int, body []byte) []byte {
-		if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/agent/runs") || status != http.StatusOK {
-			return body
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, ok := strings.CutPrefix(r.URL.Path, "/agent/runs/"); ok && strings.HasSuffix(id, "/usage") && r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"run_id": strings.TrimSuffix(id, "/usage"), "credits_used": 12})
+			return
 		}
-		var doc map[string]any
-		require.NoError(t, json.Unmarshal(body, &doc))
-		if runs, ok := doc["runs"].([]any); ok {
-			doc["rollout_ring"] = "canary"
-			for _, run := range runs {
-				ahead(run.(map[string]any))
+		rec := httptest.NewRecorder()
+		m.ServeHTTP(rec, r)
+		status, body := rec.Code, rec.Body.Bytes()
+		switch {
+		case r.URL.Path == "/agent/models" && status == http.StatusOK:
+			status = http.StatusNonAuthoritativeInfo
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs") && status == http.StatusOK:
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(body, &doc))
+			if runs, ok := doc["runs"].([]any); ok {
+				doc["rollout_ring"] = "canary"
+				for _, run := range runs {
+					ahead(run.(map[string]any))
+				}
+			} else {
+				ahead(doc)
 			}
-		} else {
-			ahead(doc)
+			body, _ = json.Marshal(doc)
 		}
-		body, _ = json.Marshal(doc)
-		return body
-	})
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 const aheadRun = "f29d0da9-953f-48f1-a09f-76b5a170b338"
@@ -64,6 +88,7 @@ func aheadProxy(t *testing.T, token string) (*proxy.Proxy, string) {
 	readAll(t, srv.URL+"/agent/runs/"+aheadRun)
 	readAll(t, srv.URL+"/agent/runs/"+aheadRun)
 	readAll(t, srv.URL+"/agent/models")
+	readAll(t, srv.URL+"/agent/runs/"+aheadRun+"/usage")
 	require.NoError(t, p.Drain(t.Context()))
 	return p, srv.URL
 }
@@ -71,39 +96,49 @@ func aheadProxy(t *testing.T, token string) (*proxy.Proxy, string) {
 // The dashboard's Drift panel lists each fact the traffic showed and the
 // document does not say, with its operation, status, location, types,
 // count and example, read with the control token; the overlay downloads
-// with the same token. Nothing of it is a violation.
+// with the same token.
 func TestDashboardShowsDriftInABrowser(t *testing.T) {
 	const token = "ctl-drift-1"
 	p, base := aheadProxy(t, token)
 
 	ctx := browsertest.Tab(t)
 	browsertest.Do(t, ctx, chromedp.Navigate(base+"/__mock/proxy/ui/#token="+token))
-	facts := p.Drift().Facts
-	// A filter the document lacks; the page's own member, and two of a run
-	// in both the page and the run's details.
-	require.Len(t, facts, 6, "%+v", facts)
-	browsertest.WaitFor(t, ctx, `document.querySelectorAll("#drift tbody tr.drift-row").length === 6`)
-	table := browsertest.Text(t, ctx, "#drift")
-	for _, want := range []string{
-		"response-field", "GET /agent/runs/{runId}", "body.rollout_ring", "body.agent_config.placement",
-		"GET /agent/runs", "body.runs[].rollout_ring", "body.runs[].agent_config.placement", `"canary"`, "string", "object",
-		"query-parameter", "query.rollout_ring", "request",
-	} {
-		assert.Contains(t, table, want)
+	// Each kind of drift but a request's member and a content type: the
+	// filter, the members of the page and of a run, the source outside its
+	// enum, the models' 203 and the usage, each as often as it was seen.
+	want := []string{
+		"status GET /agent/models 203 status 1",
+		`enum-value GET /agent/runs 200 body.runs[].source "SLACK_WORKFLOW" · string 3`,
+		"query-parameter GET /agent/runs request query.rollout_ring string 1",
+		"response-field GET /agent/runs 200 body.rollout_ring string 1",
+		"response-field GET /agent/runs 200 body.runs[].agent_config.placement object 3",
+		"response-field GET /agent/runs 200 body.runs[].rollout_ring string 3",
+		`enum-value GET /agent/runs/{runId} 200 body.source "SLACK_WORKFLOW" · string 2`,
+		"response-field GET /agent/runs/{runId} 200 body.agent_config.placement object 2",
+		"response-field GET /agent/runs/{runId} 200 body.rollout_ring string 2",
+		"operation GET /agent/runs/{runId}/usage 200 /agent/runs/{runId}/usage 1",
 	}
-	// The run's details were read twice: its facts were seen twice.
-	row := browsertest.Eval[string](t, ctx, `Array.from(document.querySelectorAll("#drift tbody tr")).find(function (tr) {
-		return tr.cells[1].textContent === "GET /agent/runs/{runId}" && tr.cells[3].textContent === "body.rollout_ring" }).innerText`)
-	assert.Contains(t, row, "200")
-	assert.Contains(t, row, "2")
-	assert.Contains(t, browsertest.Text(t, ctx, "#drift-count"), "distinct")
-	assert.Zero(t, p.Summary().Violations, "drift is no violation")
+	browsertest.WaitFor(t, ctx, `document.querySelectorAll("#drift tbody tr.drift-row").length === `+strconv.Itoa(len(want)))
+	rows := browsertest.Eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#drift tbody tr.drift-row")).map(function (tr) {
+		return Array.from(tr.cells).slice(0, 6).map(function (td) { return td.textContent }).filter(Boolean).join(" ") })`)
+	assert.Equal(t, want, rows)
+	assert.Contains(t, browsertest.Text(t, ctx, "#drift"), `"canary"`, "an example")
+	assert.Equal(t, "(10 distinct)", browsertest.Text(t, ctx, "#drift-count"))
+	// The members and the filter are no violation; the value outside its
+	// enum, the status and the operation the document lacks are also
+	// violations, in their own panel.
+	for _, v := range p.Summary().Latest {
+		assert.NotContains(t, v.Field, "rollout_ring", "%+v", v)
+		assert.NotContains(t, v.Field, "placement", "%+v", v)
+	}
 	// A long example is cut, whole in its title, and the table fits the
 	// page's width.
 	title := browsertest.Eval[string](t, ctx, `Array.from(document.querySelectorAll("#drift td.example")).map(function (td) { return td.title }).find(function (s) { return s.indexOf("cell-01") >= 0 })`)
 	assert.Contains(t, title, `"region":"eu-west-1"`)
 	assert.True(t, browsertest.Eval[bool](t, ctx, `document.getElementById("drift").offsetWidth <= document.querySelector(".panel-drift .scroll").clientWidth`),
 		"the drift table fits its panel at %d px", browsertest.Width)
+	// The panel at the top of the window, under the page's bar.
+	browsertest.Eval[bool](t, ctx, `(window.scrollTo(0, document.getElementById("drift-panel").getBoundingClientRect().top + window.scrollY - document.querySelector(".bar").offsetHeight - 16), true)`)
 	browsertest.Screenshot(t, ctx, "proxy-drift")
 
 	// The overlay, fetched with the token and saved.
@@ -127,11 +162,11 @@ func TestDashboardShowsDriftInABrowser(t *testing.T) {
 			break
 		}
 	}
-	var want bytes.Buffer
-	require.NoError(t, p.WriteOverlay(&want))
+	var served bytes.Buffer
+	require.NoError(t, p.WriteOverlay(&served))
 	assert.Contains(t, string(saved), "overlay: 1.0.0")
 	assert.Contains(t, string(saved), "rollout_ring")
-	assert.Equal(t, firstLines(want.String(), 3), firstLines(string(saved), 3))
+	assert.Equal(t, firstLines(served.String(), 3), firstLines(string(saved), 3))
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -157,8 +192,8 @@ func TestDashboardSaysWhenNothingDrifted(t *testing.T) {
 	assert.Empty(t, browsertest.Text(t, ctx, "#drift-count"))
 }
 
-// The HTML report lists the drift as its own section, beside the rules:
-// the run passes all the same.
+// The HTML report lists the drift as its own section, beside the rules,
+// and fails no scenario for it.
 func TestHTMLReportListsTheDrift(t *testing.T) {
 	p, _ := aheadProxy(t, "")
 	var out bytes.Buffer
@@ -171,5 +206,14 @@ func TestHTMLReportListsTheDrift(t *testing.T) {
 	assert.Contains(t, page, `<td><code>body.runs[].agent_config.placement</code></td><td><code>object</code></td>`)
 	assert.Contains(t, page, `<code>&#34;canary&#34;</code>`)
 	assert.Equal(t, len(p.Drift().Facts), strings.Count(page, `<tr data-kind="`))
-	assert.Contains(t, page, `id="verdict">All passed</div>`, "drift fails nothing")
+	assert.Contains(t, page, `<td>operation</td><td><code>GET /agent/runs/{runId}/usage</code></td><td>200</td>`)
+	assert.Contains(t, page, `<td>status</td><td><code>GET /agent/models</code></td><td>203</td>`)
+	// Drift fails nothing: the scenarios that failed are the rules broken.
+	broken := 0
+	for _, r := range p.Summary().Rules {
+		if r.Violations > 0 {
+			broken++
+		}
+	}
+	assert.Contains(t, page, `<b data-count="failed">`+strconv.Itoa(broken)+`</b> failed`)
 }

@@ -383,7 +383,7 @@
         el("td", { class: "num", text: String(f.count) }),
         timeCell(f.first_seen, true),
         timeCell(f.last_seen, true),
-        cut("mono example", f.example || "", 120),
+        cut("mono example", f.example || "", 80),
       ]);
     }), "Nothing undocumented seen yet: every answer, and every request the server accepted, kept to what the document says.", 9);
   }
