@@ -296,4 +296,3 @@ func decode(ct string, body []byte) (any, bool) {
 	}
 	return v, true
 }
-
