@@ -41,3 +41,35 @@ func TestExtrasAreTheMembersTheSchemaDoesNotDeclare(t *testing.T) {
 	assert.Nil(t, d.Extras("RunItem", decoded(t, `{"run_id":"r1","state":"QUEUED"}`)))
 	assert.Nil(t, d.Extras("NoSuchSchema", run))
 }
+
+func profileOf(t *testing.T, bodies ...string) drift.ProfileData {
+	t.Helper()
+	d := embedded(t)
+	p := drift.NewProfile()
+	for _, b := range bodies {
+		d.Look(drift.Exchange{Method: "GET", Path: "/agent/runs/x", Status: 200, ContentType: "application/json", Body: []byte(b)}, p.Add)
+	}
+	return p.Data()
+}
+
+// Two servers' answers that differ only in ids, times, the order of
+// members and whether a cost happens to be whole are alike; a member or
+// an enum value seen on one side only is not.
+func TestCompareSeesOnlyWhatDiffersInShape(t *testing.T) {
+	a := profileOf(t, `{"run_id":"a1","title":"one","state":"SUCCEEDED","created_at":"2026-01-01T00:00:00Z","request_usage":{"inference_cost":0.5}}`)
+	b := profileOf(t, `{"request_usage":{"inference_cost":0},"created_at":"2027-05-05T10:00:00Z","state":"SUCCEEDED","title":"two","run_id":"b2"}`)
+	assert.Empty(t, drift.Compare(a, b))
+
+	c := profileOf(t, `{"run_id":"c3","title":"three","state":"FAILED","created_at":"2026-01-01T00:00:00Z","session_link":"https://example.com/s"}`)
+	got := drift.Compare(a, c)
+	var what []string
+	for _, d := range got {
+		what = append(what, d.What+" "+d.Location+": "+d.Left+" | "+d.Right)
+	}
+	assert.Equal(t, []string{
+		"field body.request_usage: object | ",
+		"field body.request_usage.inference_cost: number | ",
+		"field body.session_link:  | string",
+		`value body.state: "SUCCEEDED" | "FAILED"`,
+	}, what)
+}

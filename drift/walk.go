@@ -220,10 +220,15 @@ func (w *walker) walk(v any, n *node, loc, ptr string, depth int) {
 	parts := w.d.parts(v, n, w.scratch[depth][:0], 0)
 	w.scratch[depth] = parts
 	var enum *node
+	typ := jsonType(v)
 	for _, p := range parts {
-		if p.enum != nil {
+		if p.enum != nil && enum == nil {
 			enum = p
-			break
+		}
+		// A whole number where the document says number is a number:
+		// a cost of 0 is not another type than a cost of 0.5.
+		if typ == "integer" && has(p.types, "number") && !has(p.types, "integer") {
+			typ = "number"
 		}
 	}
 	var value string
@@ -231,11 +236,11 @@ func (w *walker) walk(v any, n *node, loc, ptr string, depth int) {
 		value = jsonText(v)
 		if w.drift && !enum.enum[value] {
 			w.seen(Sighting{Drift: true, Kind: KindEnumValue, Operation: w.op, Status: w.status, ContentType: w.ct,
-				Location: loc, Type: jsonType(v), Value: value, Example: v, Target: enum.target})
+				Location: loc, Type: typ, Value: value, Example: v, Target: enum.target})
 		}
 	}
 	if w.profile {
-		w.seen(Sighting{Kind: w.kindOrResponse(), Operation: w.op, Status: w.status, ContentType: w.ct, Location: loc, Type: jsonType(v), Value: value})
+		w.seen(Sighting{Kind: w.kindOrResponse(), Operation: w.op, Status: w.status, ContentType: w.ct, Location: loc, Type: typ, Value: value})
 	}
 	switch val := v.(type) {
 	case map[string]any:
