@@ -2,7 +2,9 @@ package drift_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,4 +74,35 @@ func TestCompareSeesOnlyWhatDiffersInShape(t *testing.T) {
 		"field body.session_link:  | string",
 		`value body.state: "SUCCEEDED" | "FAILED"`,
 	}, what)
+}
+
+// Past its bound the ledger counts distinct facts it does not keep, so a
+// server that answers a new member every time costs no more memory.
+func TestTheLedgerKeepsItsBoundAndCountsTheRest(t *testing.T) {
+	l := drift.NewLedger(2)
+	at := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 5; i++ {
+		for range 2 { // each seen twice: counted once
+			l.Add(drift.Sighting{Drift: true, Kind: drift.KindResponseField, Operation: "GET /agent/runs", Status: 200,
+				Location: fmt.Sprintf("body.member_%d", i), Type: "string", Example: "x", Name: fmt.Sprintf("member_%d", i)}, at)
+		}
+	}
+	l.Add(drift.Sighting{Kind: drift.KindResponseField, Location: "body.title"}, at) // documented: not drift
+	r := l.Report()
+	assert.Len(t, r.Facts, 2)
+	assert.Equal(t, 2, r.Facts[0].Count)
+	assert.Equal(t, 3, r.Dropped)
+	assert.Equal(t, 5, r.Distinct)
+	l.Reset()
+	assert.Empty(t, l.Report().Facts)
+}
+
+// A secret's example is replaced, as a recording replaces it.
+func TestAnExampleKeepsNoSecret(t *testing.T) {
+	l := drift.NewLedger(0)
+	l.Add(drift.Sighting{Drift: true, Kind: drift.KindResponseField, Operation: "GET /agent/runs/{runId}", Status: 200,
+		Location: "body.api_token", Type: "string", Example: "sk-live-123", Name: "api_token"}, time.Now())
+	r := l.Report()
+	require.Len(t, r.Facts, 1)
+	assert.NotContains(t, r.Facts[0].Example, "sk-live-123")
 }
