@@ -38,7 +38,7 @@ type Doc struct {
 	// templates are the document's path templates, split, for naming the
 	// template of a path it lacks (template.go).
 	templates [][]string
-	enums     sync.Map // *base.Schema -> map[string]bool, the JSON of each enum value
+	nodes     sync.Map // *base.SchemaProxy -> *node (walk.go)
 }
 
 // New reads a document given as YAML or JSON.

@@ -31,7 +31,7 @@ func (d *Doc) Extras(component string, value any) map[string]json.RawMessage {
 		}
 		out[s.Pointer] = raw
 	}}
-	w.walk(value, sp, "", "", "$"+key("components")+key("schemas")+key(component), 0)
+	w.walk(value, d.node(sp, "$"+key("components")+key("schemas")+key(component)), "", "", 0)
 	return out
 }
 

@@ -13,10 +13,9 @@ import (
 // template or a status needs no special case.
 
 // key is one member's step: ['name'].
-func key(name string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
-	return "['" + r.Replace(name) + "']"
-}
+func key(name string) string { return "['" + quoteEscaper.Replace(name) + "']" }
+
+var quoteEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 
 // refTarget turns a local reference ("#/components/schemas/Run") into a
 // JSONPath ("$['components']['schemas']['Run']").
@@ -28,10 +27,12 @@ func refTarget(ref string) string {
 		if seg == "" {
 			continue
 		}
-		b.WriteString(key(strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)))
+		b.WriteString(key(pointerUnescaper.Replace(seg)))
 	}
 	return b.String()
 }
+
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 
 // targetOf is where sp's schema is declared: the component its reference
 // names, or inPlace.
