@@ -81,10 +81,10 @@ func (l *Ledger) Add(s Sighting, at time.Time) {
 	if !s.Drift {
 		return
 	}
-	k := string(s.Kind) + "\x00" + s.Operation + "\x00" + strconv.Itoa(s.Status) + "\x00" + s.ContentType + "\x00" + s.Location + "\x00" + s.Value
-	if s.Kind == KindContentType {
-		k += "\x00" + s.Target // the same media type under two responses
-	}
+	// The target is part of a fact: a member at one location can be
+	// missing from two schemas (two branches of a oneOf), each its own
+	// change to the document.
+	k := string(s.Kind) + "\x00" + s.Operation + "\x00" + strconv.Itoa(s.Status) + "\x00" + s.ContentType + "\x00" + s.Location + "\x00" + s.Value + "\x00" + s.Target
 	at = at.UTC()
 	l.mu.Lock()
 	defer l.mu.Unlock()

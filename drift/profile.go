@@ -190,6 +190,11 @@ func Compare(left, right ProfileData) []Difference {
 				b, bok := rf[loc]
 				switch {
 				case !aok || !bok:
+					// What a member seen on one side only holds is seen on
+					// that side only too: the member says it.
+					if oneSidedParent(loc, lf, rf, aok) != "" {
+						continue
+					}
 					out = append(out, Difference{Operation: name, Status: st, What: "field", Location: loc, Left: types(a, aok), Right: types(b, bok)})
 				case strings.Join(a.Types, "|") != strings.Join(b.Types, "|"):
 					out = append(out, Difference{Operation: name, Status: st, What: "type", Location: loc, Left: types(a, true), Right: types(b, true)})
@@ -204,6 +209,24 @@ func Compare(left, right ProfileData) []Difference {
 		}
 	}
 	return out
+}
+
+// oneSidedParent is the nearest enclosing member of loc seen on the same
+// side only ("body.a[].b" encloses "body.a[].b.c" and "body.a[].b[]"), ""
+// for none.
+func oneSidedParent(loc string, left, right map[string]FieldShape, onLeft bool) string {
+	for {
+		i := strings.LastIndexAny(loc, ".[")
+		if i <= 0 {
+			return ""
+		}
+		loc = loc[:i]
+		_, l := left[loc]
+		_, r := right[loc]
+		if l != r && l == onLeft {
+			return loc
+		}
+	}
 }
 
 func index(p ProfileData) map[string]map[int]AnswerShape {
