@@ -220,3 +220,17 @@ func TestAnOverlayForAnotherDocumentIsRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "NoSuchSchema")
 }
+
+// Without drift the overlay is still one (Overlay 1.0 asks for an action)
+// and applying it changes nothing the document says.
+func TestTheOverlayOfNoDriftChangesNothing(t *testing.T) {
+	ov, err := drift.Overlay(nil, "openapi/openapi.yaml", time.Now())
+	require.NoError(t, err)
+	applied, err := drift.Apply(openapi.Document, ov)
+	require.NoError(t, err)
+	d, err := drift.New(applied)
+	require.NoError(t, err)
+	l, _ := look(d, moved(t))
+	l0, _ := look(embedded(t), moved(t))
+	assert.Equal(t, names(l0.Report()), names(l.Report()))
+}

@@ -114,6 +114,12 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 		e.Description = describe(e.Update)
 		doc.Actions = append(doc.Actions, *e)
 	}
+	if len(doc.Actions) == 0 {
+		// An overlay has at least one action: without drift, one that
+		// changes nothing says so.
+		doc.Actions = append(doc.Actions, overlayEntry{Target: "$" + key("info"), Update: map[string]any{},
+			Description: "Nothing to declare: the traffic showed nothing the document does not declare"})
+	}
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)

@@ -15,9 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/junitcheck"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/proxy"
 )
 
@@ -34,6 +36,9 @@ func TestProxyFlagsAreChecked(t *testing.T) {
 		{[]string{"--record", t.TempDir()}, "--record needs --proxy URL"},
 		{[]string{"--proxy-junit", "x.xml"}, "--proxy-junit needs --proxy URL"},
 		{[]string{"--proxy-backpressure"}, "--proxy-backpressure needs --proxy URL"},
+		{[]string{"--proxy-drift", "drift.json"}, "--proxy-drift needs --proxy URL"},
+		{[]string{"--proxy-overlay", "o.yaml"}, "--proxy-overlay needs --proxy URL"},
+		{[]string{"--proxy-profile", "p.json"}, "--proxy-profile needs --proxy URL"},
 		{[]string{"--proxy", "https://staging.example.com", "--state-file", "runs.json"}, "--state-file shapes the mock's own runs"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -234,4 +239,57 @@ func TestRecordingReplaysThroughTheCommand(t *testing.T) {
 		assert.NotContains(t, string(data), "SECRET")
 		assert.NotContains(t, string(data), "team-claude-key")
 	}
+}
+
+// The drift, its overlay and the profile are written on exit where the
+// flags say: what the upstream answered beyond the document, an overlay
+// that applies to the document, and the answers' shape.
+func TestProxyWritesTheDriftTheOverlayAndTheProfileOnExit(t *testing.T) {
+	m0, err := mockserver.New(mockserver.Options{})
+	require.NoError(t, err)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		m0.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		if r.URL.Path == "/agent/models" && rec.Code == http.StatusOK {
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(body, &doc))
+			doc["region"] = "eu-west-1"
+			body, _ = json.Marshal(doc)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	driftFile, overlayFile, profileFile := filepath.Join(dir, "drift.json"), filepath.Join(dir, "overlay.yaml"), filepath.Join(dir, "profile.json")
+	m := startRun(t, "--proxy", up.URL, "--proxy-drift", driftFile, "--proxy-overlay", overlayFile, "--proxy-profile", profileFile)
+	m.must(200, "GET", "/agent/models", "wk-mock-alice", "")
+	m.stop()
+	require.NoError(t, m.wait(), "drift fails nothing")
+	assert.Regexp(t, `proxy checked the traffic"? .*drift=1`, m.stderr.String())
+
+	var report drift.Report
+	b, err := os.ReadFile(driftFile)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &report))
+	require.Len(t, report.Facts, 1)
+	assert.Equal(t, "body.region", report.Facts[0].Location)
+
+	ov, err := os.ReadFile(overlayFile)
+	require.NoError(t, err)
+	applied, err := drift.Apply(openapi.Document, ov)
+	require.NoError(t, err)
+	assert.Contains(t, string(applied), "region:")
+
+	var profile drift.ProfileData
+	b, err = os.ReadFile(profileFile)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &profile))
+	require.Len(t, profile.Operations, 1)
+	assert.Equal(t, "GET /agent/models", profile.Operations[0].Operation)
 }
