@@ -47,15 +47,15 @@ func TestProxyFlagsAreChecked(t *testing.T) {
 	}
 }
 
-// upstream is a mock that drops the title of every run it shows when asked
-// by id, and notes every path it is asked for.
+// upstream is the mock, its answers changed by rewrite, noting every path
+// it is asked for.
 type upstream struct {
 	*httptest.Server
 	mu    sync.Mutex
 	paths []string
 }
 
-func newUpstream(t *testing.T) *upstream {
+func rewritingUpstream(t *testing.T, rewrite func(r *http.Request, status int, body []byte) []byte) *upstream {
 	m, err := mockserver.New(mockserver.Options{})
 	require.NoError(t, err)
 	u := &upstream{}
@@ -65,13 +65,7 @@ func newUpstream(t *testing.T) *upstream {
 		u.mu.Unlock()
 		rec := httptest.NewRecorder()
 		m.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs/") && rec.Code == http.StatusOK {
-			var run map[string]any
-			require.NoError(t, json.Unmarshal(body, &run))
-			delete(run, "title")
-			body, _ = json.Marshal(run)
-		}
+		body := rewrite(r, rec.Code, rec.Body.Bytes())
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
 		}
@@ -81,6 +75,20 @@ func newUpstream(t *testing.T) *upstream {
 	}))
 	t.Cleanup(u.Close)
 	return u
+}
+
+// newUpstream is the mock dropping the title of every run it shows when
+// asked by id.
+func newUpstream(t *testing.T) *upstream {
+	return rewritingUpstream(t, func(r *http.Request, status int, body []byte) []byte {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs/") && status == http.StatusOK {
+			var run map[string]any
+			require.NoError(t, json.Unmarshal(body, &run))
+			delete(run, "title")
+			body, _ = json.Marshal(run)
+		}
+		return body
+	})
 }
 
 // The whole proxy mode through the command: forwarded traffic checked,
@@ -245,26 +253,15 @@ func TestRecordingReplaysThroughTheCommand(t *testing.T) {
 // flags say: what the upstream answered beyond the document, an overlay
 // that applies to the document, and the answers' shape.
 func TestProxyWritesTheDriftTheOverlayAndTheProfileOnExit(t *testing.T) {
-	m0, err := mockserver.New(mockserver.Options{})
-	require.NoError(t, err)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := httptest.NewRecorder()
-		m0.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		if r.URL.Path == "/agent/models" && rec.Code == http.StatusOK {
+	up := rewritingUpstream(t, func(r *http.Request, status int, body []byte) []byte {
+		if r.URL.Path == "/agent/models" && status == http.StatusOK {
 			var doc map[string]any
 			require.NoError(t, json.Unmarshal(body, &doc))
 			doc["region"] = "eu-west-1"
 			body, _ = json.Marshal(doc)
 		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(up.Close)
+		return body
+	})
 	dir := t.TempDir()
 	driftFile, overlayFile, profileFile := filepath.Join(dir, "drift.json"), filepath.Join(dir, "overlay.yaml"), filepath.Join(dir, "profile.json")
 	m := startRun(t, "--proxy", up.URL, "--proxy-drift", driftFile, "--proxy-overlay", overlayFile, "--proxy-profile", profileFile)
