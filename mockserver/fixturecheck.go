@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,11 +29,9 @@ func (s *Server) checkFixtureRuns(set *fixtures.Set) error {
 			errs = append(errs, fmt.Errorf("fixtures: runs.json: run %s: %v", f.ID, err))
 			continue
 		}
-		body, err := json.Marshal(runItem(v, s.sessionLinkBase))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("fixtures: runs.json: run %s: %v", f.ID, err))
-			continue
-		}
+		// The answer as sent, with the run's extra members (undocumented,
+		// which the document's open objects allow).
+		body := runJSON{v, s.sessionLinkBase}.appendJSON(nil)
 		req := &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "http", Host: "mock", Path: "/agent/runs/" + f.ID}, Header: http.Header{}}
 		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: io.NopCloser(bytes.NewReader(body)), Request: req}
