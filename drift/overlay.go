@@ -1,0 +1,296 @@
+package drift
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pb33f/go-yaml"
+	"github.com/pb33f/libopenapi"
+	applier "github.com/pb33f/libopenapi/overlay"
+)
+
+// The overlay is an OpenAPI Overlay 1.0 document: one action per place in
+// the document that needs a change, each an update (a merge: members are
+// added, lists appended), so that applying it declares every fact and
+// changes nothing else. A team reviews it like any change to the
+// document. Reading and applying overlays is libopenapi's (package
+// overlay), which also serves our document's validator.
+
+// OverlayVersion is the version of the Overlay specification written.
+const OverlayVersion = "1.0.0"
+
+type overlayDoc struct {
+	Overlay string         `yaml:"overlay"`
+	Info    overlayInfo    `yaml:"info"`
+	Extends string         `yaml:"extends,omitempty"`
+	Actions []overlayEntry `yaml:"actions"`
+}
+
+type overlayInfo struct {
+	Title   string `yaml:"title"`
+	Version string `yaml:"version"`
+}
+
+type overlayEntry struct {
+	Target      string         `yaml:"target"`
+	Description string         `yaml:"description,omitempty"`
+	Update      map[string]any `yaml:"update"`
+}
+
+// Overlay writes facts as an overlay of the document at extends (a URL
+// or a path; "" leaves it out), versioned by when it was written.
+func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
+	byTarget := map[string]*overlayEntry{}
+	var order []string
+	entry := func(target string) *overlayEntry {
+		e := byTarget[target]
+		if e == nil {
+			e = &overlayEntry{Target: target, Update: map[string]any{}}
+			byTarget[target] = e
+			order = append(order, target)
+		}
+		return e
+	}
+	for _, f := range facts {
+		if f.Target == "" {
+			continue
+		}
+		e := entry(f.Target)
+		seen := seenText(f)
+		switch f.Kind {
+		case KindResponseField, KindRequestField:
+			props := child(e.Update, "properties")
+			prop, _ := props[f.Name].(map[string]any)
+			props[f.Name] = fieldSchema(prop, f, seen)
+		case KindEnumValue:
+			var v any
+			if json.Unmarshal([]byte(f.Value), &v) == nil {
+				list, _ := e.Update["enum"].([]any)
+				e.Update["enum"] = append(list, v)
+			}
+		case KindQueryParameter:
+			list, _ := e.Update["parameters"].([]any)
+			schema := map[string]any{"type": "string"}
+			if has(f.Types, "array") {
+				schema = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+			}
+			e.Update["parameters"] = append(list, map[string]any{
+				"name": f.Name, "in": "query", "required": false, "description": seen, "schema": schema,
+			})
+		case KindStatus:
+			addResponse(e.Update, f, seen)
+		case KindContentType:
+			child(e.Update, "content")[f.ContentType] = mediaWithExample(f)
+		case KindOperation:
+			method := f.Name
+			holder := e.Update
+			if f.Target == "$"+key("paths") {
+				holder = child(e.Update, f.Location)
+				if _, ok := holder["parameters"]; !ok {
+					if params := pathParameters(f.Location); len(params) > 0 {
+						holder["parameters"] = params
+					}
+				}
+			}
+			op := child(holder, method)
+			op["summary"] = "Not in the document: seen in live traffic"
+			addResponse(child(op, "responses"), f, seen)
+		}
+	}
+	sort.Strings(order)
+	doc := overlayDoc{
+		Overlay: OverlayVersion,
+		Info:    overlayInfo{Title: "What live traffic showed that the document does not declare", Version: written.UTC().Format(time.RFC3339)},
+		Extends: extends,
+		Actions: make([]overlayEntry, 0, len(order)),
+	}
+	for _, t := range order {
+		e := byTarget[t]
+		e.Description = describe(e.Update)
+		doc.Actions = append(doc.Actions, *e)
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Apply applies an overlay to a document and returns the document it
+// makes (YAML). An action whose target matches nothing in the document
+// is an error: the overlay was written for another document.
+func Apply(doc, overlay []byte) ([]byte, error) {
+	ov, err := libopenapi.NewOverlayDocument(overlay)
+	if err != nil {
+		return nil, fmt.Errorf("read overlay: %w", err)
+	}
+	res, err := applier.Apply(doc, ov)
+	if err != nil {
+		return nil, fmt.Errorf("apply overlay: %w", err)
+	}
+	var problems []string
+	for _, w := range res.Warnings {
+		problems = append(problems, w.String())
+	}
+	if len(problems) > 0 {
+		return nil, errors.New("apply overlay: " + strings.Join(problems, "; "))
+	}
+	return res.Bytes, nil
+}
+
+// child is m[name] as a map, made if missing.
+func child(m map[string]any, name string) map[string]any {
+	c, ok := m[name].(map[string]any)
+	if !ok {
+		c = map[string]any{}
+		m[name] = c
+	}
+	return c
+}
+
+// seenText says when and how often a fact was seen, and where.
+func seenText(f Fact) string {
+	where := f.Operation
+	if f.Status != 0 {
+		where += fmt.Sprintf(" (%d)", f.Status)
+	}
+	return fmt.Sprintf("Seen in live traffic %d time(s) from %s to %s, first in %s at %s.",
+		f.Count, f.FirstSeen.UTC().Format(time.RFC3339), f.LastSeen.UTC().Format(time.RFC3339), where, f.Location)
+}
+
+// fieldSchema declares a member of the types seen (merged with what an
+// earlier fact declared of the same member), with its example. An object
+// or a list is declared free-form: what it holds is the reviewer's to
+// describe.
+func fieldSchema(prev map[string]any, f Fact, seen string) map[string]any {
+	types := map[string]bool{}
+	if prev != nil {
+		switch t := prev["type"].(type) {
+		case string:
+			types[t] = true
+		case []any:
+			for _, x := range t {
+				types[fmt.Sprint(x)] = true
+			}
+		}
+	}
+	for _, t := range f.Types {
+		types[t] = true
+	}
+	if types["integer"] && types["number"] {
+		delete(types, "integer")
+	}
+	list := make([]string, 0, len(types))
+	for t := range types {
+		list = append(list, t)
+	}
+	sort.Strings(list)
+	s := map[string]any{}
+	switch len(list) {
+	case 0:
+	case 1:
+		s["type"] = list[0]
+	default:
+		anyList := make([]any, len(list))
+		for i, t := range list {
+			anyList[i] = t
+		}
+		s["type"] = anyList
+	}
+	if prev != nil {
+		s["description"] = prev["description"]
+		if ex, ok := prev["examples"]; ok {
+			s["examples"] = ex
+		}
+		return s
+	}
+	s["description"] = seen
+	if v, ok := exampleValue(f); ok {
+		s["examples"] = []any{v}
+	}
+	return s
+}
+
+// addResponse declares the status of f, with its media type, in a
+// responses object.
+func addResponse(responses map[string]any, f Fact, seen string) {
+	r := child(responses, fmt.Sprint(f.Status))
+	if _, ok := r["description"]; !ok {
+		r["description"] = seen
+	}
+	if f.ContentType != "" {
+		child(r, "content")[f.ContentType] = mediaWithExample(f)
+	}
+}
+
+// mediaWithExample is a media type of any schema, with the example seen.
+func mediaWithExample(f Fact) map[string]any {
+	m := map[string]any{"schema": map[string]any{}}
+	if v, ok := exampleValue(f); ok {
+		m["example"] = v
+	}
+	return m
+}
+
+func exampleValue(f Fact) (any, bool) {
+	var v any
+	if f.Example == "" || json.Unmarshal([]byte(f.Example), &v) != nil {
+		return nil, false // none, or cut short
+	}
+	return v, true
+}
+
+// pathParameters declares the parameters of a template.
+func pathParameters(template string) []any {
+	var out []any
+	for _, seg := range strings.Split(template, "/") {
+		if isParam(seg) {
+			out = append(out, map[string]any{
+				"name": strings.Trim(seg, "{}"), "in": "path", "required": true, "schema": map[string]any{"type": "string"},
+			})
+		}
+	}
+	return out
+}
+
+// describe says in a line what an action adds.
+func describe(update map[string]any) string {
+	var parts []string
+	for _, k := range sortedKeys(update) {
+		switch v := update[k].(type) {
+		case map[string]any:
+			parts = append(parts, k+": "+strings.Join(sortedKeys(v), ", "))
+		case []any:
+			var names []string
+			for _, x := range v {
+				if m, ok := x.(map[string]any); ok {
+					names = append(names, fmt.Sprint(m["name"]))
+				} else {
+					b, _ := json.Marshal(x)
+					names = append(names, string(b))
+				}
+			}
+			parts = append(parts, k+": "+strings.Join(names, ", "))
+		}
+	}
+	return "Declares what live traffic showed: " + strings.Join(parts, "; ")
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
