@@ -7,9 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
+	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/extras"
 	"github.com/agentruns/agentruns/openapi"
 )
 
@@ -63,3 +66,61 @@ var (
 	embeddedCheck    sync.Once
 	embeddedCheckErr error
 )
+
+// checkExtras refuses an extra member of a fixture that the document
+// declares: the mock sends those members itself, from the fixture's own
+// fields, and an extra of the same name would be a second, silent answer
+// for them. An extra is the topmost member the document does not declare,
+// as the recorder keeps them; one inside another undocumented member
+// belongs in that member's value. The document is read only when some
+// fixture has extras.
+func checkExtras(set *fixtures.Set) error {
+	type object struct {
+		where, component string
+		extra            fixtures.Extra
+	}
+	var objects []object
+	for _, r := range set.Runs {
+		objects = append(objects, object{"runs.json: run " + r.ID, "RunItem", r.Extra})
+	}
+	for _, e := range set.Environments {
+		objects = append(objects, object{"environments.json: " + e.UID, "CloudEnvironment", e.Extra})
+	}
+	for _, m := range set.Models {
+		objects = append(objects, object{"models.json: " + m.ID, "ModelInfo", m.Extra})
+	}
+	for _, a := range set.Identities {
+		objects = append(objects, object{"identities.json: " + a.UID, "AgentResponse", a.Extra})
+	}
+	for _, sc := range set.Schedules {
+		objects = append(objects, object{"schedules.json: schedule " + sc.ID, "ScheduledAgentItem", sc.Extra})
+	}
+	var doc *drift.Doc
+	var errs []error
+	for _, o := range objects {
+		for _, ptr := range o.extra.Pointers() {
+			if doc == nil {
+				var err error
+				if doc, err = drift.Embedded(); err != nil {
+					return fmt.Errorf("fixtures: checking extra members: %w", err)
+				}
+			}
+			found := doc.Extras(o.component, extras.Skeleton(ptr, o.extra[ptr]))
+			if _, ok := found[ptr]; ok {
+				continue
+			}
+			outer := ""
+			for p := range found {
+				if strings.HasPrefix(ptr, p+"/") {
+					outer = p
+				}
+			}
+			if outer != "" {
+				errs = append(errs, fmt.Errorf("fixtures: %s: extra %q lies inside %q, which the document does not declare either: keep the whole member at %q", o.where, ptr, outer, outer))
+			} else {
+				errs = append(errs, fmt.Errorf("fixtures: %s: extra %q is a member the document declares (%s): the mock sends it itself, from the fixture's own fields", o.where, ptr, o.component))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

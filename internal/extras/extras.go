@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,13 +20,13 @@ import (
 
 // Check says what is wrong with ptr as the place of an extra member: it is
 // not an RFC 6901 pointer, or it points at the whole object rather than a
-// member of it.
+// member of it. The error reads after the pointer ("/a~2" is not ...).
 func Check(ptr string) error {
 	switch {
 	case ptr == "":
-		return errors.New(`"" points at the whole object, not a member of it`)
+		return errors.New("points at the whole object, not a member of it")
 	case !jsontext.Pointer(ptr).IsValid():
-		return fmt.Errorf("%q is not a JSON Pointer (RFC 6901): it starts with '/' and writes '~' as ~0 and '/' inside a name as ~1", ptr)
+		return errors.New("is not a JSON Pointer (RFC 6901): one starts with '/' and writes '~' as ~0 and '/' inside a name as ~1")
 	}
 	return nil
 }
