@@ -170,12 +170,13 @@ func TestFixtureExtrasAreInEveryAnswer(t *testing.T) {
 	}
 	t.Run("as loaded", func(t *testing.T) { check(t, c.on(t)) })
 
-	// An update keeps what the schedule and the agent were seen with.
-	r := c.do("PUT", "/agent/identities/"+extraIdentity, map[string]any{"name": "Triage"})
+	// An update keeps what the agent was seen with.
+	r := c.do("PUT", "/agent/identities/"+extraIdentity, map[string]any{"name": "Triage", "prompt": "Sort new issues"})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	var renamed map[string]any
 	r.json(t, &renamed)
-	assert.Equal(t, "teal", renamed["avatar_color"])
+	assert.Equal(t, "teal", renamed["avatar_color"], "with settings too")
+	assert.Equal(t, "Sort new issues", renamed["prompt"])
 	r = c.do("PUT", "/agent/identities/"+extraIdentity, map[string]any{"name": "Triage bot"})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,22 +106,28 @@ func checkExtras(set *fixtures.Set) error {
 					return fmt.Errorf("fixtures: checking extra members: %w", err)
 				}
 			}
-			found := doc.Extras(o.component, extras.Skeleton(ptr, o.extra[ptr]))
-			if _, ok := found[ptr]; ok {
-				continue
-			}
-			outer := ""
-			for p := range found {
-				if strings.HasPrefix(ptr, p+"/") {
-					outer = p
-				}
-			}
-			if outer != "" {
-				errs = append(errs, fmt.Errorf("fixtures: %s: extra %q lies inside %q, which the document does not declare either: keep the whole member at %q", o.where, ptr, outer, outer))
-			} else {
-				errs = append(errs, fmt.Errorf("fixtures: %s: extra %q is a member the document declares (%s): the mock sends it itself, from the fixture's own fields", o.where, ptr, o.component))
+			if err := CheckExtra(doc, o.component, ptr, o.extra[ptr]); err != nil {
+				errs = append(errs, fmt.Errorf("fixtures: %s: %w", o.where, err))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CheckExtra says why the mock would refuse an extra member at ptr, with
+// value, of an object of the document's component schema (RunItem,
+// CloudEnvironment, ModelInfo, AgentResponse, ScheduledAgentItem): the
+// document declares it, or it lies inside a member the document does not
+// declare (which is then the extra, whole). nil when the mock takes it.
+func CheckExtra(doc *drift.Doc, component, ptr string, value json.RawMessage) error {
+	found := doc.Extras(component, extras.Skeleton(ptr, value))
+	if _, ok := found[ptr]; ok {
+		return nil
+	}
+	for p := range found {
+		if strings.HasPrefix(ptr, p+"/") {
+			return fmt.Errorf("extra %q lies inside %q, which the document does not declare either: keep the whole member at %q", ptr, p, p)
+		}
+	}
+	return fmt.Errorf("extra %q is a member the document declares (%s): the mock sends it itself, from the fixture's own fields", ptr, component)
 }

@@ -55,11 +55,11 @@ func (a AgentResponse) MarshalJSON() ([]byte, error) {
 }
 
 // agentResponseFields are AgentResponse's fields as encoding/json names
-// them (none is omitempty), Settings aside.
+// them (none is omitempty), Settings and the unexported extra aside.
 var agentResponseFields = func() (out []jsonField) {
 	t := reflect.TypeFor[AgentResponse]()
 	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "-" {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "-" && t.Field(i).IsExported() {
 			out = append(out, jsonField{name, i})
 		}
 	}

@@ -227,3 +227,23 @@ func Insert(dst, obj []byte, extra map[string]json.RawMessage) []byte {
 	}
 	return append(dst, obj[prev:]...)
 }
+
+// At is the value ptr names in v (a decoded JSON value), nil if there is
+// none.
+func At(v any, ptr string) any {
+	for _, tok := range Tokens(ptr) {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
