@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -82,7 +83,44 @@ func Skeleton(ptr string, value json.RawMessage) any {
 type member struct {
 	name  string
 	value json.RawMessage
+	seen  bool // the object has a member of this name already
 }
+
+// insertion is where members go: before the closing brace at offset at,
+// after a comma when the object already has members.
+type insertion struct {
+	at      int64
+	comma   bool
+	members []member
+}
+
+// frame is an open object or array of the JSON being read: where its
+// pointer ends in the path, whether it is an object, the extras to put in
+// it, how many names and values (or items) were read, and the name of the
+// member being read.
+type frame struct {
+	pathLen int
+	obj     bool
+	pending []member
+	count   int
+	name    []byte
+}
+
+// reader is what Insert reads with, kept between calls: a run's JSON is
+// written often, and a fresh decoder for each would cost more than the
+// reading.
+type reader struct {
+	src   bytes.Reader
+	dec   *jsontext.Decoder
+	stack []frame
+	path  []byte
+}
+
+var readers = sync.Pool{New: func() any {
+	r := new(reader)
+	r.dec = jsontext.NewDecoder(&r.src)
+	return r
+}}
 
 // Insert appends to dst obj, the JSON of one object, with each member of
 // extra put in at its pointer: as the last member of the object its parent
@@ -97,117 +135,93 @@ func Insert(dst, obj []byte, extra map[string]json.RawMessage) []byte {
 	if len(extra) == 0 {
 		return append(dst, obj...)
 	}
-	byParent := map[string][]member{}
 	ptrs := make([]string, 0, len(extra))
 	for p := range extra {
 		ptrs = append(ptrs, p)
 	}
 	slices.Sort(ptrs)
+	// byParent holds the extras of each parent; open, every pointer an
+	// extra's parent lies at or under, the only containers worth opening.
+	byParent := make(map[string][]member, len(ptrs))
+	open := make(map[string]bool, len(ptrs))
 	for _, p := range ptrs {
 		ptr := jsontext.Pointer(p)
-		parent := string(ptr.Parent())
-		byParent[parent] = append(byParent[parent], member{ptr.LastToken(), extra[p]})
-	}
-	// Where each member goes: the offset of its parent's closing brace,
-	// and whether the object already has members (so a comma comes first).
-	type insertion struct {
-		at      int64
-		comma   bool
-		members []member
-	}
-	var at []insertion
-	dec := jsontext.NewDecoder(bytes.NewReader(obj))
-	// Each open object or array: its pointer, whether it is an object, the
-	// names seen in it (only for an object with extras to put in), and
-	// the name or index of the value being read.
-	type frame struct {
-		ptr     string
-		obj     bool
-		names   map[string]bool
-		pending []member
-		count   int // members or items read
-		name    string
-	}
-	var stack []frame
-	// needed reports whether an extra's parent lies at or under ptr.
-	needed := func(ptr string) bool {
-		for parent := range byParent {
-			if parent == ptr || strings.HasPrefix(parent, ptr+"/") {
-				return true
+		parent := ptr.Parent()
+		byParent[string(parent)] = append(byParent[string(parent)], member{name: ptr.LastToken(), value: extra[p]})
+		for q := parent; ; q = q.Parent() {
+			open[string(q)] = true
+			if q == "" {
+				break
 			}
 		}
-		return false
 	}
+	r := readers.Get().(*reader)
+	defer readers.Put(r)
+	r.src.Reset(obj)
+	r.dec.Reset(&r.src)
+	stack, path := r.stack[:0], r.path[:0]
+	defer func() { r.stack, r.path = stack[:0], path[:0] }()
+	var at []insertion
+	fail := func() []byte { return append(dst, obj...) }
 	for {
-		kind := dec.PeekKind()
+		kind := r.dec.PeekKind()
 		if kind == 0 {
 			break
 		}
-		if len(stack) > 0 {
-			top := &stack[len(stack)-1]
+		if n := len(stack); n > 0 {
+			top := &stack[n-1]
 			if kind == '}' || kind == ']' {
-				if top.obj && len(top.pending) > 0 {
-					var missing []member
-					for _, m := range top.pending {
-						if !top.names[m.name] {
-							missing = append(missing, m)
-						}
-					}
-					if len(missing) > 0 {
-						// The closing brace is the next non-space byte.
-						off := dec.InputOffset()
-						for off < int64(len(obj)) && obj[off] != '}' {
-							off++
-						}
-						at = append(at, insertion{at: off, comma: top.count > 0, members: missing})
-					}
+				if ins, ok := missing(top, r.dec.InputOffset(), obj); ok {
+					at = append(at, ins)
 				}
-				if _, err := dec.ReadToken(); err != nil {
-					return append(dst, obj...)
+				if _, err := r.dec.ReadToken(); err != nil {
+					return fail()
 				}
-				stack = stack[:len(stack)-1]
+				stack = stack[:n-1]
 				continue
 			}
 			if top.obj && top.count%2 == 0 { // a member's name
-				tok, err := dec.ReadToken()
+				raw, err := r.dec.ReadValue()
 				if err != nil {
-					return append(dst, obj...)
+					return fail()
 				}
-				top.name = tok.String()
-				if top.names != nil {
-					top.names[top.name] = true
+				top.name = appendName(top.name[:0], raw)
+				for i := range top.pending {
+					if top.pending[i].name == string(top.name) {
+						top.pending[i].seen = true
+					}
 				}
 				top.count++
 				continue
 			}
 		}
-		// A value: the whole answer, a member's or an item's.
-		ptr := ""
-		if len(stack) > 0 {
-			top := &stack[len(stack)-1]
+		// A value: the whole answer, a member's or an item's. Only an
+		// object or array an extra lies in is opened; the rest is skipped.
+		pathLen := len(path)
+		if n := len(stack); n > 0 {
+			top := &stack[n-1]
+			path = append(path[:top.pathLen], '/')
 			if top.obj {
-				ptr = string(jsontext.Pointer(top.ptr).AppendToken(top.name))
+				path = appendEscaped(path, top.name)
 			} else {
-				ptr = string(jsontext.Pointer(top.ptr).AppendToken(strconv.Itoa(top.count)))
+				path = strconv.AppendInt(path, int64(top.count), 10)
 			}
+			pathLen = len(path)
 			top.count++
 		}
-		if (kind == '{' || kind == '[') && needed(ptr) {
-			if _, err := dec.ReadToken(); err != nil {
-				return append(dst, obj...)
+		if (kind == '{' || kind == '[') && open[string(path[:pathLen])] {
+			if _, err := r.dec.ReadToken(); err != nil {
+				return fail()
 			}
-			f := frame{ptr: ptr, obj: kind == '{'}
+			f := frame{pathLen: pathLen, obj: kind == '{'}
 			if f.obj {
-				f.pending = byParent[ptr]
-				if len(f.pending) > 0 {
-					f.names = map[string]bool{}
-				}
+				f.pending = slices.Clone(byParent[string(path[:pathLen])])
 			}
 			stack = append(stack, f)
 			continue
 		}
-		if err := dec.SkipValue(); err != nil {
-			return append(dst, obj...)
+		if err := r.dec.SkipValue(); err != nil {
+			return fail()
 		}
 		if len(stack) == 0 {
 			break
@@ -220,12 +234,58 @@ func Insert(dst, obj []byte, extra map[string]json.RawMessage) []byte {
 			if i > 0 || ins.comma {
 				dst = append(dst, ',')
 			}
-			name, _ := jsontext.AppendQuote(nil, m.name)
-			dst = append(append(append(dst, name...), ':'), m.value...)
+			dst, _ = jsontext.AppendQuote(dst, m.name)
+			dst = append(append(dst, ':'), m.value...)
 		}
 		prev = ins.at
 	}
 	return append(dst, obj[prev:]...)
+}
+
+// missing is where the members of top that the object lacks go, its
+// closing brace the next byte from off that is one.
+func missing(top *frame, off int64, obj []byte) (insertion, bool) {
+	if !top.obj {
+		return insertion{}, false
+	}
+	var ms []member
+	for _, m := range top.pending {
+		if !m.seen {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) == 0 {
+		return insertion{}, false
+	}
+	for off < int64(len(obj)) && obj[off] != '}' {
+		off++
+	}
+	return insertion{at: off, comma: top.count > 0, members: ms}, true
+}
+
+// appendName appends the name a JSON string raw spells.
+func appendName(b, raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return append(b, raw[1:len(raw)-1]...)
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s) // the decoder has checked it
+	return append(b, s...)
+}
+
+// appendEscaped appends name as a pointer token: '~' as ~0, '/' as ~1.
+func appendEscaped(b, name []byte) []byte {
+	for _, c := range name {
+		switch c {
+		case '~':
+			b = append(b, '~', '0')
+		case '/':
+			b = append(b, '~', '1')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
 }
 
 // At is the value ptr names in v (a decoded JSON value), nil if there is

@@ -64,3 +64,10 @@ func TestSkeleton(t *testing.T) {
 	assert.Equal(t, map[string]any{"artifacts": []any{map[string]any{}, map[string]any{"x": "v"}}},
 		extras.Skeleton("/artifacts/1/x", json.RawMessage(`"v"`)))
 }
+
+// A name written with escapes is matched by what it spells.
+func TestInsertReadsEscapedNames(t *testing.T) {
+	out := extras.Insert(nil, []byte(`{"a\u002fb":{"x":1},"q\"":[{}]}`), map[string]json.RawMessage{
+		"/a~1b/y": json.RawMessage(`2`), "/a~1b/x": json.RawMessage(`3`), "/q\"/0/z": json.RawMessage(`4`)})
+	assert.Equal(t, `{"a\u002fb":{"x":1,"y":2},"q\"":[{"z":4}]}`, string(out))
+}
