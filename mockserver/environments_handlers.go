@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/store"
 )
 
@@ -22,6 +23,15 @@ type CloudEnvironment struct {
 	SetupFailed          bool                 `json:"setup_failed"`
 	Scope                *runScope            `json:"scope,omitempty"`
 	Creator              *creatorInfo         `json:"creator,omitempty"`
+	// extra are the members beyond the document the fixture carries.
+	extra fixtures.Extra
+}
+
+// MarshalJSON writes the fields above, then the fixture's extra members
+// where their parents are (internal/extras).
+func (e CloudEnvironment) MarshalJSON() ([]byte, error) {
+	type plain CloudEnvironment
+	return marshalWithExtra(plain(e), e.extra)
 }
 
 // EnvironmentLastTask is the newest run of an environment.
@@ -71,6 +81,7 @@ func (s *Server) environmentJSON(v store.EnvironmentView) CloudEnvironment {
 		UID: v.Env.UID, Config: v.Env.Config, LastUpdated: formatTime(v.LastUpdated),
 		SetupFailed: v.SetupFailed,
 		Scope:       &runScope{Type: "Team", UID: v.Env.Team},
+		extra:       v.Env.Extra,
 	}
 	p := s.store.Principal(v.Env.Creator)
 	e.Creator = &creatorInfo{Type: p.Type, UID: p.UID, DisplayName: p.DisplayName, Email: p.Email, PhotoURL: p.PhotoURL}

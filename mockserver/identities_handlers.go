@@ -1,11 +1,11 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"strings"
 
+	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/store"
 )
 
@@ -30,6 +30,8 @@ type AgentResponse struct {
 	Skills           []any          `json:"skills"`
 	// Settings are the other settings as they were set.
 	Settings map[string]any `json:"-"`
+	// extra are the members beyond the document a fixture agent carries.
+	extra fixtures.Extra
 }
 
 // MarshalJSON writes the fields above, then the other settings: with
@@ -39,7 +41,7 @@ type AgentResponse struct {
 func (a AgentResponse) MarshalJSON() ([]byte, error) {
 	type plain AgentResponse
 	if len(a.Settings) == 0 {
-		return json.Marshal(plain(a))
+		return marshalWithExtra(plain(a), a.extra)
 	}
 	all := make(map[string]any, len(a.Settings)+len(agentResponseFields))
 	for k, v := range a.Settings {
@@ -49,15 +51,15 @@ func (a AgentResponse) MarshalJSON() ([]byte, error) {
 	for _, f := range agentResponseFields {
 		all[f.name] = v.Field(f.index).Interface()
 	}
-	return json.Marshal(all)
+	return marshalWithExtra(all, a.extra)
 }
 
 // agentResponseFields are AgentResponse's fields as encoding/json names
-// them (none is omitempty), Settings aside.
+// them (none is omitempty), Settings and the unexported extra aside.
 var agentResponseFields = func() (out []jsonField) {
 	t := reflect.TypeFor[AgentResponse]()
 	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "-" {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "-" && t.Field(i).IsExported() {
 			out = append(out, jsonField{name, i})
 		}
 	}
@@ -99,7 +101,8 @@ type ListAgentIdentitiesResponse struct {
 
 func identityJSON(v store.IdentityView) AgentResponse {
 	out := AgentResponse{UID: v.UID, Name: v.Name, Available: v.Available, CreatedAt: formatTime(v.CreatedAt),
-		UpdatedAt: formatTime(v.UpdatedAt), Secrets: []any{}, Skills: []any{}, Settings: v.Settings}
+		UpdatedAt: formatTime(v.UpdatedAt), Secrets: []any{}, Skills: []any{}, Settings: v.Settings,
+		extra: v.Extra}
 	out.DefaultRunnerUID, _ = v.Settings["default_runner_uid"].(string)
 	if l, ok := v.Settings["secrets"].([]any); ok {
 		out.Secrets = l

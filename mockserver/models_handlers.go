@@ -11,15 +11,23 @@ type ListModelsResponse struct {
 }
 
 // ModelInfo is a model as the API shows it: the fixtures' own type, whose
-// JSON names are the API's.
-type ModelInfo = fixtures.Model
+// JSON names are the API's, with the fixture's extra members written where
+// their parents are rather than under "extra".
+type ModelInfo fixtures.Model
+
+// MarshalJSON writes the model's fields, then its extra members.
+func (m ModelInfo) MarshalJSON() ([]byte, error) {
+	extra := m.Extra
+	m.Extra = nil
+	return marshalWithExtra(fixtures.Model(m), extra)
+}
 
 // listModels is GET /agent/models: the fixtures' models, the same for
 // every caller.
 func (s *Server) listModels(*call) response {
-	models := s.fixtures.Models
-	if models == nil {
-		models = []ModelInfo{} // an empty list, never null
+	models := make([]ModelInfo, len(s.fixtures.Models)) // an empty list, never null
+	for i, m := range s.fixtures.Models {
+		models[i] = ModelInfo(m)
 	}
 	return ok(ListModelsResponse{DefaultModelID: s.fixtures.DefaultModelID, Models: models})
 }

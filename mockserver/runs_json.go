@@ -1,11 +1,13 @@
 package mockserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/agentruns/agentruns/internal/extras"
 	"github.com/agentruns/agentruns/internal/store"
 )
 
@@ -114,6 +116,7 @@ func runItem(v store.View, linkBase string) RunItem {
 // bytes cost.
 func (v runJSON) appendJSON(b []byte) []byte {
 	r, snap := v.Run, v.Snap
+	start := len(b)
 	o := openObject(b)
 	o.str("run_id", r.ID)
 	o.str("task_id", r.ID)
@@ -273,7 +276,13 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		o.key("run_time")
 		o.b = append(appendISODuration(append(o.b, '"'), d), '"')
 	}
-	return o.close()
+	b = o.close()
+	if x := r.Extra; len(x) > 0 {
+		// What a real server showed beyond the document (a recorded
+		// fixture's): rare, so only such a run pays for it.
+		b = extras.Insert(b[:start], bytes.Clone(b[start:]), x)
+	}
+	return b
 }
 
 // runTime is how long the run has executed, every execution together, as

@@ -266,3 +266,39 @@ func TestSessionLinkBaseTrailingSlash(t *testing.T) {
 		t.Fatal("no fixture run has a session")
 	}
 }
+
+// BenchmarkRunJSON is the cost of writing the fixture runs' JSON, as a
+// page of them does: the runs as they are (none has extra members, the
+// common case), and each with three members beyond the document, one of
+// them nested, as a recorded run may have.
+func BenchmarkRunJSON(b *testing.B) {
+	s := newVirtualServer(b)
+	ms := openDefault(b, s)
+	views := ms.Runs()
+	withExtras := make([]store.View, len(views))
+	for i, v := range views {
+		r := *v.Run
+		d := *r.Details
+		d.Extra = fixtures.Extra{"/rollout_ring": json.RawMessage(`"canary"`), "/creator/team_role": json.RawMessage(`"owner"`),
+			"/cost_center": json.RawMessage(`{"id":42,"name":"platform"}`)}
+		r.Details = &d
+		v.Run = &r
+		withExtras[i] = v
+	}
+	for _, bc := range []struct {
+		name  string
+		views []store.View
+	}{{"plain", views}, {"extras", withExtras}} {
+		b.Run(bc.name, func(b *testing.B) {
+			buf := make([]byte, 0, 64<<10)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = buf[:0]
+				for _, v := range bc.views {
+					buf = runJSON{v, s.sessionLinkBase}.appendJSON(buf)
+				}
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+	}
+}

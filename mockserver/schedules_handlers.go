@@ -48,6 +48,14 @@ type ScheduledAgentItem struct {
 	AgentUID string            `json:"agent_uid,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
 	Mode     string            `json:"mode,omitempty"`
+	// extra are the members beyond the document a fixture schedule carries.
+	extra fixtures.Extra
+}
+
+// MarshalJSON writes the fields above, then the fixture's extra members.
+func (it ScheduledAgentItem) MarshalJSON() ([]byte, error) {
+	type plain ScheduledAgentItem
+	return marshalWithExtra(plain(it), it.extra)
 }
 
 // ScheduleHistory says when a schedule last started a run and when it next will.
@@ -85,7 +93,7 @@ func (s *Server) scheduleItem(sc store.ScheduleRecord) ScheduledAgentItem {
 		AgentConfig: sc.Config,
 		CreatedAt:   formatTime(sc.CreatedAt), UpdatedAt: formatTime(sc.UpdatedAt),
 		CreatedBy: creatorOf(sc.Owner.Principal), UpdatedBy: creatorOf(sc.UpdatedBy.Principal),
-		AgentUID: sc.AgentUID, Metadata: sc.Metadata, Mode: sc.Mode,
+		AgentUID: sc.AgentUID, Metadata: sc.Metadata, Mode: sc.Mode, extra: sc.Extra,
 	}
 	if sc.LastSpawnError != "" {
 		it.LastSpawnError = &sc.LastSpawnError

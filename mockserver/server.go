@@ -250,7 +250,7 @@ func newServer(opts Options, set *fixtures.Set, storeOpts store.Options) (*Serve
 	if opts.Fixtures == nil {
 		embeddedCheck.Do(func() { embeddedCheckErr = s.checkFixtureRuns(set) })
 		err = embeddedCheckErr
-	} else {
+	} else if err = checkExtras(set); err == nil {
 		err = s.checkFixtureRuns(set)
 	}
 	if err != nil {

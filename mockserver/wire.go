@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"math"
 	"net/http"
 	"slices"
@@ -8,6 +9,9 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/extras"
 )
 
 // The wire helpers every answer shares: timestamps and durations as the
@@ -336,4 +340,15 @@ func appendEscaped(dst []byte, src string) []byte {
 		i += size
 	}
 	return append(dst, src[start:]...)
+}
+
+// marshalWithExtra is v's JSON with a fixture's extra members, those a
+// real server showed beyond the document, put in where their parents are
+// (internal/extras); v's own members are never replaced.
+func marshalWithExtra(v any, extra fixtures.Extra) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(extra) == 0 {
+		return b, err
+	}
+	return extras.Insert(nil, b, extra), nil
 }

@@ -47,7 +47,8 @@ type savedIdentities struct {
 func (t *identityTable) reset(ms *Session, now time.Time) {
 	t.list, t.byUID, t.byKey = nil, map[string]*Identity{}, map[string]*Identity{}
 	for _, f := range ms.st.opts.Fixtures.Identities {
-		t.insert(&Identity{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo))})
+		t.insert(&Identity{UID: f.UID, Team: f.Team, Name: f.Name, Default: f.Default, CreatedAt: now.Add(-time.Duration(f.CreatedAgo)),
+			Extra: f.Extra})
 	}
 	slices.SortStableFunc(t.list, func(a, b *Identity) int { return a.CreatedAt.Compare(b.CreatedAt) })
 }
@@ -101,6 +102,9 @@ type Identity struct {
 	// gives them back as they were set.
 	Settings  map[string]any `json:"settings,omitempty"`
 	KeyHashes []string       `json:"key_hashes,omitempty"`
+	// Extra are members the API's document does not declare that a
+	// recorded fixture's agent was seen with (fixtures.Extra).
+	Extra fixtures.Extra `json:"extra,omitempty"`
 	// principal is who the agent acts as on runs; rebuilt from the fields
 	// above when they change, never changed in place (views share it).
 	principal *fixtures.Principal
@@ -112,6 +116,7 @@ type IdentityView struct {
 	Available            bool
 	CreatedAt, UpdatedAt time.Time
 	Settings             map[string]any // never changed in place: read only
+	Extra                fixtures.Extra // read only
 }
 
 func (a *Identity) build() {
@@ -153,7 +158,7 @@ func (ms *Session) identityViewsLocked(team string) []IdentityView {
 		if updated.IsZero() {
 			updated = a.CreatedAt
 		}
-		out[i] = IdentityView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt, UpdatedAt: updated, Settings: a.Settings}
+		out[i] = IdentityView{UID: a.UID, Name: a.Name, Available: i < limit, CreatedAt: a.CreatedAt, UpdatedAt: updated, Settings: a.Settings, Extra: a.Extra}
 	}
 	return out
 }

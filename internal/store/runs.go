@@ -208,6 +208,10 @@ type Details struct {
 	// Handoff are the files each ended execution leaves for whoever
 	// continues the work (handoff.go).
 	Handoff []string `json:"handoff,omitempty"`
+	// Extra are members a real server showed the run with that the API's
+	// document does not declare (a recorded fixture's): every answer that
+	// shows the run carries them (fixtures.Extra).
+	Extra fixtures.Extra `json:"extra,omitempty"`
 }
 
 // sharedDetails are the Details of every run that has a source and
@@ -237,7 +241,7 @@ func (d *Details) share() *Details {
 func (d *Details) shared() *Details {
 	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.TriggerURL != "" ||
 		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
-		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 {
+		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 || len(d.Extra) > 0 {
 		return nil
 	}
 	return sharedDetails[d.Source]
@@ -577,6 +581,7 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 			ParentRunID:   f.ParentRunID,
 			Metadata:      f.Metadata,
 			Handoff:       f.Handoff,
+			Extra:         f.Extra,
 		},
 	}
 	if len(f.Config) > 0 {

@@ -244,6 +244,7 @@ var detailsReaders = []fieldReader[Details]{
 		return rs.quickCreator(s, d.Executor)
 	}},
 	{"handoff", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Handoff) }},
+	{"extra", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Extra) }},
 }
 
 var timelineReaders = []fieldReader[Timeline]{

@@ -225,6 +225,9 @@ func randomRun(rng *rand.Rand, st *Store, i int) *Run {
 		if maybe() {
 			d.Handoff = []string{text(), "notes.md"}
 		}
+		if maybe() {
+			d.Extra = fixtures.Extra{"/rollout_ring": json.RawMessage(`"canary"`), "/status_message/" + text(): json.RawMessage(`{"a":[1,true]}`)}
+		}
 		r.Details = d
 	}
 	return r

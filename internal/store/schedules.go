@@ -97,6 +97,7 @@ func (t *scheduleTable) reset(ms *Session, now time.Time) {
 			ID: f.ID, Seq: t.nextSeq, Name: f.Name, Cron: c.Expr, sched: c.sched, Prompt: f.Prompt, Enabled: f.Enabled,
 			Owner: Creator{p}, UpdatedBy: Creator{p}, Team: p.Team, TeamScope: f.Team,
 			CreatedAt: now.Add(-time.Duration(f.CreatedAgo)), UpdatedAt: now.Add(-time.Duration(f.UpdatedAgo)),
+			Extra: f.Extra,
 		}
 		if f.Enabled {
 			sc.NextTick = nextTick(c.sched, now)
@@ -185,6 +186,9 @@ type ScheduleRecord struct {
 	AgentUID string            `json:"agent_uid,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
 	Mode     string            `json:"mode,omitempty"`
+	// Extra are members the API's document does not declare that a
+	// recorded fixture's schedule was seen with (fixtures.Extra).
+	Extra fixtures.Extra `json:"extra,omitempty"`
 
 	sched cron.Schedule // parsed from Cron when stored or loaded
 	// heapAt is the schedule's place in the heap of due ticks; -1 when out.

@@ -29,7 +29,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/internal/extras"
+	"github.com/agentruns/agentruns/internal/scrub"
 	"github.com/agentruns/agentruns/internal/store"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/rules"
@@ -53,8 +56,10 @@ type Recorder struct {
 	envs          map[string]json.RawMessage // uid -> the environment as answered
 	envOrder      []string
 	models        []fixtures.Model
+	modelsSeen    map[string]map[string]any // id -> the model as answered
 	defModel      string
 	identities    map[string]fixtures.Identity
+	identitySeen  map[string]map[string]any // uid -> the agent as answered
 	identityOrder []string
 	schedules     map[string]seenSchedule
 	schedOrder    []string
@@ -65,6 +70,7 @@ type Recorder struct {
 type seenSchedule struct {
 	fixtures.Schedule
 	created, updated time.Time
+	seen             map[string]any // as answered
 }
 
 type creator struct {
@@ -92,7 +98,8 @@ func New(dir string, limit int) *Recorder {
 	}
 	return &Recorder{dir: dir, limit: limit, now: time.Now, runs: map[string]*seenRun{},
 		creators: map[string]creator{}, envs: map[string]json.RawMessage{}, identities: map[string]fixtures.Identity{},
-		schedules: map[string]seenSchedule{}, unservable: map[string]bool{}}
+		schedules: map[string]seenSchedule{}, unservable: map[string]bool{}, modelsSeen: map[string]map[string]any{},
+		identitySeen: map[string]map[string]any{}}
 }
 
 // Observe takes what one exchange shows. Only successful reads teach it
@@ -111,6 +118,7 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 		uid := strings.TrimPrefix(ex.Path, "/agent/identities/")
 		r.mu.Lock()
 		delete(r.identities, uid)
+		delete(r.identitySeen, uid)
 		r.identityOrder = slices.DeleteFunc(r.identityOrder, func(u string) bool { return u == uid })
 		r.mu.Unlock()
 		return
@@ -173,8 +181,17 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 			Default string           `json:"default_model_id"`
 			Models  []fixtures.Model `json:"models"`
 		}
-		if json.Unmarshal(ex.Body, &page) == nil && len(page.Models) > 0 {
+		var seen struct {
+			Models []map[string]any `json:"models"`
+		}
+		if json.Unmarshal(ex.Body, &page) == nil && json.Unmarshal(ex.Body, &seen) == nil && len(page.Models) > 0 {
 			r.models, r.defModel = fixtureModels(page.Models), page.Default
+			clear(r.modelsSeen)
+			for _, m := range seen.Models {
+				if id := str(m["id"]); id != "" && r.modelsSeen[id] == nil {
+					r.modelsSeen[id] = m
+				}
+			}
 		}
 	case ex.Path == "/agent/identities":
 		var page struct {
@@ -185,8 +202,11 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 				CreatedAt string `json:"created_at"`
 			} `json:"agents"`
 		}
-		if json.Unmarshal(ex.Body, &page) == nil {
-			for _, a := range page.Agents {
+		var seen struct {
+			Agents []map[string]any `json:"agents"`
+		}
+		if json.Unmarshal(ex.Body, &page) == nil && json.Unmarshal(ex.Body, &seen) == nil {
+			for i, a := range page.Agents {
 				if !r.servable(a.UID) {
 					continue
 				}
@@ -199,6 +219,7 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 				}
 				r.identities[a.UID] = fixtures.Identity{UID: a.UID, Team: Team, Name: a.Name, Default: a.Default,
 					CreatedAgo: fixtures.Duration(max(0, ex.Received.Sub(created)))}
+				r.identitySeen[a.UID] = seen.Agents[i]
 			}
 		}
 	}
@@ -281,7 +302,7 @@ func (r *Recorder) schedule(sc map[string]any) {
 	r.schedules[id] = seenSchedule{
 		Schedule: fixtures.Schedule{ID: id, Name: str(sc["name"]), Cron: cron, Prompt: prompt, Enabled: enabled,
 			Owner: owner, Team: str(scope["type"]) == "Team"},
-		created: created, updated: updated,
+		created: created, updated: updated, seen: sc,
 	}
 }
 
@@ -308,6 +329,40 @@ type Summary struct {
 	// the mock takes no such id in a path (1 to 128 letters, digits, '-' or
 	// '_'): it could list them but never serve one by id.
 	Unservable int `json:"unservable,omitempty"`
+	// Extras counts the members beyond the document kept (each object's
+	// extra), ExtrasLeftOut those the mock could not put back.
+	Extras        int `json:"extras,omitempty"`
+	ExtrasLeftOut int `json:"extras_left_out,omitempty"`
+}
+
+// extraOf are the members of seen, an object as last answered, that the
+// document's component schema does not declare (drift.Doc.Extras), by
+// JSON Pointer, their secrets replaced as the path to each names them (as
+// in a run's configuration). One the mock would refuse is left out and
+// counted.
+func extraOf(doc *drift.Doc, component string, seen any, sum *Summary) fixtures.Extra {
+	found := doc.Extras(component, seen)
+	if len(found) == 0 {
+		return nil
+	}
+	out := fixtures.Extra{}
+	for ptr, raw := range found {
+		if extras.Check(ptr) != nil || mockserver.CheckExtra(doc, component, ptr, raw) != nil {
+			sum.ExtrasLeftOut++
+			continue
+		}
+		value, err := json.Marshal(extras.At(scrub.Value(extras.Skeleton(ptr, raw)), ptr))
+		if err != nil {
+			sum.ExtrasLeftOut++
+			continue
+		}
+		out[ptr] = value
+		sum.Extras++
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Write writes the fixtures folder, then loads it back and starts a mock
@@ -362,6 +417,11 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		return nil, Summary{}, errors.New("nothing recorded yet: no run, schedule, environment, model or identity has passed through")
 	}
 	sum := Summary{Dropped: r.dropped, Unservable: len(r.unservable)}
+	doc, err := drift.Embedded()
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	extra := func(component string, seen any) fixtures.Extra { return extraOf(doc, component, seen, &sum) }
 	principals := r.principals()
 	sum.Principals = len(principals)
 	uids := map[string]bool{}
@@ -370,13 +430,18 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 	}
 	models := append([]fixtures.Model(nil), r.models...)
 	known := map[string]bool{}
-	for _, m := range models {
+	for i, m := range models {
 		known[m.ID] = true
+		models[i].Extra = extra("ModelInfo", r.modelsSeen[m.ID])
 	}
 	envIDs := map[string]bool{}
 	var envs []fixtures.Environment
 	for _, uid := range r.envOrder {
-		envs = append(envs, environment(r.envs[uid], uids, now))
+		e := environment(r.envs[uid], uids, now)
+		var seen any
+		_ = json.Unmarshal(r.envs[uid], &seen)
+		e.Extra = extra("CloudEnvironment", seen)
+		envs = append(envs, e)
 		envIDs[uid] = true
 	}
 	var runs []fixtures.Run
@@ -387,6 +452,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 	for _, id := range r.order {
 		s := r.runs[id]
 		f := fixtureRun(s, ids, now)
+		f.Extra = extra("RunItem", s.latest)
 		var cfg struct {
 			ModelID       string `json:"model_id"`
 			EnvironmentID string `json:"environment_id"`
@@ -440,6 +506,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 				// A team has one default agent: the first seen so.
 				a.Default = a.Default && !hasDefault
 				hasDefault = hasDefault || a.Default
+				a.Extra = extra("AgentResponse", r.identitySeen[uid])
 				identities = append(identities, a)
 			}
 		}
@@ -457,6 +524,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		}
 		sc.CreatedAgo = fixtures.Duration(max(0, now.Sub(sc.created)))
 		sc.UpdatedAgo = min(fixtures.Duration(max(0, now.Sub(sc.updated))), sc.CreatedAgo)
+		sc.Extra = extra("ScheduledAgentItem", sc.seen)
 		schedules = append(schedules, sc.Schedule)
 	}
 	if len(schedules) > 0 {
