@@ -151,7 +151,27 @@ func Apply(doc, overlay []byte) ([]byte, error) {
 	if len(problems) > 0 {
 		return nil, errors.New("apply overlay: " + strings.Join(problems, "; "))
 	}
-	return res.Bytes, nil
+	return reindent(res.Bytes)
+}
+
+// reindent writes a YAML document again with two spaces a level, as
+// openapi.yaml is written (the overlay engine writes four), so that the
+// applied document differs from the one before by what the overlay adds.
+func reindent(doc []byte) ([]byte, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&root); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // child is m[name] as a map, made if missing.

@@ -20,6 +20,7 @@ import (
 	"github.com/agentruns/agentruns/htmlreport"
 	"github.com/agentruns/agentruns/internal/browsertest"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -161,5 +162,35 @@ func TestWideExampleTablesStayInTheirBox(t *testing.T) {
 		assert.Empty(t, past, "example tables reach past the main column, and do not scroll in their box, in %s", filepath.Base(path))
 		assert.LessOrEqual(t, browsertest.Eval[int](t, ctx, `document.documentElement.scrollWidth`), browsertest.Width,
 			"the page scrolls sideways: %s", filepath.Base(path))
+	}
+}
+
+// The tables in the report's dark header (client versions, drift) have
+// headings a reader can see: dark text on their light background, not the
+// header's white.
+func TestHeaderTablesHaveReadableHeadings(t *testing.T) {
+	at := time.Date(2026, 11, 28, 1, 2, 3, 0, time.UTC)
+	page := &htmlreport.Page{Title: "Contract check of live traffic", Run: &htmlreport.Run{
+		Server: "http://upstream.test", Counts: htmlreport.Counts{Passed: 1},
+		Clients: []report.ClientVersion{{Name: "typescript-1.4.0-alpha.6", Checked: 3}},
+		Drift: &htmlreport.Drift{Distinct: 1, Facts: []htmlreport.DriftFact{{Kind: "response-field", Operation: "GET /agent/runs",
+			Status: 200, Location: "body.rollout_ring", Types: []string{"string"}, Count: 1, FirstSeen: at, LastSeen: at}}},
+	}}
+	path := filepath.Join(t.TempDir(), "report.html")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, htmlreport.Write(f, page))
+	require.NoError(t, f.Close())
+	ctx := browsertest.Tab(t)
+	browsertest.Do(t, ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible(`#drift`))
+	for _, table := range []string{"#clients", "#drift"} {
+		// The WCAG contrast ratio of the heading's text on its background.
+		ratio := browsertest.Eval[float64](t, ctx, `(() => {
+			const s = getComputedStyle(document.querySelector("`+table+` th"));
+			const lum = c => { const [r, g, b] = c.match(/\d+/g).slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+			const [a, b] = [lum(s.color), lum(s.backgroundColor)].sort((x, y) => y - x);
+			return (a + 0.05) / (b + 0.05);
+		})()`)
+		assert.GreaterOrEqual(t, ratio, 4.5, "%s: its headings stand out from their background", table)
 	}
 }
