@@ -35,6 +35,8 @@ type Fact struct {
 	// member, parameter, status, media type or method it adds.
 	Target string `json:"target"`
 	Name   string `json:"name,omitempty"`
+
+	also int // other facts an overlay declares with this one (overlay.go)
 }
 
 // Report is what a Ledger holds, as the proxy serves it.
@@ -46,8 +48,9 @@ type Report struct {
 	Dropped  int `json:"dropped"`
 }
 
-// exampleBytes is the longest example kept.
-const exampleBytes = 200
+// exampleBytes is the longest example kept: enough for a problem
+// document or a small answer, whole, so that the overlay can show it.
+const exampleBytes = 1024
 
 // Ledger keeps the facts of drift seen, at most Limit of them; more are
 // counted, not kept, so that a proxy running for weeks against a server

@@ -87,6 +87,11 @@ func moved(t *testing.T) []served {
 	})
 	out = append(out, page)
 
+	one := serve(t, m, "GET", "/agent/runs/"+created.RunID, "")
+	require.Equal(t, 200, one.x.Status)
+	one.x.Body = edit(t, one.x.Body, func(doc map[string]any) { doc["rollout_ring"] = "canary" })
+	out = append(out, one)
+
 	models := serve(t, m, "GET", "/agent/models", "")
 	models.x.Status = 203
 	out = append(out, models)
@@ -149,6 +154,7 @@ func TestDriftNamesWhatTheDocumentDoesNotDeclare(t *testing.T) {
 		"response-field GET /agent/runs body.rollout_ring",
 		"response-field GET /agent/runs body.runs[].creator.team_role",
 		"response-field GET /agent/runs body.runs[].rollout_ring",
+		"response-field GET /agent/runs/{runId} body.rollout_ring",
 		"status GET /agent/models status",
 	}, names(r))
 	assert.Equal(t, len(r.Facts), r.Distinct)
@@ -187,6 +193,11 @@ func TestTheOverlayClosesTheDrift(t *testing.T) {
 	ov, err := drift.Overlay(before.Facts, "openapi.yaml", time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	assert.Contains(t, string(ov), "overlay: 1.0.0")
+	assert.Contains(t, string(ov), "x-agentruns-source: live traffic", "marked as the document marks what it holds beyond the published one")
+	assert.Contains(t, string(ov), "Seen in live traffic 3 time(s)", "a member missing from one schema is counted over every operation it was seen in")
+	assert.Contains(t, string(ov), "and 1 other place(s)")
+	assert.Contains(t, string(ov), "example: blue", "a parameter comes with its example")
+	assert.Contains(t, string(ov), "default_model_id", "a new status comes with the answer seen")
 	applied, err := drift.Apply(openapi.Document, ov)
 	require.NoError(t, err, string(ov))
 

@@ -24,6 +24,15 @@ import (
 // OverlayVersion is the version of the Overlay specification written.
 const OverlayVersion = "1.0.0"
 
+// What the overlay adds is marked as the document marks what it holds
+// beyond the published document (x-agentruns-source), so that the drift
+// test against the published document names each addition until it is
+// listed, with its reason, among the allowed differences.
+const (
+	sourceKey   = "x-agentruns-source"
+	sourceValue = "live traffic"
+)
+
 type overlayDoc struct {
 	Overlay string         `yaml:"overlay"`
 	Info    overlayInfo    `yaml:"info"`
@@ -56,7 +65,7 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 		}
 		return e
 	}
-	for _, f := range facts {
+	for _, f := range mergeSightings(facts) {
 		if f.Target == "" {
 			continue
 		}
@@ -79,9 +88,13 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 			if has(f.Types, "array") {
 				schema = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
 			}
-			e.Update["parameters"] = append(list, map[string]any{
-				"name": f.Name, "in": "query", "required": false, "description": seen, "schema": schema,
-			})
+			param := map[string]any{
+				"name": f.Name, "in": "query", "required": false, "description": seen, "schema": schema, sourceKey: sourceValue,
+			}
+			if v, ok := exampleValue(f); ok {
+				param["example"] = v
+			}
+			e.Update["parameters"] = append(list, param)
 		case KindStatus:
 			addResponse(e.Update, f, seen)
 		case KindContentType:
@@ -99,6 +112,7 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 			}
 			op := child(holder, method)
 			op["summary"] = "Not in the document: seen in live traffic"
+			op[sourceKey] = sourceValue
 			addResponse(child(op, "responses"), f, seen)
 		}
 	}
@@ -184,14 +198,62 @@ func child(m map[string]any, name string) map[string]any {
 	return c
 }
 
+// mergeSightings makes one fact of those that declare the same thing in
+// the same place (a member missing from one schema, seen in two
+// operations): counted together, from the first sighting to the last.
+func mergeSightings(facts []Fact) []Fact {
+	out := make([]Fact, 0, len(facts))
+	at := map[string]int{}
+	for _, f := range facts {
+		k := ""
+		switch f.Kind {
+		case KindResponseField, KindRequestField, KindQueryParameter:
+			k = string(f.Kind) + "\x00" + f.Target + "\x00" + f.Name
+		case KindEnumValue:
+			k = string(f.Kind) + "\x00" + f.Target + "\x00" + f.Value
+		}
+		i, ok := at[k]
+		if k == "" || !ok {
+			if k != "" {
+				at[k] = len(out)
+			}
+			f.Types = append([]string(nil), f.Types...)
+			out = append(out, f)
+			continue
+		}
+		m := &out[i]
+		m.Count += f.Count
+		if f.FirstSeen.Before(m.FirstSeen) {
+			m.FirstSeen = f.FirstSeen
+		}
+		if f.LastSeen.After(m.LastSeen) {
+			m.LastSeen = f.LastSeen
+		}
+		for _, t := range f.Types {
+			if !has(m.Types, t) {
+				m.Types = append(m.Types, t)
+			}
+		}
+		if m.Example == "" {
+			m.Example = f.Example
+		}
+		m.also++
+	}
+	return out
+}
+
 // seenText says when and how often a fact was seen, and where.
 func seenText(f Fact) string {
 	where := f.Operation
 	if f.Status != 0 {
 		where += fmt.Sprintf(" (%d)", f.Status)
 	}
-	return fmt.Sprintf("Seen in live traffic %d time(s) from %s to %s, first in %s at %s.",
-		f.Count, f.FirstSeen.UTC().Format(time.RFC3339), f.LastSeen.UTC().Format(time.RFC3339), where, f.Location)
+	also := ""
+	if f.also > 0 {
+		also = fmt.Sprintf(" and %d other place(s)", f.also)
+	}
+	return fmt.Sprintf("Seen in live traffic %d time(s) from %s to %s, in %s at %s%s.",
+		f.Count, f.FirstSeen.UTC().Format(time.RFC3339), f.LastSeen.UTC().Format(time.RFC3339), where, f.Location, also)
 }
 
 // fieldSchema declares a member of the types seen (merged with what an
@@ -234,13 +296,15 @@ func fieldSchema(prev map[string]any, f Fact, seen string) map[string]any {
 		s["type"] = anyList
 	}
 	if prev != nil {
-		s["description"] = prev["description"]
-		if ex, ok := prev["examples"]; ok {
-			s["examples"] = ex
+		for _, k := range []string{"description", sourceKey, "examples"} {
+			if v, ok := prev[k]; ok {
+				s[k] = v
+			}
 		}
 		return s
 	}
 	s["description"] = seen
+	s[sourceKey] = sourceValue
 	if v, ok := exampleValue(f); ok {
 		s["examples"] = []any{v}
 	}
@@ -253,6 +317,7 @@ func addResponse(responses map[string]any, f Fact, seen string) {
 	r := child(responses, fmt.Sprint(f.Status))
 	if _, ok := r["description"]; !ok {
 		r["description"] = seen
+		r[sourceKey] = sourceValue
 	}
 	if f.ContentType != "" {
 		child(r, "content")[f.ContentType] = mediaWithExample(f)
@@ -261,7 +326,7 @@ func addResponse(responses map[string]any, f Fact, seen string) {
 
 // mediaWithExample is a media type of any schema, with the example seen.
 func mediaWithExample(f Fact) map[string]any {
-	m := map[string]any{"schema": map[string]any{}}
+	m := map[string]any{"schema": map[string]any{}, sourceKey: sourceValue}
 	if v, ok := exampleValue(f); ok {
 		m["example"] = v
 	}
