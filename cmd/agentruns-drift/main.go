@@ -114,7 +114,8 @@ func compare(args []string, stdout, stderr io.Writer) (int, error) {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(diffs); err != nil {
+		out := comparison{Left: side{ln, left}, Right: side{rn, right}, Differences: diffs}
+		if err := enc.Encode(out); err != nil {
 			return exitUsage, err
 		}
 	} else if len(diffs) == 0 {
@@ -129,6 +130,19 @@ func compare(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitDiffers, nil
 	}
 	return exitSame, nil
+}
+
+// comparison is what --json writes: which side is which, and how they
+// differ (each difference's left and right are the sides named here).
+type comparison struct {
+	Left        side               `json:"left"`
+	Right       side               `json:"right"`
+	Differences []drift.Difference `json:"differences"`
+}
+
+type side struct {
+	Name string `json:"name"`
+	File string `json:"file"`
 }
 
 func sideName(file string) string {

@@ -45,9 +45,14 @@ func TestCompareExitsOneAndListsTheDifferences(t *testing.T) {
 
 	code, out, _ = runCmd("compare", "--json", "--names", "m,r", mock, real)
 	assert.Equal(t, exitDiffers, code)
-	var diffs []drift.Difference
-	require.NoError(t, json.Unmarshal([]byte(out), &diffs))
-	assert.Len(t, diffs, 2)
+	var got struct {
+		Left, Right struct{ Name, File string }
+		Differences []drift.Difference
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Len(t, got.Differences, 2)
+	assert.Equal(t, "m", got.Left.Name, "the JSON says which side is which")
+	assert.Equal(t, real, got.Right.File)
 
 	same := profileFile(t, "again", `{"run_id":"c","state":"SUCCEEDED","title":"z"}`)
 	code, out, _ = runCmd("compare", mock, same)

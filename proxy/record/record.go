@@ -74,7 +74,7 @@ type seenSchedule struct {
 }
 
 type creator struct {
-	Type, DisplayName, Email string
+	Type, DisplayName, Email, PhotoURL string
 }
 
 // seenRun is every look at one run, reduced to what a fixture needs.
@@ -309,7 +309,8 @@ func (r *Recorder) schedule(sc map[string]any) {
 // creator notes a creator object of an answer.
 func (r *Recorder) creator(c map[string]any) {
 	if uid := str(c["uid"]); uid != "" {
-		r.creators[uid] = creator{Type: str(c["type"]), DisplayName: str(c["display_name"]), Email: str(c["email"])}
+		r.creators[uid] = creator{Type: str(c["type"]), DisplayName: str(c["display_name"]), Email: str(c["email"]),
+			PhotoURL: scrub.URL(str(c["photo_url"]))}
 	}
 }
 
@@ -328,11 +329,11 @@ type Summary struct {
 	// Unservable counts the runs, schedules and identities left out because
 	// the mock takes no such id in a path (1 to 128 letters, digits, '-' or
 	// '_'): it could list them but never serve one by id.
-	Unservable int `json:"unservable,omitempty"`
+	Unservable int `json:"unservable"`
 	// Extras counts the members beyond the document kept (each object's
 	// extra), ExtrasLeftOut those the mock could not put back.
-	Extras        int `json:"extras,omitempty"`
-	ExtrasLeftOut int `json:"extras_left_out,omitempty"`
+	Extras        int `json:"extras"`
+	ExtrasLeftOut int `json:"extras_left_out"`
 }
 
 // extraOf are the members of seen, an object as last answered, that the
@@ -557,7 +558,7 @@ func (r *Recorder) principals() []fixtures.Principal {
 			typ = "user"
 		}
 		out = append(out, fixtures.Principal{APIKey: fmt.Sprintf("wk-recorded-%d", i+1), Type: typ, UID: uid,
-			DisplayName: c.DisplayName, Email: c.Email, Team: Team})
+			DisplayName: c.DisplayName, Email: c.Email, PhotoURL: c.PhotoURL, Team: Team})
 	}
 	return out
 }

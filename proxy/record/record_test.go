@@ -29,8 +29,9 @@ func schedule(id, name string, enabled bool) map[string]any {
 	return map[string]any{
 		"id": id, "name": name, "cron_schedule": "0 3 * * *", "prompt": "Look for flaky tests", "enabled": enabled,
 		"created_at": time.Now().Add(-48 * time.Hour).Format(time.RFC3339), "updated_at": time.Now().Add(-time.Hour).Format(time.RFC3339),
-		"created_by": map[string]any{"type": "user", "uid": "user-ada", "display_name": "Ada"},
-		"scope":      map[string]any{"type": "Team", "uid": "team-1"},
+		"created_by": map[string]any{"type": "user", "uid": "user-ada", "display_name": "Ada",
+			"email": "ada@example.com", "photo_url": "https://cdn.example.com/ada.png?sig=secret"},
+		"scope": map[string]any{"type": "Team", "uid": "team-1"},
 	}
 }
 
@@ -55,6 +56,9 @@ func TestSchedulesAreRecordedAndServed(t *testing.T) {
 	require.Len(t, set.Schedules, 2)
 	assert.Equal(t, "user-ada", set.Schedules[0].Owner)
 	assert.True(t, set.Schedules[0].Team)
+	require.Len(t, set.Principals, 1)
+	assert.Equal(t, "ada@example.com", set.Principals[0].Email, "the owner is recorded as the API showed them")
+	assert.Equal(t, "https://cdn.example.com/ada.png", set.Principals[0].PhotoURL, "their photo too, its URL without its query")
 
 	m, err := mockserver.New(mockserver.Options{Fixtures: set})
 	require.NoError(t, err)
