@@ -62,6 +62,21 @@ func (t *Tally) Answer(method, path string, status int, header http.Header, body
 // exchanges keep no header): a body that does not parse as JSON is not
 // judged.
 func (t *Tally) AnswerBody(method, path string, status int, body []byte) {
+	t.answer(method, path, status, func() (any, bool) {
+		var decoded any
+		return decoded, json.Unmarshal(body, &decoded) == nil
+	})
+}
+
+// AnswerValue is AnswerBody for a body decoded already (as encoding/json
+// decodes into any), for a caller that reads it for more than this.
+func (t *Tally) AnswerValue(method, path string, status int, decoded any) {
+	t.answer(method, path, status, func() (any, bool) { return decoded, true })
+}
+
+// answer judges an answer for each version that calls its operation,
+// asking for the body only if one does.
+func (t *Tally) answer(method, path string, status int, body func() (any, bool)) {
 	if t == nil || status < 200 || status > 299 {
 		return
 	}
@@ -72,7 +87,8 @@ func (t *Tally) AnswerBody(method, path string, status int, body []byte) {
 			continue
 		}
 		if !parsed {
-			if err := json.Unmarshal(body, &decoded); err != nil {
+			var ok bool
+			if decoded, ok = body(); !ok {
 				return
 			}
 			parsed = true

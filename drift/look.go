@@ -50,6 +50,9 @@ type Exchange struct {
 	Status             int
 	ContentType        string
 	Body               []byte // without its Content-Encoding
+	// Decoded, when set, is Body as encoding/json decodes it into any,
+	// for a caller that decoded it already: Look then does not again.
+	Decoded any
 }
 
 // Sighting is one thing one exchange showed: a fact of drift (Drift), or,
@@ -103,7 +106,10 @@ func (d *Doc) Look(x Exchange, seen func(Sighting)) {
 	}
 	resp, respTarget := responseFor(op, x.Status, opTarget)
 	seen(Sighting{Kind: KindStatus, Operation: opName, Status: x.Status, ContentType: ct})
-	body, isJSON := decode(ct, x.Body)
+	body, isJSON := x.Decoded, x.Decoded != nil
+	if !isJSON {
+		body, isJSON = decode(ct, x.Body)
+	}
 	if resp == nil {
 		seen(Sighting{Drift: true, Kind: KindStatus, Operation: opName, Status: x.Status, ContentType: ct,
 			Location: "status", Example: body, Target: opTarget + key("responses"), Name: strconv.Itoa(x.Status)})

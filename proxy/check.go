@@ -364,8 +364,12 @@ func (c *checker) checkOne(x *pending) {
 	found = append(found, c.memory.Observe(ex)...)
 	c.found.record(x, ex.Request, found)
 	c.runs.observe(ex)
-	c.clients.AnswerBody(ex.Method, ex.Path, ex.Status, ex.Body) // clients.go
-	c.lookForDrift(x, body)                                      // drift.go
+	// The client versions and drift read the same decoded answer.
+	decoded := decodeJSON(x.respHeader, body)
+	if decoded != nil {
+		c.clients.AnswerValue(ex.Method, ex.Path, ex.Status, decoded) // clients.go
+	}
+	c.lookForDrift(x, body, decoded) // drift.go
 	if c.observer != nil {
 		c.observeMu.Lock()
 		c.observer.Observe(ex)

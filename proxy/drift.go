@@ -3,6 +3,8 @@ package proxy
 import (
 	"encoding/json"
 	"io"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/drift"
@@ -23,18 +25,32 @@ const OverlayExtends = "openapi/openapi.yaml"
 
 // lookForDrift walks one checked exchange against the document; every
 // worker calls it (the ledger and the profile lock).
-func (c *checker) lookForDrift(x *pending, body []byte) {
+func (c *checker) lookForDrift(x *pending, body []byte, decoded any) {
 	if c.drift == nil {
 		return
 	}
 	c.drift.Look(drift.Exchange{
 		Method: x.method, Path: x.apiPath, Query: x.query,
 		RequestContentType: x.header.Get("Content-Type"), RequestBody: x.reqBody.bytes(),
-		Status: x.status, ContentType: x.respHeader.Get("Content-Type"), Body: body,
+		Status: x.status, ContentType: x.respHeader.Get("Content-Type"), Body: body, Decoded: decoded,
 	}, func(s drift.Sighting) {
 		c.ledger.Add(s, x.received)
 		c.profile.Add(s)
 	})
+}
+
+// decodeJSON is a JSON answer decoded once for the readers after the
+// validator; nil for another media type, an empty body or one that is no
+// JSON (a body without a media type is tried).
+func decodeJSON(h http.Header, body []byte) any {
+	if ct := h.Get("Content-Type"); len(body) == 0 || ct != "" && !strings.Contains(strings.ToLower(ct), "json") {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return nil
+	}
+	return v
 }
 
 // Drift is what the traffic showed that the document does not declare.
