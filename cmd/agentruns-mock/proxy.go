@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -115,7 +116,9 @@ func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr s
 		if sum, err := rec.Write(); err != nil {
 			errs = append(errs, fmt.Errorf("--record %s: %w", c.proxy.recordDir, err))
 		} else {
-			log.Info("recorded", "summary", fmt.Sprintf("%+v", sum))
+			// As POST /__mock/proxy/record answers it: the names the docs use.
+			summary, _ := json.Marshal(sum)
+			log.Info("recorded", "summary", string(summary))
 		}
 	}
 	s := p.Summary()

@@ -168,6 +168,7 @@ func TestProxyModeChecksReportsAndRecords(t *testing.T) {
 	assert.Contains(t, err.Error(), "broke the contract")
 	assert.Contains(t, err.Error(), junit+" and "+html+" say where", "the exit names the reports written")
 	assert.NotContains(t, err.Error(), "GET /__mock/proxy", "the control API is gone by then")
+	assert.Contains(t, m.stderr.String(), `extras_left_out`, "the recording's summary in the names the docs use")
 	assert.Regexp(t, `proxy checked the traffic"? .*reports="?`+regexp.QuoteMeta(junit+" and "+html),
 		m.stderr.String(), "the last line names the reports, whatever the traffic did")
 
