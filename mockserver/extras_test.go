@@ -212,6 +212,12 @@ func TestBadFixtureExtrasAreRefused(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+	// What is no pointer is said once, not again as the object the others
+	// lie inside.
+	_, err := fixtures.Load(fixturesWithExtras(t, map[string]func(map[string]any){
+		"runs.json": extrasOn("run_id", extraRun, map[string]any{"": 1, "/ring": 2})}))
+	require.ErrorContains(t, err, `extra "" points at the whole object`)
+	assert.NotContains(t, err.Error(), "lies inside")
 	// The other files' objects are named too.
 	set, err := fixtures.Load(fixturesWithExtras(t, map[string]func(map[string]any){
 		"models.json": extrasOn("id", extraModel, map[string]any{"/provider": "OPENAI"})}))
