@@ -190,6 +190,12 @@ func FuzzDurations(f *testing.F) {
 			for _, path := range []string{"/agent/runs/" + created.RunID, "/agent/events?run_ids=" + created.RunID} {
 				rec = answers(t, m, "a get after "+in.name, "GET", path)
 				checkAnswer(t, rec, path)
+				if rec.Code == http.StatusTooManyRequests && in.name == "fault rule retry_after" {
+					// The input's own fault rule (/agent/runs/*, once)
+					// answered this get, as it should; the next is the run.
+					rec = answers(t, m, "a get after the fault", "GET", path)
+					checkAnswer(t, rec, path)
+				}
 				require.Equal(t, http.StatusOK, rec.Code, "%s", rec.Body)
 			}
 		}
