@@ -2,6 +2,7 @@ package drift
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -112,7 +113,7 @@ func (l *Ledger) Add(s Sighting, at time.Time) {
 	if at.Before(f.FirstSeen) {
 		f.FirstSeen = at
 	}
-	if s.Type != "" && !has(f.Types, s.Type) {
+	if s.Type != "" && !slices.Contains(f.Types, s.Type) {
 		f.Types = append(f.Types, s.Type)
 		sort.Strings(f.Types)
 	}
@@ -129,12 +130,12 @@ func (l *Ledger) Report() Report {
 	}
 	l.mu.Unlock()
 	out.Distinct = len(out.Facts) + out.Dropped
-	SortFacts(out.Facts)
+	sortFacts(out.Facts)
 	return out
 }
 
-// SortFacts orders facts by operation, kind, status, location and value.
-func SortFacts(facts []Fact) {
+// sortFacts orders facts by operation, kind, status, location and value.
+func sortFacts(facts []Fact) {
 	sort.Slice(facts, func(i, j int) bool {
 		a, b := facts[i], facts[j]
 		switch {
@@ -178,13 +179,4 @@ func example(name string, v any) string {
 		return string(b[:exampleBytes]) + "…"
 	}
 	return string(b)
-}
-
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

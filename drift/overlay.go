@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -85,7 +86,7 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 		case KindQueryParameter:
 			list, _ := e.Update["parameters"].([]any)
 			schema := map[string]any{"type": "string"}
-			if has(f.Types, "array") {
+			if slices.Contains(f.Types, "array") {
 				schema = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
 			}
 			param := map[string]any{
@@ -230,7 +231,7 @@ func mergeSightings(facts []Fact) []Fact {
 			m.LastSeen = f.LastSeen
 		}
 		for _, t := range f.Types {
-			if !has(m.Types, t) {
+			if !slices.Contains(m.Types, t) {
 				m.Types = append(m.Types, t)
 			}
 		}

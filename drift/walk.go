@@ -3,6 +3,7 @@ package drift
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,7 +228,7 @@ func (w *walker) walk(v any, n *node, loc, ptr string, depth int) {
 		}
 		// A whole number where the document says number is a number:
 		// a cost of 0 is not another type than a cost of 0.5.
-		if typ == "integer" && has(p.types, "number") && !has(p.types, "integer") {
+		if typ == "integer" && slices.Contains(p.types, "number") && !slices.Contains(p.types, "integer") {
 			typ = "number"
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/openapi"
-	"github.com/agentruns/agentruns/proxy"
 	"github.com/agentruns/agentruns/proxy/record"
 )
 
@@ -107,12 +106,7 @@ func TestUndocumentedMembersAreRecordedAndReplayed(t *testing.T) {
 	require.NoError(t, err)
 	up := httptest.NewServer(newerServer{mock})
 	t.Cleanup(up.Close)
-	dir := filepath.Join(t.TempDir(), "recorded")
-	rec := record.New(dir, 0)
-	p, err := proxy.New(proxy.Options{Upstream: up.URL, Validator: v, Observer: rec})
-	require.NoError(t, err)
-	srv := httptest.NewServer(p)
-	t.Cleanup(func() { srv.Close(); p.Close() })
+	dir, rec, p, srv := recordingProxy(t, up.URL, v)
 
 	call := func(base, key, method, path string, body any) []byte {
 		t.Helper()

@@ -214,12 +214,7 @@ func TestAnyValidTrafficRecordsAFolderThatReplays(t *testing.T) {
 			world := &drawnWorld{t: t, v: v, gen: gen, configs: map[string]any{}, seen: map[string]any{}}
 			up := httptest.NewServer(world)
 			t.Cleanup(up.Close)
-			dir := filepath.Join(t.TempDir(), "recorded")
-			rec := record.New(dir, 0)
-			p, err := proxy.New(proxy.Options{Upstream: up.URL, Validator: v, Observer: rec})
-			require.NoError(t, err)
-			srv := httptest.NewServer(p)
-			t.Cleanup(func() { srv.Close(); p.Close() })
+			dir, rec, p, srv := recordingProxy(t, up.URL, v)
 
 			send := func(method, path string, body any) {
 				t.Helper()
@@ -396,4 +391,17 @@ func empty(v any) bool {
 		return len(v) == 0
 	}
 	return false
+}
+
+// recordingProxy is the proxy in front of upstream, over real HTTP,
+// recording into a folder of its own.
+func recordingProxy(t *testing.T, upstream string, v *openapi.Validator) (dir string, rec *record.Recorder, p *proxy.Proxy, srv *httptest.Server) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "recorded")
+	rec = record.New(dir, 0)
+	p, err := proxy.New(proxy.Options{Upstream: upstream, Validator: v, Observer: rec})
+	require.NoError(t, err)
+	srv = httptest.NewServer(p)
+	t.Cleanup(func() { srv.Close(); p.Close() })
+	return dir, rec, p, srv
 }
