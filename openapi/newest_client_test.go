@@ -122,3 +122,12 @@ func TestPublishedValidatorAcceptsAPublishedIdentity(t *testing.T) {
 	badSkills := `{"agents":[{"uid":"ag_1","name":"n","available":true,"created_at":"2026-05-01T10:00:00Z","skills":"all"}]}`
 	assert.Error(t, published.ValidateResponse(req, response(200, "application/json", badSkills)))
 }
+
+// The operations the newest client added are found by their mark, for
+// the suite and the proxy to ask a server whether it serves them.
+func TestNewestClientOperationsAreTheMarkedOnes(t *testing.T) {
+	ops, err := NewestClientOperations()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"POST /agent/runs/{runId}/followups", "GET /agent/runs/{runId}/handoff/attachments",
+		"GET /agent/conversations/{conversationId}/redirect", "GET /agent/identities/{uid}"}, ops)
+}

@@ -118,3 +118,32 @@ func value(m *yaml.Node, key string) *yaml.Node {
 	}
 	return nil
 }
+
+// NewestClientOperations lists the operations of the embedded Document
+// that the newest client added to the published document (marked with
+// newestClientMark), as "METHOD /path", in the document's order: what a
+// server built to the published document does not serve.
+func NewestClientOperations() ([]string, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(Document, &root); err != nil {
+		return nil, fmt.Errorf("openapi: newest client's operations: %w", err)
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	paths := value(doc, "paths")
+	if paths == nil {
+		return nil, nil
+	}
+	var out []string
+	for i := 0; i+1 < len(paths.Content); i += 2 {
+		path, item := paths.Content[i].Value, paths.Content[i+1]
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			if value(item.Content[j+1], newestClientMark) != nil {
+				out = append(out, strings.ToUpper(item.Content[j].Value)+" "+path)
+			}
+		}
+	}
+	return out, nil
+}

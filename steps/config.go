@@ -98,6 +98,12 @@ type Config struct {
 	// NoControl ignores the mock's control API even where it is offered, so
 	// the suite behaves as against a real server.
 	NoControl bool
+	// NewestClient promises that the server serves what the newest
+	// official client calls beyond the published document (the scenarios
+	// tagged @newest-client): they are judged, and what is missing fails.
+	// Without it the suite asks the server whether it serves that surface
+	// and judges it only where it does (newest_surface.go).
+	NewestClient bool
 
 	// Report receives each scenario as it ends, then the whole run. When
 	// nil, Format names the report.
@@ -133,10 +139,10 @@ type Config struct {
 	FailOnClient string
 
 	// Validator checks every response. When nil, the project's OpenAPI
-	// document (openapi.NewValidator) if the run selects a scenario tagged
-	// @newest-client, and otherwise its published view
-	// (openapi.NewPublishedValidator), which requires no field of the
-	// newest client's of an answer.
+	// document (openapi.NewValidator) if the run judges the newest
+	// client's surface (NewestClient, or a server found serving it), and
+	// otherwise its published view (openapi.NewPublishedValidator), which
+	// requires no field of the newest client's of an answer.
 	Validator ResponseValidator
 	// Features holds the feature files at its root; the embedded
 	// features.FS when nil.
@@ -220,6 +226,8 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, err)
 	} else if err := c.knownTags(); err != nil {
 		errs = append(errs, err)
+	} else if selects, err := c.selectsNewestClient(); err == nil && c.NewestClient && !selects {
+		errs = append(errs, fmt.Errorf("the newest client is promised, and the tags %q select none of its scenarios (%s)", c.Tags, newestClientTag))
 	}
 	if c.Output == nil {
 		c.Output = os.Stdout
@@ -387,6 +395,9 @@ func (su *Suite) avoidable(tags []string) *report.Need {
 			need := o.need
 			return &need
 		}
+	}
+	if slices.Contains(tags, newestClientTag) && !su.newest.Judged {
+		return &report.Need{Flag: "--newest-client", What: "what the newest official client (" + newestClientName + ") calls beyond the published document"}
 	}
 	return nil
 }

@@ -148,6 +148,7 @@ type options struct {
 	noControl    bool
 	exactStamps  bool
 	failOnClient string
+	newestClient bool
 
 	// baseURLFrom and apiKeyFrom say where baseURL and apiKey came from.
 	baseURLFrom string
@@ -205,6 +206,7 @@ Flags:
 	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
 	fs.BoolVar(&o.exactStamps, "exact-timestamps", false, "the server keeps its timestamps exactly as it shows them: judge the time filters at a run's very instant (without it, an instant the shown digits leave undecided is inconclusive; the bundled mock is judged so anyway)")
 	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
+	fs.BoolVar(&o.newestClient, "newest-client", false, "the server promises what the newest official client calls beyond the published document (@newest-client): judge it, and fail what is missing (default: judged only where the server serves it, which the run asks first)")
 	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientcheck.Names()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -314,6 +316,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		NoControl:       o.noControl,
 		ExactTimestamps: o.exactStamps,
 		FailOnClient:    o.failOnClient,
+		NewestClient:    o.newestClient,
 		Log:             io.Discard, // the summary says why scenarios were skipped
 		HTTPClient:      &http.Client{Timeout: 60 * time.Second},
 	}
@@ -431,6 +434,9 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	}
 	fmt.Fprintf(w, "\n%d scenarios: %d passed, %d failed, %d skipped%s in %s (%s, seed %d)\n",
 		len(res.Scenarios), passed, failed, skipped, interrupted, res.Duration.Round(time.Millisecond), res.Report.Mode, res.Seed)
+	for _, line := range res.NewestClient.Lines() {
+		fmt.Fprintln(w, line)
+	}
 	failures := res.Report.FailureGroups()
 	for _, g := range failures {
 		if g.Cause == nil {
@@ -445,7 +451,9 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	unchecked := res.Report.Unchecked()
 	var flags []string
 	for _, u := range unchecked {
-		flags = append(flags, u.Flag)
+		if u.Flag != "--newest-client" { // the first lines said why: not the server's contract unless it promises it
+			flags = append(flags, u.Flag)
+		}
 		fmt.Fprintf(w, "NOT CHECKED %s (%s skipped): pass %s %s to check it\n",
 			u.What, plural(len(u.Scenarios), "scenario"), u.Flag, flagArgument[u.Flag])
 	}
@@ -481,11 +489,16 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		}
 	}
 	if failed == 0 && len(res.Interrupted()) == 0 && len(unchecked) > 0 {
-		verdict := "Passed, but not all checked"
-		if passed == 0 {
-			verdict = "Nothing was checked"
+		switch {
+		case passed == 0:
+			var all []string
+			for _, u := range unchecked {
+				all = append(all, u.Flag)
+			}
+			fmt.Fprintf(w, "Nothing was checked: add %s to check the rest.\n", strings.Join(all, " and "))
+		case len(flags) > 0:
+			fmt.Fprintf(w, "Passed, but not all checked: add %s to check the rest.\n", strings.Join(flags, " and "))
 		}
-		fmt.Fprintf(w, "%s: add %s to check the rest.\n", verdict, strings.Join(flags, " and "))
 	}
 }
 
@@ -503,6 +516,7 @@ var flagArgument = map[string]string{
 	"--failing-prompt": "PROMPT (one the server ends in FAILED or ERROR)",
 	"--wait-for-ticks": "(minutes of waiting for schedules to fire)",
 	"--identity-plan":  "N (the agent identities the team's plan allows)",
+	"--newest-client":  "(if the server promises that client)",
 }
 
 // byMessage groups scenarios by their message, in the order of first sight.
