@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -123,11 +124,38 @@ func TestPublishedValidatorAcceptsAPublishedIdentity(t *testing.T) {
 	assert.Error(t, published.ValidateResponse(req, response(200, "application/json", badSkills)))
 }
 
-// The operations the newest client added are found by their mark, for
-// the suite and the proxy to ask a server whether it serves them.
+// TestNewestClientOperationsAreTheMarkedOnes: the operations only the
+// newest client has are found by their mark, and the validator names the
+// operation a request is for, so the proxy can tell when a server serves
+// them.
 func TestNewestClientOperationsAreTheMarkedOnes(t *testing.T) {
-	ops, err := NewestClientOperations()
+	ops, err := NewestClientOperations(Document)
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"POST /agent/runs/{runId}/followups", "GET /agent/runs/{runId}/handoff/attachments",
-		"GET /agent/conversations/{conversationId}/redirect", "GET /agent/identities/{uid}"}, ops)
+	assert.True(t, ops["GET /agent/identities/{uid}"], "%v", ops)
+	assert.True(t, ops["POST /agent/runs/{runId}/followups"], "%v", ops)
+	assert.False(t, ops["PUT /agent/identities/{uid}"], "the published document has it")
+	assert.False(t, ops["GET /agent/runs"], "the published document has it")
+
+	v, err := NewValidator()
+	require.NoError(t, err)
+	op, ok := v.Operation(httptest.NewRequest(http.MethodGet, "/api/v1/agent/identities/agent-1", nil))
+	assert.True(t, ok)
+	assert.Equal(t, "GET /agent/identities/{uid}", op)
+	_, ok = v.Operation(httptest.NewRequest(http.MethodGet, "/api/v1/nowhere", nil))
+	assert.False(t, ok)
+}
+
+// TestNewestClientRequestPartsAreTheMarkedOnes: the filters and create
+// fields only the newest client sends are found by their mark.
+func TestNewestClientRequestPartsAreTheMarkedOnes(t *testing.T) {
+	parts, err := NewestClientRequestParts(Document)
+	require.NoError(t, err)
+	list := parts["GET /agent/runs"]
+	for _, q := range []string{"executor", "factory_uid", "automation_id", "metadata"} {
+		assert.True(t, list.Query[q], "GET /agent/runs ?%s: %v", q, list.Query)
+	}
+	assert.False(t, list.Query["model_id"], "the published document has it")
+	create := parts["POST /agent/run"]
+	assert.True(t, create.Body["metadata"], "%v", create.Body)
+	assert.False(t, create.Body["prompt"], "%v", create.Body)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,10 +130,11 @@ const surveyPrompt = "Contract suite pre-flight: does the server serve the newes
 // the ids of a run and an identity of the key's team. With no run to ask
 // about it creates one (and cancels it), unless the run is read-only.
 func surveyNewestSurface(ctx context.Context, hc *http.Client, base, key string, readOnly bool) (NewestSurface, error) {
-	ops, err := openapi.NewestClientOperations()
+	marked, err := openapi.NewestClientOperations(openapi.Document)
 	if err != nil {
 		return NewestSurface{}, err
 	}
+	ops := slices.Sorted(maps.Keys(marked))
 	run := ctx
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
