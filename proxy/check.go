@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/drift"
+	"github.com/agentruns/agentruns/internal/scrub"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
 )
@@ -429,14 +430,18 @@ func (c *checker) responseViolations(x *pending, body []byte) []rules.Violation 
 			out = append(out, rules.Violation{Rule: rules.ResponseFollowsDocument, Field: f.Field, Expected: f.Expected, Got: f.Got})
 			continue
 		}
-		got := "an answer that does not"
+		got, message := "an answer that does not", f.Message
 		if v, ok := valueAt(doc, f.Field); ok {
-			got = short(v)
+			clean := scrub.At(v, scrub.Location(f.Field)...)
+			got = short(clean)
+			if s, ok := v.(string); ok && clean != v && s != "" {
+				message = strings.ReplaceAll(message, s, scrub.Redacted) // the validator may quote it
+			}
 		} else if strings.HasPrefix(f.Field, "body.") {
 			got = "nothing"
 		}
 		out = append(out, rules.Violation{Rule: rules.ResponseFollowsDocument, Field: f.Field,
-			Expected: "as " + op + " is documented: " + f.Message, Got: got})
+			Expected: "as " + op + " is documented: " + message, Got: got})
 	}
 	return out
 }
@@ -536,7 +541,7 @@ func (f *findings) record(x *pending, request string, vs []rules.Violation) {
 	f.checked++
 	e := f.entry(x)
 	for _, v := range vs {
-		v.Expected, v.Got = redactText(v.Expected), redactText(v.Got)
+		v.Field, v.Expected, v.Got = cut(v.Field, keptText), redactText(v.Expected), redactText(v.Got)
 		f.byRule[v.Rule]++
 		f.latest.add(Finding{At: at, Request: request, Status: x.status, Violation: v})
 		e.Violations = append(e.Violations, v.Rule)
