@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,8 +136,11 @@ func (l *Ledger) Add(s Sighting, at time.Time) {
 	defer l.mu.Unlock()
 	f := l.facts[k]
 	if f == nil {
-		f = &Fact{Kind: s.Kind, Operation: s.Operation, Status: s.Status, ContentType: s.ContentType, Location: s.Location,
-			Value: s.Value, FirstSeen: at, Target: s.Target, Name: s.Name, Example: example(s)}
+		// Copies: a name may be a piece of a request's whole line or body,
+		// which it would otherwise keep alive.
+		f = &Fact{Kind: s.Kind, Operation: strings.Clone(s.Operation), Status: s.Status, ContentType: strings.Clone(s.ContentType),
+			Location: strings.Clone(s.Location), Value: strings.Clone(s.Value), FirstSeen: at, Target: strings.Clone(s.Target),
+			Name: strings.Clone(s.Name), Example: example(s)}
 		cost := factBytes(f, k)
 		if len(l.facts) >= l.limit || l.bytes+cost > l.maxBytes {
 			h := fnv.New64a()
@@ -154,7 +158,7 @@ func (l *Ledger) Add(s Sighting, at time.Time) {
 		default:
 			f.NotDeclared = undeclarable(f)
 		}
-		l.facts[k] = f
+		l.facts[strings.Clone(k)] = f
 		l.bytes += cost
 	}
 	f.Count++

@@ -64,7 +64,7 @@ func (p *Profile) Add(s Sighting) {
 			return
 		}
 		op = map[int]*answerShape{}
-		p.ops[s.Operation] = op
+		p.ops[strings.Clone(s.Operation)] = op // a copy: see Ledger.Add
 	}
 	a := op[s.Status]
 	if a == nil {
@@ -82,7 +82,7 @@ func (p *Profile) Add(s Sighting) {
 				p.dropped++
 				return
 			}
-			a.contentTypes[s.ContentType] = true
+			a.contentTypes[strings.Clone(s.ContentType)] = true
 		}
 		return
 	}
@@ -93,15 +93,15 @@ func (p *Profile) Add(s Sighting) {
 			return
 		}
 		f = &fieldShape{types: map[string]bool{}, values: map[string]bool{}}
-		a.fields[s.Location] = f
+		a.fields[strings.Clone(s.Location)] = f
 	}
-	f.types[s.Type] = true
+	f.types[s.Type] = true // one of a few constants
 	if s.Value != "" && !f.values[s.Value] {
 		if len(f.values) >= maxValues || !p.room(len(s.Value)) {
 			p.dropped++
 			return
 		}
-		f.values[s.Value] = true
+		f.values[strings.Clone(s.Value)] = true
 	}
 }
 
