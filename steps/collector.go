@@ -76,6 +76,7 @@ type scenarioRun struct {
 	start, end  time.Time
 	hooked      bool // the after-scenario hook has run
 	skipReason  string
+	need        *report.Need  // what the scenario needed and was not given (the run budget)
 	cause       *report.Cause // the first contract violation met
 	interrupted bool
 }
@@ -128,11 +129,11 @@ func (c *collector) started(p *messages.Pickle) {
 }
 
 // ended is the after-scenario hook's note.
-func (c *collector) ended(p *messages.Pickle, skipReason string, cause *report.Cause) {
+func (c *collector) ended(p *messages.Pickle, skipReason string, need *report.Need, cause *report.Cause) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.scenario(p)
-	r.end, r.hooked, r.skipReason, r.cause = time.Now(), true, skipReason, cause
+	r.end, r.hooked, r.skipReason, r.need, r.cause = time.Now(), true, skipReason, need, cause
 	r.interrupted = c.interrupted()
 	c.finishIfDone(r)
 }
@@ -207,7 +208,9 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 		if sc.Message == "" {
 			sc.Message = "skipped"
 		}
-		if c.avoidable != nil {
+		if r.need != nil {
+			sc.Needs = r.need
+		} else if c.avoidable != nil {
 			sc.Needs = c.avoidable(sc.Tags)
 		}
 	}

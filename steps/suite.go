@@ -34,6 +34,9 @@ type Suite struct {
 	// looks counts the looks at runs while watching them (progression.go).
 	looks atomic.Int64
 
+	// book is the account of the runs the suite creates (runbook.go).
+	book *runBook
+
 	mu         sync.Mutex
 	collecting *collector // the current Run's, nil outside Run
 	// clients judges every success answer of the current Run as each
@@ -103,7 +106,7 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 			return nil, err
 		}
 	}
-	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger()}
+	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger(), book: newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce)}
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)
 	}
@@ -149,6 +152,7 @@ func (su *Suite) newClient() *apiClient {
 		key:       su.cfg.APIKey,
 		validator: su.cfg.Validator,
 		runs:      su.runs,
+		book:      su.book,
 		made:      &creations{},
 		cause:     &firstCause{},
 	}

@@ -37,6 +37,14 @@ type Options struct {
 	// BlockedFor, when set, sends every third created run through BLOCKED
 	// (waiting for a person) for this long while it is in progress.
 	BlockedFor time.Duration
+	// Capacity, when set, is how many runs a team runs at once, as a real
+	// team's plan allows: a run created beyond it waits in QUEUED until
+	// one of the team's runs ends, and the create answers at_capacity:
+	// true. (Step sets the pace: a run takes about four Steps.)
+	Capacity int
+	// FailingPrompt, when set, is a prompt whose runs end in FAILED, for
+	// the suite's --failing-prompt.
+	FailingPrompt string
 	// Prefix is the path the API is served under. Default "/api/v1", as the
 	// real service.
 	Prefix string
@@ -111,6 +119,13 @@ type Options struct {
 	// /agent/runs/{runId}/usage (200 {"run_id", "credits_used"} for a run
 	// the caller may see). The contract suite is not meant to pass it.
 	Extras bool
+}
+
+// Created is how many runs callers have created so far, both teams'.
+func (s *Server) Created() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.created
 }
 
 // OtherTeamKeyPrefix begins the API keys of a second team, for the
