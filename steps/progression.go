@@ -269,6 +269,9 @@ func (s *scenario) cancelUnknownRun(ctx context.Context) error {
 // nickname, so that it becomes the run updated last, unless it has ended
 // (or waits for a person) by then.
 func (s *scenario) cancelledRunLater(ctx context.Context, nick string) error {
+	if shared, err := s.follower(ctx); err != nil || shared {
+		return err // the scenario that made the shared runs cancelled it (shared_runs.go)
+	}
 	r, err := s.mine.named(nick)
 	if err != nil {
 		return err

@@ -181,6 +181,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	}
 	clients := clientcheck.NewTally(versions)
 	su.book = newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce) // this run's account
+	su.shares = &shares{}
 	su.mu.Lock()
 	su.collecting, su.runCtx, su.clients = col, ctx, clients
 	su.mu.Unlock()
@@ -210,6 +211,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		},
 		Options: &opts,
 	}.Run()
+	su.cancelSharedRuns(ctx)
 
 	scenarios, repErr := col.finish()
 	run := report.Run{

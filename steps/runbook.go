@@ -174,6 +174,21 @@ func (b *runBook) done(scenario string) {
 	b.signal()
 }
 
+// share hands runs over to the suite: they are shared between scenarios,
+// and stay in flight when the scenario that made them ends.
+func (b *runBook) share(runs []creation) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range runs {
+		if _, ok := b.inFlight[r.id]; ok {
+			b.inFlight[r.id] = sharedOwner
+		}
+	}
+}
+
+// sharedOwner owns the shared runs in flight (shared_runs.go).
+const sharedOwner = "(runs shared between scenarios)"
+
 // signal wakes every waiter; b.mu held.
 func (b *runBook) signal() {
 	close(b.changed)

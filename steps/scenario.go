@@ -34,9 +34,14 @@ type scenario struct {
 	last *response
 
 	// The runs this scenario created, which every resource's steps look at.
-	mine    roster      // the runs this scenario created
-	current *trackedRun // "the run": the one created last
-	fate    string      // X-Mock-Fate for the next create, "" for none
+	mine roster // the runs this scenario created
+	// share is the set of runs this scenario shares with others alike
+	// (shared_runs.go), nil when it has its own; shareMaker says it makes
+	// them.
+	share      *runShare
+	shareMaker bool
+	current    *trackedRun // "the run": the one created last
+	fate       string      // X-Mock-Fate for the next create, "" for none
 
 	// Each resource's own part of the state, declared in its steps file.
 	progress      progressRoom      // progression.go: the run's end, the last cancel
@@ -65,8 +70,9 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 		cache:     map[string]string{},
 	}
 	sc.Before(s.before)
-	sc.StepContext().After(s.leftOutByBudget) // runbook.go
-	sc.After(s.rereadEndedRuns)               // before s.after, which records the outcome
+	sc.StepContext().After(s.leftOutByBudget)       // runbook.go
+	sc.StepContext().Before(s.publishBeforeActions) // shared_runs.go
+	sc.After(s.rereadEndedRuns)                     // before s.after, which records the outcome
 	sc.After(s.after)
 	s.registerRuns(sc)               // runs.go: creating runs, one run's details, the last response
 	s.registerListing(sc)            // listing.go
@@ -132,6 +138,7 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 				s.suite.identityWrites.Lock()
 				s.identities.held = "alone"
 			}
+			s.shareRuns(sc) // shared_runs.go
 			return ctx, nil
 		}
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
@@ -148,6 +155,7 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 // created (cleanup.go): runs left running stop costing money, and no
 // schedule or identity is left behind.
 func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (context.Context, error) {
+	s.publishShare(err) // a scenario that ended in its arrangement
 	s.suite.record(sc, err, s.skipReason, s.need, s.api.cause.get())
 	if s.api.control == nil {
 		s.undoCreations(context.WithoutCancel(ctx)) // cleanup.go

@@ -36,6 +36,8 @@ type Suite struct {
 
 	// book is the account of the runs the suite creates (runbook.go).
 	book *runBook
+	// shares are the sets of runs scenarios share (shared_runs.go).
+	shares *shares
 
 	mu         sync.Mutex
 	collecting *collector // the current Run's, nil outside Run
@@ -106,7 +108,7 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 			return nil, err
 		}
 	}
-	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger(), book: newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce)}
+	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger(), book: newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce), shares: &shares{}}
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)
 	}
