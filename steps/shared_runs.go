@@ -36,11 +36,12 @@ type runShare struct {
 	key   string
 	label string // the config name its runs carry ({label})
 
-	ready chan struct{} // closed once the runs are made, or failed to be
-	runs  []*trackedRun // id, nickname and request of each, in order
-	cache map[string]string
-	made  []creation // the runs, to cancel when the suite's run ends
-	err   error      // why the set could not be made; its sharers make their own
+	ready  chan struct{} // closed once the runs are made, or failed to be
+	runs   []*trackedRun // id, nickname and request of each, in order
+	theirs *trackedRun   // the other team's run, when the arrangement makes one (tenancy.go)
+	cache  map[string]string
+	made   []creation // the runs, to cancel when the suite's run ends
+	err    error      // why the set could not be made; its sharers make their own
 }
 
 // shares is the suite's sets, by arrangement.
@@ -137,6 +138,9 @@ func (s *scenario) follower(ctx context.Context) (bool, error) {
 			s.current = s.mine.runs[n-1]
 		}
 	}
+	if s.tenancy.theirs == nil && s.share.theirs != nil {
+		s.tenancy.theirs = &trackedRun{nick: s.share.theirs.nick, id: s.share.theirs.id}
+	}
 	return true, nil
 }
 
@@ -150,13 +154,16 @@ func (s *scenario) publishShare(err error) {
 	}
 	sh := s.share
 	s.share = nil
-	if err != nil || len(s.mine.runs) == 0 {
+	if err != nil || len(s.mine.runs) == 0 && s.tenancy.theirs == nil {
 		sh.err = fmt.Errorf("the scenario making the shared runs did not make them: %v", err)
 		close(sh.ready)
 		return
 	}
 	for _, r := range s.mine.runs {
 		sh.runs = append(sh.runs, &trackedRun{nick: r.nick, id: r.id, sent: r.sent})
+	}
+	if t := s.tenancy.theirs; t != nil {
+		sh.theirs = &trackedRun{nick: t.nick, id: t.id}
 	}
 	sh.made = s.api.made.takeRuns()
 	s.suite.book.share(sh.made)
