@@ -68,7 +68,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		req.metadata = merged
 	}
 	s.created++
-	now := time.Now()
+	now := s.now()
 	run := &run{
 		id: newID(), title: req.title, prompt: req.prompt, source: "API", location: "REMOTE",
 		createdAt: now, creator: c, config: req.config, skill: req.skill,

@@ -42,6 +42,9 @@ type Options struct {
 	// one of the team's runs ends, and the create answers at_capacity:
 	// true. (Step sets the pace: a run takes about four Steps.)
 	Capacity int
+	// Clock, when set, tells the time instead of time.Now: a test moves
+	// it to let the server's runs move without waiting.
+	Clock func() time.Time
 	// FailingPrompt, when set, is a prompt whose runs end in FAILED, for
 	// the suite's --failing-prompt.
 	FailingPrompt string
@@ -166,10 +169,18 @@ func New(opts Options) *Server {
 		opts.Prefix = "/api/v1"
 	}
 	s := &Server{opts: opts, runs: map[string]*run{}, offer: newOffer(), schedules: map[string]*schedule{}, transcripts: map[string]transcriptLink{}, downloads: map[string]downloadLink{}, identities: map[string][]*identity{}}
-	for _, r := range seededRuns(time.Now()) {
+	for _, r := range seededRuns(s.now()) {
 		s.add(r)
 	}
 	return s
+}
+
+// now is the server's time (Options.Clock).
+func (s *Server) now() time.Time {
+	if s.opts.Clock != nil {
+		return s.opts.Clock()
+	}
+	return time.Now()
 }
 
 func (s *Server) add(r *run) {
@@ -370,7 +381,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, c caller, id string
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, s.show(run, time.Now()))
+	writeJSON(w, http.StatusOK, s.show(run, s.now()))
 }
 
 // cancel follows the published document's rules: a finished or BLOCKED run
@@ -383,7 +394,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, c caller, id str
 	if !ok {
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	state := run.at(now).state
 	switch {
 	case isTerminal(state) || state == "BLOCKED":
