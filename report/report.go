@@ -133,6 +133,8 @@ type Runs struct {
 	WithRunTime int
 	Usage       map[string]float64
 	WithUsage   int
+	// Marker says how the runs are marked, for a team to find them.
+	Marker string
 	// QueuedBehindCapacity is how long the suite saw its runs wait in
 	// QUEUED while the team was at capacity: a wait it judged nothing of.
 	QueuedBehindCapacity time.Duration

@@ -38,6 +38,9 @@ type apiClient struct {
 	// book counts the runs the suite creates and holds them to the budget
 	// and the team's capacity (runbook.go); nil: not counted.
 	book *runBook
+	// marking marks the runs it creates (marker.go); nil: bodies are sent
+	// as written.
+	marking *runMarking
 	// made records what the scenario's requests created, for it to undo
 	// when it ends (cleanup.go); nil where nothing is to be undone.
 	made *creations
@@ -106,6 +109,9 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 	}
 	if a.session != "" {
 		req.Header.Set(sessionHeader, a.session)
+	}
+	if isRunCreate(c) && c.body != nil {
+		c.body = a.marking.mark(c.body) // marker.go
 	}
 	booked := a.book != nil && isRunCreate(c)
 	who := scenarioName(ctx)

@@ -198,7 +198,16 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 	if sc.Feature == "" {
 		sc.Feature = uri
 	}
-	if st, ok := sc.FailedStep(); ok {
+	if r.need != nil && r.need.Flag == budgetNeed.Flag {
+		// The budget refused a run the scenario needed: whatever its step
+		// made of the refusal, nothing was judged (runbook.go).
+		for i := range sc.Steps {
+			if sc.Steps[i].Status == report.Failed {
+				sc.Steps[i].Status = report.Skipped
+			}
+		}
+		sc.Status, sc.Message, sc.Needs = report.Skipped, r.skipReason, r.need
+	} else if st, ok := sc.FailedStep(); ok {
 		sc.Status, sc.Message = st.Status, st.Message
 		if st.Status == report.Failed {
 			sc.Cause = r.cause

@@ -99,6 +99,10 @@ type Config struct {
 	// the suite behaves as against a real server.
 	NoControl bool
 
+	// Prompt, when set, is the prompt of every run the suite creates but
+	// those of the scenarios about their prompt (@runs-as-written) and
+	// the failing prompt's: the cheapest prompt the team's agents finish.
+	Prompt string
 	// MaxRuns, when set, is the most runs the suite creates: a create that
 	// would pass it is not sent, and its scenario is NOT CHECKED (budget),
 	// never passed (runbook.go).

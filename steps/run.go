@@ -220,6 +220,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		Clients: clientTable(clients.Counts(), failOn),
 		Runs:    su.book.bill(su.runs.lastLook),
 	}
+	run.Runs.Marker = su.marking.describe()
 	if err := rep.Close(run); err != nil && repErr == nil {
 		repErr = err
 	}

@@ -33,7 +33,8 @@ import (
 
 // errBudget is the error of a create the budget refused; the scenario that
 // asked is then skipped as NOT CHECKED (budget).
-var errBudget = errors.New("the run budget (--max-runs) is spent")
+// It is a godog.ErrSkip, so that a step returning it is reported skipped.
+var errBudget = fmt.Errorf("%w: the run budget (--max-runs) is spent", godog.ErrSkip)
 
 // runBook is the account of one suite run. It is safe for concurrent use.
 type runBook struct {
@@ -217,6 +218,13 @@ func (b *runBook) queued(d time.Duration) {
 	b.mu.Unlock()
 }
 
+// spent tells whether the budget allows no further run.
+func (b *runBook) spent() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.max > 0 && b.created+b.sending >= b.max
+}
+
 // wasRefused tells whether the budget refused a create of scenario.
 func (b *runBook) wasRefused(scenario string) bool {
 	b.mu.Lock()
@@ -273,12 +281,28 @@ var budgetNeed = report.Need{Flag: "--max-runs", What: "what the run budget left
 
 // leftOutByBudget is an after-step hook: a step whose create the budget
 // refused leaves the scenario NOT CHECKED (budget), skipped rather than
-// failed, whatever the step made of the refusal.
+// failed, whatever the step made of the refusal (the collector reports a
+// scenario with this need as skipped).
 func (s *scenario) leftOutByBudget(ctx context.Context, _ *godog.Step, _ godog.StepResultStatus, err error) (context.Context, error) {
-	if err == nil || (!errors.Is(err, errBudget) && !s.suite.book.wasRefused(s.name)) {
-		return ctx, err
+	if err == nil || s.need != nil || (!errors.Is(err, errBudget) && !s.suite.book.wasRefused(s.name)) {
+		return ctx, nil
 	}
 	need := budgetNeed
 	s.need = &need
-	return ctx, s.skip(fmt.Sprintf("NOT CHECKED (budget): the run budget --max-runs %d was spent before this scenario could create the runs it needs", s.suite.cfg.MaxRuns))
+	s.skipReason = fmt.Sprintf("NOT CHECKED (budget): the run budget --max-runs %d was spent before this scenario could create the runs it needs", s.suite.cfg.MaxRuns)
+	fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", s.name, s.skipReason)
+	return ctx, nil
+}
+
+// leftOutBeforeItBegan skips a scenario that creates runs once the budget
+// is spent, before it sends anything: it is NOT CHECKED (budget). A
+// scenario that makes shared runs hands its sharers the refusal, and they
+// are left out too when they come to make their own.
+func (s *scenario) leftOutBeforeItBegan(sc *godog.Scenario) error {
+	need := budgetNeed
+	s.need = &need
+	s.skipReason = fmt.Sprintf("NOT CHECKED (budget): the run budget --max-runs %d was spent before this scenario began", s.suite.cfg.MaxRuns)
+	fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+	s.publishShare(errBudget)
+	return godog.ErrSkip
 }

@@ -102,6 +102,9 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
 	ctx = withScenario(ctx, sc.Name) // for the read-only client's refusals (readonly.go) and the run book
 	s.name = sc.Name
+	if hasTag(sc, asWrittenTag) {
+		s.api.marking = nil // marker.go
+	}
 	if hasTag(sc, "@two-callers") && s.suite.cfg.OtherAPIKey == "" {
 		s.skipReason = "needs a key of another team (@two-callers): pass --other-api-key (Config.OtherAPIKey)"
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
@@ -139,6 +142,9 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 				s.identities.held = "alone"
 			}
 			s.shareRuns(sc) // shared_runs.go
+			if hasTag(sc, "@creates-runs") && (s.share == nil || s.shareMaker) && s.suite.book.spent() {
+				return ctx, s.leftOutBeforeItBegan(sc) // runbook.go
+			}
 			return ctx, nil
 		}
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)

@@ -38,6 +38,8 @@ type Suite struct {
 	book *runBook
 	// shares are the sets of runs scenarios share (shared_runs.go).
 	shares *shares
+	// marking marks every run the suite creates (marker.go).
+	marking *runMarking
 
 	mu         sync.Mutex
 	collecting *collector // the current Run's, nil outside Run
@@ -112,6 +114,7 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)
 	}
+	su.marking = &runMarking{prompt: cfg.Prompt, failingPrompt: cfg.FailingPrompt, metadata: newest, suiteRun: "contract-run-" + randomHex(4)}
 	if cfg.ReadOnly && su.control != nil {
 		// Every use of the control API changes the mock (a session, its
 		// clock): a read-only run polls, as against any server.
@@ -155,6 +158,7 @@ func (su *Suite) newClient() *apiClient {
 		validator: su.cfg.Validator,
 		runs:      su.runs,
 		book:      su.book,
+		marking:   su.marking,
 		made:      &creations{},
 		cause:     &firstCause{},
 	}
