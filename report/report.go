@@ -146,6 +146,27 @@ type ScenarioRuns struct {
 	Runs     int
 }
 
+// CreatedBy says how many runs scs created, and which of them: "3: 2 by
+// A, 1 by B"; "0" for none.
+func (r Runs) CreatedBy(scs []Scenario) string {
+	names := map[string]bool{}
+	for _, s := range scs {
+		names[s.Name] = true
+	}
+	total := 0
+	var parts []string
+	for _, s := range r.ByScenario {
+		if names[s.Scenario] {
+			total += s.Runs
+			parts = append(parts, fmt.Sprintf("%d by %s", s.Runs, s.Scenario))
+		}
+	}
+	if total == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d: %s", total, strings.Join(parts, "; "))
+}
+
 // Cost says what the runs cost in one line: "12 runs created (budget
 // 40); run_time 3m0s over 12 runs; request_usage inference_cost 1.2, ...".
 func (r Runs) Cost() string {
