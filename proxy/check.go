@@ -54,7 +54,8 @@ import (
 // without bound, or, with Backpressure, its caller waits for room.
 
 type checker struct {
-	validator *openapi.Validator
+	// judge says which document each exchange is held to (document.go).
+	judge     *judge
 	memory    *rules.Memory
 	found     *findings
 	runs      *seenRuns
@@ -105,11 +106,11 @@ type barrier struct {
 // the exchanges are about one run and go to one worker.
 const queueSlots = 1 << 16
 
-func newChecker(v *openapi.Validator, m *rules.Memory, f *findings, runs *seenRuns, o Observer, queueLimit int64, workers int, backpressure bool) *checker {
+func newChecker(j *judge, m *rules.Memory, f *findings, runs *seenRuns, o Observer, queueLimit int64, workers int, backpressure bool) *checker {
 	if o != nil || workers < 1 {
 		workers = 1
 	}
-	c := &checker{validator: v, memory: m, found: f, runs: runs, observer: o, queueLimit: queueLimit, backpressure: backpressure}
+	c := &checker{judge: j, memory: m, found: f, runs: runs, observer: o, queueLimit: queueLimit, backpressure: backpressure}
 	c.room = sync.NewCond(&c.roomMu)
 	c.workers = make([]chan job, workers)
 	for i := range c.workers {
@@ -351,17 +352,22 @@ func (c *checker) checkOne(x *pending) {
 		Request: requestName(x.method, x.apiPath, x.query),
 	}
 	var found []rules.Violation
+	judged := ex
 	if strings.HasPrefix(x.apiPath, "/agent") {
-		issues, routed := c.requestIssues(x)
+		j := c.judge.judging(x) // document.go
+		issues, routed := c.requestIssues(j.validator, x)
 		found = append(found, rules.Refused(x.status, issues)...)
 		if len(issues) > 0 {
 			c.found.offDocument(x, ex.Request, issues)
 		}
-		if routed {
-			found = append(found, c.responseViolations(x, body)...)
+		if routed && !j.notServed {
+			found = append(found, c.responseViolations(j.validator, x, body)...)
+		}
+		if j.asPublished {
+			judged = c.judge.asPublishedServerReads(ex, j.operation)
 		}
 	}
-	found = append(found, c.memory.Observe(ex)...)
+	found = append(found, c.memory.Observe(judged)...)
 	c.found.record(x, ex.Request, found)
 	c.runs.observe(ex)
 	// The client versions and drift read the same decoded answer.
@@ -380,7 +386,7 @@ func (c *checker) checkOne(x *pending) {
 // requestIssues checks the request against the document; routed is false
 // when the document has no operation for it (its answer is then not
 // checked against the document either).
-func (c *checker) requestIssues(x *pending) (issues []string, routed bool) {
+func (c *checker) requestIssues(v *openapi.Validator, x *pending) (issues []string, routed bool) {
 	req := c.request(x)
 	routed = true
 	collect := func(err error) {
@@ -398,19 +404,19 @@ func (c *checker) requestIssues(x *pending) (issues []string, routed bool) {
 			issues = append(issues, redactText(f.Field+": "+f.Message))
 		}
 	}
-	collect(c.validator.ValidateSecurity(req))
+	collect(v.ValidateSecurity(req))
 	if routed {
-		collect(c.validator.ValidateRequest(req))
+		collect(v.ValidateRequest(req))
 	}
 	return dedupe(issues), routed
 }
 
-func (c *checker) responseViolations(x *pending, body []byte) []rules.Violation {
+func (c *checker) responseViolations(v *openapi.Validator, x *pending, body []byte) []rules.Violation {
 	req := c.request(x)
 	h := x.respHeader.Clone()
 	h.Del("Content-Encoding") // the body is decoded already
 	resp := &http.Response{StatusCode: x.status, Header: h, Body: io.NopCloser(bytes.NewReader(body)), Request: req}
-	err := c.validator.ValidateResponse(req, resp)
+	err := v.ValidateResponse(req, resp)
 	var ve *openapi.ValidationError
 	if !errors.As(err, &ve) {
 		return nil

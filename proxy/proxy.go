@@ -46,9 +46,14 @@ type Options struct {
 	// Upstream is the server to forward to; required. Its path is the
 	// prefix every forwarded path is put under.
 	Upstream string
-	// Validator checks requests and answers against the document; nil
-	// means the embedded document's.
+	// Validator checks requests and answers against the document it was
+	// built from, whatever Document says. When nil, Document says which
+	// document judges (document.go).
 	Validator *openapi.Validator
+	// Document is what the upstream is held to when Validator is nil:
+	// ServedSurface ("" too), PublishedDocument, NewestDocument, or the
+	// path of an OpenAPI document.
+	Document Document
 	// ControlToken, when set, must be sent as a bearer token to
 	// /__mock/proxy; DisableControl turns /__mock/proxy off (it is then
 	// 404, never forwarded).
@@ -105,10 +110,9 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Validator == nil {
-		if opts.Validator, err = openapi.NewValidator(); err != nil {
-			return nil, err
-		}
+	judge, err := newJudge(opts.Validator, opts.Document)
+	if err != nil {
+		return nil, err
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
@@ -142,7 +146,7 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), clients: clients, salt: make([]byte, 32), log: log}
 	_, _ = rand.Read(p.salt)
-	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
+	p.check = newChecker(judge, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
 	p.check.beforeCheck = opts.beforeCheck
 	p.check.clients = clients
 	p.check.drift, p.check.ledger, p.check.profile = opts.Drift, drift.NewLedger(0), drift.NewProfile()
@@ -195,6 +199,7 @@ func (p *Proxy) Summary() Summary {
 	s := p.found.summary(p.upstream.String())
 	s.Clients = p.clients.Counts()
 	s.Drift = p.Drift()
+	s.Document = p.check.judge.describe()
 	return s
 }
 

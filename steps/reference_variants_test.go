@@ -49,6 +49,9 @@ var referenceVariants = []struct {
 	// Another team's run is hidden (404) rather than forbidden (403).
 	{"another team's run not found", refserver.Options{Step: 20 * time.Millisecond, ForeignNotFound: true}, twoTeams},
 	{"another team's run forbidden", refserver.Options{Step: 20 * time.Millisecond}, twoTeams},
+	// A run in another team's environment is accepted, then failed before
+	// any worker claims it, rather than refused at creation.
+	{"a run in another team's environment failed, not refused", refserver.Options{Step: 20 * time.Millisecond, ForeignEnvironmentFailed: true}, twoTeams},
 	// Models, environments and skills the server does not offer are refused.
 	{"unknown references refused", refserver.Options{Step: 20 * time.Millisecond, StrictReferences: true}, nil},
 	// Problems without detail.

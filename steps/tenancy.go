@@ -99,6 +99,11 @@ type tenancyRoom struct {
 	polled *response
 	// answers are the answers the other team got (tenancy_resources.go).
 	answers []*response
+	// theirEnvironment is an environment the other team lists and the
+	// suite's team does not, as the other team sees it; inTheirs is the
+	// answer to a create in it (tenancy_resources.go).
+	theirEnvironment map[string]any
+	inTheirs         *response
 }
 
 // registerTenancy registers the steps of two callers of different teams.

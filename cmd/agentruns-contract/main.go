@@ -450,7 +450,7 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 			break // the groups with a cause come first
 		}
 		fmt.Fprintf(w, "CAUSE   %s failed from %s\n        %s\n        %s\n", plural(len(g.Scenarios), "scenario"), g.Cause,
-			reportNames(g.Scenarios), strings.ReplaceAll(g.Scenarios[0].Message, "\n", "\n        "))
+			reportNames(g.Scenarios), strings.ReplaceAll(g.Example(), "\n", "\n        "))
 	}
 	if cfg.ReadOnly {
 		fmt.Fprintln(w, "read-only: only GET and HEAD were sent; scenarios tagged @creates-runs or @writes were left out")
@@ -481,7 +481,7 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		if g.Cause != nil {
 			continue // told first
 		}
-		msg := strings.ReplaceAll(g.Scenarios[0].Message, "\n", "\n        ")
+		msg := strings.ReplaceAll(g.Example(), "\n", "\n        ")
 		if len(g.Scenarios) == 1 {
 			fmt.Fprintf(w, "FAILED  %s: %s\n        %s\n", g.Scenarios[0].URI, g.Scenarios[0].Name, msg)
 			continue

@@ -90,6 +90,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 	case "ERROR":
 		run.failure = map[string]any{"message": "No worker could take the run.", "error_code": "resource_unavailable", "retryable": true}
 	}
+	if s.foreignEnvironment(req, c) { // Options.ForeignEnvironmentFailed: no worker ever claims it
+		run.phases = []phase{{"QUEUED", now}, {"FAILED", now.Add(s.opts.Step)}}
+		run.failure = map[string]any{"message": "The run's environment was not found.", "error_code": "resource_not_found", "retryable": false}
+	}
 	s.add(run)
 	answer := map[string]any{"run_id": run.id, "task_id": run.taskID, "state": "QUEUED"}
 	if atCapacity {

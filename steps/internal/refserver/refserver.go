@@ -73,6 +73,12 @@ type Options struct {
 	// server does not offer (GET /agent/models, /agent/environments,
 	// /agent): 400 for a model or a skill, 403 for an environment.
 	StrictReferences bool
+	// ForeignEnvironmentFailed accepts a run of the first team in the
+	// second team's environment, rather than refusing it, and ends it
+	// FAILED (resource_not_found) before any worker claims it: the
+	// published document does not say a reference must be refused at
+	// creation, and such a run never runs there.
+	ForeignEnvironmentFailed bool
 	// TerseErrors sends problems without "detail".
 	TerseErrors bool
 	// LateSessions shows a run's session only once it is in progress, not
