@@ -36,7 +36,7 @@ func overlayOf(tb testing.TB, n int, shape string) string {
 // member by a scan of the members before it).
 func BenchmarkApply(b *testing.B) {
 	for _, shape := range []string{"members", "paths"} {
-		for _, n := range []int{1000, 10000, 100000} {
+		for _, n := range benchSizes {
 			ov := overlayOf(b, n, shape)
 			out := filepath.Join(b.TempDir(), "openapi.yaml")
 			b.Run(fmt.Sprintf("%s/%d", shape, n), func(b *testing.B) {
@@ -50,3 +50,5 @@ func BenchmarkApply(b *testing.B) {
 		}
 	}
 }
+
+var benchSizes = []int{1000, 10000, 100000}
