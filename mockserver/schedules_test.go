@@ -236,7 +236,7 @@ func TestDailyScheduleSpawnsOneRunPerDayEachReachingItsEnd(t *testing.T) {
 func TestScheduledRunsFollowFateRulesAndComeInTickOrder(t *testing.T) {
 	srv := newServer(t, mockserver.Options{Step: time.Second})
 	c := serve(t, srv)
-	sess := srv.Session("")
+	sess := srv.DefaultSession()
 	_, err := sess.AddFate(mockserver.FateRule{PromptPattern: "(?i)hourly", State: mockserver.Failed, ErrorCode: "insufficient_credits"})
 	require.NoError(t, err)
 	a := c.createSchedule(map[string]any{"name": "B hourly", "cron_schedule": "0 * * * *", "prompt": "Hourly check"})
@@ -265,7 +265,7 @@ func TestOneClockMoveStartsAtMostTheBoundOfRunsPerSchedule(t *testing.T) {
 	c := serve(t, srv)
 	s := c.createSchedule(map[string]any{"name": "Every minute", "cron_schedule": "* * * * *", "prompt": "tick"})
 	c.advance(30 * 24 * time.Hour) // 43,200 ticks
-	runs, err := srv.Session("").ScheduleRuns(s.ID)
+	runs, err := srv.DefaultSession().ScheduleRuns(s.ID)
 	require.NoError(t, err)
 	require.Equal(t, store.MaxTicksPerCatchUp, len(runs))
 	end := clockStart.Add(30 * 24 * time.Hour)
@@ -277,7 +277,7 @@ func TestOneClockMoveStartsAtMostTheBoundOfRunsPerSchedule(t *testing.T) {
 	assert.Contains(t, *got.LastSpawnError, "2026-03-01T12:01:00Z", "names the first skipped tick")
 	// The next move is an ordinary one, and clears the note.
 	c.advance(2 * time.Minute)
-	runs, err = srv.Session("").ScheduleRuns(s.ID)
+	runs, err = srv.DefaultSession().ScheduleRuns(s.ID)
 	require.NoError(t, err)
 	assert.Equal(t, store.MaxTicksPerCatchUp+2, len(runs))
 	assert.Nil(t, c.schedule(s.ID).LastSpawnError)
@@ -342,7 +342,7 @@ func TestControlListsAScheduleRunsAndFiresItNow(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, c.do("GET", "/__mock/schedules/sch_nope/runs", nil).status)
 
 	// The Go API does the same.
-	sess := srv.Session("")
+	sess := srv.DefaultSession()
 	run, err := sess.FireSchedule(s.ID)
 	require.NoError(t, err)
 	runs, err := sess.ScheduleRuns(s.ID)

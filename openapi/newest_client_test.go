@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,4 +122,40 @@ func TestPublishedValidatorAcceptsAPublishedIdentity(t *testing.T) {
 	// The newest client's fields, sent, are still held to their types.
 	badSkills := `{"agents":[{"uid":"ag_1","name":"n","available":true,"created_at":"2026-05-01T10:00:00Z","skills":"all"}]}`
 	assert.Error(t, published.ValidateResponse(req, response(200, "application/json", badSkills)))
+}
+
+// TestNewestClientOperationsAreTheMarkedOnes: the operations only the
+// newest client has are found by their mark, and the validator names the
+// operation a request is for, so the proxy can tell when a server serves
+// them.
+func TestNewestClientOperationsAreTheMarkedOnes(t *testing.T) {
+	ops, err := NewestClientOperations(Document)
+	require.NoError(t, err)
+	assert.True(t, ops["GET /agent/identities/{uid}"], "%v", ops)
+	assert.True(t, ops["POST /agent/runs/{runId}/followups"], "%v", ops)
+	assert.False(t, ops["PUT /agent/identities/{uid}"], "the published document has it")
+	assert.False(t, ops["GET /agent/runs"], "the published document has it")
+
+	v, err := NewValidator()
+	require.NoError(t, err)
+	op, ok := v.Operation(httptest.NewRequest(http.MethodGet, "/api/v1/agent/identities/agent-1", nil))
+	assert.True(t, ok)
+	assert.Equal(t, "GET /agent/identities/{uid}", op)
+	_, ok = v.Operation(httptest.NewRequest(http.MethodGet, "/api/v1/nowhere", nil))
+	assert.False(t, ok)
+}
+
+// TestNewestClientRequestPartsAreTheMarkedOnes: the filters and create
+// fields only the newest client sends are found by their mark.
+func TestNewestClientRequestPartsAreTheMarkedOnes(t *testing.T) {
+	parts, err := NewestClientRequestParts(Document)
+	require.NoError(t, err)
+	list := parts["GET /agent/runs"]
+	for _, q := range []string{"executor", "factory_uid", "automation_id", "metadata"} {
+		assert.True(t, list.Query[q], "GET /agent/runs ?%s: %v", q, list.Query)
+	}
+	assert.False(t, list.Query["model_id"], "the published document has it")
+	create := parts["POST /agent/run"]
+	assert.True(t, create.Body["metadata"], "%v", create.Body)
+	assert.False(t, create.Body["prompt"], "%v", create.Body)
 }

@@ -428,6 +428,16 @@ func copyRequest(r *http.Request, withBody bool) (*http.Request, []byte, error) 
 	return rr, body, nil
 }
 
+// Operation names the documented operation r is for, "METHOD /template"
+// (e.g. "GET /agent/runs/{runId}"); false when the document has none.
+func (v *Validator) Operation(r *http.Request) (string, bool) {
+	route, err := v.router.FindRoute(r)
+	if err != nil || route == nil {
+		return "", false
+	}
+	return r.Method + " " + route.Path, true
+}
+
 // operationName returns "METHOD /template", or "METHOD /raw/path" when no
 // operation matches.
 func (v *Validator) operationName(r *http.Request) string {

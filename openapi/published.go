@@ -118,3 +118,118 @@ func value(m *yaml.Node, key string) *yaml.Node {
 	}
 	return nil
 }
+
+// NewestClientOperations names the operations of doc that only the newest
+// client has (newestClientMark on the operation), as "METHOD /template",
+// e.g. "GET /agent/identities/{uid}". A server that answers one of them
+// with a success serves the newest client's surface; one that answers
+// them 404, 405 or 501 serves the published document.
+func NewestClientOperations(doc []byte) (map[string]bool, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return nil, fmt.Errorf("openapi: newest client's operations: %w", err)
+	}
+	top := &root
+	if top.Kind == yaml.DocumentNode && len(top.Content) > 0 {
+		top = top.Content[0]
+	}
+	ops := map[string]bool{}
+	paths := value(top, "paths")
+	if paths == nil {
+		return ops, nil
+	}
+	for i := 0; i+1 < len(paths.Content); i += 2 {
+		item := paths.Content[i+1]
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			method := strings.ToUpper(item.Content[j].Value)
+			if httpMethods[method] && value(item.Content[j+1], newestClientMark) != nil {
+				ops[method+" "+paths.Content[i].Value] = true
+			}
+		}
+	}
+	return ops, nil
+}
+
+var httpMethods = map[string]bool{"GET": true, "PUT": true, "POST": true, "DELETE": true, "OPTIONS": true, "HEAD": true, "PATCH": true, "TRACE": true}
+
+// NewestRequestParts are what of one operation's request only the newest
+// client sends: query parameters (a deepObject one such as metadata
+// stands for metadata[key] too) and top-level fields of the JSON body.
+type NewestRequestParts struct {
+	Query, Body map[string]bool
+}
+
+// NewestClientRequestParts names, per operation ("METHOD /template"), the
+// query parameters and body fields marked as the newest client's. A server
+// of the published document ignores them, as a server ignores what it does
+// not know; judging such a server, they are what to read a request
+// without.
+func NewestClientRequestParts(doc []byte) (map[string]NewestRequestParts, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return nil, fmt.Errorf("openapi: newest client's request parts: %w", err)
+	}
+	top := &root
+	if top.Kind == yaml.DocumentNode && len(top.Content) > 0 {
+		top = top.Content[0]
+	}
+	marked := markedComponents(&root)
+	components := value(top, "components")
+	resolve := func(n *yaml.Node) (*yaml.Node, string) {
+		ref := value(n, "$ref")
+		if ref == nil {
+			return n, ""
+		}
+		parts := strings.Split(strings.TrimPrefix(ref.Value, "#/components/"), "/")
+		if len(parts) != 2 {
+			return n, ""
+		}
+		return value(value(components, parts[0]), parts[1]), parts[1]
+	}
+	isNewest := func(n *yaml.Node) bool {
+		if value(n, newestClientMark) != nil {
+			return true
+		}
+		target, name := resolve(n)
+		return name != "" && (marked[name] || value(target, newestClientMark) != nil)
+	}
+	out := map[string]NewestRequestParts{}
+	paths := value(top, "paths")
+	if paths == nil {
+		return out, nil
+	}
+	for i := 0; i+1 < len(paths.Content); i += 2 {
+		item := paths.Content[i+1]
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			method := strings.ToUpper(item.Content[j].Value)
+			if !httpMethods[method] {
+				continue
+			}
+			op := item.Content[j+1]
+			parts := NewestRequestParts{Query: map[string]bool{}, Body: map[string]bool{}}
+			if params := value(op, "parameters"); params != nil {
+				for _, p := range params.Content {
+					target, _ := resolve(p)
+					if value(target, "in") != nil && value(target, "in").Value == "query" && isNewest(p) {
+						parts.Query[value(target, "name").Value] = true
+					}
+				}
+			}
+			requestBody, _ := resolve(value(op, "requestBody"))
+			schema := value(value(value(requestBody, "content"), "application/json"), "schema")
+			if schema != nil {
+				body, _ := resolve(schema)
+				props := value(body, "properties")
+				for k := 0; props != nil && k+1 < len(props.Content); k += 2 {
+					if isNewest(props.Content[k+1]) {
+						parts.Body[props.Content[k].Value] = true
+					}
+				}
+			}
+			if len(parts.Query) > 0 || len(parts.Body) > 0 {
+				out[method+" "+paths.Content[i].Value] = parts
+			}
+		}
+	}
+	return out, nil
+}

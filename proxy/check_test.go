@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/rules"
 )
 
 func mockUpstream(t *testing.T) string {
@@ -175,4 +176,21 @@ func TestBackpressureLeavesNothingUnchecked(t *testing.T) {
 	assert.Equal(t, n, s.Exchanges)
 	assert.Zero(t, s.Checked)
 	assert.Equal(t, n, s.Unchecked["the check queue was full"])
+}
+
+// The proxy lists the rules it applies to the traffic, and no rule only
+// the suite applies (an empty filter judged against the same listing
+// without it): a rule listed with 0 violations would claim a check that
+// never ran.
+func TestTheProxyListsOnlyTheRulesItApplies(t *testing.T) {
+	p, err := New(Options{Upstream: "http://127.0.0.1:1"})
+	require.NoError(t, err)
+	defer p.Close()
+	listed := map[string]bool{}
+	for _, r := range p.Summary().Rules {
+		listed[r.ID] = true
+	}
+	assert.False(t, listed[rules.EmptyFilterIsNoFilter], "the suite alone applies it")
+	assert.True(t, listed[rules.ListingMatchesFilters])
+	assert.True(t, listed[rules.ResponseFollowsDocument])
 }

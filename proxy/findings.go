@@ -53,6 +53,7 @@ const (
 	keptFindings    = 1000
 	keptOffDocument = 200
 	keptEntries     = 500
+	keptIssues      = 20 // per request off the document
 )
 
 type ring[T any] struct {
@@ -105,7 +106,10 @@ func newFindings(now time.Time) *findings {
 
 // Summary is GET /__mock/proxy.
 type Summary struct {
-	Upstream  string `json:"upstream"`
+	Upstream string `json:"upstream"`
+	// Document says which document the upstream is held to, and why:
+	// named by the operator, or the surface the upstream serves.
+	Document  string `json:"document"`
 	Since     string `json:"since"`
 	Exchanges int    `json:"exchanges"`
 	Checked   int    `json:"checked"`
@@ -147,6 +151,9 @@ func (f *findings) summary(upstream string) Summary {
 		s.Unchecked[k] = v
 	}
 	for _, r := range rules.All {
+		if !rules.SeenInTraffic(r.ID) {
+			continue // the suite's alone: the proxy never applies it
+		}
 		n := f.byRule[r.ID]
 		s.Violations += n
 		s.Rules = append(s.Rules, RuleCount{Rule: r, Violations: n})

@@ -46,9 +46,14 @@ type Options struct {
 	// Upstream is the server to forward to; required. Its path is the
 	// prefix every forwarded path is put under.
 	Upstream string
-	// Validator checks requests and answers against the document; nil
-	// means the embedded document's.
+	// Validator checks requests and answers against the document it was
+	// built from, whatever Document says. When nil, Document says which
+	// document judges (document.go).
 	Validator *openapi.Validator
+	// Document is what the upstream is held to when Validator is nil:
+	// ServedSurface ("" too), PublishedDocument, NewestDocument, or the
+	// path of an OpenAPI document.
+	Document Document
 	// ControlToken, when set, must be sent as a bearer token to
 	// /__mock/proxy; DisableControl turns /__mock/proxy off (it is then
 	// 404, never forwarded).
@@ -105,10 +110,9 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Validator == nil {
-		if opts.Validator, err = openapi.NewValidator(); err != nil {
-			return nil, err
-		}
+	judge, err := newJudge(opts.Validator, opts.Document)
+	if err != nil {
+		return nil, err
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
@@ -142,9 +146,10 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), clients: clients, salt: make([]byte, 32), log: log}
 	_, _ = rand.Read(p.salt)
-	p.check = newChecker(opts.Validator, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
+	p.check = newChecker(judge, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
 	p.check.beforeCheck = opts.beforeCheck
 	p.check.clients = clients
+	p.check.maxBody = opts.MaxBodyBytes
 	p.check.drift, p.check.ledger, p.check.profile = opts.Drift, drift.NewLedger(0), drift.NewProfile()
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -193,8 +198,9 @@ func (p *Proxy) Drain(ctx context.Context) error { return p.check.drain(ctx) }
 // Summary is what was found so far (GET /__mock/proxy).
 func (p *Proxy) Summary() Summary {
 	s := p.found.summary(p.upstream.String())
-	s.Clients = p.clients.Counts()
+	s.Clients = cleanCounts(p.clients.Counts())
 	s.Drift = p.Drift()
+	s.Document = p.check.judge.describe()
 	return s
 }
 
@@ -220,7 +226,34 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.control(w, r)
 		return
 	}
+	if seg, ok := dotSegment(r.URL); ok {
+		// The upstream (or a server in front of it) would resolve it,
+		// reaching a path outside its base path: /api/v1/../../x is /x.
+		problem(w, http.StatusBadRequest, "Bad request",
+			fmt.Sprintf("the path has a %q segment: the proxy forwards only paths under the upstream's base path, and resolves none", seg))
+		return
+	}
 	p.forward(w, r)
+}
+
+// dotSegment finds a "." or ".." segment in u's path, written as it is or
+// percent-encoded (%2e%2e), or one that hides a slash (..%2f).
+func dotSegment(u *url.URL) (string, bool) {
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			continue // the validator and the upstream refuse it
+		}
+		for _, part := range strings.FieldsFunc(dec, func(r rune) bool { return r == '/' || r == '\\' }) {
+			if part == "." || part == ".." {
+				return seg, true
+			}
+		}
+		if dec == "." || dec == ".." {
+			return seg, true
+		}
+	}
+	return "", false
 }
 
 type discard struct{}

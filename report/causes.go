@@ -73,8 +73,10 @@ func (s Scenario) failed() bool { return s.Status == Failed || s.Status.Incomple
 
 // FailureGroups groups the run's failed scenarios: first by their cause,
 // the groups with most scenarios first; then the failures that met no
-// contract violation, by their headline. Within a group the scenarios keep
-// the run's order.
+// contract violation, by their headline. Within a group the scenarios are
+// in the features' order (file, then line), and groups of one size in the
+// order of their first scenarios, so that one run's summary reads the same
+// whatever order its scenarios ran in.
 func (r Run) FailureGroups() []FailureGroup {
 	var causes, others []FailureGroup
 	at := map[string]int{}
@@ -99,11 +101,47 @@ func (r Run) FailureGroups() []FailureGroup {
 		}
 		(*groups)[i].Scenarios = append((*groups)[i].Scenarios, s)
 	}
-	bySize := func(a, b FailureGroup) int { return len(b.Scenarios) - len(a.Scenarios) }
+	for _, g := range slices.Concat(causes, others) {
+		slices.SortStableFunc(g.Scenarios, byPlace)
+	}
+	bySize := func(a, b FailureGroup) int {
+		if d := len(b.Scenarios) - len(a.Scenarios); d != 0 {
+			return d
+		}
+		return byPlace(a.Scenarios[0], b.Scenarios[0])
+	}
 	slices.SortStableFunc(causes, bySize)
 	slices.SortStableFunc(others, bySize)
 	return append(causes, others...)
 }
+
+// byPlace orders scenarios as the features list them: by file, then line,
+// then name (the rows of an outline share no line with another scenario).
+func byPlace(a, b Scenario) int {
+	if c := strings.Compare(a.URI, b.URI); c != 0 {
+		return c
+	}
+	if a.Line != b.Line {
+		return a.Line - b.Line
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// Example is the message a summary shows for the group: its first
+// scenario's, without the note that opens every failure of a scenario
+// tagged @newest-client, which the group's other scenarios may lack. A
+// group reads the same whatever order its scenarios ran in.
+func (g FailureGroup) Example() string {
+	if len(g.Scenarios) == 0 {
+		return ""
+	}
+	return newestClientNote.ReplaceAllString(g.Scenarios[0].Message, "")
+}
+
+// newestClientNote is the note a failure of a scenario tagged
+// @newest-client opens with (steps.NewestClientNote), and how godog joins
+// it to the step's own message.
+var newestClientNote = regexp.MustCompile(`^\[@newest-client: [^\]]*\](, )?`)
 
 // wherePrefixes are the openings a failure's message gets from where it
 // happened rather than from what went wrong: the hook that re-read a run,

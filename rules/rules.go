@@ -123,6 +123,16 @@ var All = []Rule{
 	{HandoffFilesAfterAnEnd, "A run lists no handoff files before one of its executions has ended", "follow-ups"},
 }
 
+// suiteOnly are the rules that only the contract suite applies: judging one
+// takes two answers the suite asks for side by side (the same listing with
+// and without an empty filter), which traffic does not pair. Memory never
+// reports them, so the proxy does not list them.
+var suiteOnly = map[string]bool{EmptyFilterIsNoFilter: true}
+
+// SeenInTraffic reports whether Memory can find rule id broken in traffic
+// it observes: false for the rules only the suite applies.
+func SeenInTraffic(id string) bool { return !suiteOnly[id] }
+
 // RuleByID finds a rule of All.
 func RuleByID(id string) (Rule, bool) {
 	for _, r := range All {

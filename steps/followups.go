@@ -45,9 +45,15 @@ func (s *scenario) sendFollowup(ctx context.Context, message string) error {
 		return err
 	}
 	s.followups.before = before
-	s.api.runs.followUp(s.api.session, s.current.id)
+	// Only a follow-up the server accepted (2xx) may have started the run
+	// again; a refused one binds no rule of what a follow-up does.
+	answered := s.api.runs.followUp(s.api.session, s.current.id)
 	resp, err := s.ask(ctx, call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(s.current.id) + "/followups", body: body})
-	s.api.runs.followUpAnswered(s.api.session, s.current.id, time.Now())
+	status := 0
+	if resp != nil {
+		status = resp.status
+	}
+	answered(status, time.Now())
 	s.leave(resp) // a refusal is judged by the response steps
 	if resp != nil {
 		s.followups.answer = resp

@@ -67,33 +67,78 @@ type ledger struct {
 	judged         map[string]bool
 }
 
+// lastLook is the last look at run id in session, for the bill of the
+// suite's runs (runbook.go).
+func (l *ledger) lastLook(session, id string) (map[string]any, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.last[session+"/"+id]
+	return s.doc, ok
+}
+
 func newLedger() *ledger {
 	return &ledger{last: map[string]sighting{}, followedUp: map[string]time.Time{},
 		beforeFollowUp: map[string]sighting{}, judged: map[string]bool{}}
 }
 
 // followUp notes that the suite is sending a run a follow-up: what was
-// seen of it before no longer binds what is seen next.
-func (l *ledger) followUp(session, runID string) {
+// seen of it before no longer binds what is seen next. The returned
+// answered must be called once the answer is in, with its status (0 when
+// none came).
+func (l *ledger) followUp(session, runID string) (answered func(status int, at time.Time)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := session + "/" + runID
-	if before, ok := l.last[key]; ok {
-		l.beforeFollowUp[key] = before
+	// What the ledger held before, for a follow-up the server refuses.
+	last, hadLast := l.last[key]
+	prior, hadPrior := l.beforeFollowUp[key]
+	followedAt, hadFollowed := l.followedUp[key]
+	judged := l.judged[key]
+
+	if hadLast {
+		l.beforeFollowUp[key] = last
 	} else {
 		delete(l.beforeFollowUp, key)
 	}
 	delete(l.last, key)
 	delete(l.judged, key)
 	l.followedUp[key] = time.Time{}
+	return func(status int, at time.Time) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		switch {
+		case status/100 == 2:
+			// Looks asked from now on bind the looks after them again.
+			l.followedUp[key] = at
+		case status == 0:
+			// No answer: the follow-up may have been taken or not. The
+			// run may have started again, so nothing seen before binds
+			// what comes next, and nothing says it must have started.
+			l.followedUp[key] = at
+			delete(l.beforeFollowUp, key)
+		default:
+			// Refused: the follow-up did nothing, and the run is held
+			// to what was seen of it before, as if it had never been
+			// sent.
+			restore(l.beforeFollowUp, key, prior, hadPrior)
+			restore(l.followedUp, key, followedAt, hadFollowed)
+			if judged {
+				l.judged[key] = true
+			}
+			if _, seenSince := l.last[key]; !seenSince && hadLast {
+				l.last[key] = last
+			}
+		}
+	}
 }
 
-// followUpAnswered notes when the follow-up noted by followUp was answered:
-// looks asked from then on bind the looks after them again.
-func (l *ledger) followUpAnswered(session, runID string, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.followedUp[session+"/"+runID] = at
+// restore puts back m[key] as it was: v when it was there, nothing when not.
+func restore[V any](m map[string]V, key string, v V, was bool) {
+	if was {
+		m[key] = v
+	} else {
+		delete(m, key)
+	}
 }
 
 // forget drops what is known of a run, after the mock's control API has put

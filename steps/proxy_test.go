@@ -323,3 +323,46 @@ func advance(t *testing.T, base string, d time.Duration) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
+
+// The proxy left to its default judges the upstream by the surface it
+// serves: in front of the reference server serving the published document
+// alone, the suite's whole traffic (the newest client's requests included,
+// which that server answers 404 or 405) breaks nothing, although its
+// identities lack the five fields only the newest client requires. A run's
+// title taken out of that server's answers, which the published document
+// requires, is still reported.
+func TestProxyJudgesThePublishedReferenceServerByWhatItServes(t *testing.T) {
+	judgesServers(t)
+	published := refserver.Options{Step: 20 * time.Millisecond, Published: true}
+	t.Run("as served", func(t *testing.T) {
+		p, err := proxy.New(proxy.Options{Upstream: newReferenceServer(t, published)})
+		require.NoError(t, err)
+		srv := httptest.NewServer(p)
+		t.Cleanup(func() { srv.Close(); p.Close() })
+		_, _ = runSuite(t, srv.URL, func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
+		s := foundBy(t, p)
+		assert.Zero(t, s.Violations, describe(s))
+		assert.Greater(t, s.Checked, 200, "the suite's traffic went through the proxy")
+		assert.Contains(t, s.Document, "the published document")
+	})
+	t.Run("a run without its title", func(t *testing.T) {
+		untitled := rewrite(func(r *http.Request, a *answer) {
+			editRuns(a, func(run map[string]any) { delete(run, "title") })
+		})(refserver.New(published))
+		upstream := httptest.NewServer(untitled)
+		t.Cleanup(upstream.Close)
+		p, err := proxy.New(proxy.Options{Upstream: upstream.URL + "/api/v1"})
+		require.NoError(t, err)
+		srv := httptest.NewServer(p)
+		t.Cleanup(func() { srv.Close(); p.Close() })
+		_, _ = runSuite(t, srv.URL, func(c *steps.Config) {
+			oneCaller(c)
+			c.Features = someFeatures(t, "create_run.feature", "list_runs.feature")
+		})
+		s := foundBy(t, p)
+		require.Positive(t, s.Violations, describe(s))
+		for _, f := range s.Latest {
+			assert.True(t, strings.HasSuffix(f.Field, "title"), "only the missing title is reported: %s", f.Violation)
+		}
+	})
+}

@@ -27,6 +27,9 @@ func (s *scenario) other() *apiClient {
 // {label} like this scenario's own runs, so that a listing filtered by the
 // label would show it if the server let it through.
 func (s *scenario) anotherTeamCreatedARun(ctx context.Context) error {
+	if shared, err := s.follower(ctx); err != nil || shared {
+		return err // shared_runs.go
+	}
 	body, err := json.Marshal(map[string]any{
 		"prompt": "Contract suite run of another team: say hello",
 		"config": map[string]any{"name": s.label},
@@ -96,6 +99,11 @@ type tenancyRoom struct {
 	polled *response
 	// answers are the answers the other team got (tenancy_resources.go).
 	answers []*response
+	// theirEnvironment is an environment the other team lists and the
+	// suite's team does not, as the other team sees it; inTheirs is the
+	// answer to a create in it (tenancy_resources.go).
+	theirEnvironment map[string]any
+	inTheirs         *response
 }
 
 // registerTenancy registers the steps of two callers of different teams.

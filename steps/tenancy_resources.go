@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -24,6 +25,7 @@ func (s *scenario) registerTenancyResources(sc stepContext) {
 	sc.Step(`^each was refused to the other team with status 403 and code "not_authorized", or 404 and "resource_not_found"$`, s.eachRefusedToThem)
 	sc.Step(`^an environment the other team lists and my team does not$`, s.theirEnvironment)
 	sc.Step(`^I create a run in that environment$`, s.createInTheirEnvironment)
+	sc.Step(`^the run was refused, or ended in FAILED or ERROR before a worker claimed it there, showing nothing of that environment$`, s.theirEnvironmentUnused)
 }
 
 // otherAuth is the Authorization of the other team's key.
@@ -143,6 +145,7 @@ func (s *scenario) theirEnvironment(ctx context.Context) error {
 	for _, e := range doc.Environments {
 		if uid := str(e["uid"]); uid != "" && !listed[uid] {
 			s.cache["their environment"] = uid
+			s.tenancy.theirEnvironment = e
 			return nil
 		}
 	}
@@ -161,12 +164,123 @@ func (s *scenario) createInTheirEnvironment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.tenancy.inTheirs = resp
 	if resp.status == http.StatusOK {
-		// A run the server should not have started: track it so that it is
-		// cancelled at the end.
+		// Tracked, so that it is watched, and cancelled at the end if it
+		// has not ended.
 		if doc, err := resp.object(); err == nil && str(doc["run_id"]) != "" {
-			s.mine.add(&trackedRun{nick: "the run in another team's environment", id: str(doc["run_id"])})
+			r := &trackedRun{nick: "the run in another team's environment", id: str(doc["run_id"]), sent: map[string]any{}}
+			s.mine.add(r)
+			s.current = r
 		}
 	}
 	return nil
+}
+
+// theirEnvironmentUnused judges a create in another team's environment by
+// what the contract promises: the run never runs there. The document
+// lists 400 and 403 for a create, and does not say a reference must be
+// refused then; so a server may refuse it (403 not_authorized, or 400
+// invalid_request for an environment it does not let the caller know),
+// or accept it and end it in FAILED or ERROR before any worker claims it,
+// showing the caller nothing of that environment but the id it sent.
+// Anything else (the run claimed, started, succeeded, or its answers
+// telling what the environment holds) fails.
+func (s *scenario) theirEnvironmentUnused(ctx context.Context) error {
+	created := s.tenancy.inTheirs
+	if created == nil {
+		return fmt.Errorf("no run was created in the other team's environment")
+	}
+	if created.status != http.StatusOK {
+		return oneOfTwoProblems(created, http.StatusForbidden, "not_authorized", http.StatusBadRequest, "invalid_request")
+	}
+	r := s.current
+	if r == nil || r.nick != "the run in another team's environment" {
+		return fmt.Errorf("%s answered 200 without a run id\n%s", created.op, created.excerpt())
+	}
+	env := s.cache["their environment"]
+	if err := s.watchUntilTerminal(ctx); err != nil {
+		return fmt.Errorf("the server accepted a run in environment %s, of another team: %w", env, err)
+	}
+	for i, look := range r.looks {
+		st := str(look["state"])
+		if rank[st] >= rank["CLAIMED"] && !isTerminal(st) || st == "SUCCEEDED" || st == "CANCELLED" || look["started_at"] != nil {
+			return fmt.Errorf("run %s, accepted in environment %s of another team, was claimed there: look %d shows it %s%s; "+
+				"it should have been refused (403 or 400), or ended FAILED or ERROR before a worker claimed it (states seen: %s)",
+				r.id, env, i+1, st, startedNote(look), s.history().seen())
+		}
+	}
+	if st := str(r.looks[len(r.looks)-1]["state"]); st != "FAILED" && st != "ERROR" {
+		return fmt.Errorf("run %s, accepted in environment %s of another team, ended %s, not FAILED or ERROR", r.id, env, st)
+	}
+	if err := s.pollEvents(ctx, 0); err != nil {
+		return err
+	}
+	for _, e := range s.events.last() {
+		if st := eventStates[e.EventType]; st != "" && st != "FAILED" && st != "ERROR" {
+			return fmt.Errorf("run %s, accepted in environment %s of another team, has the event %s: it ran there", r.id, env, e.EventType)
+		}
+	}
+	final := r.looks[len(r.looks)-1]
+	if shown := theirDetailsShown(s.tenancy.theirEnvironment, final); len(shown) > 0 {
+		return fmt.Errorf("run %s, in environment %s of another team, shows what that team's environment holds: %s\n%s",
+			r.id, env, strings.Join(shown, ", "), excerptOf(final))
+	}
+	return nil
+}
+
+// startedNote says when a look shows a start.
+func startedNote(look map[string]any) string {
+	if look["started_at"] == nil {
+		return ""
+	}
+	return ", started at " + str(look["started_at"])
+}
+
+// theirDetailsShown lists the values of another team's environment (as
+// that team lists it, its id aside: the caller sent that) which a run
+// shows: its name, image, repositories, commands... Values too short to
+// tell apart from any other word are not looked for.
+func theirDetailsShown(env, run map[string]any) []string {
+	shown := map[string]bool{}
+	var seen []string
+	var runText strings.Builder
+	walkStrings(run, func(v string) { runText.WriteString(v + "\n") })
+	walkStrings(env, func(v string) {
+		if len(v) < 6 || v == str(env["uid"]) || shown[v] {
+			return
+		}
+		if strings.Contains(runText.String(), v) {
+			shown[v] = true
+			seen = append(seen, fmt.Sprintf("%q", v))
+		}
+	})
+	slices.Sort(seen) // a map's walk has no order
+	return seen
+}
+
+// walkStrings calls f with every string value inside v.
+func walkStrings(v any, f func(string)) {
+	switch v := v.(type) {
+	case string:
+		f(v)
+	case map[string]any:
+		for _, x := range v {
+			walkStrings(x, f)
+		}
+	case []any:
+		for _, x := range v {
+			walkStrings(x, f)
+		}
+	}
+}
+
+// excerptOf is a run as JSON, cut short.
+func excerptOf(doc map[string]any) string {
+	data, _ := json.Marshal(doc)
+	const most = 600
+	if len(data) > most {
+		return string(data[:most]) + "…"
+	}
+	return string(data)
 }

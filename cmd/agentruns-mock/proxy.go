@@ -34,6 +34,9 @@ type proxyConfig struct {
 	// backpressure: a full check queue slows the caller down instead of
 	// letting its exchange pass unchecked.
 	backpressure bool
+	// document is what the upstream is held to: the surface it serves
+	// (default), the published document, the newest client's, or a file.
+	document proxy.Document
 }
 
 func (p *proxyConfig) flags(fs *flag.FlagSet) {
@@ -44,6 +47,7 @@ func (p *proxyConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.html, "proxy-html", "", "with --proxy, write the violations found as an HTML report to this `file` on exit")
 	fs.StringVar(&p.drift, "proxy-drift", "", "with --proxy, write what the traffic showed that the OpenAPI document does not declare, as JSON, to this `file` on exit")
 	fs.StringVar(&p.overlay, "proxy-overlay", "", "with --proxy, write the OpenAPI Overlay that declares what the traffic showed to this `file` on exit")
+	fs.Var((*documentValue)(&p.document), "proxy-document", "with --proxy, the `document` the upstream is held to: served (the published document until the upstream serves one of the newest client's own operations, then the newest client's; the default), published, newest, or an OpenAPI document's file")
 	fs.StringVar(&p.profile, "proxy-profile", "", "with --proxy, write the shape of the answers seen to this `file` on exit, for agentruns-drift compare")
 }
 
@@ -64,7 +68,7 @@ func (p *proxyConfig) check(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"record", "proxy-junit", "proxy-html", "proxy-backpressure", "proxy-drift", "proxy-overlay", "proxy-profile"} {
+	for _, name := range []string{"record", "proxy-junit", "proxy-html", "proxy-backpressure", "proxy-drift", "proxy-overlay", "proxy-profile", "proxy-document"} {
 		if set[name] {
 			return fmt.Errorf("--%s needs --proxy URL: the upstream server to forward to", name)
 		}
@@ -78,7 +82,7 @@ func (p *proxyConfig) check(fs *flag.FlagSet) error {
 func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr string)) error {
 	opts := proxy.Options{
 		Upstream: c.proxy.upstream, ControlToken: c.opts.ControlToken, DisableControl: c.opts.DisableControl,
-		Logger: c.opts.Logger, Backpressure: c.proxy.backpressure,
+		Logger: c.opts.Logger, Backpressure: c.proxy.backpressure, Document: c.proxy.document,
 	}
 	var rec *record.Recorder
 	if c.proxy.recordDir != "" {
@@ -122,7 +126,7 @@ func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr s
 		}
 	}
 	s := p.Summary()
-	args := []any{"exchanges", s.Exchanges, "checked", s.Checked, "violations", s.Violations, "requests_off_document", s.OffDocument,
+	args := []any{"document", s.Document, "exchanges", s.Exchanges, "checked", s.Checked, "violations", s.Violations, "requests_off_document", s.OffDocument,
 		"drift", s.Drift.Distinct}
 	if files := reportFiles(c.proxy); len(files) > 0 {
 		args = append(args, "reports", strings.Join(files, " and "))
@@ -189,4 +193,18 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	_ = os.Chmod(tmp.Name(), 0o644)
 	return os.Rename(tmp.Name(), path)
+}
+
+// documentValue is --proxy-document, checked as it is read.
+type documentValue proxy.Document
+
+func (v *documentValue) String() string { return string(*v) }
+
+func (v *documentValue) Set(s string) error {
+	d, err := proxy.ParseDocument(s)
+	if err != nil {
+		return err
+	}
+	*v = documentValue(d)
+	return nil
 }

@@ -41,6 +41,8 @@ func TestProxyFlagsAreChecked(t *testing.T) {
 		{[]string{"--proxy-overlay", "o.yaml"}, "--proxy-overlay needs --proxy URL"},
 		{[]string{"--proxy-profile", "p.json"}, "--proxy-profile needs --proxy URL"},
 		{[]string{"--proxy", "https://staging.example.com", "--state-file", "runs.json"}, "--state-file shapes the mock's own runs"},
+		{[]string{"--proxy-document", "published"}, "--proxy-document needs --proxy URL"},
+		{[]string{"--proxy", "https://staging.example.com", "--proxy-document", "nowhere.yaml"}, "want served, published, newest or an OpenAPI document's file"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			assert.Contains(t, startErr(t, tc.args...), tc.want)

@@ -72,13 +72,19 @@ const otherTeamEnvironmentID = "env-other-team-pipelines"
 // environment: as not the caller's (403), or, hiding that it exists
 // (Options.ForeignNotFound), as unknown (400, a create having no 404).
 func (s *Server) checkTeam(req request, c caller) (status int, code, title, detail string) {
-	if str(req.config["environment_id"]) != otherTeamEnvironmentID || c.team == otherTeam {
+	if !s.foreignEnvironment(req, c) || s.opts.ForeignEnvironmentFailed {
 		return 0, "", "", ""
 	}
 	if s.opts.ForeignNotFound {
 		return http.StatusBadRequest, "invalid_request", "Invalid request", "config.environment_id " + otherTeamEnvironmentID + " is not an environment of the team"
 	}
 	return http.StatusForbidden, "not_authorized", "Not authorized", "environment " + otherTeamEnvironmentID + " belongs to another team"
+}
+
+// foreignEnvironment tells a run of the first team in the second team's
+// environment.
+func (s *Server) foreignEnvironment(req request, c caller) bool {
+	return str(req.config["environment_id"]) == otherTeamEnvironmentID && c.team != otherTeam
 }
 
 // check refuses a request that names what the server does not offer.
