@@ -51,9 +51,6 @@ var referenceVariants = []struct {
 	// A run in another team's environment is accepted, then failed before
 	// any worker claims it, rather than refused at creation.
 	{"a run in another team's environment failed, not refused", refserver.Options{Step: 20 * time.Millisecond, ForeignEnvironmentFailed: true}, twoTeams},
-	// A run in another team's environment is accepted, then failed before
-	// any worker claims it, rather than refused at creation.
-	{"a run in another team's environment failed, not refused", refserver.Options{Step: 20 * time.Millisecond, ForeignEnvironmentFailed: true}, twoTeams},
 	// Models, environments and skills the server does not offer are refused.
 	{"unknown references refused", refserver.Options{Step: 20 * time.Millisecond, StrictReferences: true}, nil},
 	// Problems without detail.
