@@ -13,7 +13,7 @@ Feature: Follow-ups to a run
   these scenarios where the server serves the operation, or where
   --newest-client promises it; elsewhere they are skipped, saying so.
 
-  @creates-runs
+  @creates-runs @runs-as-written
   Scenario: A follow-up to a running run joins its conversation
     When I create a run with the prompt "Bump the lint rules"
     And I wait until the run is "INPROGRESS" or later
@@ -24,7 +24,7 @@ Feature: Follow-ups to a run
     And I fetch the run's conversation
     Then the conversation holds the prompts "Bump the lint rules" and "Also update the changelog", in that order
 
-  @creates-runs @slow
+  @creates-runs @slow @runs-as-written
   Scenario: A follow-up to an ended run starts it again
     When I create a run with the prompt "Draft the release notes"
     And I watch the run until it reaches a terminal state

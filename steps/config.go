@@ -106,6 +106,19 @@ type Config struct {
 	// and judges it only where it does (newest_surface.go).
 	NewestClient bool
 
+	// Prompt, when set, is the prompt of every run the suite creates but
+	// those of the scenarios about their prompt (@runs-as-written) and
+	// the failing prompt's: the cheapest prompt the team's agents finish.
+	Prompt string
+	// MaxRuns, when set, is the most runs the suite creates: a create that
+	// would pass it is not sent, and its scenario is NOT CHECKED (budget),
+	// never passed (runbook.go).
+	MaxRuns int
+	// MaxRunsAtOnce, when set, is the most of its runs the suite keeps in
+	// flight at once; without it the suite keeps to what the server takes
+	// at once, as the create answer's at_capacity first shows it.
+	MaxRunsAtOnce int
+
 	// Report receives each scenario as it ends, then the whole run. When
 	// nil, Format names the report.
 	Report report.Formatter
@@ -238,6 +251,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
+	}
+	if c.MaxRuns < 0 {
+		errs = append(errs, fmt.Errorf("max runs %d: want a positive number, or 0 for no budget", c.MaxRuns))
+	}
+	if c.MaxRunsAtOnce < 0 {
+		errs = append(errs, fmt.Errorf("max runs at once %d: want a positive number, or 0 to keep to what the server takes", c.MaxRunsAtOnce))
 	}
 	if c.FailOnClient != "" {
 		versions, err := clientVersions()

@@ -183,6 +183,8 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	clients := clientcheck.NewTally(versions)
+	su.book = newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce) // this run's account
+	su.shares = &shares{}
 	su.mu.Lock()
 	su.collecting, su.runCtx, su.clients = col, ctx, clients
 	su.mu.Unlock()
@@ -212,13 +214,16 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		},
 		Options: &opts,
 	}.Run()
+	su.cancelSharedRuns(ctx)
 
 	scenarios, repErr := col.finish()
 	run := report.Run{
 		Name: "agentruns-contract", Target: cfg.BaseURL, Mode: su.mode(), Tags: cfg.Tags, Seed: seed,
 		Start: start, Duration: time.Since(start), Scenarios: scenarios,
 		Clients: clientTable(clients.Counts(), failOn),
+		Runs:    su.book.bill(su.runs.lastLook),
 	}
+	run.Runs.Marker = su.marking.describe()
 	if err := rep.Close(run); err != nil && repErr == nil {
 		repErr = err
 	}
@@ -280,9 +285,9 @@ func (su *Suite) collector() *collector {
 // record keeps one scenario's outcome; the after-scenario hook calls it.
 // The outcome itself comes from the steps' events: the hook adds why the
 // scenario was skipped, if it was, and the first contract violation it met.
-func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string, cause *report.Cause) {
+func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string, need *report.Need, cause *report.Cause) {
 	if c := su.collector(); c != nil {
-		c.ended(sc, skipReason, cause)
+		c.ended(sc, skipReason, need, cause)
 	}
 }
 

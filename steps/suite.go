@@ -35,6 +35,13 @@ type Suite struct {
 	// looks counts the looks at runs while watching them (progression.go).
 	looks atomic.Int64
 
+	// book is the account of the runs the suite creates (runbook.go).
+	book *runBook
+	// shares are the sets of runs scenarios share (shared_runs.go).
+	shares *shares
+	// marking marks every run the suite creates (marker.go).
+	marking *runMarking
+
 	mu         sync.Mutex
 	collecting *collector // the current Run's, nil outside Run
 	// clients judges every success answer of the current Run as each
@@ -120,10 +127,11 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 		}
 		cfg.Validator = v
 	}
-	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger(), newest: newest}
+	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger(), newest: newest, book: newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce), shares: &shares{}}
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)
 	}
+	su.marking = &runMarking{prompt: cfg.Prompt, failingPrompt: cfg.FailingPrompt, metadata: newest.Judged, suiteRun: "contract-run-" + randomHex(4)}
 	if cfg.ReadOnly && su.control != nil {
 		// Every use of the control API changes the mock (a session, its
 		// clock): a read-only run polls, as against any server.
@@ -166,6 +174,8 @@ func (su *Suite) newClient() *apiClient {
 		key:       su.cfg.APIKey,
 		validator: su.cfg.Validator,
 		runs:      su.runs,
+		book:      su.book,
+		marking:   su.marking,
 		made:      &creations{},
 		cause:     &firstCause{},
 	}

@@ -149,6 +149,9 @@ type options struct {
 	exactStamps  bool
 	failOnClient string
 	newestClient bool
+	prompt       string
+	maxRuns      int
+	maxAtOnce    int
 
 	// baseURLFrom and apiKeyFrom say where baseURL and apiKey came from.
 	baseURLFrom string
@@ -208,6 +211,9 @@ Flags:
 	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
 	fs.BoolVar(&o.newestClient, "newest-client", false, "the server promises what the newest official client calls beyond the published document (@newest-client): judge it, and fail what is missing (default: judged only where the server serves it, which the run asks first)")
 	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientcheck.Names()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
+	fs.StringVar(&o.prompt, "prompt", "", "the `prompt` of every run the suite creates but those of the scenarios about their runs' prompt or title (@runs-as-written) and the failing prompt: the cheapest one your agents finish (default: each scenario's own)")
+	fs.IntVar(&o.maxRuns, "max-runs", 0, "create at most this `number` of runs: the scenarios a run past it would serve are NOT CHECKED (budget), never passed (default: no budget)")
+	fs.IntVar(&o.maxAtOnce, "max-runs-at-once", 0, "keep at most this `number` of the suite's runs in flight at once (default: what the server takes at once, as the create answer's at_capacity first shows it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, errHelp
@@ -235,6 +241,10 @@ Flags:
 	}
 	if o.concurrency < 1 {
 		fmt.Fprintf(stderr, "--concurrency %d: want 1 or more\n", o.concurrency)
+		return o, errUsage
+	}
+	if o.maxRuns < 0 || o.maxAtOnce < 0 {
+		fmt.Fprintf(stderr, "--max-runs %d, --max-runs-at-once %d: want a positive number, or 0 for no limit\n", o.maxRuns, o.maxAtOnce)
 		return o, errUsage
 	}
 	if o.seed < 0 {
@@ -303,6 +313,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		APIKey:          o.apiKey,
 		OtherAPIKey:     o.otherAPIKey,
 		FailingPrompt:   o.failPrompt,
+		Prompt:          o.prompt,
+		MaxRuns:         o.maxRuns,
+		MaxRunsAtOnce:   o.maxAtOnce,
 		WaitForTicks:    o.waitForTicks,
 		IdentityPlan:    o.identityPlan,
 		Tags:            o.tags,
@@ -447,6 +460,8 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	}
 	if cfg.ReadOnly {
 		fmt.Fprintln(w, "read-only: only GET and HEAD were sent; scenarios tagged @creates-runs or @writes were left out")
+	} else {
+		runsSummary(w, res.Report.Runs)
 	}
 	unchecked := res.Report.Unchecked()
 	var flags []string
@@ -502,6 +517,23 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	}
 }
 
+// runsSummary tells what the pass cost the team: runs created, by which
+// scenarios (the five that made most), their run time and request_usage,
+// and how they are marked.
+func runsSummary(w io.Writer, runs report.Runs) {
+	fmt.Fprintf(w, "RUNS    %s\n", runs.Cost())
+	for i, s := range runs.ByScenario {
+		if i == 5 {
+			fmt.Fprintf(w, "        and %d more scenarios (the JUnit and HTML reports list each)\n", len(runs.ByScenario)-i)
+			break
+		}
+		fmt.Fprintf(w, "        %3d by %s\n", s.Runs, s.Scenario)
+	}
+	if runs.Created > 0 && runs.Marker != "" {
+		fmt.Fprintf(w, "        marked: %s\n", runs.Marker)
+	}
+}
+
 // plural is "1 scenario", "2 scenarios".
 func plural(n int, noun string) string {
 	if n == 1 {
@@ -517,6 +549,7 @@ var flagArgument = map[string]string{
 	"--wait-for-ticks": "(minutes of waiting for schedules to fire)",
 	"--identity-plan":  "N (the agent identities the team's plan allows)",
 	"--newest-client":  "(if the server promises that client)",
+	"--max-runs":       "N (a larger budget of runs)",
 }
 
 // byMessage groups scenarios by their message, in the order of first sight.
