@@ -33,8 +33,7 @@ func TestTheTicksPatienceFollowsTheTick(t *testing.T) {
 		m.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	clock, err := m.Session("")
-	require.NoError(t, err)
+	clock := m.DefaultSession()
 	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
 		c.Features = someFeatures(t, "schedules.feature")
 		c.Tags, c.Concurrency = "@schedule-ticks", 1
