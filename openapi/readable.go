@@ -60,10 +60,8 @@ func CheckDocument(doc []byte) error {
 	if err := refCycle(&root); err != nil {
 		return err
 	}
-	if _, err := NewValidatorFromBytes(doc); err != nil {
-		return err
-	}
-	return nil
+	_, err := buildModel(doc, true)
+	return err
 }
 
 // refCycle names a chain of $refs that comes back to where it began
