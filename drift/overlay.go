@@ -3,7 +3,6 @@ package drift
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"mime"
 	"slices"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/pb33f/go-yaml"
-	"github.com/pb33f/libopenapi"
-	applier "github.com/pb33f/libopenapi/overlay"
 
 	"github.com/agentruns/agentruns/internal/scrub"
 )
@@ -148,28 +145,6 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// Apply applies an overlay to a document and returns the document it
-// makes (YAML). An action whose target matches nothing in the document
-// is an error: the overlay was written for another document.
-func Apply(doc, overlay []byte) ([]byte, error) {
-	ov, err := libopenapi.NewOverlayDocument(overlay)
-	if err != nil {
-		return nil, fmt.Errorf("read overlay: %w", err)
-	}
-	res, err := applier.Apply(doc, ov)
-	if err != nil {
-		return nil, fmt.Errorf("apply overlay: %w", err)
-	}
-	var problems []string
-	for _, w := range res.Warnings {
-		problems = append(problems, w.String())
-	}
-	if len(problems) > 0 {
-		return nil, errors.New("apply overlay: " + strings.Join(problems, "; "))
-	}
-	return reindent(res.Bytes)
 }
 
 // reindent writes a YAML document again with two spaces a level, as

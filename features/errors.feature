@@ -33,7 +33,7 @@ Feature: Errors
 
   # A server that wrongly accepted one of these bodies would start a run, so
   # these scenarios count as creating runs and --read-only leaves them out.
-  @creates-runs
+  @creates-runs @runs-as-written
   Scenario Outline: A create request with <problem> is refused with 400
     When I post to "/agent/run" the body <body>
     Then the response is a problem with status 400 and code "invalid_request"

@@ -7,7 +7,7 @@ Feature: Get a run
   In these scenarios "{label}" stands for a config name made up for each
   scenario, so that scenarios sharing one server never see each other's runs.
 
-  @creates-runs
+  @creates-runs @runs-as-written
   Scenario: A run's details carry its prompt, provenance, timestamps and configuration
     When I create a run with the prompt "Triage the newest bug reports" and:
       | config.name | {label} |

@@ -55,7 +55,7 @@ Feature: Listing runs, to the letter
       | created_before=2001-01-01T00:00:00Z      |
       | updated_after=2100-01-01T00:00:00Z       |
 
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario: Without a limit, a page holds at most 20 runs
     Given I created 21 runs
     When I list runs with "name={label}&sort_by=created_at"
@@ -65,21 +65,21 @@ Feature: Listing runs, to the letter
     Then no page of the walk held more than 20 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario: A single page that is exactly full says there is no next page
     Given I created 2 runs
     When I walk every page of "name={label}&sort_by=created_at&limit=2"
     Then no page of the walk held more than 2 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario: A last page that is exactly full says there is no next page
     Given I created 4 runs
     When I walk every page of "name={label}&sort_by=created_at&limit=2"
     Then no page of the walk held more than 2 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario Outline: Pages of <limit> hold each run once, in creation order
     Given I created 5 runs
     When I walk every page of "name={label}&sort_by=created_at&sort_order=asc&limit=<limit>"
@@ -93,7 +93,7 @@ Feature: Listing runs, to the letter
       | 5     |
       | 6     |
 
-  @creates-runs @exact-timestamps
+  @creates-runs @exact-timestamps @shares-runs
   Scenario Outline: The time filters are strict: <filter>
     Given I created these runs:
       | run   |
@@ -113,7 +113,7 @@ Feature: Listing runs, to the letter
   # A run is last updated when it is created, or later; so a run created
   # after an instant was last updated after it, while runs created before it
   # are listed only if they moved since.
-  @creates-runs @exact-timestamps
+  @creates-runs @exact-timestamps @shares-runs
   Scenario: updated_after keeps the runs updated after the instant
     Given I created these runs:
       | run   |
@@ -139,7 +139,7 @@ Feature: Listing runs, to the letter
   # "{an environment}", "{a skill}" and their "another" are what the server
   # offers (GET /agent/models, /agent/environments, /agent): a server may
   # refuse others. With fewer than two of each, the scenario is skipped.
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario Outline: Filters combine with AND: <filters>
     Given I created these runs:
       | run         | config.name   | config.model_id | config.environment_id | config.skill_spec |

@@ -19,7 +19,7 @@ Feature: Runs belong to their team
   team's run carries it too, so that a listing filtered by it would show that
   run if the server let it through.
 
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario: Another team's run cannot be fetched
     Given another team has created a run
     When I fetch the other team's run
@@ -33,7 +33,7 @@ Feature: Runs belong to their team
 
   # The run has ended, so that it has events, a conversation and a
   # transcript to leak.
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario Outline: Another team's run is refused to <operation>
     Given another team has created a run
     And the other team's run has ended
@@ -49,7 +49,7 @@ Feature: Runs belong to their team
   # The other team asks for the conversation by the id its own run shows
   # it; a run that ended before a worker claimed it shows none, and leaves
   # the scenario inconclusive.
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario: Another team's conversation is refused by its id
     Given another team has created a run
     And the other team's run has ended
@@ -79,14 +79,14 @@ Feature: Runs belong to their team
 
   # Polling events names runs: a server may refuse a poll naming another
   # team's run, or answer without its events.
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario: Another team's run's events are never shown
     Given another team has created a run
     And the other team's run has ended
     When I poll the other team's run's events
     Then no event of the other team's run is shown
 
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario Outline: Another team's run is never listed, <listing>
     Given I created 2 runs
     And another team has created a run
@@ -104,7 +104,7 @@ Feature: Runs belong to their team
 
   # Without a name to filter by, the walk may meet many runs of the caller's
   # own team on a busy server; it only looks out for the other team's run.
-  @creates-runs
+  @creates-runs @shares-runs
   Scenario: Another team's run is never listed among all the runs created since mine
     Given I created 2 runs
     And another team has created a run

@@ -114,6 +114,7 @@ func (f *Formatter) page(run report.Run) (*Page, error) {
 			Counts:    counts,
 			Unchecked: run.Unchecked(),
 			Clients:   run.Clients,
+			Runs:      run.Runs,
 		},
 	}, nil
 }

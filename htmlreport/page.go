@@ -68,6 +68,9 @@ type Run struct {
 	Unchecked []report.Unchecked
 	// Clients is what each released client version made of the answers.
 	Clients []report.ClientVersion
+	// Runs is what the pass cost the team: the runs it created, by which
+	// scenarios, their run time and request_usage.
+	Runs report.Runs
 	// Drift, when set, is what the traffic showed that the document does
 	// not say (the validating proxy's); nil on the suite's pages.
 	Drift *Drift

@@ -114,6 +114,12 @@ func (j *JUnit) Close(r Run) error {
 		if nc := (Run{Scenarios: scs}).NotChecked(); nc != "" {
 			suite.Properties.Property = append(suite.Properties.Property, junitProperty{Name: "not_checked", Value: nc})
 		}
+		if r.Runs.Created > 0 {
+			// What the pass cost, and this feature's share of it.
+			suite.Properties.Property = append(suite.Properties.Property,
+				junitProperty{Name: "runs", Value: r.Runs.Cost()},
+				junitProperty{Name: "runs_created_here", Value: r.Runs.CreatedBy(scs)})
+		}
 		var total time.Duration
 		start := scs[0].Start
 		for _, sc := range scs {

@@ -110,6 +110,100 @@ type Run struct {
 	// Clients is what each released client version made of the answers
 	// (clients.go), in the order of the versions.
 	Clients []ClientVersion
+	// Runs is what the run cost the team: the runs the suite created, by
+	// which scenarios, and what the server said they cost.
+	Runs Runs
+}
+
+// Runs is the account of the runs a suite run created: on a real server
+// each is an agent's execution the team pays for.
+type Runs struct {
+	Created int // runs created, the other team's included
+	Budget  int // --max-runs; 0: none
+	// AtOnce is how many of its runs the suite kept in flight at most
+	// (--max-runs-at-once, or what at_capacity showed); 0: no limit known.
+	AtOnce     int
+	ByScenario []ScenarioRuns // most runs first
+	// Refused are the scenarios the budget left NOT CHECKED.
+	Refused []string
+	// RunTime is the run_time the runs showed, summed over the WithRunTime
+	// runs that showed one; Usage sums each request_usage cost over the
+	// WithUsage runs that showed one.
+	RunTime     time.Duration
+	WithRunTime int
+	Usage       map[string]float64
+	WithUsage   int
+	// Marker says how the runs are marked, for a team to find them.
+	Marker string
+	// QueuedBehindCapacity is how long the suite saw its runs wait in
+	// QUEUED while the team was at capacity: a wait it judged nothing of.
+	QueuedBehindCapacity time.Duration
+}
+
+// ScenarioRuns is how many runs one scenario created.
+type ScenarioRuns struct {
+	Scenario string
+	Runs     int
+}
+
+// CreatedBy says how many runs scs created, and which of them: "3: 2 by
+// A, 1 by B"; "0" for none.
+func (r Runs) CreatedBy(scs []Scenario) string {
+	names := map[string]bool{}
+	for _, s := range scs {
+		names[s.Name] = true
+	}
+	total := 0
+	var parts []string
+	for _, s := range r.ByScenario {
+		if names[s.Scenario] {
+			total += s.Runs
+			parts = append(parts, fmt.Sprintf("%d by %s", s.Runs, s.Scenario))
+		}
+	}
+	if total == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d: %s", total, strings.Join(parts, "; "))
+}
+
+// Cost says what the runs cost in one line: "12 runs created (budget
+// 40); run_time 3m0s over 12 runs; request_usage inference_cost 1.2, ...".
+func (r Runs) Cost() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s created", r.Created, plural(r.Created, "run", "runs"))
+	if r.Budget > 0 {
+		fmt.Fprintf(&b, " (--max-runs %d)", r.Budget)
+	}
+	if r.AtOnce > 0 {
+		fmt.Fprintf(&b, ", at most %d in flight at once", r.AtOnce)
+	}
+	if r.WithRunTime > 0 {
+		fmt.Fprintf(&b, "; run_time %s over %d %s", r.RunTime.Round(time.Second), r.WithRunTime, plural(r.WithRunTime, "run", "runs"))
+	}
+	if r.WithUsage > 0 {
+		keys := make([]string, 0, len(r.Usage))
+		for k := range r.Usage {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %.4g", k, r.Usage[k])
+		}
+		fmt.Fprintf(&b, "; request_usage over %d %s: %s", r.WithUsage, plural(r.WithUsage, "run", "runs"), strings.Join(parts, ", "))
+	}
+	if r.QueuedBehindCapacity > 0 {
+		fmt.Fprintf(&b, "; runs waited %s in QUEUED behind the team's capacity (not judged)", r.QueuedBehindCapacity.Round(time.Second))
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Count returns how many scenarios ended in each status.

@@ -210,6 +210,10 @@ func (m *Memory) newestLookLocked(f *runFacts, ex Exchange, field string, run ma
 	return out
 }
 
+// ISODuration reads an ISO 8601 duration as run_time shows one, as
+// isoDuration does: the suite sums the run_time of its runs.
+func ISODuration(s string) (time.Duration, bool) { return isoDuration(s) }
+
 // isoDuration reads an ISO 8601 duration of days, hours, minutes and
 // seconds ("PT2M30.5S", "P1DT2H"); ok is false for anything else.
 func isoDuration(s string) (time.Duration, bool) {

@@ -89,6 +89,24 @@ func (c creation) deletePath() string {
 	return ""
 }
 
+// takeRuns removes the runs from the record and returns them: runs shared
+// with other scenarios are not this scenario's to cancel.
+func (cs *creations) takeRuns() []creation {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var runs []creation
+	kept := cs.list[:0]
+	for _, c := range cs.list {
+		if c.kind == "run" {
+			runs = append(runs, c)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	cs.list = kept
+	return runs
+}
+
 // taken empties the record and returns what it held, newest first: a run
 // that acts as an identity is cancelled before the identity is deleted.
 func (cs *creations) taken() []creation {

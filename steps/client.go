@@ -35,6 +35,12 @@ type apiClient struct {
 	clients *clientcheck.Tally
 	// runs holds every run the suite has seen, for the rules of invariants.go.
 	runs *ledger
+	// book counts the runs the suite creates and holds them to the budget
+	// and the team's capacity (runbook.go); nil: not counted.
+	book *runBook
+	// marking marks the runs it creates (marker.go); nil: bodies are sent
+	// as written.
+	marking *runMarking
 	// made records what the scenario's requests created, for it to undo
 	// when it ends (cleanup.go); nil where nothing is to be undone.
 	made *creations
@@ -104,8 +110,21 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 	if a.session != "" {
 		req.Header.Set(sessionHeader, a.session)
 	}
+	if isRunCreate(c) && c.body != nil {
+		c.body = a.marking.mark(c.body) // marker.go
+	}
+	booked := a.book != nil && isRunCreate(c)
+	who := scenarioName(ctx)
+	if booked {
+		if err := a.book.reserve(ctx, who); err != nil {
+			return nil, err
+		}
+	}
 	sent := time.Now()
 	resp, err := a.send(req, c.body)
+	if booked {
+		a.book.settle(who, a.session, resp)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +135,7 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 	errs := []error{checked}
 	if a.runs != nil {
 		for _, run := range runsIn(c.method, c.path, resp) {
+			a.book.seen(str(run["run_id"]), str(run["state"]))
 			knockOn, err := a.runs.see(a.session, sighting{doc: run, sent: sent, recv: recv, op: resp.op, cause: cause})
 			a.cause.note(knockOn)
 			errs = append(errs, err)

@@ -76,6 +76,7 @@ type scenarioRun struct {
 	start, end  time.Time
 	hooked      bool // the after-scenario hook has run
 	skipReason  string
+	need        *report.Need  // what the scenario needed and was not given (the run budget)
 	cause       *report.Cause // the first contract violation met
 	interrupted bool
 }
@@ -128,11 +129,11 @@ func (c *collector) started(p *messages.Pickle) {
 }
 
 // ended is the after-scenario hook's note.
-func (c *collector) ended(p *messages.Pickle, skipReason string, cause *report.Cause) {
+func (c *collector) ended(p *messages.Pickle, skipReason string, need *report.Need, cause *report.Cause) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.scenario(p)
-	r.end, r.hooked, r.skipReason, r.cause = time.Now(), true, skipReason, cause
+	r.end, r.hooked, r.skipReason, r.need, r.cause = time.Now(), true, skipReason, need, cause
 	r.interrupted = c.interrupted()
 	c.finishIfDone(r)
 }
@@ -197,7 +198,16 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 	if sc.Feature == "" {
 		sc.Feature = uri
 	}
-	if st, ok := sc.FailedStep(); ok {
+	if r.need != nil && r.need.Flag == budgetNeed.Flag {
+		// The budget refused a run the scenario needed: whatever its step
+		// made of the refusal, nothing was judged (runbook.go).
+		for i := range sc.Steps {
+			if sc.Steps[i].Status == report.Failed {
+				sc.Steps[i].Status = report.Skipped
+			}
+		}
+		sc.Status, sc.Message, sc.Needs = report.Skipped, r.skipReason, r.need
+	} else if st, ok := sc.FailedStep(); ok {
 		sc.Status, sc.Message = st.Status, st.Message
 		if st.Status == report.Failed {
 			sc.Cause = r.cause
@@ -207,7 +217,9 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 		if sc.Message == "" {
 			sc.Message = "skipped"
 		}
-		if c.avoidable != nil {
+		if r.need != nil {
+			sc.Needs = r.need
+		} else if c.avoidable != nil {
 			sc.Needs = c.avoidable(sc.Tags)
 		}
 	}

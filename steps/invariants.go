@@ -67,6 +67,15 @@ type ledger struct {
 	judged         map[string]bool
 }
 
+// lastLook is the last look at run id in session, for the bill of the
+// suite's runs (runbook.go).
+func (l *ledger) lastLook(session, id string) (map[string]any, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.last[session+"/"+id]
+	return s.doc, ok
+}
+
 func newLedger() *ledger {
 	return &ledger{last: map[string]sighting{}, followedUp: map[string]time.Time{},
 		beforeFollowUp: map[string]sighting{}, judged: map[string]bool{}}

@@ -46,6 +46,12 @@ func (s *scenario) waitFor(ctx context.Context, what string, done func(state str
 	}
 	timeout := s.suite.cfg.Timeout
 	deadline := time.Now().Add(timeout)
+	// queued is how long the run waited in QUEUED behind its team's
+	// capacity: a wait for its turn, not lateness, so it does not count
+	// against the timeout, which runs from the moment the run leaves
+	// QUEUED. A wait behind capacity longer than capacityPatience
+	// timeouts leaves the scenario inconclusive: nothing was judged.
+	var queued time.Duration
 	for waited := time.Duration(0); ; {
 		state, err := s.observe(ctx, r)
 		switch {
@@ -58,14 +64,37 @@ func (s *scenario) waitFor(ctx context.Context, what string, done func(state str
 		case isTerminal(state):
 			return fmt.Errorf("run %s ended in %s before it was %s (states seen: %s)", r.id, state, what, s.history().seen())
 		case waited >= timeout || time.Now().After(deadline):
-			return fmt.Errorf("run %s was not %s after %s (states seen: %s)", r.id, what, timeout, s.history().seen())
+			return fmt.Errorf("run %s was not %s after %s (states seen: %s%s)", r.id, what, timeout, s.history().seen(), waitedBehind(queued))
+		case queued > capacityPatience*timeout:
+			return s.inconclusive(fmt.Sprintf("run %s waited %s in QUEUED behind its team's capacity (at_capacity), more than %d times --timeout: nothing was judged of it",
+				r.id, queued.Round(time.Second), capacityPatience))
 		}
+		began := time.Now()
 		d, err := s.tick(ctx)
 		if err != nil {
 			return err
 		}
+		if state == "QUEUED" && s.suite.book.behindCapacity(r.id) {
+			queued += d
+			s.suite.book.queued(d)
+			deadline = deadline.Add(time.Since(began))
+			continue
+		}
 		waited += d
 	}
+}
+
+// capacityPatience is how many timeouts a run may wait behind its team's
+// capacity before the scenario gives up on it, inconclusive.
+const capacityPatience = 6
+
+// waitedBehind says how long a run waited behind its team's capacity, for
+// a message; "" when it did not.
+func waitedBehind(queued time.Duration) string {
+	if queued == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; before that it waited %s in QUEUED behind its team's capacity, which is not counted", queued.Round(time.Second))
 }
 
 func (s *scenario) watchUntilTerminal(ctx context.Context) error {
@@ -269,6 +298,9 @@ func (s *scenario) cancelUnknownRun(ctx context.Context) error {
 // nickname, so that it becomes the run updated last, unless it has ended
 // (or waits for a person) by then.
 func (s *scenario) cancelledRunLater(ctx context.Context, nick string) error {
+	if shared, err := s.follower(ctx); err != nil || shared {
+		return err // the scenario that made the shared runs cancelled it (shared_runs.go)
+	}
 	r, err := s.mine.named(nick)
 	if err != nil {
 		return err

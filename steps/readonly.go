@@ -25,6 +25,12 @@ func withScenario(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, scenarioKey{}, name)
 }
 
+// scenarioName is the name of the scenario ctx carries, "" for none.
+func scenarioName(ctx context.Context) string {
+	name, _ := ctx.Value(scenarioKey{}).(string)
+	return name
+}
+
 // readOnlyTransport refuses any request that could change something.
 type readOnlyTransport struct {
 	next http.RoundTripper

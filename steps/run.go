@@ -58,6 +58,9 @@ type Result struct {
 	Duration time.Duration
 	// Report is the run as the report formatters saw it, step by step.
 	Report report.Run
+	// NewestClient is what the run found of the newest client's surface,
+	// and whether it judged it.
+	NewestClient NewestSurface
 }
 
 // Passed reports whether at least one scenario ran, none failed or was
@@ -180,6 +183,8 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	clients := clientcheck.NewTally(versions)
+	su.book = newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce) // this run's account
+	su.shares = &shares{}
 	su.mu.Lock()
 	su.collecting, su.runCtx, su.clients = col, ctx, clients
 	su.mu.Unlock()
@@ -209,17 +214,20 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		},
 		Options: &opts,
 	}.Run()
+	su.cancelSharedRuns(ctx)
 
 	scenarios, repErr := col.finish()
 	run := report.Run{
 		Name: "agentruns-contract", Target: cfg.BaseURL, Mode: su.mode(), Tags: cfg.Tags, Seed: seed,
 		Start: start, Duration: time.Since(start), Scenarios: scenarios,
 		Clients: clientTable(clients.Counts(), failOn),
+		Runs:    su.book.bill(su.runs.lastLook),
 	}
+	run.Runs.Marker = su.marking.describe()
 	if err := rep.Close(run); err != nil && repErr == nil {
 		repErr = err
 	}
-	res := Result{Seed: seed, Control: su.Control(), Duration: run.Duration, Report: run}
+	res := Result{Seed: seed, Control: su.Control(), Duration: run.Duration, Report: run, NewestClient: su.newest}
 	for _, sc := range scenarios {
 		res.Scenarios = append(res.Scenarios, scenarioResult(sc))
 	}
@@ -277,9 +285,9 @@ func (su *Suite) collector() *collector {
 // record keeps one scenario's outcome; the after-scenario hook calls it.
 // The outcome itself comes from the steps' events: the hook adds why the
 // scenario was skipped, if it was, and the first contract violation it met.
-func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string, cause *report.Cause) {
+func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string, need *report.Need, cause *report.Cause) {
 	if c := su.collector(); c != nil {
-		c.ended(sc, skipReason, cause)
+		c.ended(sc, skipReason, need, cause)
 	}
 }
 

@@ -129,6 +129,9 @@ func (s *scenario) createRunThrough(ctx context.Context, path, prompt string, t 
 
 // createdRuns creates n runs named {label}, a moment apart.
 func (s *scenario) createdRuns(ctx context.Context, n int) error {
+	if shared, err := s.follower(ctx); err != nil || shared {
+		return err // shared_runs.go
+	}
 	for i := 1; i <= n; i++ {
 		body := map[string]any{
 			"prompt": fmt.Sprintf("Contract suite run %d of %d: say hello", i, n),
@@ -146,6 +149,9 @@ func (s *scenario) createdRuns(ctx context.Context, n int) error {
 // request fields ("config.model_id"). Runs are named {label} unless the table
 // says otherwise.
 func (s *scenario) createdTheseRuns(ctx context.Context, t *godog.Table) error {
+	if shared, err := s.follower(ctx); err != nil || shared {
+		return err // shared_runs.go
+	}
 	if len(t.Rows) < 2 || t.Rows[0].Cells[0].Value != "run" {
 		return fmt.Errorf(`the table needs a header row starting with "run", then one row per run`)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+
+	"github.com/agentruns/agentruns/report"
 )
 
 // scenario is the state of one running scenario. InitializeScenario makes a
@@ -22,16 +24,24 @@ type scenario struct {
 	// unknownID is a run id no server has ("{unknown}" in features).
 	unknownID  string
 	skipReason string
-	cache      map[string]string // resolved placeholders and remembered values (values.go)
+	// need is what a scenario skipped mid-way lacked: the run budget.
+	need  *report.Need
+	name  string            // the scenario's name, as requests carry it (readonly.go)
+	cache map[string]string // resolved placeholders and remembered values (values.go)
 
 	// last is the answer the generic "the response …" steps judge: the
 	// answer of the last step that sent a request for them (runs.go).
 	last *response
 
 	// The runs this scenario created, which every resource's steps look at.
-	mine    roster      // the runs this scenario created
-	current *trackedRun // "the run": the one created last
-	fate    string      // X-Mock-Fate for the next create, "" for none
+	mine roster // the runs this scenario created
+	// share is the set of runs this scenario shares with others alike
+	// (shared_runs.go), nil when it has its own; shareMaker says it makes
+	// them.
+	share      *runShare
+	shareMaker bool
+	current    *trackedRun // "the run": the one created last
+	fate       string      // X-Mock-Fate for the next create, "" for none
 
 	// Each resource's own part of the state, declared in its steps file.
 	progress      progressRoom      // progression.go: the run's end, the last cancel
@@ -60,7 +70,9 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 		cache:     map[string]string{},
 	}
 	sc.Before(s.before)
-	sc.After(s.rereadEndedRuns) // before s.after, which records the outcome
+	sc.StepContext().After(s.leftOutByBudget)       // runbook.go
+	sc.StepContext().Before(s.publishBeforeActions) // shared_runs.go
+	sc.After(s.rereadEndedRuns)                     // before s.after, which records the outcome
 	sc.After(s.after)
 	s.registerRuns(sc)               // runs.go: creating runs, one run's details, the last response
 	s.registerListing(sc)            // listing.go
@@ -88,7 +100,11 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 // before isolates the scenario in its own mock session, or skips it when it
 // needs a control API the server does not have.
 func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Context, error) {
-	ctx = withScenario(ctx, sc.Name) // for the read-only client's refusals (readonly.go)
+	ctx = withScenario(ctx, sc.Name) // for the read-only client's refusals (readonly.go) and the run book
+	s.name = sc.Name
+	if hasTag(sc, asWrittenTag) {
+		s.api.marking = nil // marker.go
+	}
 	if hasTag(sc, "@two-callers") && s.suite.cfg.OtherAPIKey == "" {
 		s.skipReason = "needs a key of another team (@two-callers): pass --other-api-key (Config.OtherAPIKey)"
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
@@ -120,13 +136,22 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 		case hasTag(sc, "@mock-only"):
 			s.skipReason = "checks what only the bundled mock promises beyond the published API document (@mock-only); " +
 				s.suite.cfg.BaseURL + " does not offer the mock's control API, so it is not taken for the mock"
+		case s.skipsNewestClient(sc):
 		default:
 			if hasTag(sc, "@plan-edge") {
 				s.suite.identityWrites.Lock()
 				s.identities.held = "alone"
 			}
+			s.shareRuns(sc) // shared_runs.go
+			if hasTag(sc, "@creates-runs") && (s.share == nil || s.shareMaker) && s.suite.book.spent() {
+				return ctx, s.leftOutBeforeItBegan(sc) // runbook.go
+			}
 			return ctx, nil
 		}
+		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+		return ctx, godog.ErrSkip
+	}
+	if s.skipsNewestClient(sc) {
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
 		return ctx, godog.ErrSkip
 	}
@@ -137,17 +162,30 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 	return ctx, nil
 }
 
+// skipsNewestClient tells whether the scenario checks the newest client's
+// surface, which this run does not judge (newest_surface.go), and if so
+// says why it is skipped.
+func (s *scenario) skipsNewestClient(sc *godog.Scenario) bool {
+	if !hasTag(sc, newestClientTag) || s.suite.newest.Judged {
+		return false
+	}
+	s.skipReason = s.suite.newest.skipReason(s.suite.cfg.BaseURL)
+	return true
+}
+
 // after records the outcome and, on a real server, undoes what the scenario
 // created (cleanup.go): runs left running stop costing money, and no
 // schedule or identity is left behind.
 func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (context.Context, error) {
-	s.suite.record(sc, err, s.skipReason, s.api.cause.get())
+	s.publishShare(err) // a scenario that ended in its arrangement
+	s.suite.record(sc, err, s.skipReason, s.need, s.api.cause.get())
 	if s.api.control == nil {
 		s.undoCreations(context.WithoutCancel(ctx)) // cleanup.go
 		s.releaseIdentities()
 	} else if s.api.session != "" {
 		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
 	}
+	s.suite.book.done(sc.Name) // its runs ended, or were cancelled just now
 	return ctx, nil
 }
 

@@ -27,6 +27,9 @@ func (s *scenario) other() *apiClient {
 // {label} like this scenario's own runs, so that a listing filtered by the
 // label would show it if the server let it through.
 func (s *scenario) anotherTeamCreatedARun(ctx context.Context) error {
+	if shared, err := s.follower(ctx); err != nil || shared {
+		return err // shared_runs.go
+	}
 	body, err := json.Marshal(map[string]any{
 		"prompt": "Contract suite run of another team: say hello",
 		"config": map[string]any{"name": s.label},

@@ -782,3 +782,25 @@ func TestClientVersionsTableAndFailOnClient(t *testing.T) {
 	_, errOut, err = runCmd(t, "--format", "progress", "--fail-on-client", "typescript-1.4.0-alpha.6")
 	require.NoError(t, err, errOut)
 }
+
+// Issue 46, point 2: --max-runs against the bundled mock polled as a real
+// server: no more runs than the budget, the rest NOT CHECKED (budget), and
+// the summary and the JUnit report say what the pass created, by which
+// scenarios.
+func TestMaxRunsIsKeptAndSaidInTheSummaryAndJUnit(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "contract.xml")
+	out, errOut, err := runCmd(t, "--no-control", "--max-runs", "2", "--tags", "@creates-runs and not @slow", "--concurrency", "2",
+		"--format", "junit", "--output", report)
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	m := regexp.MustCompile(`RUNS    (\d+) runs? created \(--max-runs 2\)`).FindStringSubmatch(errOut)
+	require.NotNil(t, m, errOut)
+	created, _ := strconv.Atoi(m[1])
+	assert.LessOrEqual(t, created, 2)
+	assert.Contains(t, errOut, "NOT CHECKED what the run budget left out (budget)")
+	assert.Contains(t, errOut, "pass --max-runs N (a larger budget of runs) to check it")
+	assert.Contains(t, errOut, "marked: titles begin with [agentruns-contract]")
+	data, err := os.ReadFile(report)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `<property name="runs" value="`+m[1]+` run`)
+	assert.Contains(t, string(data), `not checked: what the run budget left out (budget); --max-runs would check it`)
+}

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -397,9 +398,50 @@ func extraOf(doc *drift.Doc, component string, seen any, sum *Summary) fixtures.
 	return out
 }
 
+// withoutExtras is cfg, the JSON of the object at ptr in a run, without
+// the members among found (by pointer from the run) that lie inside it:
+// the mock reads a configuration into its own types, which refuse a
+// member they do not know; the run's extra gives such members back.
+func withoutExtras(cfg json.RawMessage, ptr string, found map[string]json.RawMessage) json.RawMessage {
+	var v map[string]any
+	if len(cfg) == 0 || json.Unmarshal(cfg, &v) != nil {
+		return cfg
+	}
+	cut := false
+	for p := range found {
+		rest, ok := strings.CutPrefix(p, ptr+"/")
+		if !ok {
+			continue
+		}
+		tokens := extras.Tokens("/" + rest)
+		at := v
+		for _, t := range tokens[:len(tokens)-1] {
+			at, _ = at[t].(map[string]any)
+		}
+		if at != nil {
+			delete(at, tokens[len(tokens)-1])
+			cut = true
+		}
+	}
+	if !cut {
+		return cfg
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return cfg
+	}
+	return out
+}
+
 // Write writes the fixtures folder, then loads it back and starts a mock
 // on it as --fixtures does: a folder the mock would refuse is an error,
-// never left half written in place of a good one.
+// never left half written in place of a good one. The files are written
+// in a folder of their own inside the recording's folder, so that moving
+// them into place is a rename on one file system wherever the folder
+// lies (a folder that is a mount point, or a link to another disk), and
+// the files of an earlier recording this one did not write are removed:
+// left beside the new ones they would describe another world, one the
+// mock may refuse to start on.
 func (r *Recorder) Write() (any, error) {
 	r.mu.Lock()
 	files, sum, err := r.files()
@@ -410,7 +452,7 @@ func (r *Recorder) Write() (any, error) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(r.dir)), ".record-*")
+	tmp, err := os.MkdirTemp(r.dir, ".record-*")
 	if err != nil {
 		return nil, err
 	}
@@ -438,14 +480,29 @@ func (r *Recorder) Write() (any, error) {
 			return nil, err
 		}
 	}
+	for _, name := range recordedFiles {
+		if _, ok := files[name]; !ok {
+			if err := os.Remove(filepath.Join(r.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+		}
+	}
 	sum.Dir = r.dir
 	return sum, nil
 }
+
+// recordedFiles are the files a recording may write (files).
+var recordedFiles = []string{"principals.json", "runs.json", "fates.json", "environments.json", "models.json", "identities.json", "schedules.json"}
 
 // files builds every file's content; r.mu is held.
 func (r *Recorder) files() (map[string]any, Summary, error) {
 	now := r.now()
 	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.identities) == 0 && len(r.models) == 0 && len(r.schedules) == 0 {
+		if n := len(r.unservable); n > 0 {
+			// Something passed through, and saying "nothing yet" would
+			// send the operator looking for traffic that did arrive.
+			return nil, Summary{}, fmt.Errorf("nothing the mock can serve was recorded: %d run(s), schedule(s) or agent(s) seen were left out, their ids being none the mock takes in a path (1 to 128 letters, digits, '-' or '_')", n)
+		}
 		return nil, Summary{}, errors.New("nothing recorded yet: no run, schedule, environment, model or identity has passed through")
 	}
 	sum := Summary{Dropped: r.dropped, Unservable: len(r.unservable)}
@@ -485,6 +542,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		s := r.runs[id]
 		f := fixtureRun(s, ids, now)
 		f.Extra = extra("RunItem", s.latest)
+		f.Config = withoutExtras(f.Config, "/agent_config", doc.Extras("RunItem", s.latest))
 		var cfg struct {
 			ModelID       string `json:"model_id"`
 			EnvironmentID string `json:"environment_id"`

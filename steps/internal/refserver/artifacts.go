@@ -44,7 +44,7 @@ type downloadLink struct {
 func (s *Server) artifact(w http.ResponseWriter, r *http.Request, c caller, uid string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
+	now := s.now()
 	for _, run := range s.all {
 		for _, a := range run.artifacts(run.at(now)) {
 			shown := a.(map[string]any)
@@ -104,7 +104,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, token string) 
 	switch {
 	case !ok:
 		notFound(w, r, "no such download link")
-	case time.Now().After(link.expires):
+	case s.now().After(link.expires):
 		writeProblem(w, r, http.StatusForbidden, "not_authorized", "Not authorized", "the download link has expired; fetch the artifact again")
 	default:
 		w.Header().Set("Content-Type", link.contentType)

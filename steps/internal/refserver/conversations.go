@@ -99,7 +99,7 @@ func later(a, b time.Time) time.Time {
 }
 
 func (s *Server) writeConversation(w http.ResponseWriter, r *http.Request, c caller, id string) {
-	steps, foreign := s.conversationSteps(id, c, time.Now())
+	steps, foreign := s.conversationSteps(id, c, s.now())
 	switch {
 	case steps != nil:
 		writeJSON(w, http.StatusOK, map[string]any{"conversation_id": id, "steps": steps})
@@ -119,7 +119,7 @@ func (s *Server) runConversation(w http.ResponseWriter, r *http.Request, c calle
 	if !ok {
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	if _, claimed := run.at(now).reached["CLAIMED"]; !claimed {
 		notFound(w, r, "run "+id+" has no conversation: no worker has claimed it")
 		return
@@ -151,7 +151,7 @@ func (s *Server) sessionRedirect(w http.ResponseWriter, session string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.all {
-		if r.sessionID == session && isTerminal(r.at(time.Now()).state) {
+		if r.sessionID == session && isTerminal(r.at(s.now()).state) {
 			writeJSON(w, http.StatusOK, map[string]any{"conversation_id": r.conversation})
 			return
 		}
@@ -170,7 +170,7 @@ func (s *Server) downloadTranscript(w http.ResponseWriter, r *http.Request, toke
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	link, ok := s.transcripts[token]
-	now := time.Now()
+	now := s.now()
 	switch {
 	case !ok:
 		notFound(w, r, "no such transcript link")

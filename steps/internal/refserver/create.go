@@ -68,7 +68,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		req.metadata = merged
 	}
 	s.created++
-	now := time.Now()
+	now := s.now()
 	run := &run{
 		id: newID(), title: req.title, prompt: req.prompt, source: "API", location: "REMOTE",
 		createdAt: now, creator: c, config: req.config, skill: req.skill,
@@ -80,6 +80,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		run.conversation = newID()
 	}
 	run.phases = s.plan(now, s.created, run.selfHosted())
+	if s.opts.FailingPrompt != "" && req.prompt == s.opts.FailingPrompt && !run.selfHosted() {
+		run.phases[len(run.phases)-1].state = "FAILED"
+	}
+	atCapacity := s.waitForCapacity(run, now) // capacity.go
 	switch run.phases[len(run.phases)-1].state {
 	case "FAILED":
 		run.failure = map[string]any{"message": "The environment's setup command exited with status 1.", "error_code": "environment_setup_failed", "retryable": false}
@@ -91,7 +95,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) {
 		run.failure = map[string]any{"message": "The run's environment was not found.", "error_code": "resource_not_found", "retryable": false}
 	}
 	s.add(run)
-	writeJSON(w, http.StatusOK, map[string]any{"run_id": run.id, "task_id": run.taskID, "state": "QUEUED"})
+	answer := map[string]any{"run_id": run.id, "task_id": run.taskID, "state": "QUEUED"}
+	if atCapacity {
+		answer["at_capacity"] = true
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // plan lays out the states of the n-th created run: one Step in each, every

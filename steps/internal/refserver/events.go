@@ -105,7 +105,7 @@ func (s *Server) pollEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		}
 		want[id] = true
 	}
-	s.recordEvents(time.Now())
+	s.recordEvents(s.now())
 	out := []any{}
 	for _, e := range s.events {
 		if e.seq > since && want[e.runID] && len(out) < limit {

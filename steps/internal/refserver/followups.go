@@ -55,7 +55,7 @@ func (s *Server) followUp(w http.ResponseWriter, r *http.Request, c caller, id s
 			"runs from "+run.source+" run elsewhere; the service cannot pass them a follow-up")
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	switch state := run.at(now).state; {
 	case isTerminal(state):
 		s.restart(run, now)
@@ -128,7 +128,7 @@ func (s *Server) handoffAttachments(w http.ResponseWriter, r *http.Request, c ca
 	if !ok {
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	ended := 0
 	for _, p := range run.seen(now) {
 		if isTerminal(p.state) {
@@ -163,7 +163,7 @@ var handoffArchive = []byte{0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 func (s *Server) conversationRedirect(w http.ResponseWriter, conversation string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
+	now := s.now()
 	for i := len(s.all) - 1; i >= 0; i-- {
 		r := s.all[i]
 		if r.conversation != conversation {

@@ -84,7 +84,7 @@ func (s *Server) serveIdentities(w http.ResponseWriter, r *http.Request, c calle
 			return
 		}
 		if req.Name != nil {
-			id.name, id.updated = *req.Name, time.Now()
+			id.name, id.updated = *req.Name, s.now()
 		}
 		writeJSON(w, http.StatusOK, s.showIdentity(id))
 	case http.MethodDelete:
@@ -113,7 +113,7 @@ func (s *Server) createIdentity(w http.ResponseWriter, r *http.Request, c caller
 		writeProblem(w, r, http.StatusForbidden, "not_authorized", "Not authorized", "the team's plan allows no more identities")
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	id := &identity{uid: newID(), team: c.team, name: req.Name, created: now, updated: now}
 	s.identities[c.team] = append(ids, id)
 	writeJSON(w, http.StatusCreated, s.showIdentity(id))

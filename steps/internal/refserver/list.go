@@ -88,7 +88,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
+	now := s.now()
 	if q.ancestor != "" && s.runs[q.ancestor] == nil {
 		writeProblem(w, r, http.StatusBadRequest, "invalid_request", "Invalid request", "ancestor_run_id names no run")
 		return

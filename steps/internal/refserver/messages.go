@@ -77,7 +77,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
+	now := s.now()
 	if _, ok := s.visible(w, r, c, req.Sender); !ok {
 		return
 	}
@@ -152,7 +152,7 @@ func (s *Server) markMessage(w http.ResponseWriter, r *http.Request, c caller, i
 	if _, ok := s.visible(w, r, c, m.recipient); !ok {
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	if m.delivered.IsZero() {
 		m.delivered = now
 	}

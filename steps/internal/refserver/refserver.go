@@ -37,6 +37,17 @@ type Options struct {
 	// BlockedFor, when set, sends every third created run through BLOCKED
 	// (waiting for a person) for this long while it is in progress.
 	BlockedFor time.Duration
+	// Capacity, when set, is how many runs a team runs at once, as a real
+	// team's plan allows: a run created beyond it waits in QUEUED until
+	// one of the team's runs ends, and the create answers at_capacity:
+	// true. (Step sets the pace: a run takes about four Steps.)
+	Capacity int
+	// Clock, when set, tells the time instead of time.Now: a test moves
+	// it to let the server's runs move without waiting.
+	Clock func() time.Time
+	// FailingPrompt, when set, is a prompt whose runs end in FAILED, for
+	// the suite's --failing-prompt.
+	FailingPrompt string
 	// Prefix is the path the API is served under. Default "/api/v1", as the
 	// real service.
 	Prefix string
@@ -119,6 +130,13 @@ type Options struct {
 	Extras bool
 }
 
+// Created is how many runs callers have created so far, both teams'.
+func (s *Server) Created() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.created
+}
+
 // OtherTeamKeyPrefix begins the API keys of a second team, for the
 // scenarios about another team's runs.
 const OtherTeamKeyPrefix = "other-team-"
@@ -157,10 +175,18 @@ func New(opts Options) *Server {
 		opts.Prefix = "/api/v1"
 	}
 	s := &Server{opts: opts, runs: map[string]*run{}, offer: newOffer(), schedules: map[string]*schedule{}, transcripts: map[string]transcriptLink{}, downloads: map[string]downloadLink{}, identities: map[string][]*identity{}}
-	for _, r := range seededRuns(time.Now()) {
+	for _, r := range seededRuns(s.now()) {
 		s.add(r)
 	}
 	return s
+}
+
+// now is the server's time (Options.Clock).
+func (s *Server) now() time.Time {
+	if s.opts.Clock != nil {
+		return s.opts.Clock()
+	}
+	return time.Now()
 }
 
 func (s *Server) add(r *run) {
@@ -361,7 +387,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, c caller, id string
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, s.show(run, time.Now()))
+	writeJSON(w, http.StatusOK, s.show(run, s.now()))
 }
 
 // cancel follows the published document's rules: a finished or BLOCKED run
@@ -374,7 +400,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, c caller, id str
 	if !ok {
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	state := run.at(now).state
 	switch {
 	case isTerminal(state) || state == "BLOCKED":

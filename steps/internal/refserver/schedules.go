@@ -117,7 +117,7 @@ func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request, c caller
 	if !ok {
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	sc := &schedule{
 		id: newID(), team: c.team, name: *req.Name, cron: *req.Cron, prompt: req.Prompt, enabled: req.Enabled == nil || *req.Enabled,
 		agentConfig: req.AgentConfig, created: now, updated: now, createdBy: c, updatedBy: c,
@@ -189,7 +189,7 @@ func (s *Server) oneSchedule(w http.ResponseWriter, r *http.Request, c caller, i
 		writeJSON(w, http.StatusOK, map[string]any{"success": true})
 	default:
 		sc.name, sc.cron, sc.prompt, sc.enabled, sc.agentConfig = *req.Name, *req.Cron, req.Prompt, *req.Enabled, req.AgentConfig
-		sc.updated, sc.updatedBy = time.Now(), c
+		sc.updated, sc.updatedBy = s.now(), c
 		writeJSON(w, http.StatusOK, sc.item())
 	}
 }
@@ -202,7 +202,7 @@ func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, c caller, id
 		return
 	}
 	if sc.enabled != enabled {
-		sc.enabled, sc.updated, sc.updatedBy = enabled, time.Now(), c
+		sc.enabled, sc.updated, sc.updatedBy = enabled, s.now(), c
 	}
 	writeJSON(w, http.StatusOK, sc.item())
 }

@@ -1,0 +1,134 @@
+package steps_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/steps/internal/refserver"
+)
+
+// What a full pass costs a team (issue: the suite at a real server's
+// price): the runs the suite creates against a server of the published
+// document, with every option a team gives it, counted by the suite's run
+// book and by the server itself.
+
+// refFailingPrompt is the prompt the reference server fails when asked to.
+const refFailingPrompt = "Contract suite run that fails"
+
+// fullPass gives the suite every option against the reference server: a
+// second team's key, a failing prompt, the plan's identities.
+func fullPass(c *steps.Config) {
+	twoTeams(c)
+	c.FailingPrompt, c.IdentityPlan = refFailingPrompt, refserverPlan
+	c.Tags = "not @newest-client"
+	runFeaturesOnly(c)
+}
+
+// Issue 46, points 1 and 5: a full pass counts every run it creates, as
+// the server does, and marks each (a title prefix; the metadata key where
+// the server keeps metadata); --prompt replaces every prompt but those of
+// the scenarios about their runs' bodies (@runs-as-written) and the
+// failing prompt.
+func TestAFullPassCountsAndMarksTheRunsItCreates(t *testing.T) {
+	const cheap = "Reply with the word done"
+	srv := refserver.New(refserver.Options{Step: 20 * time.Millisecond, Published: true, FailingPrompt: refFailingPrompt})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	res, out := runSuite(t, hs.URL+"/api/v1", func(c *steps.Config) {
+		fullPass(c)
+		c.Prompt = cheap
+	})
+	assertAllPassed(t, res, out)
+	runs := res.Report.Runs
+	assert.Equal(t, srv.Created(), runs.Created, "the suite's count of the runs it created against the server's")
+	assert.LessOrEqual(t, runs.Created, fullPassRuns, "runs a full pass creates against a server of the published document")
+	asWritten := 0 // runs of the scenarios whose bodies are sent as written
+	tagged := map[string]bool{}
+	for _, s := range res.Scenarios {
+		tagged[s.Name] = hasAnyTag(s.Tags, "@runs-as-written")
+	}
+	for _, s := range runs.ByScenario {
+		if tagged[s.Scenario] {
+			asWritten += s.Runs
+		}
+	}
+	created := 0
+	for _, key := range []string{"wk-mock-alice", refserver.OtherTeamKeyPrefix + "suite"} {
+		for _, r := range apiRuns(t, hs.URL+"/api/v1", key) {
+			created++
+			title, prompt := r["title"].(string), r["prompt"].(string)
+			if !strings.HasPrefix(title, "["+steps.RunMarker+"] ") {
+				asWritten--
+				continue
+			}
+			assert.Contains(t, []string{cheap, refFailingPrompt, ""}, prompt, "the prompt of run %s, titled %q", r["run_id"], title)
+		}
+	}
+	assert.Equal(t, runs.Created, created, "runs the API lists as created through it")
+	assert.Zero(t, asWritten, "runs without the marker but those of @runs-as-written scenarios")
+	assert.Contains(t, runs.Marker, "titles begin with ["+steps.RunMarker+"]")
+	t.Logf("%s", runs.Cost())
+	for _, s := range runs.ByScenario {
+		t.Logf("%3d  %s", s.Runs, s.Scenario)
+	}
+}
+
+// fullPassRuns is the most runs a full pass may create against a server
+// of the published document.
+const fullPassRuns = 110
+
+// apiRuns lists the runs created through the API that key's team sees.
+func apiRuns(t *testing.T, base, key string) []map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+"/agent/runs?limit=500&source=API", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var page struct {
+		Runs     []map[string]any `json:"runs"`
+		PageInfo struct {
+			HasNextPage bool `json:"has_next_page"`
+		} `json:"page_info"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
+	require.False(t, page.PageInfo.HasNextPage, "more than 500 runs")
+	return page.Runs
+}
+
+// Issue 46, point 2: --max-runs is never passed, and what it leaves out is
+// NOT CHECKED (budget), never passed; the reports say so.
+func TestTheRunBudgetIsNeverPassedAndWhatItLeavesOutIsNotChecked(t *testing.T) {
+	const budget = 10
+	srv := refserver.New(refserver.Options{Step: 20 * time.Millisecond, Published: true, FailingPrompt: refFailingPrompt})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	res, out := runSuite(t, hs.URL+"/api/v1", func(c *steps.Config) {
+		fullPass(c)
+		c.MaxRuns = budget
+	})
+	assert.LessOrEqual(t, srv.Created(), budget, "runs the server saw created")
+	assert.Equal(t, srv.Created(), res.Report.Runs.Created)
+	assert.Empty(t, res.Failed(), out)
+	var leftOut int
+	for _, s := range res.Scenarios {
+		if s.Needs != nil && s.Needs.Flag == "--max-runs" {
+			leftOut++
+			assert.Equal(t, steps.Skipped, s.Status, s.Name)
+			assert.Contains(t, s.Message, "NOT CHECKED (budget)", s.Name)
+		}
+	}
+	assert.Greater(t, leftOut, 10, "scenarios the budget left out\n%s", out)
+	assert.Contains(t, res.Report.NotChecked(), "--max-runs")
+	assert.Contains(t, res.Report.Runs.Cost(), "(--max-runs 10)")
+	t.Logf("%d scenarios left out by a budget of %d runs; %s", leftOut, budget, res.Report.Runs.Cost())
+}

@@ -1,0 +1,199 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cucumber/godog"
+	messages "github.com/cucumber/messages/go/v21"
+)
+
+// Runs shared between scenarios that only look at them. A scenario tagged
+// @shares-runs declares that its Given steps (its arrangement) make runs it
+// then only reads: lists, filters, fetches. Every scenario with the same
+// arrangement, word for word and table for table (an outline's examples,
+// or scenarios written alike), shares one set of runs: the first to start
+// it makes the runs, under a config name of the set's own, and the others
+// wait for it and take them as theirs. On a real server that is one set of
+// runs billed instead of one per scenario.
+//
+// Against the mock's control API nothing is shared: each scenario has a
+// mock session of its own, and runs there cost nothing.
+//
+// The set's runs outlive the scenario that made them: they are cancelled,
+// if still going, when the suite's run ends (Suite.cancelSharedRuns).
+
+// sharesRunsTag marks a scenario that only looks at the runs its Given
+// steps make.
+const sharesRunsTag = "@shares-runs"
+
+// runShare is one set of shared runs.
+type runShare struct {
+	key   string
+	label string // the config name its runs carry ({label})
+
+	ready  chan struct{} // closed once the runs are made, or failed to be
+	runs   []*trackedRun // id, nickname and request of each, in order
+	theirs *trackedRun   // the other team's run, when the arrangement makes one (tenancy.go)
+	cache  map[string]string
+	made   []creation // the runs, to cancel when the suite's run ends
+	err    error      // why the set could not be made; its sharers make their own
+}
+
+// shares is the suite's sets, by arrangement.
+type shares struct {
+	mu  sync.Mutex
+	set map[string]*runShare
+}
+
+// join returns the set for key and whether the caller makes it.
+func (sh *shares) join(key string) (*runShare, bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.set == nil {
+		sh.set = map[string]*runShare{}
+	}
+	if s, ok := sh.set[key]; ok {
+		return s, false
+	}
+	s := &runShare{key: key, label: "contract-" + randomHex(6), ready: make(chan struct{})}
+	sh.set[key] = s
+	return s, true
+}
+
+// all is every set, for the end of the run.
+func (sh *shares) all() []*runShare {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	out := make([]*runShare, 0, len(sh.set))
+	for _, s := range sh.set {
+		out = append(out, s)
+	}
+	return out
+}
+
+// arrangement is the text of a scenario's Given steps, tables included:
+// scenarios alike in it make the same runs the same way.
+func arrangement(p *godog.Scenario) string {
+	var b strings.Builder
+	for _, st := range p.Steps {
+		if st.Type != messages.PickleStepType_CONTEXT {
+			break
+		}
+		b.WriteString(st.Text)
+		if a := st.Argument; a != nil && a.DataTable != nil {
+			for _, row := range a.DataTable.Rows {
+				for _, c := range row.Cells {
+					b.WriteString("|" + c.Value)
+				}
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// shareRuns, from the before-scenario hook, joins the scenario to the set
+// of its arrangement when it is tagged @shares-runs and the suite polls.
+func (s *scenario) shareRuns(p *godog.Scenario) {
+	if s.api.control != nil || !hasTag(p, sharesRunsTag) {
+		return
+	}
+	key := arrangement(p)
+	if key == "" {
+		return
+	}
+	s.share, s.shareMaker = s.suite.shares.join(key)
+	s.label = s.share.label
+}
+
+// follower tells whether the scenario takes its runs from a set another
+// scenario made: then its arrangement's steps that make or change runs
+// have been done once for every sharer.
+func (s *scenario) follower(ctx context.Context) (bool, error) {
+	if s.share == nil || s.shareMaker {
+		return false, nil
+	}
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-s.share.ready:
+	}
+	if s.share.err != nil {
+		// The maker failed: this scenario makes runs of its own, under
+		// a name of its own.
+		s.share, s.label = nil, "contract-"+randomHex(6)
+		return false, nil
+	}
+	if len(s.mine.runs) == 0 {
+		for _, r := range s.share.runs {
+			s.mine.add(&trackedRun{nick: r.nick, id: r.id, sent: r.sent})
+		}
+		if n := len(s.mine.runs); n > 0 {
+			s.current = s.mine.runs[n-1]
+		}
+	}
+	if s.tenancy.theirs == nil && s.share.theirs != nil {
+		s.tenancy.theirs = &trackedRun{nick: s.share.theirs.nick, id: s.share.theirs.id}
+	}
+	return true, nil
+}
+
+// publishShare, from the before-step hook of the first step past the
+// arrangement (or the scenario's end), hands the set's runs to the
+// scenarios waiting on it. The runs are no longer the maker's to cancel
+// when it ends: they are the suite's.
+func (s *scenario) publishShare(err error) {
+	if s.share == nil || !s.shareMaker {
+		return
+	}
+	sh := s.share
+	s.share = nil
+	if err != nil || len(s.mine.runs) == 0 && s.tenancy.theirs == nil {
+		sh.err = fmt.Errorf("the scenario making the shared runs did not make them: %v", err)
+		close(sh.ready)
+		return
+	}
+	for _, r := range s.mine.runs {
+		sh.runs = append(sh.runs, &trackedRun{nick: r.nick, id: r.id, sent: r.sent})
+	}
+	if t := s.tenancy.theirs; t != nil {
+		sh.theirs = &trackedRun{nick: t.nick, id: t.id}
+	}
+	sh.made = s.api.made.takeRuns()
+	s.suite.book.share(sh.made)
+	close(sh.ready)
+}
+
+// publishBeforeActions is the before-step hook that publishes the set once
+// the arrangement is done.
+func (s *scenario) publishBeforeActions(ctx context.Context, st *godog.Step) (context.Context, error) {
+	if st.Type != messages.PickleStepType_CONTEXT {
+		s.publishShare(nil)
+	}
+	return ctx, nil
+}
+
+// cancelSharedRuns cancels, best effort, the shared runs not seen to end,
+// once no scenario looks at them any more.
+func (su *Suite) cancelSharedRuns(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	client := su.newClient()
+	client.runs, client.made, client.cause, client.book = nil, nil, nil, nil // the undoing is not judged
+	for _, sh := range su.shares.all() {
+		for _, made := range sh.made {
+			if _, ended := su.runs.terminalSighting("", made.id); ended {
+				continue
+			}
+			c := call{method: http.MethodPost, path: "/agent/runs/" + pathEscape(made.id) + "/cancel",
+				auth: auth{header: made.authorization, omit: made.authorization == ""}}
+			_, _ = client.do(ctx, c)
+		}
+	}
+}
