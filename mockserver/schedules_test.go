@@ -442,3 +442,19 @@ func TestSkills(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.status, "%s: %s", q, r.body)
 	}
 }
+
+// A replace of a schedule the caller may not see, or that is not there,
+// is refused for that (403, 404) before anything its body lacks is named,
+// as a follow-up to such a run is.
+func TestAReplaceOfAnotherTeamsOrAnUnknownScheduleIsRefusedBeforeItsBody(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	s := c.createSchedule(nightly("Acme nightly"))
+	incomplete := map[string]any{"name": "x"}
+	r := c.as("wk-mock-carol").do("PUT", "/agent/schedules/"+s.ID, incomplete)
+	assert.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
+	r = c.do("PUT", "/agent/schedules/sch_nope", incomplete)
+	assert.Equal(t, http.StatusNotFound, r.status, "%s", r.body)
+	// The owner still hears what the body lacks.
+	r = c.do("PUT", "/agent/schedules/"+s.ID, incomplete)
+	assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+}

@@ -19,6 +19,13 @@ import (
 	"github.com/agentruns/agentruns/proxy"
 )
 
+// allocated is what the process allocated so far, in MiB.
+func allocated() float64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.TotalAlloc) / (1 << 20)
+}
+
 // liveHeap is the heap in use after two collections (the second empties
 // what sync.Pools kept through the first: net/http's pooled readers), in
 // MiB.
@@ -158,7 +165,7 @@ func TestAGzipBombIsNotDecodedPastTheBudget(t *testing.T) {
 	srv := httptest.NewServer(p)
 	t.Cleanup(func() { srv.Close(); p.Close() })
 
-	before := liveHeap()
+	before, allocBefore := liveHeap(), allocated()
 	req, err := http.NewRequest(http.MethodGet, srv.URL+"/agent/runs", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer wk-1")
@@ -171,7 +178,8 @@ func TestAGzipBombIsNotDecodedPastTheBudget(t *testing.T) {
 	assert.Equal(t, int64(bomb.Len()), n, "the caller gets the answer as the upstream sent it")
 	srv.Close()
 	require.NoError(t, p.Drain(context.Background()))
-	t.Logf("a %d KiB gzip answer decoding to about 20 MiB: live heap %.1f MiB before, %.1f MiB after", bomb.Len()>>10, before, liveHeap())
+	t.Logf("a %d KiB gzip answer decoding to about 20 MiB: live heap %.1f MiB before, %.1f MiB after; %.0f MiB allocated checking it",
+		bomb.Len()>>10, before, liveHeap(), allocated()-allocBefore)
 
 	s := p.Summary()
 	assert.Equal(t, 1, s.Unchecked["an answer over the size the proxy checks, once decoded"], "%v", s.Unchecked)

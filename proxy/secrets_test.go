@@ -1,12 +1,16 @@
 package proxy_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,4 +137,32 @@ func TestNoSecretIsWrittenDownAnywhere(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A path with a dot segment, as it is or percent-encoded, is refused with
+// a problem and never forwarded: the upstream would resolve it outside its
+// base path (/api/v1/../../x is /x).
+func TestDotSegmentsNeverReachTheUpstream(t *testing.T) {
+	u := newCountingUpstream(t)
+	p, err := proxy.New(proxy.Options{Upstream: u.URL + "/api/v1"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(p)
+	t.Cleanup(func() { srv.Close(); p.Close() })
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for _, path := range []string{"/../../x", "/agent/../../x", "/%2e%2e/%2E%2E/x", "/agent/%2e%2e/x", "/agent/..%2f..%2fx", "/./agent/runs"} {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer wk-mock-alice\r\nConnection: close\r\n\r\n", path, addr)
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		_ = conn.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, path)
+		assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"), path)
+		assert.Contains(t, string(body), "base path", path)
+	}
+	assert.Empty(t, u.seen(), "nothing reached the upstream")
+	readAll(t, srv.URL+"/agent/runs?limit=1") // and the proxy still serves
+	assert.Len(t, u.seen(), 1)
 }

@@ -55,7 +55,8 @@ type Config struct {
 	FailingPrompt string
 	// WaitForTicks lets the scenarios tagged @schedule-ticks run against a
 	// server without the mock's control API: they wait for schedules to fire
-	// on the server's clock, about three minutes, and start a run or two.
+	// on the server's clock, about three minutes whatever Timeout (each
+	// tick is waited for until a minute past it), and start a run or two.
 	// Without it they are skipped, saying so; with the control API they
 	// move the mock's clock and need no waiting.
 	WaitForTicks bool

@@ -195,7 +195,7 @@ Flags:
 	fs.StringVar(&o.otherAPIKey, "other-api-key", "", "API `key` of another team, for the scenarios checking that one team never sees another's runs (@two-callers, skipped without it)")
 	fs.StringVar(&o.failPrompt, "failing-prompt", "", "a `prompt` the server under test ends in FAILED or ERROR, for the scenarios checking a failed run's status message by polling (@failing-prompt, skipped without it)")
 	fs.IntVar(&o.identityPlan, "identity-plan", 0, "how many agent identities the `number` of the key's team's plan allows, for the scenario checking the plan's edge (@plan-edge, skipped without it; 3 against the bundled mock)")
-	fs.BoolVar(&o.waitForTicks, "wait-for-ticks", false, "let the scenarios that watch schedules fire on the server's clock run (@schedule-ticks): about three minutes of waiting and a run or two each (skipped without it, unless the mock's control API moves the clock)")
+	fs.BoolVar(&o.waitForTicks, "wait-for-ticks", false, "let the scenarios that watch schedules fire on the server's clock run (@schedule-ticks): about three minutes of waiting, whatever --timeout, and a run or two each (skipped without it, unless the mock's control API moves the clock)")
 	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "change nothing on the server: send only GET and HEAD, leaving out the scenarios that create runs or change anything (@creates-runs, @writes)")
 	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")

@@ -40,6 +40,11 @@ import (
 	"github.com/agentruns/agentruns/rules"
 )
 
+// RunBytes bounds the runs a Recorder keeps by their JSON, every run's
+// latest look together: past it a new run is counted in Dropped, not
+// kept, as one past the limit on their number is.
+const RunBytes = 64 << 20
+
 // Team is the one team every recorded principal belongs to: the recorded
 // world is what the callers could see, so every key of it sees all of it.
 const Team = "team-recorded"
@@ -54,6 +59,7 @@ type Recorder struct {
 	runs          map[string]*seenRun
 	order         []string
 	dropped       int
+	runBytes      int // the JSON of every run's latest look, together (RunBytes)
 	creators      map[string]creator
 	envs          map[string]json.RawMessage // uid -> the environment as answered
 	envOrder      []string
@@ -81,6 +87,7 @@ type creator struct {
 
 // seenRun is every look at one run, reduced to what a fixture needs.
 type seenRun struct {
+	size   int            // the JSON of latest, in bytes
 	latest map[string]any // the latest look, whole
 	seenAt time.Time      // when the latest look was answered
 	looks  []look         // one per state change seen, in order
@@ -247,9 +254,13 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	if state == "" || !r.servable(id) {
 		return
 	}
+	b, err := json.Marshal(run)
+	if err != nil {
+		return
+	}
 	s, ok := r.runs[id]
 	if !ok {
-		if len(r.runs) >= r.limit {
+		if len(r.runs) >= r.limit || r.runBytes+len(b) > RunBytes {
 			r.dropped++
 			return
 		}
@@ -260,7 +271,11 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	if at.Before(s.seenAt) {
 		return // an older look answered late
 	}
-	s.latest, s.seenAt = run, at
+	if r.runBytes-s.size+len(b) > RunBytes {
+		return // a later look too large to keep: the one before stays
+	}
+	r.runBytes += len(b) - s.size
+	s.latest, s.seenAt, s.size = run, at, len(b)
 	c, _ := run["creator"].(map[string]any)
 	r.creator(c)
 	if n := len(s.looks); n == 0 || s.looks[n-1].state != state {
@@ -340,7 +355,8 @@ type Summary struct {
 	Models       int    `json:"models"`
 	Identities   int    `json:"agents"` // agent identities, named as the API names its list
 	Schedules    int    `json:"schedules"`
-	// Dropped counts the runs seen past the limit, not recorded.
+	// Dropped counts the runs seen past the limit (or past RunBytes), not
+	// recorded.
 	Dropped int `json:"dropped"`
 	// Unservable counts the runs, schedules and identities left out because
 	// the mock takes no such id in a path (1 to 128 letters, digits, '-' or
