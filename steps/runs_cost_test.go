@@ -26,7 +26,7 @@ const refFailingPrompt = "Contract suite run that fails"
 // fullPass gives the suite every option against the reference server: a
 // second team's key, a failing prompt, the plan's identities.
 func fullPass(c *steps.Config) {
-	twoTeams(c)
+	c.OtherAPIKey = refserver.OtherTeamKeyPrefix + "suite"
 	c.FailingPrompt, c.IdentityPlan = refFailingPrompt, refserverPlan
 	c.Tags = "not @newest-client"
 	runFeaturesOnly(c)
