@@ -2,10 +2,14 @@ package drift
 
 import (
 	"encoding/json"
+	"hash/fnv"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruns/agentruns/internal/scrub"
@@ -36,6 +40,10 @@ type Fact struct {
 	// member, parameter, status, media type or method it adds.
 	Target string `json:"target"`
 	Name   string `json:"name,omitempty"`
+	// NotDeclared, when set, says why the overlay does not declare the
+	// fact: what the OpenAPI format cannot hold (a method it does not
+	// know, a status outside 100 to 599), a name kept cut, a secret.
+	NotDeclared string `json:"not_declared,omitempty"`
 
 	also int // other facts an overlay declares with this one (overlay.go)
 }
@@ -44,39 +52,72 @@ type Fact struct {
 type Report struct {
 	Facts []Fact `json:"facts"`
 	// Distinct is how many distinct facts were seen; Dropped how many of
-	// them were not kept, past the ledger's bound.
+	// them were not kept, past the ledger's bounds (a count of facts or
+	// of bytes).
 	Distinct int `json:"distinct"`
 	Dropped  int `json:"dropped"`
+	// Bytes is what the facts kept hold, about; the ledger keeps at most
+	// its budget (DefaultBytes).
+	Bytes int `json:"bytes"`
 }
 
-// exampleBytes is the longest example kept: enough for a problem
-// document or a small answer, whole, so that the overlay can show it.
-const exampleBytes = 1024
+// What one fact may hold: a name or a location past these is kept cut,
+// "…" saying so, and the fact is then not declared by the overlay (a cut
+// name would declare another member). Whatever the traffic, a fact is
+// then a few KiB at most.
+const (
+	// exampleBytes is the longest example kept: enough for a problem
+	// document or a small answer, whole, so that the overlay can show it.
+	exampleBytes = 1024
+	// textBytes bounds an operation, a location and a target.
+	textBytes = 512
+	// nameBytes bounds a member's, parameter's or method's name, a value
+	// outside an enum and a content type.
+	nameBytes = 256
+	// factOverhead is what a fact costs beside its text: the struct, its
+	// map entry and times.
+	factOverhead = 256
+)
 
-// Ledger keeps the facts of drift seen, at most Limit of them; more are
-// counted, not kept, so that a proxy running for weeks against a server
-// that answers a new member every time keeps constant memory. Safe for
-// concurrent use.
+// Ledger keeps the facts of drift seen, at most Limit of them and at most
+// DefaultBytes of their text; more are counted, not kept, so that a proxy
+// running for weeks against a server that answers a new member every time
+// keeps constant memory. Safe for concurrent use.
 type Ledger struct {
-	limit   int
-	mu      sync.Mutex
-	facts   map[string]*Fact
-	dropped map[string]bool // told apart up to droppedKeys
-	over    int             // dropped past droppedKeys
+	limit    int
+	maxBytes int
+	mu       sync.Mutex
+	facts    map[string]*Fact
+	bytes    int
+	dropped  map[uint64]bool // told apart up to droppedKeys, by a digest of each
+	over     int             // dropped past droppedKeys
 }
 
 // DefaultLimit is how many facts a ledger keeps by default.
 const DefaultLimit = 2000
 
+// DefaultBytes is how many bytes of facts a ledger keeps by default.
+const DefaultBytes = 4 << 20
+
 const droppedKeys = 10 * DefaultLimit
 
 // NewLedger makes a ledger that keeps at most limit facts (DefaultLimit
-// when limit < 1).
+// when limit < 1) and DefaultBytes of them.
 func NewLedger(limit int) *Ledger {
+	return NewLedgerBytes(limit, 0)
+}
+
+// NewLedgerBytes makes a ledger that keeps at most limit facts
+// (DefaultLimit when limit < 1) and maxBytes of them (DefaultBytes when
+// maxBytes < 1).
+func NewLedgerBytes(limit, maxBytes int) *Ledger {
 	if limit < 1 {
 		limit = DefaultLimit
 	}
-	return &Ledger{limit: limit, facts: map[string]*Fact{}, dropped: map[string]bool{}}
+	if maxBytes < 1 {
+		maxBytes = DefaultBytes
+	}
+	return &Ledger{limit: limit, maxBytes: maxBytes, facts: map[string]*Fact{}, dropped: map[uint64]bool{}}
 }
 
 // Add counts one sighting of drift, seen at at; sightings that are not
@@ -85,6 +126,7 @@ func (l *Ledger) Add(s Sighting, at time.Time) {
 	if !s.Drift {
 		return
 	}
+	s, cutShort := bounded(s)
 	// The target is part of a fact: a member at one location can be
 	// missing from two schemas (two branches of a oneOf), each its own
 	// change to the document.
@@ -94,17 +136,30 @@ func (l *Ledger) Add(s Sighting, at time.Time) {
 	defer l.mu.Unlock()
 	f := l.facts[k]
 	if f == nil {
-		if len(l.facts) >= l.limit {
-			if len(l.dropped) < droppedKeys {
-				l.dropped[k] = true
-			} else if !l.dropped[k] {
+		// Copies: a name may be a piece of a request's whole line or body,
+		// which it would otherwise keep alive.
+		f = &Fact{Kind: s.Kind, Operation: strings.Clone(s.Operation), Status: s.Status, ContentType: strings.Clone(s.ContentType),
+			Location: strings.Clone(s.Location), Value: strings.Clone(s.Value), FirstSeen: at, Target: strings.Clone(s.Target),
+			Name: strings.Clone(s.Name), Example: example(s)}
+		cost := factBytes(f, k)
+		if len(l.facts) >= l.limit || l.bytes+cost > l.maxBytes {
+			h := fnv.New64a()
+			h.Write([]byte(k))
+			if d := h.Sum64(); len(l.dropped) < droppedKeys {
+				l.dropped[d] = true
+			} else if !l.dropped[d] {
 				l.over++
 			}
 			return
 		}
-		f = &Fact{Kind: s.Kind, Operation: s.Operation, Status: s.Status, ContentType: s.ContentType, Location: s.Location,
-			Value: s.Value, FirstSeen: at, Target: s.Target, Name: s.Name, Example: example(s.Name, s.Example)}
-		l.facts[k] = f
+		switch {
+		case cutShort:
+			f.NotDeclared = "a name or location longer than the ledger keeps, kept cut"
+		default:
+			f.NotDeclared = undeclarable(f)
+		}
+		l.facts[strings.Clone(k)] = f
+		l.bytes += cost
 	}
 	f.Count++
 	if at.After(f.LastSeen) {
@@ -119,10 +174,90 @@ func (l *Ledger) Add(s Sighting, at time.Time) {
 	}
 }
 
+// factBytes is about what f costs kept under key k.
+func factBytes(f *Fact, k string) int {
+	return factOverhead + len(k) + len(f.Kind) + len(f.Operation) + len(f.ContentType) + len(f.Location) +
+		len(f.Value) + len(f.Example) + len(f.Target) + len(f.Name) + 64
+}
+
+// bounded is s with every name and location cut to what a fact keeps
+// (cutShort says whether any was), its enum value scrubbed when it lies
+// under a secret name.
+func bounded(s Sighting) (Sighting, bool) {
+	cutShort := false
+	cutTo := func(v *string, n int) {
+		if len(*v) > n {
+			*v, cutShort = cut(*v, n), true
+		}
+	}
+	cutTo(&s.Operation, textBytes)
+	cutTo(&s.Location, textBytes)
+	cutTo(&s.Target, textBytes)
+	cutTo(&s.Name, nameBytes)
+	cutTo(&s.ContentType, nameBytes)
+	cutTo(&s.Value, nameBytes)
+	if s.Value != "" {
+		s.Value = secretValue(s.Value, s.Location)
+	}
+	return s, cutShort
+}
+
+// secretValue is the JSON of a value found at loc, "REDACTED" when a
+// member of loc names a secret and the document does not publish it.
+func secretValue(value, loc string) string {
+	if !secretLocation(loc) {
+		return value
+	}
+	var v any
+	if json.Unmarshal([]byte(value), &v) != nil {
+		return value
+	}
+	if clean := scrub.At(v, scrub.Location(loc)...); !reflect.DeepEqual(clean, v) {
+		b, _ := json.Marshal(clean)
+		return string(b)
+	}
+	return value
+}
+
+// secretLocation tells whether a member of loc names a secret; the
+// answers of the first secretCacheSize locations asked are kept, since
+// the same few locations hold an enum in every answer.
+func secretLocation(loc string) bool {
+	if v, ok := secretCache.Load(loc); ok {
+		return v.(bool)
+	}
+	secret := false
+	for _, n := range scrub.Location(loc) {
+		secret = secret || scrub.SecretName(n)
+	}
+	if secretCached.Add(1) <= secretCacheSize {
+		secretCache.Store(loc, secret)
+	}
+	return secret
+}
+
+const secretCacheSize = 4096
+
+var (
+	secretCache  sync.Map // location -> bool
+	secretCached atomic.Int64
+)
+
+// cut is s cut at n bytes, never inside a character, "…" saying so.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // Report lists the facts by operation, kind and location.
 func (l *Ledger) Report() Report {
 	l.mu.Lock()
-	out := Report{Facts: make([]Fact, 0, len(l.facts)), Dropped: len(l.dropped) + l.over}
+	out := Report{Facts: make([]Fact, 0, len(l.facts)), Dropped: len(l.dropped) + l.over, Bytes: l.bytes}
 	for _, f := range l.facts {
 		c := *f
 		c.Types = append([]string(nil), f.Types...)
@@ -158,25 +293,36 @@ func sortFacts(facts []Fact) {
 func (l *Ledger) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.facts, l.dropped, l.over = map[string]*Fact{}, map[string]bool{}, 0
+	l.facts, l.dropped, l.over, l.bytes = map[string]*Fact{}, map[uint64]bool{}, 0, 0
 }
 
-// example is the JSON of v without its secrets (scrub.Value, which knows
-// a secret by the name it is under), cut at exampleBytes.
-func example(name string, v any) string {
-	if v == nil {
+// example is the JSON of the sighting's value without its secrets, cut
+// at exampleBytes. A member's value is scrubbed as found under every
+// member of its location (a value deep under harness_auth_secrets is a
+// secret whatever its own name), a query parameter's by the parameter's
+// name, an answer's (of an operation, status or content type) as a whole.
+func example(s Sighting) string {
+	if s.Example == nil {
 		return ""
 	}
-	if name == "" {
-		name = "value"
+	var clean any
+	switch s.Kind {
+	case KindResponseField, KindRequestField, KindEnumValue:
+		clean = scrub.At(s.Example, scrub.Location(s.Location)...)
+	case KindQueryParameter:
+		clean = scrub.Value(s.Example)
+		if scrub.SecretParam(s.Name) {
+			clean = scrub.At(s.Example, "secret")
+		}
+	default:
+		clean = scrub.Value(s.Example)
 	}
-	clean := scrub.Value(map[string]any{name: v}).(map[string]any)[name]
 	b, err := json.Marshal(clean)
 	if err != nil {
 		return ""
 	}
 	if len(b) > exampleBytes {
-		return string(b[:exampleBytes]) + "…"
+		return cut(string(b), exampleBytes)
 	}
 	return string(b)
 }

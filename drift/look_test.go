@@ -257,3 +257,24 @@ func TestTheOverlayOfNoDriftChangesNothing(t *testing.T) {
 	l0, _ := look(embedded(t), moved(t))
 	assert.Equal(t, names(l0.Report()), names(l.Report()))
 }
+
+// A value of another JSON type than its enum's is no new value of it: a
+// number where the states are strings is the validator's to report, and
+// an overlay adding 5 to a list of strings would declare nonsense. A
+// string outside the list still is one.
+func TestAValueOfAnotherTypeIsNoNewEnumValue(t *testing.T) {
+	d := embedded(t)
+	l := drift.NewLedger(0)
+	for _, state := range []string{`5`, `true`, `{"a":1}`, `"PAUSED"`} {
+		d.Look(drift.Exchange{Method: "GET", Path: "/agent/runs", Status: 200, ContentType: "application/json",
+			Body: []byte(`{"runs":[{"run_id":"r1","state":` + state + `}],"page_info":{"has_next_page":false}}`)},
+			func(s drift.Sighting) { l.Add(s, time.Now()) })
+	}
+	var values []string
+	for _, f := range l.Report().Facts {
+		if f.Kind == drift.KindEnumValue {
+			values = append(values, f.Value)
+		}
+	}
+	assert.Equal(t, []string{`"PAUSED"`}, values)
+}

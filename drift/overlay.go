@@ -3,16 +3,16 @@ package drift
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"mime"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/pb33f/go-yaml"
-	"github.com/pb33f/libopenapi"
-	applier "github.com/pb33f/libopenapi/overlay"
+
+	"github.com/agentruns/agentruns/internal/scrub"
 )
 
 // The overlay is an OpenAPI Overlay 1.0 document: one action per place in
@@ -67,7 +67,7 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 		return e
 	}
 	for _, f := range mergeSightings(facts) {
-		if f.Target == "" {
+		if f.Target == "" || f.NotDeclared != "" || undeclarable(&f) != "" {
 			continue
 		}
 		e := entry(f.Target)
@@ -145,28 +145,6 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// Apply applies an overlay to a document and returns the document it
-// makes (YAML). An action whose target matches nothing in the document
-// is an error: the overlay was written for another document.
-func Apply(doc, overlay []byte) ([]byte, error) {
-	ov, err := libopenapi.NewOverlayDocument(overlay)
-	if err != nil {
-		return nil, fmt.Errorf("read overlay: %w", err)
-	}
-	res, err := applier.Apply(doc, ov)
-	if err != nil {
-		return nil, fmt.Errorf("apply overlay: %w", err)
-	}
-	var problems []string
-	for _, w := range res.Warnings {
-		problems = append(problems, w.String())
-	}
-	if len(problems) > 0 {
-		return nil, errors.New("apply overlay: " + strings.Join(problems, "; "))
-	}
-	return reindent(res.Bytes)
 }
 
 // reindent writes a YAML document again with two spaces a level, as
@@ -340,6 +318,38 @@ func exampleValue(f Fact) (any, bool) {
 		return nil, false // none, or cut short
 	}
 	return v, true
+}
+
+// methods are the operations a path item holds (OpenAPI 3.0 and 3.1):
+// any other method, "$REF" or "QUERY" or "PARAMETERS", would write a
+// member that is no operation, or a reference that resolves nowhere.
+var methods = map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, "trace": true}
+
+// undeclarable says why the overlay cannot declare f, "" when it can:
+// only what an OpenAPI document can hold is written; the rest stays in
+// the drift report, with this reason.
+func undeclarable(f *Fact) string {
+	switch {
+	case f.Kind == KindOperation && !methods[f.Name]:
+		return fmt.Sprintf("%q is not one of the methods an OpenAPI path holds (get, put, post, delete, options, head, patch, trace)", f.Name)
+	case f.Kind == KindOperation && !strings.HasPrefix(f.Location, "/"):
+		return "a path template must begin with /"
+	case (f.Kind == KindOperation || f.Kind == KindStatus) && (f.Status < 100 || f.Status > 599):
+		return fmt.Sprintf("status %d is outside the 100 to 599 an OpenAPI response is declared for", f.Status)
+	case (f.Kind == KindContentType || f.ContentType != "" && f.Kind != KindQueryParameter && f.Kind != KindRequestField) && !isMediaType(f.ContentType):
+		return fmt.Sprintf("%q is not a media type (type/subtype)", f.ContentType)
+	case f.Kind == KindEnumValue && f.Value == `"`+scrub.Redacted+`"`:
+		return "a value under a secret name is not written down"
+	}
+	return ""
+}
+
+// isMediaType tells a media type, type/subtype, from anything else a
+// Content-Type header may carry.
+func isMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	major, minor, ok := strings.Cut(mt, "/")
+	return err == nil && ok && major != "" && minor != ""
 }
 
 // pathParameters declares the parameters of a template.

@@ -13,12 +13,15 @@ import (
 // document declares an enum, its values. Ids, times and free text are
 // never kept, nor the order of members, so two servers given the same
 // traffic have the same profile unless they answer differently. Safe for
-// concurrent use; bounded (maxFields members per answer, maxValues values
-// per member), what is past the bounds counted in Dropped.
+// concurrent use; bounded (maxOperations operations, maxFields members
+// per answer, maxValues values per member, names cut as a ledger cuts
+// them, and ProfileBytes of them in all), what is past the bounds counted
+// in Dropped.
 type Profile struct {
 	mu      sync.Mutex
 	ops     map[string]map[int]*answerShape
 	dropped int
+	bytes   int
 }
 
 type answerShape struct {
@@ -36,6 +39,11 @@ const (
 	maxOperations = 1000
 	maxFields     = 2000
 	maxValues     = 64
+	// ProfileBytes bounds the text a profile keeps: its operations,
+	// members' locations and values, each counted with what it costs
+	// beside (shapeOverhead).
+	ProfileBytes  = 8 << 20
+	shapeOverhead = 128
 )
 
 // NewProfile makes an empty profile.
@@ -46,53 +54,72 @@ func (p *Profile) Add(s Sighting) {
 	if s.Drift || s.Kind != KindStatus && s.Kind != KindResponseField {
 		return
 	}
+	s, _ = bounded(s) // names cut, a secret value replaced
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	op := p.ops[s.Operation]
 	if op == nil {
-		if len(p.ops) >= maxOperations {
+		if len(p.ops) >= maxOperations || !p.room(len(s.Operation)) {
 			p.dropped++
 			return
 		}
 		op = map[int]*answerShape{}
-		p.ops[s.Operation] = op
+		p.ops[strings.Clone(s.Operation)] = op // a copy: see Ledger.Add
 	}
 	a := op[s.Status]
 	if a == nil {
+		if !p.room(0) {
+			p.dropped++
+			return
+		}
 		a = &answerShape{contentTypes: map[string]bool{}, fields: map[string]*fieldShape{}}
 		op[s.Status] = a
 	}
 	if s.Kind == KindStatus {
 		a.count++
-		if s.ContentType != "" {
-			a.contentTypes[s.ContentType] = true
+		if s.ContentType != "" && !a.contentTypes[s.ContentType] {
+			if !p.room(len(s.ContentType)) {
+				p.dropped++
+				return
+			}
+			a.contentTypes[strings.Clone(s.ContentType)] = true
 		}
 		return
 	}
 	f := a.fields[s.Location]
 	if f == nil {
-		if len(a.fields) >= maxFields {
+		if len(a.fields) >= maxFields || !p.room(len(s.Location)) {
 			p.dropped++
 			return
 		}
 		f = &fieldShape{types: map[string]bool{}, values: map[string]bool{}}
-		a.fields[s.Location] = f
+		a.fields[strings.Clone(s.Location)] = f
 	}
-	f.types[s.Type] = true
+	f.types[s.Type] = true // one of a few constants
 	if s.Value != "" && !f.values[s.Value] {
-		if len(f.values) >= maxValues {
+		if len(f.values) >= maxValues || !p.room(len(s.Value)) {
 			p.dropped++
 			return
 		}
-		f.values[s.Value] = true
+		f.values[strings.Clone(s.Value)] = true
 	}
+}
+
+// room takes n bytes (and a shape's overhead) from the profile's budget,
+// false when they do not fit; p.mu is held.
+func (p *Profile) room(n int) bool {
+	if p.bytes+n+shapeOverhead > ProfileBytes {
+		return false
+	}
+	p.bytes += n + shapeOverhead
+	return true
 }
 
 // Reset forgets everything.
 func (p *Profile) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.ops, p.dropped = map[string]map[int]*answerShape{}, 0
+	p.ops, p.dropped, p.bytes = map[string]map[int]*answerShape{}, 0, 0
 }
 
 // ProfileData is a profile as JSON: what --proxy-profile writes and

@@ -28,6 +28,7 @@ type node struct {
 	closed     bool  // additionalProperties: false
 	items      *node
 	enum       map[string]bool // the JSON of each value; nil without an enum
+	enumTypes  map[string]bool // the JSON types of its values
 	constant   string          // the JSON of const, "" without
 	types      []string
 	required   []string
@@ -92,8 +93,14 @@ func (n *node) read(d *Doc) *node {
 		}
 		if len(s.Enum) > 0 {
 			n.enum = make(map[string]bool, len(s.Enum))
+			n.enumTypes = map[string]bool{}
 			for _, e := range s.Enum {
-				n.enum[yamlJSON(e)] = true
+				j := yamlJSON(e)
+				n.enum[j] = true
+				var v any
+				if json.Unmarshal([]byte(j), &v) == nil {
+					n.enumTypes[jsonType(v)] = true
+				}
 			}
 		}
 		if s.Const != nil {
@@ -114,6 +121,15 @@ func (n *node) read(d *Doc) *node {
 		}
 	})
 	return n
+}
+
+// holds tells whether a value of JSON type typ could be one of n's enum:
+// the schema's type allows it, and so do the values it lists.
+func (n *node) holds(typ string) bool {
+	if len(n.types) > 0 && !typeAllowed(typ, n.types) {
+		return false
+	}
+	return n.enumTypes[typ] || typ == "integer" && n.enumTypes["number"] || typ == "number" && n.enumTypes["integer"]
 }
 
 // parts are the schemas that apply to v: n's own, those of its allOf,
@@ -235,7 +251,10 @@ func (w *walker) walk(v any, n *node, loc, ptr string, depth int) {
 	var value string
 	if enum != nil && v != nil {
 		value = jsonText(v)
-		if w.drift && !enum.enum[value] {
+		// A value of another type than the enum's is no new value of it
+		// (a 5 where the states are strings): the validator reports it,
+		// and no overlay could declare it.
+		if w.drift && !enum.enum[value] && enum.holds(typ) {
 			w.seen(Sighting{Drift: true, Kind: KindEnumValue, Operation: w.op, Status: w.status, ContentType: w.ct,
 				Location: loc, Type: typ, Value: value, Example: v, Target: enum.target})
 		}

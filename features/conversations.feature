@@ -178,9 +178,9 @@ Feature: Conversations and transcripts
 
   # The newest official client (oz-agent-sdk 1.4.0-alpha.6), newer than the
   # published document (May 2026), asks where a shared conversation or
-  # session lives without an API key: anyone holding the link may ask. A
-  # server built to the published document leaves these out with
-  # --tags 'not @newest-client'.
+  # session lives without an API key: anyone holding the link may ask. The
+  # suite judges these where the server serves that surface, or
+  # --newest-client promises it.
 
   @creates-runs @newest-client
   Scenario: The session and conversation redirects answer without an API key

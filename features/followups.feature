@@ -9,9 +9,9 @@ Feature: Follow-ups to a run
   GET /agent/runs/{runId} shows what it did.
 
   The operation is newer than the published document (May 2026): the
-  official client oz-agent-sdk 1.4.0-alpha.6 calls it. A server built to
-  the published document leaves these scenarios out with
-  --tags 'not @newest-client'.
+  official client oz-agent-sdk 1.4.0-alpha.6 calls it. The suite judges
+  these scenarios where the server serves the operation, or where
+  --newest-client promises it; elsewhere they are skipped, saying so.
 
   @creates-runs @runs-as-written
   Scenario: A follow-up to a running run joins its conversation

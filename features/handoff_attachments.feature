@@ -6,9 +6,9 @@ Feature: Handoff attachments
   has ended, or when the last one left no files.
 
   The operation is newer than the published document (May 2026): the
-  official client oz-agent-sdk 1.4.0-alpha.6 calls it. A server built to
-  the published document leaves these scenarios out with
-  --tags 'not @newest-client'.
+  official client oz-agent-sdk 1.4.0-alpha.6 calls it. The suite judges
+  these scenarios where the server serves the operation, or where
+  --newest-client promises it; elsewhere they are skipped, saying so.
 
   # The files are listed just before each look at the run: a look that
   # finds the run not ended says it had not ended at the listing before.

@@ -90,8 +90,8 @@ Feature: Agent identities
 
   # What the newest official client (oz-agent-sdk 1.4.0-alpha.6) reads of
   # an identity, beyond the published document (May 2026): one identity by
-  # its uid, with every field the client needs. A server built to the
-  # published document leaves these out with --tags 'not @newest-client'.
+  # its uid, with every field the client needs. The suite judges
+  # these where the server serves that surface, or --newest-client promises it.
 
   @newest-client
   Scenario: An agent identity is fetched by its uid with every field the client needs

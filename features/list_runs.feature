@@ -195,8 +195,8 @@ Feature: List runs
 
   # The newest official client (oz-agent-sdk 1.4.0-alpha.6), newer than the
   # published document (May 2026), sends runs with metadata and filters
-  # them by metadata, automation, executor and factory. A server built to
-  # the published document leaves these out with --tags 'not @newest-client'.
+  # them by metadata, automation, executor and factory. The suite judges
+  # these where the server serves that surface, or --newest-client promises it.
 
   @creates-runs @newest-client
   Scenario: Metadata is kept, given back and filtered on

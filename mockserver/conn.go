@@ -49,6 +49,17 @@ type guardedConn struct {
 	// inFlight is the in-flight slot of the request the connection
 	// carries (LimitInFlight).
 	inFlight slot
+	// lastRead is what the latest Read returned, in the server's own read
+	// buffer (no copy): when the server refuses a request's head, the head
+	// is there, for the refusal to name what it refused. Read and the
+	// server's refusal run on the connection's one goroutine.
+	lastRead []byte
+}
+
+func (c *guardedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.lastRead = p[:n]
+	return n, err
 }
 
 func (c *guardedConn) SetReadDeadline(t time.Time) error {
@@ -87,7 +98,7 @@ func (c *guardedConn) ReadDeadline() time.Time {
 const serverRejectionHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
 func (c *guardedConn) Write(p []byte) (int, error) {
-	if out, ok := asProblem(p); ok {
+	if out, ok := asProblem(p, c.lastRead); ok {
 		if _, err := c.Conn.Write(out); err != nil {
 			return 0, err
 		}
@@ -97,8 +108,9 @@ func (c *guardedConn) Write(p []byte) (int, error) {
 }
 
 // asProblem turns one of net/http's own plain-text refusals into the same
-// answer as problem+json; ok is false for anything else.
-func asProblem(p []byte) (out []byte, ok bool) {
+// answer as problem+json; ok is false for anything else. read is what the
+// connection read last, where the refused request's head may be.
+func asProblem(p, read []byte) (out []byte, ok bool) {
 	const proto = "HTTP/1.1 "
 	if !bytes.HasPrefix(p, []byte(proto)) || len(p) < len(proto)+3 {
 		return nil, false
@@ -120,7 +132,9 @@ func asProblem(p []byte) (out []byte, ok bool) {
 	case http.StatusHTTPVersionNotSupported:
 		code, detail = codeNotSupported, "the mock speaks HTTP/1.0, HTTP/1.1 and HTTP/2 only ("+text+")"
 	case http.StatusNotImplemented:
-		code, detail = codeNotSupported, "the request's Transfer-Encoding is not one the mock knows (chunked)"
+		// net/http says only "Unsupported transfer encoding"; the
+		// request's head, when it is in the last read, names it.
+		code, detail = codeNotSupported, "the request's Transfer-Encoding"+transferEncodingOf(read)+" is not one the mock reads: it reads chunked only, or a body of a given Content-Length"
 	default:
 		detail = "the request could not be read as HTTP (" + text + ")"
 	}
@@ -154,4 +168,21 @@ func (s *Server) bodyDeadline(r *http.Request) (time.Time, time.Duration) {
 		}
 	}
 	return d, s.bodyTimeout
+}
+
+// transferEncodingOf is ` "gzip"` for a request head in read that sends
+// Transfer-Encoding: gzip, "" when read holds no such header.
+func transferEncodingOf(read []byte) string {
+	head, _, _ := bytes.Cut(read, []byte("\r\n\r\n"))
+	for _, line := range bytes.Split(head, []byte("\r\n")) {
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if ok && bytes.EqualFold(bytes.TrimSpace(name), []byte("Transfer-Encoding")) {
+			v := bytes.TrimSpace(value)
+			if len(v) > 64 {
+				v = append(v[:64:64], "…"...)
+			}
+			return " " + strconv.Quote(string(v))
+		}
+	}
+	return ""
 }

@@ -446,10 +446,10 @@ func TestTheGoAPIGivesARunsConversation(t *testing.T) {
 	s := newServer(t, mockserver.Options{Step: 10 * time.Second})
 	c := serve(t, s)
 	id := c.create(map[string]any{"prompt": "Fix the build"}).RunID
-	_, err := s.Session("").Conversation(id)
+	_, err := s.DefaultSession().Conversation(id)
 	require.Error(t, err, "no conversation before a worker claims the run")
 	c.advance(time.Hour)
-	got, err := s.Session("").Conversation(id)
+	got, err := s.DefaultSession().Conversation(id)
 	require.NoError(t, err)
 	var want mockserver.Conversation
 	c.do("GET", "/agent/runs/"+id+"/conversation", nil).json(t, &want)

@@ -23,7 +23,7 @@ import (
 func TestGoCallersMatchTheMocksErrors(t *testing.T) {
 	srv, err := mockserver.New(mockserver.Options{})
 	require.NoError(t, err)
-	s := srv.Session("")
+	s := srv.DefaultSession()
 	_, err = s.Run("no-such-run")
 	assert.ErrorIs(t, err, mockserver.ErrRunNotFound)
 	s.Freeze()

@@ -181,11 +181,11 @@ func TestSessionEventsIsThePolledLog(t *testing.T) {
 	s := newServer(t, mockserver.Options{Step: time.Second})
 	c := serve(t, s)
 	id := c.create(map[string]any{"prompt": "x"}).RunID
-	_, err := s.Session("").Advance(time.Minute)
+	_, err := s.DefaultSession().Advance(time.Minute)
 	require.NoError(t, err)
 	polled := c.events("run_ids=" + id)
 	var mine []mockserver.RunEvent
-	for _, e := range s.Session("").Events() {
+	for _, e := range s.DefaultSession().Events() {
 		if e.RunID == id {
 			mine = append(mine, e)
 		}

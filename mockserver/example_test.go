@@ -35,7 +35,7 @@ func Example_inProcess() {
 	resp.Body.Close()
 	fmt.Println("created:", created.State)
 
-	if _, err := mock.Session("").Advance(5 * time.Minute); err != nil {
+	if _, err := mock.DefaultSession().Advance(5 * time.Minute); err != nil {
 		panic(err)
 	}
 	req, _ = http.NewRequest("GET", "http://agentruns.test/agent/runs/"+created.RunID, nil)
@@ -82,7 +82,7 @@ func ExampleSession_AddFate() {
 	if err != nil {
 		panic(err)
 	}
-	session := mock.Session("")
+	session := mock.DefaultSession()
 	if _, err := session.AddFate(mockserver.FateRule{State: mockserver.Failed, ErrorCode: "insufficient_credits", Step: "1s"}); err != nil {
 		panic(err)
 	}

@@ -57,14 +57,25 @@ func (s *Server) RegisterOn(mt *httpmock.MockTransport, baseURL string) {
 }
 
 // Session gives a Go test the control API's powers over one mock session
-// without HTTP; "" is the default one. It panics on a name the
-// X-Mock-Session header would be refused for (see store.CheckSessionName).
-func (s *Server) Session(name string) *Session {
-	ms, err := s.store.Open(name)
-	if err != nil { // a bad name; a full server closes its oldest mock session
-		panic(err)
+// without HTTP; "" is the default one. A name the X-Mock-Session header
+// would be refused for (see store.CheckSessionName) is an error, as the
+// header's refusal is a 400.
+func (s *Server) Session(name string) (*Session, error) {
+	ms, err := s.store.Open(name) // a full server closes its oldest mock session
+	if err != nil {
+		return nil, err
 	}
-	return &Session{ms: ms, linkBase: s.sessionLinkBase, runs: s.runs}
+	return &Session{ms: ms, linkBase: s.sessionLinkBase, runs: s.runs}, nil
+}
+
+// DefaultSession is Session(""), the mock session of a caller that names
+// none, which is always there.
+func (s *Server) DefaultSession() *Session {
+	sess, err := s.Session("")
+	if err != nil {
+		panic(err) // the default session's name is always good
+	}
+	return sess
 }
 
 // Session controls one mock session's clock, runs and faults. Its changes

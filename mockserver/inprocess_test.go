@@ -21,6 +21,7 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/jarcoal/httpmock"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -187,7 +188,7 @@ func TestInProcessSessionMovesTheClockWithoutHTTP(t *testing.T) {
 	mock, c := newInProcess(t, mockserver.Options{})
 	a := c.in("clock-a")
 	id := a.create("Tidy the changelog")
-	s := mock.Session("clock-a")
+	s := named(t, mock, "clock-a")
 	require.Equal(t, clockStart, s.Now())
 
 	now, err := s.Advance(5 * time.Minute)
@@ -203,14 +204,14 @@ func TestInProcessSessionMovesTheClockWithoutHTTP(t *testing.T) {
 	var clk mockserver.ClockInfo
 	a.do("GET", "/__mock/clock", "").json(t, &clk)
 	require.Equal(t, now.UTC().Format(time.RFC3339Nano), mustTime(t, clk.Now).UTC().Format(time.RFC3339Nano))
-	require.Equal(t, clockStart, mock.Session("").Now())
+	require.Equal(t, clockStart, mock.DefaultSession().Now())
 
 	// Freeze stops a real clock; Advance then moves it alone.
 	// The wall is moved by hand, so "time passes" needs no waiting.
 	wall := &fakeWall{now: clockStart}
 	realClock, err := mockserver.New(mockserver.Options{Wall: wall.Now})
 	require.NoError(t, err)
-	rs := realClock.Session("freeze")
+	rs := named(t, realClock, "freeze")
 	before := rs.Now()
 	wall.Add(time.Second)
 	require.Equal(t, before.Add(time.Second), rs.Now(), "a real clock runs")
@@ -235,7 +236,7 @@ func mustTime(t *testing.T, s string) time.Time {
 func TestInProcessSessionSetsRunStates(t *testing.T) {
 	mock, c := newInProcess(t, mockserver.Options{})
 	a := c.in("states")
-	s := mock.Session("states")
+	s := named(t, mock, "states")
 	id := a.create("Force me along")
 
 	item, err := s.SetState(id, mockserver.InProgress, nil)
@@ -265,7 +266,7 @@ func TestInProcessSessionSetsRunStates(t *testing.T) {
 	require.Error(t, err)
 
 	// Another session has no such run, and the default session's runs are untouched.
-	_, err = mock.Session("elsewhere").SetState(id, mockserver.Pending, nil)
+	_, err = named(t, mock, "elsewhere").SetState(id, mockserver.Pending, nil)
 	require.Error(t, err)
 	status, _ := c.state(id)
 	require.Equal(t, http.StatusNotFound, status)
@@ -274,7 +275,7 @@ func TestInProcessSessionSetsRunStates(t *testing.T) {
 func TestInProcessSessionFaultsAndAttempts(t *testing.T) {
 	mock, c := newInProcess(t, mockserver.Options{})
 	a := c.in("faults")
-	s := mock.Session("faults")
+	s := named(t, mock, "faults")
 
 	rule, err := s.AddFault(mockserver.FaultRule{
 		Method: "post", Path: "/agent/run*", Times: 2,
@@ -312,7 +313,7 @@ func TestInProcessSessionFaultsAndAttempts(t *testing.T) {
 	}
 	require.Equal(t, []int{429, 429, 200, 200}, []int{attempts[0].Status, attempts[1].Status, attempts[2].Status, attempts[3].Status})
 	require.Nil(t, attempts[3].RetryCount, "no X-Stainless-Retry-Count header, no count")
-	require.Empty(t, mock.Session("").Attempts(), "the default session saw nothing")
+	require.Empty(t, mock.DefaultSession().Attempts(), "the default session saw nothing")
 
 	var rules []mockserver.FaultRule
 	a.do("GET", "/__mock/faults", "").json(t, &rules)
@@ -348,7 +349,7 @@ func TestInProcessSessionFaultsAndAttempts(t *testing.T) {
 func TestInProcessDroppedConnectionIsAnErrorFromDo(t *testing.T) {
 	mock, c := newInProcess(t, mockserver.Options{})
 	a := c.in("drop")
-	_, err := mock.Session("drop").AddFault(mockserver.FaultRule{Method: "POST", Path: "/agent/run", Times: 1, Fault: mockserver.Fault{Drop: true}})
+	_, err := named(t, mock, "drop").AddFault(mockserver.FaultRule{Method: "POST", Path: "/agent/run", Times: 1, Fault: mockserver.Fault{Drop: true}})
 	require.NoError(t, err)
 
 	_, err = a.send("POST", "/agent/run", `{"prompt": "Dropped"}`)
@@ -365,7 +366,7 @@ func TestInProcessDroppedConnectionIsAnErrorFromDo(t *testing.T) {
 	_, err = viaHttpmock.send("GET", "/agent/runs", "", mockserver.FaultHeader, "drop")
 	require.ErrorContains(t, err, "connection dropped")
 
-	attempts := mock.Session("drop").Attempts()
+	attempts := named(t, mock, "drop").Attempts()
 	require.Len(t, attempts, 4)
 	for _, i := range []int{0, 2, 3} {
 		require.Equal(t, 0, attempts[i].Status, "attempt %d was never answered", i)
@@ -402,15 +403,15 @@ func TestInProcessSessionsAreIsolated(t *testing.T) {
 	}
 
 	// A's rules and clock are A's.
-	_, err := mock.Session("iso-a").AddFault(mockserver.FaultRule{Path: "/agent/runs", Fault: mockserver.Fault{Status: 500}})
+	_, err := named(t, mock, "iso-a").AddFault(mockserver.FaultRule{Path: "/agent/runs", Fault: mockserver.Fault{Status: 500}})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusInternalServerError, a.do("GET", "/agent/runs", "").status)
 	require.Equal(t, http.StatusOK, b.do("GET", "/agent/runs", "").status)
 	require.Equal(t, http.StatusOK, shared.do("GET", "/agent/runs", "").status)
-	_, err = mock.Session("iso-a").Advance(time.Hour)
+	_, err = named(t, mock, "iso-a").Advance(time.Hour)
 	require.NoError(t, err)
-	require.Equal(t, clockStart, mock.Session("iso-b").Now())
-	require.Equal(t, clockStart.Add(time.Hour), mock.Session("iso-a").Now())
+	require.Equal(t, clockStart, named(t, mock, "iso-b").Now())
+	require.Equal(t, clockStart.Add(time.Hour), named(t, mock, "iso-a").Now())
 
 	// The control API over HTTP and Session("iso-a") are the same session.
 	var info mockserver.Info
@@ -418,7 +419,7 @@ func TestInProcessSessionsAreIsolated(t *testing.T) {
 	require.Equal(t, "iso-a", info.Session)
 	require.Equal(t, clockStart.Add(time.Hour), mustTime(t, info.Clock.Now))
 	statuses := func(session string) (out []string) {
-		for _, at := range mock.Session(session).Attempts() {
+		for _, at := range named(t, mock, session).Attempts() {
 			out = append(out, at.Method+" "+strconv.Itoa(at.Status))
 		}
 		return out
@@ -429,13 +430,13 @@ func TestInProcessSessionsAreIsolated(t *testing.T) {
 	// Each session starts from the fixtures: the same fixture runs, apart.
 	var pa, pb mockserver.ListRunsResponse
 	b.do("GET", "/agent/runs?limit=100", "").json(t, &pb)
-	mock.Session("iso-a").ClearFaults()
+	named(t, mock, "iso-a").ClearFaults()
 	a.do("GET", "/agent/runs?limit=100", "").json(t, &pa)
 	require.NotEmpty(t, pb.Runs)
 	require.Equal(t, len(pb.Runs)+1, len(pa.Runs), "A has the fixtures and its own run")
 
 	// Reset puts A back to the fixtures.
-	mock.Session("iso-a").Reset()
+	named(t, mock, "iso-a").Reset()
 	status, _ := a.state(id)
 	require.Equal(t, http.StatusNotFound, status)
 }
@@ -449,7 +450,10 @@ func ExampleSession_AddFault() {
 		panic(err)
 	}
 	client := mock.Client()
-	session := mock.Session("job-42") // its own runs, clock, rules and journal
+	session, err := mock.Session("job-42") // its own runs, clock, rules and journal
+	if err != nil {
+		panic(err) // a name X-Mock-Session would refuse
+	}
 	if _, err := session.AddFault(mockserver.FaultRule{
 		Method: "POST", Path: "/agent/run*", Times: 2,
 		Fault: mockserver.Fault{Status: 429, RetryAfter: "1s"},
@@ -500,7 +504,7 @@ func ExampleSession_AddFault() {
 // HTTP do: the store counts its own mutations, whoever asks for them.
 func TestGoAPIChangesCountForTheSaver(t *testing.T) {
 	s := newServer(t, mockserver.Options{})
-	ms := s.Session("")
+	ms := s.DefaultSession()
 	id := serve(t, s).create(map[string]any{"prompt": "counted"}).RunID
 	for _, c := range []struct {
 		name   string
@@ -511,7 +515,7 @@ func TestGoAPIChangesCountForTheSaver(t *testing.T) {
 		{"set now", func() { _, err := ms.SetNow(ms.Now().Add(time.Hour)); require.NoError(t, err) }},
 		{"clock mode", func() { ms.SetClockMode(mockserver.RealClock) }},
 		{"reset", ms.Reset},
-		{"new session", func() { s.Session("another") }},
+		{"new session", func() { named(t, s, "another") }},
 	} {
 		before := s.Changes()
 		c.change()
@@ -522,4 +526,27 @@ func TestGoAPIChangesCountForTheSaver(t *testing.T) {
 	_, _ = ms.Run(id)
 	_ = ms.Fates()
 	require.Equal(t, before, s.Changes(), "reading changes nothing")
+}
+
+// named is the mock session of that name, which the test knows is good.
+func named(t testing.TB, s *mockserver.Server, name string) *mockserver.Session {
+	t.Helper()
+	sess, err := s.Session(name)
+	require.NoError(t, err)
+	return sess
+}
+
+// A name the X-Mock-Session header would be refused for is an error, not
+// a panic, and opens no session.
+func TestABadSessionNameIsAnError(t *testing.T) {
+	mock := newServer(t, mockserver.Options{})
+	for _, name := range []string{"has space", strings.Repeat("x", 200), "tab\there", "é"} {
+		sess, err := mock.Session(name)
+		assert.Error(t, err, name)
+		assert.Nil(t, sess, name)
+	}
+	sess, err := mock.Session("job-42")
+	require.NoError(t, err)
+	assert.NotNil(t, sess)
+	assert.NotNil(t, mock.DefaultSession())
 }

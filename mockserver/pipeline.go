@@ -193,6 +193,12 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 			writeProblem(w, r, aerr)
 			return
 		}
+		if rt.target != nil {
+			if aerr := rt.target(c); aerr != nil {
+				writeProblem(w, r, aerr)
+				return
+			}
+		}
 		// Most create bodies are read and checked in one pass by the typed
 		// reader (runs_request.go); the rest are checked here as before.
 		var decoded any

@@ -59,6 +59,10 @@ type route struct {
 	// keyless routes of the API answer without a key as with one (the
 	// newest client sends none): the ids they take are unguessable.
 	keyless bool
+	// target, when set, finds what the path names before the body is
+	// checked: a caller who may not see it, or asks for one that is not
+	// there, hears 403 or 404 first, whatever its body lacks.
+	target func(c *call) *apiError
 	// segments is pattern split at "/", and hasID says one is a {…}; both
 	// filled in by routingTable.
 	segments []string
@@ -88,7 +92,7 @@ func (s *Server) routingTable() []route {
 		{method: "POST", pattern: "/agent/schedules", area: api, handle: s.createSchedule},
 		{method: "GET", pattern: "/agent/schedules", area: api, handle: s.listSchedules},
 		{method: "GET", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.getSchedule},
-		{method: "PUT", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.updateSchedule},
+		{method: "PUT", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.updateSchedule, target: scheduleTarget},
 		{method: "DELETE", pattern: "/agent/schedules/{scheduleId}", area: api, handle: s.deleteSchedule},
 		{method: "POST", pattern: "/agent/schedules/{scheduleId}/pause", area: api, handle: s.pauseSchedule},
 		{method: "POST", pattern: "/agent/schedules/{scheduleId}/resume", area: api, handle: s.resumeSchedule},

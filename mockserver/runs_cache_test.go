@@ -194,7 +194,7 @@ func TestRunCacheKeepsNoRunAfterAReset(t *testing.T) {
 	list("cache-test")
 	control(http.MethodDelete, "cache-test")
 	list("")
-	s.Session("").Reset() // the default mock session, in process
+	s.DefaultSession().Reset() // the default mock session, in process
 	if n := held(); n != 0 {
 		t.Fatalf("Session.Reset left %d runs in the cache", n)
 	}

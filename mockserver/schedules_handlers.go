@@ -233,11 +233,18 @@ func (s *Server) getSchedule(c *call) response {
 	return ok(s.scheduleItem(sc))
 }
 
+// scheduleTarget finds the schedule a PUT replaces before its body is
+// checked: 404 or 403 before any complaint about the body, as a follow-up
+// to a run that is not there or not the caller's.
+func scheduleTarget(c *call) *apiError {
+	if _, err := c.session.GetSchedule(c.principal, c.id); err != nil {
+		return problemOf(err)
+	}
+	return nil
+}
+
 // updateSchedule is PUT /agent/schedules/{scheduleId}.
 func (s *Server) updateSchedule(c *call) response {
-	if _, err := c.session.GetSchedule(c.principal, c.id); err != nil {
-		return fail(problemOf(err)) // 404 or 403 before any complaint about the body
-	}
 	spec, aerr := s.scheduleSpec(c, true)
 	if aerr != nil {
 		return fail(aerr)

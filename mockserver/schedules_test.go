@@ -236,7 +236,7 @@ func TestDailyScheduleSpawnsOneRunPerDayEachReachingItsEnd(t *testing.T) {
 func TestScheduledRunsFollowFateRulesAndComeInTickOrder(t *testing.T) {
 	srv := newServer(t, mockserver.Options{Step: time.Second})
 	c := serve(t, srv)
-	sess := srv.Session("")
+	sess := srv.DefaultSession()
 	_, err := sess.AddFate(mockserver.FateRule{PromptPattern: "(?i)hourly", State: mockserver.Failed, ErrorCode: "insufficient_credits"})
 	require.NoError(t, err)
 	a := c.createSchedule(map[string]any{"name": "B hourly", "cron_schedule": "0 * * * *", "prompt": "Hourly check"})
@@ -265,7 +265,7 @@ func TestOneClockMoveStartsAtMostTheBoundOfRunsPerSchedule(t *testing.T) {
 	c := serve(t, srv)
 	s := c.createSchedule(map[string]any{"name": "Every minute", "cron_schedule": "* * * * *", "prompt": "tick"})
 	c.advance(30 * 24 * time.Hour) // 43,200 ticks
-	runs, err := srv.Session("").ScheduleRuns(s.ID)
+	runs, err := srv.DefaultSession().ScheduleRuns(s.ID)
 	require.NoError(t, err)
 	require.Equal(t, store.MaxTicksPerCatchUp, len(runs))
 	end := clockStart.Add(30 * 24 * time.Hour)
@@ -277,7 +277,7 @@ func TestOneClockMoveStartsAtMostTheBoundOfRunsPerSchedule(t *testing.T) {
 	assert.Contains(t, *got.LastSpawnError, "2026-03-01T12:01:00Z", "names the first skipped tick")
 	// The next move is an ordinary one, and clears the note.
 	c.advance(2 * time.Minute)
-	runs, err = srv.Session("").ScheduleRuns(s.ID)
+	runs, err = srv.DefaultSession().ScheduleRuns(s.ID)
 	require.NoError(t, err)
 	assert.Equal(t, store.MaxTicksPerCatchUp+2, len(runs))
 	assert.Nil(t, c.schedule(s.ID).LastSpawnError)
@@ -342,7 +342,7 @@ func TestControlListsAScheduleRunsAndFiresItNow(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, c.do("GET", "/__mock/schedules/sch_nope/runs", nil).status)
 
 	// The Go API does the same.
-	sess := srv.Session("")
+	sess := srv.DefaultSession()
 	run, err := sess.FireSchedule(s.ID)
 	require.NoError(t, err)
 	runs, err := sess.ScheduleRuns(s.ID)
@@ -441,4 +441,20 @@ func TestSkills(t *testing.T) {
 		r := c.do("GET", "/agent?"+q, nil)
 		assert.Equal(t, http.StatusBadRequest, r.status, "%s: %s", q, r.body)
 	}
+}
+
+// A replace of a schedule the caller may not see, or that is not there,
+// is refused for that (403, 404) before anything its body lacks is named,
+// as a follow-up to such a run is.
+func TestAReplaceOfAnotherTeamsOrAnUnknownScheduleIsRefusedBeforeItsBody(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	s := c.createSchedule(nightly("Acme nightly"))
+	incomplete := map[string]any{"name": "x"}
+	r := c.as("wk-mock-carol").do("PUT", "/agent/schedules/"+s.ID, incomplete)
+	assert.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
+	r = c.do("PUT", "/agent/schedules/sch_nope", incomplete)
+	assert.Equal(t, http.StatusNotFound, r.status, "%s", r.body)
+	// The owner still hears what the body lacks.
+	r = c.do("PUT", "/agent/schedules/"+s.ID, incomplete)
+	assert.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
 }

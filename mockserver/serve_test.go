@@ -3,6 +3,7 @@ package mockserver_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -70,4 +71,34 @@ func TestServeIsHardened(t *testing.T) {
 	require.NotNil(t, first, "the request in flight was cut off")
 	assert.Equal(t, http.StatusOK, first.StatusCode)
 	require.NoError(t, <-served)
+}
+
+// A Transfer-Encoding net/http does not read is refused with a 501
+// problem whose detail names the encoding sent, not another.
+func TestAnUnknownTransferEncodingIsNamed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- mockserver.Serve(ctx, ln, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), mockserver.DefaultHardening, nil)
+	}()
+	defer func() { cancel(); <-served }()
+	for _, te := range []string{"gzip", "brotli-ish"} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		_, err = io.WriteString(conn, "POST /agent/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "+te+"\r\n\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		var p struct {
+			Detail string `json:"detail"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&p))
+		resp.Body.Close()
+		conn.Close()
+		assert.Equal(t, http.StatusNotImplemented, resp.StatusCode)
+		assert.Contains(t, p.Detail, `"`+te+`"`, "the encoding sent is named")
+		assert.Contains(t, p.Detail, "it reads chunked only")
+	}
 }

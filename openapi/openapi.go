@@ -82,7 +82,11 @@ func NewValidatorFromBytes(doc []byte) (*Validator, error) {
 	return newValidator(doc, true)
 }
 
-func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
+// buildModel parses doc and builds its model, checked against the OpenAPI
+// schema when checkDocument is set: all of NewValidatorFromBytes but the
+// validator, whose schemas compiled up front cost several times as much
+// for a large document.
+func buildModel(doc []byte, checkDocument bool) (*v3.Document, error) {
 	// libopenapi logs some model problems (to stdout, by default) instead of
 	// returning them; collecting the log turns them into errors.
 	logged := &logCollector{}
@@ -111,7 +115,14 @@ func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
 			return nil, documentError(errs)
 		}
 	}
-	model := &built.Model
+	return &built.Model, nil
+}
+
+func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
+	model, err := buildModel(doc, checkDocument)
+	if err != nil {
+		return nil, err
+	}
 	schemas := cache.NewDefaultCache()
 	opts := []config.Option{
 		// Without format assertions "created_after=yesterday" or a

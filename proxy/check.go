@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"io"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/drift"
+	"github.com/agentruns/agentruns/internal/scrub"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
 )
@@ -69,6 +71,9 @@ type checker struct {
 	drift   *drift.Doc
 	ledger  *drift.Ledger
 	profile *drift.Profile
+	// maxBody is the largest body checked (Options.MaxBodyBytes), a
+	// decoded answer's included.
+	maxBody int
 
 	workers      []chan job
 	turn         atomic.Uint64 // the next worker in turn
@@ -341,8 +346,15 @@ func (c *checker) checkOne(x *pending) {
 	if c.beforeCheck != nil {
 		c.beforeCheck(x)
 	}
-	body, err := decoded(x.respHeader, x.respBody.bytes())
-	if err != nil {
+	body, err := decoded(x.respHeader, x.respBody.bytes(), c.maxBody)
+	switch {
+	case errors.Is(err, errDecodedTooLarge):
+		// A small gzip answer may decode to a huge one (a bomb): it is
+		// not decoded past the size a plain body is checked to, and is
+		// counted, not walked, as a plain body over it is.
+		c.found.notChecked(x, "an answer over the size the proxy checks, once decoded")
+		return
+	case err != nil:
 		c.found.notChecked(x, "an answer body the proxy could not decode: "+err.Error())
 		return
 	}
@@ -351,6 +363,9 @@ func (c *checker) checkOne(x *pending) {
 		Status: x.status, Body: body, RequestBody: x.reqBody.bytes(), Sent: x.sent, Received: x.received,
 		Request: requestName(x.method, x.apiPath, x.query),
 	}
+	// The answer is decoded once, for every reader after the validator:
+	// the violations' values, the client versions and drift.
+	value := decodeJSON(x.respHeader, body)
 	var found []rules.Violation
 	judged := ex
 	if strings.HasPrefix(x.apiPath, "/agent") {
@@ -361,7 +376,7 @@ func (c *checker) checkOne(x *pending) {
 			c.found.offDocument(x, ex.Request, issues)
 		}
 		if routed && !j.notServed {
-			found = append(found, c.responseViolations(j.validator, x, body)...)
+			found = append(found, c.responseViolations(j.validator, x, body, value)...)
 		}
 		if j.asPublished {
 			judged = c.judge.asPublishedServerReads(ex, j.operation)
@@ -370,12 +385,10 @@ func (c *checker) checkOne(x *pending) {
 	found = append(found, c.memory.Observe(judged)...)
 	c.found.record(x, ex.Request, found)
 	c.runs.observe(ex)
-	// The client versions and drift read the same decoded answer.
-	decoded := decodeJSON(x.respHeader, body)
-	if decoded != nil {
-		c.clients.AnswerValue(ex.Method, ex.Path, ex.Status, decoded) // clients.go
+	if value != nil {
+		c.clients.AnswerValue(ex.Method, ex.Path, ex.Status, value) // clients.go
 	}
-	c.lookForDrift(x, body, decoded) // drift.go
+	c.lookForDrift(x, body, value) // drift.go
 	if c.observer != nil {
 		c.observeMu.Lock()
 		c.observer.Observe(ex)
@@ -393,7 +406,7 @@ func (c *checker) requestIssues(v *openapi.Validator, x *pending) (issues []stri
 		var ve *openapi.ValidationError
 		if !errors.As(err, &ve) {
 			if err != nil {
-				issues = append(issues, err.Error())
+				issues = append(issues, redactText(err.Error()))
 			}
 			return
 		}
@@ -411,7 +424,7 @@ func (c *checker) requestIssues(v *openapi.Validator, x *pending) (issues []stri
 	return dedupe(issues), routed
 }
 
-func (c *checker) responseViolations(v *openapi.Validator, x *pending, body []byte) []rules.Violation {
+func (c *checker) responseViolations(v *openapi.Validator, x *pending, body []byte, doc any) []rules.Violation {
 	req := c.request(x)
 	h := x.respHeader.Clone()
 	h.Del("Content-Encoding") // the body is decoded already
@@ -421,8 +434,6 @@ func (c *checker) responseViolations(v *openapi.Validator, x *pending, body []by
 	if !errors.As(err, &ve) {
 		return nil
 	}
-	var doc any
-	_ = json.Unmarshal(body, &doc)
 	op := ve.Operation
 	if ve.Status != 0 {
 		op += " " + strconv.Itoa(ve.Status)
@@ -435,14 +446,18 @@ func (c *checker) responseViolations(v *openapi.Validator, x *pending, body []by
 			out = append(out, rules.Violation{Rule: rules.ResponseFollowsDocument, Field: f.Field, Expected: f.Expected, Got: f.Got})
 			continue
 		}
-		got := "an answer that does not"
+		got, message := "an answer that does not", f.Message
 		if v, ok := valueAt(doc, f.Field); ok {
-			got = short(v)
+			clean := scrub.At(v, scrub.Location(f.Field)...)
+			got = short(clean)
+			if s, ok := v.(string); ok && clean != v && s != "" {
+				message = strings.ReplaceAll(message, s, scrub.Redacted) // the validator may quote it
+			}
 		} else if strings.HasPrefix(f.Field, "body.") {
 			got = "nothing"
 		}
 		out = append(out, rules.Violation{Rule: rules.ResponseFollowsDocument, Field: f.Field,
-			Expected: "as " + op + " is documented: " + f.Message, Got: got})
+			Expected: "as " + op + " is documented: " + message, Got: got})
 	}
 	return out
 }
@@ -507,9 +522,13 @@ func (c *checker) request(x *pending) *http.Request {
 	}
 }
 
+// errDecodedTooLarge is an answer that decodes past the size checked.
+var errDecodedTooLarge = errors.New("the decoded answer is over the size the proxy checks")
+
 // decoded undoes a gzip Content-Encoding, which the proxy passes through
-// as the upstream sent it.
-func decoded(h http.Header, body []byte) ([]byte, error) {
+// as the upstream sent it, to at most limit bytes: past it,
+// errDecodedTooLarge, having held no more than limit.
+func decoded(h http.Header, body []byte, limit int) ([]byte, error) {
 	if !strings.EqualFold(h.Get("Content-Encoding"), "gzip") || len(body) == 0 {
 		return body, nil
 	}
@@ -517,7 +536,14 @@ func decoded(h http.Header, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return io.ReadAll(io.LimitReader(zr, 64<<20))
+	out, err := io.ReadAll(io.LimitReader(zr, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > limit {
+		return nil, errDecodedTooLarge
+	}
+	return out, nil
 }
 
 func dedupe(in []string) []string {
@@ -542,7 +568,7 @@ func (f *findings) record(x *pending, request string, vs []rules.Violation) {
 	f.checked++
 	e := f.entry(x)
 	for _, v := range vs {
-		v.Expected, v.Got = redactText(v.Expected), redactText(v.Got)
+		v.Field, v.Expected, v.Got, v.RunID = cut(v.Field, keptText), redactText(v.Expected), redactText(v.Got), cut(v.RunID, keptText)
 		f.byRule[v.Rule]++
 		f.latest.add(Finding{At: at, Request: request, Status: x.status, Violation: v})
 		e.Violations = append(e.Violations, v.Rule)
@@ -581,6 +607,11 @@ func (f *findings) offDocument(x *pending, request string, issues []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.offDocCount++
+	// At most keptIssues issues of keptText each: the validator may name
+	// each of a thousand members.
+	if len(issues) > keptIssues {
+		issues = append(issues[:keptIssues:keptIssues], fmt.Sprintf("and %d more", len(issues)-keptIssues))
+	}
 	f.offDoc.add(OffDocument{At: x.received.UTC().Format(time.RFC3339Nano), Request: request, Status: x.status, Issues: issues})
 }
 

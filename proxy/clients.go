@@ -1,7 +1,11 @@
 package proxy
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/agentruns/agentruns/clientcheck"
+	"github.com/agentruns/agentruns/internal/scrub"
 	"github.com/agentruns/agentruns/report"
 )
 
@@ -33,4 +37,23 @@ func clientVersions(counts []clientcheck.Count) []report.ClientVersion {
 		out = append(out, row)
 	}
 	return out
+}
+
+// cleanCounts are the tally's counts as the proxy shows them: a break's
+// field cut at keptText, and the string it quotes replaced when the field
+// lies under a secret name (a credential_strategy of "hunter2" is shown
+// as a string, not as itself).
+func cleanCounts(counts []clientcheck.Count) []clientcheck.Count {
+	for i := range counts {
+		for j, b := range counts[i].First {
+			if q, ok := strings.CutPrefix(b.Got, "string "); ok {
+				if v, err := strconv.Unquote(q); err == nil && scrub.At(v, scrub.Location(b.Field)...) != any(v) {
+					b.Got = "string " + strconv.Quote(scrub.Redacted)
+				}
+			}
+			b.Field, b.Expected, b.Got = cut(b.Field, keptText), redactText(b.Expected), redactText(b.Got)
+			counts[i].First[j] = b
+		}
+	}
+	return counts
 }

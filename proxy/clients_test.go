@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/clientcheck"
+	"github.com/agentruns/agentruns/internal/browsertest"
 	"github.com/agentruns/agentruns/proxy"
 )
 
@@ -108,4 +110,27 @@ func controlJSON(t *testing.T, base, method string) string {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	return string(body)
+}
+
+// The client versions' panel fits the dashboard at its width: a first
+// break's long expected value (every state of a run) wraps within its
+// cell rather than pushing the table past its panel.
+func TestTheClientVersionsPanelFitsTheDashboard(t *testing.T) {
+	p, err := proxy.New(proxy.Options{Upstream: harnessUpstream(t)})
+	require.NoError(t, err)
+	srv := httptest.NewServer(p)
+	t.Cleanup(func() { srv.Close(); p.Close() })
+	readAll(t, srv.URL+"/agent/runs?limit=5")
+	require.NoError(t, p.Drain(context.Background()))
+
+	ctx := browsertest.Tab(t)
+	browsertest.Do(t, ctx, chromedp.Navigate(srv.URL+"/__mock/proxy/ui/"))
+	browsertest.WaitFor(t, ctx, `document.querySelectorAll("#clients tbody tr[data-client]").length === 3`)
+	assert.Contains(t, browsertest.Text(t, ctx, "#clients"), "one of CANCELLED, CLAIMED, FAILED, INPROGRESS, PENDING, QUEUED, SUCCEEDED")
+	assert.True(t, browsertest.Eval[bool](t, ctx, `document.getElementById("clients").offsetWidth <= document.querySelector(".panel-clients .scroll").clientWidth`),
+		"the client versions' table fits its panel at %d px", browsertest.Width)
+	assert.True(t, browsertest.Eval[bool](t, ctx, `document.getElementById("clients-panel").getBoundingClientRect().right <= window.innerWidth`),
+		"the panel fits the window at %d px", browsertest.Width)
+	browsertest.Eval[bool](t, ctx, `(window.scrollTo(0, document.getElementById("clients-panel").getBoundingClientRect().top + window.scrollY - document.querySelector(".bar").offsetHeight - 16), true)`)
+	browsertest.Screenshot(t, ctx, "proxy-clients")
 }

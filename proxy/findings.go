@@ -53,6 +53,7 @@ const (
 	keptFindings    = 1000
 	keptOffDocument = 200
 	keptEntries     = 500
+	keptIssues      = 20 // per request off the document
 )
 
 type ring[T any] struct {

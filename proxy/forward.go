@@ -54,7 +54,9 @@ type pendingKey struct{}
 
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	x := &pending{
-		method: r.Method, path: r.URL.Path, rawQuery: r.URL.RawQuery, query: r.URL.Query(),
+		// The method is a piece of the request line: kept as it is, it
+		// would keep the whole line (a 60 KB path) alive in the journal.
+		method: strings.Clone(r.Method), path: r.URL.Path, rawQuery: r.URL.RawQuery, query: r.URL.Query(),
 		header: r.Header.Clone(), session: r.Header.Get("X-Mock-Session"), caller: p.callerOf(r),
 		observer: r.Header.Get(ObserverHeader) != "", sent: time.Now(),
 	}

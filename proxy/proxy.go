@@ -149,6 +149,7 @@ func New(opts Options) (*Proxy, error) {
 	p.check = newChecker(judge, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
 	p.check.beforeCheck = opts.beforeCheck
 	p.check.clients = clients
+	p.check.maxBody = opts.MaxBodyBytes
 	p.check.drift, p.check.ledger, p.check.profile = opts.Drift, drift.NewLedger(0), drift.NewProfile()
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -197,7 +198,7 @@ func (p *Proxy) Drain(ctx context.Context) error { return p.check.drain(ctx) }
 // Summary is what was found so far (GET /__mock/proxy).
 func (p *Proxy) Summary() Summary {
 	s := p.found.summary(p.upstream.String())
-	s.Clients = p.clients.Counts()
+	s.Clients = cleanCounts(p.clients.Counts())
 	s.Drift = p.Drift()
 	s.Document = p.check.judge.describe()
 	return s
@@ -225,7 +226,34 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.control(w, r)
 		return
 	}
+	if seg, ok := dotSegment(r.URL); ok {
+		// The upstream (or a server in front of it) would resolve it,
+		// reaching a path outside its base path: /api/v1/../../x is /x.
+		problem(w, http.StatusBadRequest, "Bad request",
+			fmt.Sprintf("the path has a %q segment: the proxy forwards only paths under the upstream's base path, and resolves none", seg))
+		return
+	}
 	p.forward(w, r)
+}
+
+// dotSegment finds a "." or ".." segment in u's path, written as it is or
+// percent-encoded (%2e%2e), or one that hides a slash (..%2f).
+func dotSegment(u *url.URL) (string, bool) {
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			continue // the validator and the upstream refuse it
+		}
+		for _, part := range strings.FieldsFunc(dec, func(r rune) bool { return r == '/' || r == '\\' }) {
+			if part == "." || part == ".." {
+				return seg, true
+			}
+		}
+		if dec == "." || dec == ".." {
+			return seg, true
+		}
+	}
+	return "", false
 }
 
 type discard struct{}

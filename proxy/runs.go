@@ -21,18 +21,27 @@ import (
 // nothing of its own, neither a request nor a key.
 
 // seenRunsLimit is the most runs kept: the dashboard shows a page of 100.
-const seenRunsLimit = 500
+// They are held to seenRunsBytes of JSON too, the least recently seen
+// forgotten first, and a run over seenRunBytes is not kept at all (it is
+// counted): 500 runs of a 4 MiB answer each would be 2 GiB.
+const (
+	seenRunsLimit = 500
+	seenRunsBytes = 16 << 20
+	seenRunBytes  = 256 << 10
+)
 
 type seenRuns struct {
-	mu    sync.Mutex
-	byID  map[string]*list.Element // of *seenRun
-	order *list.List               // most recently seen first
+	mu      sync.Mutex
+	byID    map[string]*list.Element // of *seenRun
+	order   *list.List               // most recently seen first
+	bytes   int
+	tooLong int // runs not kept, each over seenRunBytes
 }
 
 type seenRun struct {
 	id      string
 	created time.Time
-	run     map[string]any
+	run     json.RawMessage // kept as JSON: a decoded run costs several times its text
 }
 
 func newSeenRuns() *seenRuns {
@@ -72,20 +81,32 @@ func (s *seenRuns) observe(ex rules.Exchange) {
 		}
 		created, _ := run["created_at"].(string)
 		at, _ := time.Parse(time.RFC3339Nano, created)
-		seen := &seenRun{id: id, created: at, run: scrub.Value(run).(map[string]any)}
-		if e, ok := s.byID[id]; ok {
-			e.Value = seen
-			s.order.MoveToFront(e)
+		clean := scrub.Value(run).(map[string]any)
+		b, _ := json.Marshal(clean)
+		if len(b) > seenRunBytes {
+			s.tooLong++
 			continue
 		}
-		s.byID[id] = s.order.PushFront(seen)
-		if s.order.Len() > seenRunsLimit {
+		seen := &seenRun{id: id, created: at, run: b}
+		if e, ok := s.byID[id]; ok {
+			s.bytes -= e.Value.(*seenRun).size()
+			e.Value = seen
+			s.order.MoveToFront(e)
+		} else {
+			s.byID[id] = s.order.PushFront(seen)
+		}
+		s.bytes += seen.size()
+		for s.order.Len() > seenRunsLimit || s.bytes > seenRunsBytes {
 			last := s.order.Back()
 			s.order.Remove(last)
+			s.bytes -= last.Value.(*seenRun).size()
 			delete(s.byID, last.Value.(*seenRun).id)
 		}
 	}
 }
+
+// size is about what r costs kept.
+func (r *seenRun) size() int { return len(r.run) + len(r.id) + 128 }
 
 // page is the newest n runs seen, newest first as the API lists them,
 // shaped as GET /agent/runs answers.
@@ -97,7 +118,7 @@ func (s *seenRuns) page(n int) map[string]any {
 	}
 	s.mu.Unlock()
 	sort.SliceStable(all, func(i, j int) bool { return all[i].created.After(all[j].created) })
-	runs := make([]map[string]any, 0, min(n, len(all)))
+	runs := make([]json.RawMessage, 0, min(n, len(all)))
 	for _, r := range all[:min(n, len(all))] {
 		runs = append(runs, r.run)
 	}
@@ -105,7 +126,7 @@ func (s *seenRuns) page(n int) map[string]any {
 }
 
 // get is the latest look at run id.
-func (s *seenRuns) get(id string) (map[string]any, bool) {
+func (s *seenRuns) get(id string) (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.byID[id]

@@ -55,7 +55,8 @@ type Config struct {
 	FailingPrompt string
 	// WaitForTicks lets the scenarios tagged @schedule-ticks run against a
 	// server without the mock's control API: they wait for schedules to fire
-	// on the server's clock, about three minutes, and start a run or two.
+	// on the server's clock, about three minutes whatever Timeout (each
+	// tick is waited for until a minute past it), and start a run or two.
 	// Without it they are skipped, saying so; with the control API they
 	// move the mock's clock and need no waiting.
 	WaitForTicks bool
@@ -98,6 +99,12 @@ type Config struct {
 	// NoControl ignores the mock's control API even where it is offered, so
 	// the suite behaves as against a real server.
 	NoControl bool
+	// NewestClient promises that the server serves what the newest
+	// official client calls beyond the published document (the scenarios
+	// tagged @newest-client): they are judged, and what is missing fails.
+	// Without it the suite asks the server whether it serves that surface
+	// and judges it only where it does (newest_surface.go).
+	NewestClient bool
 
 	// Prompt, when set, is the prompt of every run the suite creates but
 	// those of the scenarios about their prompt (@runs-as-written) and
@@ -146,10 +153,10 @@ type Config struct {
 	FailOnClient string
 
 	// Validator checks every response. When nil, the project's OpenAPI
-	// document (openapi.NewValidator) if the run selects a scenario tagged
-	// @newest-client, and otherwise its published view
-	// (openapi.NewPublishedValidator), which requires no field of the
-	// newest client's of an answer.
+	// document (openapi.NewValidator) if the run judges the newest
+	// client's surface (NewestClient, or a server found serving it), and
+	// otherwise its published view (openapi.NewPublishedValidator), which
+	// requires no field of the newest client's of an answer.
 	Validator ResponseValidator
 	// Features holds the feature files at its root; the embedded
 	// features.FS when nil.
@@ -233,6 +240,8 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, err)
 	} else if err := c.knownTags(); err != nil {
 		errs = append(errs, err)
+	} else if selects, err := c.selectsNewestClient(); err == nil && c.NewestClient && !selects {
+		errs = append(errs, fmt.Errorf("the newest client is promised, and the tags %q select none of its scenarios (%s)", c.Tags, newestClientTag))
 	}
 	if c.Output == nil {
 		c.Output = os.Stdout
@@ -406,6 +415,9 @@ func (su *Suite) avoidable(tags []string) *report.Need {
 			need := o.need
 			return &need
 		}
+	}
+	if slices.Contains(tags, newestClientTag) && !su.newest.Judged {
+		return &report.Need{Flag: "--newest-client", What: "what the newest official client (" + newestClientName + ") calls beyond the published document"}
 	}
 	return nil
 }

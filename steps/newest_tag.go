@@ -42,10 +42,11 @@ func (s *scenario) registerNewestClientTag(sc stepContext) {
 
 // NewestClientNote is what every failure of a scenario tagged
 // newestClientTag says, in these words and no others: such a scenario
-// holds a server to more than the published document, and a server built
-// to that document is not wrong to fail it.
-const NewestClientNote = "[" + newestClientTag + ": this scenario checks what the official client oz-agent-sdk 1.4.0-alpha.6 calls, " +
-	"beyond the published API document of May 2026; a server built to that document leaves such scenarios out with --tags 'not " + newestClientTag + "']"
+// holds a server to more than the published document, which it does only
+// where the server serves that surface or --newest-client promises it
+// (newest_surface.go).
+const NewestClientNote = "[" + newestClientTag + ": this scenario checks what the official client " + newestClientName + " calls, " +
+	"beyond the published API document of May 2026; it is judged where the server serves that surface, or where --newest-client promises it]"
 
 // newestClientHint is the note a failed step of a scenario tagged
 // newestClientTag adds to its error (godog puts it before the step's
@@ -60,7 +61,8 @@ func newestClientHint(err error) error {
 
 // selectsNewestClient tells whether the run selects any scenario tagged
 // newestClientTag. When it selects none, nothing of the newest client's
-// surface is judged: not in a step, not in the document's validation.
+// surface is asked about nor judged: not in a step, not in the document's
+// validation.
 func (c Config) selectsNewestClient() (bool, error) {
 	x, err := c.tags()
 	if err != nil {

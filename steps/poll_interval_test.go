@@ -45,7 +45,7 @@ func claimedShownAsQueued(t *testing.T) (url string, wait func(context.Context, 
 		_, _ = w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
-	clock := m.Session("")
+	clock := m.DefaultSession()
 	return srv.URL, func(ctx context.Context, d time.Duration) error {
 		_, err := clock.Advance(d)
 		return err

@@ -36,6 +36,9 @@ var referenceVariants = []struct {
 	// The published document (May 2026) alone: none of the newest
 	// client's operations, fields or values. Its team leaves the newest
 	// client's scenarios out, and nothing else.
+	// (The default run, which asks the server whether it serves the
+	// newest client's operations, is TestTheDefaultRunPassesAServerOfThe
+	// PublishedDocument: here the proxy would judge the asking.)
 	{"the published document alone", refserver.Options{Step: 20 * time.Millisecond, Published: true},
 		func(c *steps.Config) { c.Tags = "not @newest-client" }},
 	// Timestamps shown to the millisecond or to the second, kept and
@@ -49,6 +52,9 @@ var referenceVariants = []struct {
 	// Another team's run is hidden (404) rather than forbidden (403).
 	{"another team's run not found", refserver.Options{Step: 20 * time.Millisecond, ForeignNotFound: true}, twoTeams},
 	{"another team's run forbidden", refserver.Options{Step: 20 * time.Millisecond}, twoTeams},
+	// A run in another team's environment is accepted, then failed before
+	// any worker claims it, rather than refused at creation.
+	{"a run in another team's environment failed, not refused", refserver.Options{Step: 20 * time.Millisecond, ForeignEnvironmentFailed: true}, twoTeams},
 	// A run in another team's environment is accepted, then failed before
 	// any worker claims it, rather than refused at creation.
 	{"a run in another team's environment failed, not refused", refserver.Options{Step: 20 * time.Millisecond, ForeignEnvironmentFailed: true}, twoTeams},

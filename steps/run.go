@@ -58,6 +58,9 @@ type Result struct {
 	Duration time.Duration
 	// Report is the run as the report formatters saw it, step by step.
 	Report report.Run
+	// NewestClient is what the run found of the newest client's surface,
+	// and whether it judged it.
+	NewestClient NewestSurface
 }
 
 // Passed reports whether at least one scenario ran, none failed or was
@@ -225,7 +228,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	if err := rep.Close(run); err != nil && repErr == nil {
 		repErr = err
 	}
-	res := Result{Seed: seed, Control: su.Control(), Duration: run.Duration, Report: run}
+	res := Result{Seed: seed, Control: su.Control(), Duration: run.Duration, Report: run, NewestClient: su.newest}
 	for _, sc := range scenarios {
 		res.Scenarios = append(res.Scenarios, scenarioResult(sc))
 	}

@@ -136,6 +136,7 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 		case hasTag(sc, "@mock-only"):
 			s.skipReason = "checks what only the bundled mock promises beyond the published API document (@mock-only); " +
 				s.suite.cfg.BaseURL + " does not offer the mock's control API, so it is not taken for the mock"
+		case s.skipsNewestClient(sc):
 		default:
 			if hasTag(sc, "@plan-edge") {
 				s.suite.identityWrites.Lock()
@@ -150,11 +151,26 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
 		return ctx, godog.ErrSkip
 	}
+	if s.skipsNewestClient(sc) {
+		fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
+		return ctx, godog.ErrSkip
+	}
 	s.api.session = newUUID()
 	if err := s.api.freezeClock(ctx); err != nil {
 		return ctx, fmt.Errorf("isolating the scenario in its own mock session: %w", err)
 	}
 	return ctx, nil
+}
+
+// skipsNewestClient tells whether the scenario checks the newest client's
+// surface, which this run does not judge (newest_surface.go), and if so
+// says why it is skipped.
+func (s *scenario) skipsNewestClient(sc *godog.Scenario) bool {
+	if !hasTag(sc, newestClientTag) || s.suite.newest.Judged {
+		return false
+	}
+	s.skipReason = s.suite.newest.skipReason(s.suite.cfg.BaseURL)
+	return true
 }
 
 // after records the outcome and, on a real server, undoes what the scenario

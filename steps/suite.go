@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -47,6 +48,9 @@ type Suite struct {
 	// released client version reads it; nil outside Run.
 	clients *clientcheck.Tally
 
+	// newest is what NewSuite found of the newest client's surface.
+	newest NewestSurface
+
 	// identityWrites holds the team's identities still for a scenario that
 	// checks the plan's edge (@plan-edge): it holds the lock, and any other
 	// scenario that creates, changes or deletes an identity holds it shared
@@ -77,23 +81,9 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	newest, err := cfg.selectsNewestClient()
+	selects, err := cfg.selectsNewestClient()
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Validator == nil {
-		// A run that leaves the newest client's scenarios out judges the
-		// server as one built to the published document: the newest
-		// client's fields are not required of its answers.
-		load := defaultValidator
-		if !newest {
-			load = defaultPublishedValidator
-		}
-		v, err := load()
-		if err != nil {
-			return nil, fmt.Errorf("loading the OpenAPI validator: %w", err)
-		}
-		cfg.Validator = v
 	}
 	base, err := url.Parse(cfg.BaseURL)
 	if err != nil {
@@ -110,11 +100,38 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 			return nil, err
 		}
 	}
-	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger(), book: newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce), shares: &shares{}}
+	// Whether the newest client's surface is judged (newest_surface.go).
+	newest := NewestSurface{Judged: true, Promised: true}
+	switch {
+	case !selects:
+		newest = NewestSurface{LeftOut: true}
+	case !cfg.NewestClient:
+		if newest, err = surveyNewestSurface(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey, cfg.ReadOnly); err != nil {
+			if errors.Is(err, ErrInterrupted) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("asking whether the server serves the newest client's operations: %w", err)
+		}
+	}
+	if cfg.Validator == nil {
+		// A run that does not judge the newest client's surface judges
+		// the server as one built to the published document: the newest
+		// client's fields are not required of its answers.
+		load := defaultValidator
+		if !newest.Judged {
+			load = defaultPublishedValidator
+		}
+		v, err := load()
+		if err != nil {
+			return nil, fmt.Errorf("loading the OpenAPI validator: %w", err)
+		}
+		cfg.Validator = v
+	}
+	su := &Suite{cfg: cfg, base: base, runCtx: context.Background(), runs: newLedger(), newest: newest, book: newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce), shares: &shares{}}
 	if !cfg.NoControl {
 		su.control = detectControl(ctx, cfg.HTTPClient, base)
 	}
-	su.marking = &runMarking{prompt: cfg.Prompt, failingPrompt: cfg.FailingPrompt, metadata: newest, suiteRun: "contract-run-" + randomHex(4)}
+	su.marking = &runMarking{prompt: cfg.Prompt, failingPrompt: cfg.FailingPrompt, metadata: newest.Judged, suiteRun: "contract-run-" + randomHex(4)}
 	if cfg.ReadOnly && su.control != nil {
 		// Every use of the control API changes the mock (a session, its
 		// clock): a read-only run polls, as against any server.

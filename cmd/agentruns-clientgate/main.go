@@ -17,6 +17,8 @@ import (
 
 	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/clientgate"
+	"github.com/agentruns/agentruns/internal/readcap"
+	"github.com/agentruns/agentruns/openapi"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -68,9 +70,9 @@ Flags:
 	}
 	docs := make([][]byte, 2)
 	for i, name := range fs.Args() {
-		b, err := os.ReadFile(name)
+		b, err := readDocument(name)
 		if err != nil {
-			fmt.Fprintln(stderr, err)
+			fmt.Fprintf(stderr, "%s %v\n", []string{"BASE", "REVISION"}[i], err)
 			return exitUsage
 		}
 		docs[i] = b
@@ -117,4 +119,19 @@ Flags:
 	}
 	fmt.Fprintf(stdout, "client versions broken: %s\n", strings.Join(broken, ", "))
 	return exitBroken
+}
+
+// readDocument reads a document, at most readcap.Limit of it, and refuses
+// anything that is not an OpenAPI 3.0 or 3.1 document: a gate given an
+// empty file or a drift report as BASE would otherwise find nothing broken,
+// and pass for ever.
+func readDocument(name string) ([]byte, error) {
+	b, err := readcap.File(name, readcap.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := openapi.CheckDocument(b); err != nil {
+		return nil, fmt.Errorf("%s: not a readable OpenAPI 3.x document: %w", name, err)
+	}
+	return b, nil
 }

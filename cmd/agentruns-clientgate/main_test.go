@@ -58,5 +58,38 @@ func TestTheGateRefusesABadCommandLine(t *testing.T) {
 	bad := write(t, "bad.yaml", []byte("openapi: [not, a, document"))
 	status, _, errOut = gate(bad, bad)
 	assert.Equal(t, exitUsage, status)
-	assert.Contains(t, errOut, "reading the base document")
+	assert.Contains(t, errOut, "BASE "+bad+": not a readable OpenAPI 3.x document: neither YAML nor JSON")
+}
+
+// A gate given what is no document must fail, not pass: with an empty
+// BASE it would otherwise find nothing broken for ever.
+func TestTheGateRefusesWhatIsNoReadableDocument(t *testing.T) {
+	good := write(t, "base.yaml", openapi.Document)
+	doc := string(openapi.Document)
+	for _, c := range []struct{ name, content, says string }{
+		{"empty.yaml", "", "the file is empty"},
+		{"drift.json", `{"facts":[],"distinct":0,"dropped":0}`, "a drift report"},
+		{"swagger.yaml", "swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n", "Swagger 2.0"},
+		{"overlay.yaml", "overlay: 1.0.0\ninfo: {title: t, version: '1'}\nactions:\n  - target: $.info\n    update: {x-a: 1}\n", "an overlay"},
+		{"v4.yaml", strings.Replace(doc, "openapi: 3.1.0", "openapi: 4.0.0", 1), `OpenAPI "4.0.0"`},
+		{"cyclic.yaml", strings.Replace(doc, "    RunItem:\n", "    Loop: {$ref: '#/components/schemas/Loop'}\n    RunItem:\n      $ref: '#/components/schemas/Loop'\n    Unused:\n", 1), "cycle"},
+		{"status.yaml", strings.Replace(doc, `"200":`, `"abc":`, 1), "abc"},
+		{"noslash.yaml", strings.Replace(doc, "\n  /agent/runs:\n", "\n  agent/runs:\n", 1), "agent/runs"},
+	} {
+		bad := write(t, c.name, []byte(c.content))
+		for i, args := range [][]string{{bad, good}, {good, bad}} {
+			status, out, errOut := gate(args...)
+			assert.Equal(t, exitUsage, status, "%s as %d: %s%s", c.name, i, out, errOut)
+			assert.Contains(t, errOut, []string{"BASE ", "REVISION "}[i]+bad+": not a readable OpenAPI 3.x document: ", c.name)
+			assert.Contains(t, errOut, c.says, c.name)
+			assert.Empty(t, out, c.name)
+		}
+	}
+}
+
+func TestTheGateReadsABoundedFile(t *testing.T) {
+	good := write(t, "base.yaml", openapi.Document)
+	status, _, errOut := gate("/dev/zero", good)
+	assert.Equal(t, exitUsage, status)
+	assert.Contains(t, errOut, "BASE /dev/zero: larger than 64 MiB")
 }

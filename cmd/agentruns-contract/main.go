@@ -148,6 +148,7 @@ type options struct {
 	noControl    bool
 	exactStamps  bool
 	failOnClient string
+	newestClient bool
 	prompt       string
 	maxRuns      int
 	maxAtOnce    int
@@ -194,7 +195,7 @@ Flags:
 	fs.StringVar(&o.otherAPIKey, "other-api-key", "", "API `key` of another team, for the scenarios checking that one team never sees another's runs (@two-callers, skipped without it)")
 	fs.StringVar(&o.failPrompt, "failing-prompt", "", "a `prompt` the server under test ends in FAILED or ERROR, for the scenarios checking a failed run's status message by polling (@failing-prompt, skipped without it)")
 	fs.IntVar(&o.identityPlan, "identity-plan", 0, "how many agent identities the `number` of the key's team's plan allows, for the scenario checking the plan's edge (@plan-edge, skipped without it; 3 against the bundled mock)")
-	fs.BoolVar(&o.waitForTicks, "wait-for-ticks", false, "let the scenarios that watch schedules fire on the server's clock run (@schedule-ticks): about three minutes of waiting and a run or two each (skipped without it, unless the mock's control API moves the clock)")
+	fs.BoolVar(&o.waitForTicks, "wait-for-ticks", false, "let the scenarios that watch schedules fire on the server's clock run (@schedule-ticks): about three minutes of waiting, whatever --timeout, and a run or two each (skipped without it, unless the mock's control API moves the clock)")
 	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "change nothing on the server: send only GET and HEAD, leaving out the scenarios that create runs or change anything (@creates-runs, @writes)")
 	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
@@ -208,6 +209,7 @@ Flags:
 	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
 	fs.BoolVar(&o.exactStamps, "exact-timestamps", false, "the server keeps its timestamps exactly as it shows them: judge the time filters at a run's very instant (without it, an instant the shown digits leave undecided is inconclusive; the bundled mock is judged so anyway)")
 	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
+	fs.BoolVar(&o.newestClient, "newest-client", false, "the server promises what the newest official client calls beyond the published document (@newest-client): judge it, and fail what is missing (default: judged only where the server serves it, which the run asks first)")
 	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientcheck.Names()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
 	fs.StringVar(&o.prompt, "prompt", "", "the `prompt` of every run the suite creates but those of the scenarios about their runs' prompt or title (@runs-as-written) and the failing prompt: the cheapest one your agents finish (default: each scenario's own)")
 	fs.IntVar(&o.maxRuns, "max-runs", 0, "create at most this `number` of runs: the scenarios a run past it would serve are NOT CHECKED (budget), never passed (default: no budget)")
@@ -327,6 +329,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		NoControl:       o.noControl,
 		ExactTimestamps: o.exactStamps,
 		FailOnClient:    o.failOnClient,
+		NewestClient:    o.newestClient,
 		Log:             io.Discard, // the summary says why scenarios were skipped
 		HTTPClient:      &http.Client{Timeout: 60 * time.Second},
 	}
@@ -444,6 +447,9 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	}
 	fmt.Fprintf(w, "\n%d scenarios: %d passed, %d failed, %d skipped%s in %s (%s, seed %d)\n",
 		len(res.Scenarios), passed, failed, skipped, interrupted, res.Duration.Round(time.Millisecond), res.Report.Mode, res.Seed)
+	for _, line := range res.NewestClient.Lines() {
+		fmt.Fprintln(w, line)
+	}
 	failures := res.Report.FailureGroups()
 	for _, g := range failures {
 		if g.Cause == nil {
@@ -460,7 +466,9 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	unchecked := res.Report.Unchecked()
 	var flags []string
 	for _, u := range unchecked {
-		flags = append(flags, u.Flag)
+		if u.Flag != "--newest-client" { // the first lines said why: not the server's contract unless it promises it
+			flags = append(flags, u.Flag)
+		}
 		fmt.Fprintf(w, "NOT CHECKED %s (%s skipped): pass %s %s to check it\n",
 			u.What, plural(len(u.Scenarios), "scenario"), u.Flag, flagArgument[u.Flag])
 	}
@@ -496,11 +504,16 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		}
 	}
 	if failed == 0 && len(res.Interrupted()) == 0 && len(unchecked) > 0 {
-		verdict := "Passed, but not all checked"
-		if passed == 0 {
-			verdict = "Nothing was checked"
+		switch {
+		case passed == 0:
+			var all []string
+			for _, u := range unchecked {
+				all = append(all, u.Flag)
+			}
+			fmt.Fprintf(w, "Nothing was checked: add %s to check the rest.\n", strings.Join(all, " and "))
+		case len(flags) > 0:
+			fmt.Fprintf(w, "Passed, but not all checked: add %s to check the rest.\n", strings.Join(flags, " and "))
 		}
-		fmt.Fprintf(w, "%s: add %s to check the rest.\n", verdict, strings.Join(flags, " and "))
 	}
 }
 
@@ -535,6 +548,7 @@ var flagArgument = map[string]string{
 	"--failing-prompt": "PROMPT (one the server ends in FAILED or ERROR)",
 	"--wait-for-ticks": "(minutes of waiting for schedules to fire)",
 	"--identity-plan":  "N (the agent identities the team's plan allows)",
+	"--newest-client":  "(if the server promises that client)",
 	"--max-runs":       "N (a larger budget of runs)",
 }
 

@@ -62,7 +62,7 @@ func TestCtrlCCancelsTheRunsAndExitsInterrupted(t *testing.T) {
 			}
 			w.WriteHeader(rec.Code)
 			_, _ = w.Write(rec.Body.Bytes())
-			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs/") {
+			if rest, ok := strings.CutPrefix(r.URL.Path, "/agent/runs/"); ok && r.Method == http.MethodGet && !strings.Contains(rest, "/") {
 				onePoll.Do(func() { close(polled) })
 			}
 		})

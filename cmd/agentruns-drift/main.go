@@ -9,7 +9,9 @@
 // answers differ; it exits 1 when they do, 0 when they do not. apply
 // applies the overlay the proxy wrote (--proxy-overlay) to the document and
 // writes the document it makes, checked to be valid OpenAPI. Both exit 2
-// for a wrong command line or a file they cannot read.
+// for a wrong command line or a file they cannot read: one that is not
+// what they want (an overlay given as the document, a drift report given
+// as a profile), or larger than 64 MiB (readcap.Limit).
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/agentruns/agentruns/drift"
+	"github.com/agentruns/agentruns/internal/readcap"
 	"github.com/agentruns/agentruns/openapi"
 )
 
@@ -119,9 +122,10 @@ func compare(args []string, stdout, stderr io.Writer) (int, error) {
 			return exitUsage, err
 		}
 	} else if len(diffs) == 0 {
-		fmt.Fprintf(stdout, "%s and %s answered the same traffic alike.\n", ln, rn)
+		fmt.Fprintf(stdout, "%s and %s answered the same traffic alike.\n", drift.Printable(ln), drift.Printable(rn))
 	} else {
-		fmt.Fprintf(stdout, "%d difference(s) between %s (%s) and %s (%s):\n\n", len(diffs), ln, left, rn, right)
+		fmt.Fprintf(stdout, "%d difference(s) between %s (%s) and %s (%s):\n\n", len(diffs),
+			drift.Printable(ln), drift.Printable(left), drift.Printable(rn), drift.Printable(right))
 		if err := drift.WriteTable(stdout, diffs, ln, rn); err != nil {
 			return exitUsage, err
 		}
@@ -149,13 +153,17 @@ func sideName(file string) string {
 	return strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 }
 
-// readProfile reads a profile, refusing a file that is not one (a drift
-// report given by mistake would compare as empty).
+// readProfile reads a profile, at most readcap.Limit of it, refusing a
+// file that is not one (a drift report given by mistake would compare as
+// empty).
 func readProfile(file string) (drift.ProfileData, error) {
 	var p drift.ProfileData
-	b, err := os.ReadFile(file)
+	b, err := readcap.File(file, readcap.Limit)
 	if err != nil {
 		return p, err
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return p, fmt.Errorf("%s: not a profile: the file is empty", file)
 	}
 	var shape map[string]json.RawMessage
 	if err := json.Unmarshal(b, &shape); err != nil {
@@ -181,21 +189,24 @@ func apply(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return fmt.Errorf("apply needs one overlay, got %d argument(s) (flags go before the file)", fs.NArg())
 	}
-	ov, err := os.ReadFile(fs.Arg(0))
+	ov, err := readcap.File(fs.Arg(0), readcap.Limit)
 	if err != nil {
 		return err
 	}
 	doc := openapi.Document
 	if *document != "" {
-		if doc, err = os.ReadFile(*document); err != nil {
+		if doc, err = readcap.File(*document, readcap.Limit); err != nil {
 			return err
+		}
+		if err := openapi.CheckDocument(doc); err != nil {
+			return fmt.Errorf("--document %s: not a readable OpenAPI 3.x document: %w", *document, err)
 		}
 	}
 	result, err := drift.Apply(doc, ov)
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
-	if _, err := openapi.NewValidatorFromBytes(result); err != nil {
+	if err := openapi.CheckDocument(result); err != nil {
 		return fmt.Errorf("%s: the document it makes is not valid: %w", fs.Arg(0), err)
 	}
 	if *out == "" {

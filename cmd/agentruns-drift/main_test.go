@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/drift"
+	"github.com/agentruns/agentruns/openapi"
 )
 
 // profileFile writes a profile of one answer of GET /agent/runs/{runId}.
@@ -104,4 +106,78 @@ actions:
 	code, _, errOut = runCmd("apply", ov)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "matched zero nodes")
+}
+
+// Each file apply cannot read is refused with exit 2 and a message that
+// says what it was given, never applied as if it were something else.
+func TestApplyRefusesWhatItCannotRead(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	overlay := file("overlay.yaml", "overlay: 1.0.0\ninfo: {title: t, version: '1'}\nactions:\n  - target: $.info\n    update: {x-seen: 1}\n")
+	doc := string(openapi.Document)
+	for _, c := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"an empty overlay", []string{file("empty.yaml", "")}, "not an overlay: the file is empty"},
+		{"a document as the overlay", []string{file("openapi.yaml", doc)}, "an OpenAPI document, not an overlay"},
+		{"a drift report as the overlay", []string{file("drift.json", `{"facts":[],"distinct":0,"dropped":0}`)}, "a drift report, not an overlay"},
+		{"a profile as the overlay", []string{file("profile.json", `{"operations":{}}`)}, "a traffic profile"},
+		{"an overlay removing the document", []string{file("remove.yaml", "overlay: 1.0.0\ninfo: {title: t, version: '1'}\nactions:\n  - target: $\n    remove: true\n")},
+			"action 1 removes the whole document (target $)"},
+		{"an overlay with no overlay member", []string{file("plain.yaml", "actions: []\n")}, `not an overlay: it has no "overlay" member`},
+		{"an endless overlay", []string{"/dev/zero"}, "/dev/zero: larger than 64 MiB"},
+		{"an empty document", []string{"--document", file("empty-doc.yaml", ""), overlay}, "not a readable OpenAPI 3.x document: the file is empty"},
+		{"an overlay as the document", []string{"--document", overlay, overlay}, "an overlay, not an OpenAPI document"},
+		{"a drift report as the document", []string{"--document", file("drift2.json", `{"facts":[]}`), overlay}, "a drift report"},
+		{"Swagger 2.0", []string{"--document", file("swagger.yaml", "swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n"), overlay}, "Swagger 2.0"},
+		{"OpenAPI 4", []string{"--document", file("v4.yaml", strings.Replace(doc, "openapi: 3.1.0", "openapi: 4.0.0", 1)), overlay}, `OpenAPI "4.0.0"`},
+		{"cyclic $refs", []string{"--document", file("cyclic.yaml", strings.Replace(doc, "    RunItem:\n",
+			"    Loop: {$ref: '#/components/schemas/Loop'}\n    RunItem:\n      $ref: '#/components/schemas/Loop'\n    Unused:\n", 1)), overlay}, "cycle"},
+		{"status abc", []string{"--document", file("status.yaml", strings.Replace(doc, `"200":`, `"abc":`, 1)), overlay}, "abc"},
+		{"a path without its slash", []string{"--document", file("noslash.yaml", strings.Replace(doc, "\n  /agent/runs:\n", "\n  agent/runs:\n", 1)), overlay}, "agent/runs"},
+		{"an endless document", []string{"--document", "/dev/zero", overlay}, "/dev/zero: larger than 64 MiB"},
+	} {
+		code, out, errOut := runCmd(append([]string{"apply"}, c.args...)...)
+		assert.Equal(t, exitUsage, code, c.name)
+		assert.Contains(t, errOut, c.says, c.name)
+		assert.Empty(t, out, c.name)
+	}
+}
+
+func TestCompareRefusesWhatItCannotRead(t *testing.T) {
+	dir := t.TempDir()
+	mock := profileFile(t, "mock", `{"run_id":"a"}`)
+	for _, c := range []struct{ name, content, says string }{
+		{"empty.json", "", "not a profile: the file is empty"},
+		{"list.json", "[]", "not a profile"},
+		{"openapi.yaml", string(openapi.Document), "not a profile"},
+	} {
+		p := filepath.Join(dir, c.name)
+		require.NoError(t, os.WriteFile(p, []byte(c.content), 0o644))
+		code, _, errOut := runCmd("compare", mock, p)
+		assert.Equal(t, exitUsage, code, c.name)
+		assert.Contains(t, errOut, c.says, c.name)
+	}
+	code, _, errOut := runCmd("compare", mock, "/dev/zero")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "/dev/zero: larger than 64 MiB")
+}
+
+// Member names and values come from traffic: compare writes them so that
+// a terminal shows them rather than acting on them.
+func TestCompareWritesNoTerminalEscapes(t *testing.T) {
+	mock := profileFile(t, "mock", `{"run_id":"a","state":"SUCCEEDED"}`)
+	real := profileFile(t, "real", "{\"run_id\":\"b\",\"state\":\"SUCCEEDED\",\"x\\u001b]0;owned\\u0007\\u001b[2J\":\"\\u202egnp.exe\\u009b31m\"}")
+	code, out, _ := runCmd("compare", mock, real)
+	assert.Equal(t, exitDiffers, code)
+	assert.Contains(t, out, `body.x\x1b]0;owned\x07\x1b[2J`)
+	for _, r := range out {
+		assert.False(t, r < 0x20 && r != '\n' || r >= 0x7f && r < 0xa0 || r == '\u202e', "compare wrote %q", r)
+	}
 }

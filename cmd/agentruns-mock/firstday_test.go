@@ -161,6 +161,10 @@ func TestWrongFlagsSayWhatIsExpected(t *testing.T) {
 		{[]string{"--save-every", "1s"}, "--state-file, which is not given"},
 		{[]string{"stray"}, "unexpected arguments: stray"},
 		{[]string{"--proxy", "http://127.0.0.1:1", "--clock", "virtual"}, "--clock"},
+		{[]string{"--addr", "nonsense"}, "--addr \"nonsense\": want host:port"},
+		{[]string{"--addr", ":99999"}, "want a port from 0 to 65535"},
+		{[]string{"--healthcheck", "nonsense"}, "want the URL of a running server"},
+		{[]string{"--proxy", "http://127.0.0.1:1", "--proxy-document", "nowhere.yaml"}, "want served, published, newest"},
 	} {
 		out, err := self(c.args...).CombinedOutput()
 		var exit *exec.ExitError

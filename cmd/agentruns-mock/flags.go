@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -106,7 +108,29 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	case set["save-every"] && c.stateFile == "":
 		return c, usagef("--save-every says how often to write --state-file, which is not given")
 	}
+	if err := checkAddr(c.addr); err != nil {
+		return c, usagef("--addr %q: %v", c.addr, err)
+	}
+	if c.healthcheck != "" {
+		if u, err := url.Parse(c.healthcheck); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, usagef("--healthcheck %q: want the URL of a running server, such as http://127.0.0.1:4010/openapi.yaml", c.healthcheck)
+		}
+	}
 	return c, nil
+}
+
+// checkAddr refuses an address no listener can take, with the form
+// wanted: what net.Listen would say is no command-line message ("missing
+// port in address") and would exit 1 as if the port were taken.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want host:port, such as 127.0.0.1:4010, or :4010 for every interface")
+	}
+	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 0 || n > 65535) {
+		return errors.New("want a port from 0 to 65535, such as 127.0.0.1:4010")
+	}
+	return nil
 }
 
 // flagMessage is the flag package's message with the flags named as the

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -292,4 +293,76 @@ func TestProxyWritesTheDriftTheOverlayAndTheProfileOnExit(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &profile))
 	require.Len(t, profile.Operations, 1)
 	assert.Equal(t, "GET /agent/models", profile.Operations[0].Operation)
+}
+
+// A second recording into the folder of a first leaves nothing of the
+// first: a file of the first (its environments, its models) left beside
+// the second's runs would describe another world.
+func TestASecondRecordingLeavesNoFileOfTheFirst(t *testing.T) {
+	up := rewritingUpstream(t, func(_ *http.Request, _ int, body []byte) []byte { return body })
+	rec := filepath.Join(t.TempDir(), "recorded")
+	first := startRun(t, "--proxy", up.URL, "--record", rec)
+	first.must(200, "GET", "/agent/environments", "wk-mock-alice", "")
+	first.must(200, "GET", "/agent/models", "wk-mock-alice", "")
+	var page struct {
+		Runs []struct {
+			RunID string `json:"run_id"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal(first.must(200, "GET", "/agent/runs", "wk-mock-alice", ""), &page))
+	require.Greater(t, len(page.Runs), 1)
+	first.stop()
+	require.NoError(t, first.wait())
+	for _, name := range []string{"environments.json", "models.json", "runs.json"} {
+		require.FileExists(t, filepath.Join(rec, name))
+	}
+
+	second := startRun(t, "--proxy", up.URL, "--record", rec)
+	kept := page.Runs[0].RunID
+	second.must(200, "GET", "/agent/runs/"+kept, "wk-mock-alice", "")
+	second.stop()
+	require.NoError(t, second.wait())
+	assert.NoFileExists(t, filepath.Join(rec, "environments.json"))
+	assert.NoFileExists(t, filepath.Join(rec, "models.json"))
+	entries, err := os.ReadDir(rec)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.False(t, strings.HasPrefix(e.Name(), ".record-"), "the folder the files were written in is gone: %s", e.Name())
+	}
+
+	replay := startRun(t, "--fixtures", rec)
+	replay.must(200, "GET", "/agent/runs/"+kept, "wk-anyone", "")
+	replay.must(404, "GET", "/agent/runs/"+page.Runs[1].RunID, "wk-anyone", "")
+}
+
+// --record into a folder on another file system than its parent's (here
+// a link to one, /dev/shm; a mount point is the same case) writes the
+// recording: the files are moved into place by a rename, which no file
+// system does across to another ("invalid cross-device link").
+func TestRecordingOntoAnotherFileSystem(t *testing.T) {
+	other, err := os.MkdirTemp("/dev/shm", "agentruns-record-*")
+	if err != nil {
+		t.Skipf("no second file system to record onto: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	dir := t.TempDir()
+	if device(t, dir) == device(t, other) {
+		t.Skip("/dev/shm is on the file system of the temporary folder")
+	}
+	rec := filepath.Join(dir, "recorded")
+	require.NoError(t, os.Symlink(other, rec))
+	up := rewritingUpstream(t, func(_ *http.Request, _ int, body []byte) []byte { return body })
+	m := startRun(t, "--proxy", up.URL, "--record", rec)
+	m.must(200, "GET", "/agent/runs", "wk-mock-alice", "")
+	m.stop()
+	require.NoError(t, m.wait())
+	assert.FileExists(t, filepath.Join(other, "runs.json"))
+	startRun(t, "--fixtures", rec)
+}
+
+func device(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return uint64(fi.Sys().(*syscall.Stat_t).Dev)
 }

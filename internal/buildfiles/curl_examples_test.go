@@ -28,6 +28,14 @@ func TestTheReadmesCurlExamplesWork(t *testing.T) {
 	_, section, ok := strings.Cut(readme, "## The API, area by area")
 	require.True(t, ok, "README has no section \"The API, area by area\"")
 	assert.GreaterOrEqual(t, replayShellBlock(t, "README's area list", section), 8, "one curl example per area")
+	// Each sends a mock session: behind the balancer (docs/deploying.md)
+	// a caller without one loses its download links.
+	block := shBlock.FindStringSubmatch(section)
+	for _, line := range strings.Split(block[1], "\n") {
+		if strings.HasPrefix(line, "curl ") {
+			assert.Contains(t, line, `-H "$SESSION"`, "a README curl line sends no X-Mock-Session")
+		}
+	}
 }
 
 func TestTheArtifactsPageExampleWorks(t *testing.T) {

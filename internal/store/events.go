@@ -211,6 +211,9 @@ func (t *eventLog) restore(ms *Session, ss *savedSession, _ *restorer) error {
 	if err := t.checkLimits(); err != nil {
 		return err
 	}
+	if err := t.checkOrder(); err != nil {
+		return err
+	}
 	t.relink()
 	t.pending, t.due = append([]*Run(nil), ms.runs.list...), nil
 	return nil
@@ -230,6 +233,21 @@ func (t *eventLog) checkLimits() error {
 		}
 		if x, ok := t.rare[int32(i)]; ok && (len(x.ExecutionID) > MaxEventIDBytes || len(x.RefID) > MaxEventIDBytes) {
 			return fmt.Errorf("event %d: execution_id and ref_id are limited to %d bytes each", i+1, MaxEventIDBytes)
+		}
+	}
+	return nil
+}
+
+// checkOrder refuses a log whose events are out of time order. The mock
+// logs each clock move's events sorted by time, and its clock never goes
+// back, so every event it logs is no earlier than the one before; a
+// poller reading by sequence would otherwise see a run finish before it
+// started, or its events change order between two polls.
+func (t *eventLog) checkOrder() error {
+	for i := 1; i < len(t.log); i++ {
+		if before, e := t.log[i-1], t.log[i]; e.at < before.at {
+			return fmt.Errorf("event %d (%s) is before event %d (%s): a session's events are in time order",
+				i+1, time.UnixMicro(e.at).UTC().Format(time.RFC3339Nano), i, time.UnixMicro(before.at).UTC().Format(time.RFC3339Nano))
 		}
 	}
 	return nil

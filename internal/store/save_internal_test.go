@@ -331,6 +331,29 @@ func TestLoadRefusesDamagedTables(t *testing.T) {
 			s["event_log"].(map[string]any)["types"] = s["event_log"].(map[string]any)["types"].(string)[1:]
 		}},
 		{"an event out of the clock's range", "event 1", func(s map[string]any) { s["event_log"].(map[string]any)["at_us"].([]any)[0] = 1e18 }},
+		{"events out of time order", "event 2 (", func(s map[string]any) {
+			at := s["event_log"].(map[string]any)["at_us"].([]any)
+			at[1] = at[0].(float64) - 1e6
+		}},
+		{"events out of time order (version 1)", "event 2 (", func(s map[string]any) {
+			first, err := time.Parse(time.RFC3339Nano, record(s, "events", 0)["occurred_at"].(string))
+			require.NoError(t, err)
+			record(s, "events", 1)["occurred_at"] = first.Add(-time.Second).Format(time.RFC3339Nano)
+		}},
+		{"an enabled schedule ticking in the year 1", "next_tick 0001-01-01T00:00:00.5Z is outside", func(s map[string]any) {
+			record(s, "schedules", 0)["next_tick"] = "0001-01-01T00:00:00.5Z"
+		}},
+		{"an enabled schedule ticking at the zero instant", "enabled with no next_tick", func(s map[string]any) {
+			record(s, "schedules", 0)["next_tick"] = "0001-01-01T00:00:00Z"
+		}},
+		{"an enabled schedule ticking before it was made", "is not after the schedule's created_at", func(s map[string]any) {
+			record(s, "schedules", 0)["next_tick"] = "1990-01-01T00:00:00Z"
+		}},
+		{"an enabled schedule ticking off its cron", "is not a tick of", func(s map[string]any) {
+			next, err := time.Parse(time.RFC3339Nano, record(s, "schedules", 0)["next_tick"].(string))
+			require.NoError(t, err)
+			record(s, "schedules", 0)["next_tick"] = next.Add(time.Minute).Format(time.RFC3339Nano)
+		}},
 		{"rare details of no event", "rare entry 0", func(s map[string]any) {
 			s["event_log"].(map[string]any)["rare"] = []any{map[string]any{"sequence": 99.0, "ref_id": "x"}}
 		}},

@@ -119,7 +119,7 @@ func (t *scheduleTable) save(ss *savedSession) {
 // restore brings schedules back with their next tick: ticks that fell
 // while the mock was down (a real clock moves on across a restart) are
 // started on the next use, like those of any clock move.
-func (t *scheduleTable) restore(_ *Session, ss *savedSession, rs *restorer) error {
+func (t *scheduleTable) restore(ms *Session, ss *savedSession, rs *restorer) error {
 	t.byID, t.nextSeq = map[string]*ScheduleRecord{}, 0
 	perTeam := map[string]int{}
 	for i, sc := range ss.Schedules {
@@ -128,6 +128,9 @@ func (t *scheduleTable) restore(_ *Session, ss *savedSession, rs *restorer) erro
 		}
 		if err := sc.check(); err != nil {
 			return fmt.Errorf("schedule %d (%q): %v", i, sc.ID, err)
+		}
+		if err := sc.checkNextTick(ms.clock.Now()); err != nil {
+			return fmt.Errorf("schedule %q: %v", sc.ID, err)
 		}
 		// The limits of a request hold for a file too (a file edited by
 		// hand, or written by a mock without them).
@@ -678,6 +681,34 @@ func (h *dueHeap) Pop() any {
 
 // check refuses a saved schedule that would misbehave later, and parses
 // its cron expression.
+// checkNextTick refuses a next tick no mock could have written for an
+// enabled schedule: one outside the instants a clock may show (the year
+// 1), one not after the schedule's creation, one its cron does not make,
+// or none at all while its cron still ticks after now. Loaded, such a
+// schedule would fire at once, for ever, or never.
+func (sc *ScheduleRecord) checkNextTick(now time.Time) error {
+	if !sc.Enabled {
+		return nil
+	}
+	t := sc.NextTick
+	if t.IsZero() {
+		if next := nextTick(sc.sched, now); !next.IsZero() {
+			return fmt.Errorf("enabled with no next_tick, though %q ticks next at %s", sc.Cron, next.Format(time.RFC3339))
+		}
+		return nil
+	}
+	switch {
+	case !InRange(t):
+		return fmt.Errorf("next_tick %s is outside the instants a mock clock shows (%s to %s)",
+			t.Format(time.RFC3339Nano), MinInstant.Format(time.RFC3339), MaxInstant.Format(time.RFC3339))
+	case !t.After(sc.CreatedAt):
+		return fmt.Errorf("next_tick %s is not after the schedule's created_at %s", t.Format(time.RFC3339Nano), sc.CreatedAt.Format(time.RFC3339Nano))
+	case !nextTick(sc.sched, t.Add(-time.Nanosecond)).Equal(t):
+		return fmt.Errorf("next_tick %s is not a tick of %q", t.Format(time.RFC3339Nano), sc.Cron)
+	}
+	return nil
+}
+
 func (sc *ScheduleRecord) check() error {
 	switch {
 	case sc.ID == "":

@@ -51,6 +51,13 @@ func newerRun(run map[string]any) {
 	if c, ok := run["creator"].(map[string]any); ok {
 		c["team_role"] = "role-" + id
 	}
+	// Inside the configuration too, at every depth: the configuration
+	// itself, its harness, one of its tool servers.
+	if cfg, ok := run["agent_config"].(map[string]any); ok {
+		cfg["foo"] = "foo-" + id
+		cfg["harness"] = map[string]any{"type": "oz", "foo": "harness-" + id}
+		cfg["mcp_servers"] = map[string]any{"s": map[string]any{"url": "https://mcp.example.com/" + id, "foo": "server-" + id}}
+	}
 }
 
 func newerAnswer(path string, body []byte) []byte {
@@ -168,6 +175,7 @@ func TestUndocumentedMembersAreRecordedAndReplayed(t *testing.T) {
 	require.NoError(t, err)
 	rs := httptest.NewServer(replay)
 	t.Cleanup(rs.Close)
+	withConfig := 0
 	sameExtras := func(how string, want, got map[string]any) {
 		t.Helper()
 		id := want["run_id"].(string)
@@ -175,6 +183,13 @@ func TestUndocumentedMembersAreRecordedAndReplayed(t *testing.T) {
 		assert.Equal(t, "REDACTED", got["deploy_token"], "%s %s", how, id)
 		assert.Equal(t, want["creator"].(map[string]any)["team_role"], got["creator"].(map[string]any)["team_role"], "%s %s", how, id)
 		assert.Equal(t, want["creator"].(map[string]any)["uid"], got["creator"].(map[string]any)["uid"], "%s %s", how, id)
+		if wantCfg, ok := want["agent_config"].(map[string]any); ok {
+			gotCfg, _ := got["agent_config"].(map[string]any)
+			assert.Equal(t, "foo-"+id, gotCfg["foo"], "%s %s: agent_config.foo", how, id)
+			assert.Equal(t, wantCfg["harness"], gotCfg["harness"], "%s %s: agent_config.harness", how, id)
+			assert.Equal(t, wantCfg["mcp_servers"], gotCfg["mcp_servers"], "%s %s: agent_config.mcp_servers", how, id)
+			withConfig++
+		}
 		if m, ok := want["status_message"].(map[string]any); ok {
 			gm, _ := got["status_message"].(map[string]any)
 			assert.Equal(t, m["hint"], gm["hint"], "%s %s: status_message.hint", how, id)
@@ -191,6 +206,7 @@ func TestUndocumentedMembersAreRecordedAndReplayed(t *testing.T) {
 		}
 	}
 	assert.Positive(t, withHint, "some run had a status message")
+	assert.Positive(t, withConfig, "some run had a configuration")
 	var listed struct{ Runs []map[string]any }
 	require.NoError(t, json.Unmarshal(call(rs.URL, "wk-anyone", "GET", "/agent/runs?limit=100", nil), &listed))
 	require.Len(t, listed.Runs, len(seen))

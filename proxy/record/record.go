@@ -17,9 +17,11 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,6 +40,11 @@ import (
 	"github.com/agentruns/agentruns/rules"
 )
 
+// RunBytes bounds the runs a Recorder keeps by their JSON, every run's
+// latest look together: past it a new run is counted in Dropped, not
+// kept, as one past the limit on their number is.
+const RunBytes = 64 << 20
+
 // Team is the one team every recorded principal belongs to: the recorded
 // world is what the callers could see, so every key of it sees all of it.
 const Team = "team-recorded"
@@ -52,6 +59,7 @@ type Recorder struct {
 	runs          map[string]*seenRun
 	order         []string
 	dropped       int
+	runBytes      int // the JSON of every run's latest look, together (RunBytes)
 	creators      map[string]creator
 	envs          map[string]json.RawMessage // uid -> the environment as answered
 	envOrder      []string
@@ -79,6 +87,7 @@ type creator struct {
 
 // seenRun is every look at one run, reduced to what a fixture needs.
 type seenRun struct {
+	size   int            // the JSON of latest, in bytes
 	latest map[string]any // the latest look, whole
 	seenAt time.Time      // when the latest look was answered
 	looks  []look         // one per state change seen, in order
@@ -126,6 +135,20 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 	if ex.Method != http.MethodGet || ex.Status != http.StatusOK || len(ex.Body) == 0 || ex.Session != "" {
 		return // a mock session other than the default is a test's own world
 	}
+	// Everything kept passes the one list of what is secret first: a
+	// secret-named member at any depth, a URL's query (a path's too), a
+	// bearer token in text.
+	dec := json.NewDecoder(bytes.NewReader(ex.Body))
+	dec.UseNumber() // numbers kept as written
+	var whole any
+	if dec.Decode(&whole) != nil {
+		return
+	}
+	body, err := json.Marshal(scrub.Value(whole))
+	if err != nil {
+		return
+	}
+	ex.Body = body
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -231,9 +254,13 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	if state == "" || !r.servable(id) {
 		return
 	}
+	b, err := json.Marshal(run)
+	if err != nil {
+		return
+	}
 	s, ok := r.runs[id]
 	if !ok {
-		if len(r.runs) >= r.limit {
+		if len(r.runs) >= r.limit || r.runBytes+len(b) > RunBytes {
 			r.dropped++
 			return
 		}
@@ -244,7 +271,11 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	if at.Before(s.seenAt) {
 		return // an older look answered late
 	}
-	s.latest, s.seenAt = run, at
+	if r.runBytes-s.size+len(b) > RunBytes {
+		return // a later look too large to keep: the one before stays
+	}
+	r.runBytes += len(b) - s.size
+	s.latest, s.seenAt, s.size = run, at, len(b)
 	c, _ := run["creator"].(map[string]any)
 	r.creator(c)
 	if n := len(s.looks); n == 0 || s.looks[n-1].state != state {
@@ -324,7 +355,8 @@ type Summary struct {
 	Models       int    `json:"models"`
 	Identities   int    `json:"agents"` // agent identities, named as the API names its list
 	Schedules    int    `json:"schedules"`
-	// Dropped counts the runs seen past the limit, not recorded.
+	// Dropped counts the runs seen past the limit (or past RunBytes), not
+	// recorded.
 	Dropped int `json:"dropped"`
 	// Unservable counts the runs, schedules and identities left out because
 	// the mock takes no such id in a path (1 to 128 letters, digits, '-' or
@@ -366,9 +398,50 @@ func extraOf(doc *drift.Doc, component string, seen any, sum *Summary) fixtures.
 	return out
 }
 
+// withoutExtras is cfg, the JSON of the object at ptr in a run, without
+// the members among found (by pointer from the run) that lie inside it:
+// the mock reads a configuration into its own types, which refuse a
+// member they do not know; the run's extra gives such members back.
+func withoutExtras(cfg json.RawMessage, ptr string, found map[string]json.RawMessage) json.RawMessage {
+	var v map[string]any
+	if len(cfg) == 0 || json.Unmarshal(cfg, &v) != nil {
+		return cfg
+	}
+	cut := false
+	for p := range found {
+		rest, ok := strings.CutPrefix(p, ptr+"/")
+		if !ok {
+			continue
+		}
+		tokens := extras.Tokens("/" + rest)
+		at := v
+		for _, t := range tokens[:len(tokens)-1] {
+			at, _ = at[t].(map[string]any)
+		}
+		if at != nil {
+			delete(at, tokens[len(tokens)-1])
+			cut = true
+		}
+	}
+	if !cut {
+		return cfg
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return cfg
+	}
+	return out
+}
+
 // Write writes the fixtures folder, then loads it back and starts a mock
 // on it as --fixtures does: a folder the mock would refuse is an error,
-// never left half written in place of a good one.
+// never left half written in place of a good one. The files are written
+// in a folder of their own inside the recording's folder, so that moving
+// them into place is a rename on one file system wherever the folder
+// lies (a folder that is a mount point, or a link to another disk), and
+// the files of an earlier recording this one did not write are removed:
+// left beside the new ones they would describe another world, one the
+// mock may refuse to start on.
 func (r *Recorder) Write() (any, error) {
 	r.mu.Lock()
 	files, sum, err := r.files()
@@ -379,7 +452,7 @@ func (r *Recorder) Write() (any, error) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(r.dir)), ".record-*")
+	tmp, err := os.MkdirTemp(r.dir, ".record-*")
 	if err != nil {
 		return nil, err
 	}
@@ -407,14 +480,29 @@ func (r *Recorder) Write() (any, error) {
 			return nil, err
 		}
 	}
+	for _, name := range recordedFiles {
+		if _, ok := files[name]; !ok {
+			if err := os.Remove(filepath.Join(r.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+		}
+	}
 	sum.Dir = r.dir
 	return sum, nil
 }
+
+// recordedFiles are the files a recording may write (files).
+var recordedFiles = []string{"principals.json", "runs.json", "fates.json", "environments.json", "models.json", "identities.json", "schedules.json"}
 
 // files builds every file's content; r.mu is held.
 func (r *Recorder) files() (map[string]any, Summary, error) {
 	now := r.now()
 	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.identities) == 0 && len(r.models) == 0 && len(r.schedules) == 0 {
+		if n := len(r.unservable); n > 0 {
+			// Something passed through, and saying "nothing yet" would
+			// send the operator looking for traffic that did arrive.
+			return nil, Summary{}, fmt.Errorf("nothing the mock can serve was recorded: %d run(s), schedule(s) or agent(s) seen were left out, their ids being none the mock takes in a path (1 to 128 letters, digits, '-' or '_')", n)
+		}
 		return nil, Summary{}, errors.New("nothing recorded yet: no run, schedule, environment, model or identity has passed through")
 	}
 	sum := Summary{Dropped: r.dropped, Unservable: len(r.unservable)}
@@ -454,6 +542,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		s := r.runs[id]
 		f := fixtureRun(s, ids, now)
 		f.Extra = extra("RunItem", s.latest)
+		f.Config = withoutExtras(f.Config, "/agent_config", doc.Extras("RunItem", s.latest))
 		var cfg struct {
 			ModelID       string `json:"model_id"`
 			EnvironmentID string `json:"environment_id"`

@@ -144,3 +144,15 @@ func TestDeletedIdentitiesAreNotRecorded(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"agent-default", "agent-kept"}, uids)
 }
+
+// A recording whose only run has an id the mock cannot serve says so,
+// not that nothing passed through.
+func TestARecordingOfOnlyUnservableRunsSaysWhy(t *testing.T) {
+	rec := record.New(t.TempDir(), 0)
+	_, err := rec.Write()
+	require.EqualError(t, err, "nothing recorded yet: no run, schedule, environment, model or identity has passed through")
+	rec.Observe(seen("GET", "/agent/runs/run.1", map[string]any{"run_id": "run.1", "state": "QUEUED", "title": "t", "prompt": "p"}))
+	_, err = rec.Write()
+	require.EqualError(t, err, "nothing the mock can serve was recorded: 1 run(s), schedule(s) or agent(s) seen were left out, "+
+		"their ids being none the mock takes in a path (1 to 128 letters, digits, '-' or '_')")
+}

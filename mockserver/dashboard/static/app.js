@@ -353,7 +353,7 @@
         el("td", { class: "mono", text: c.version }),
         el("td", { text: String(c.checked) }),
         el("td", { class: c.broken > 0 ? "got" : "", text: String(c.broken) }),
-        el("td", null, (c.first || []).map(function (b) {
+        el("td", { class: "breaks" }, (c.first || []).map(function (b) {
           return el("div", { class: "mono", text: b.operation + " " + (b.field || "(the body)") + ": expected " + b.expected + ", got " + b.got });
         })),
       ]);

@@ -1,0 +1,238 @@
+package drift
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pb33f/go-yaml"
+	"github.com/pb33f/libopenapi"
+	highoverlay "github.com/pb33f/libopenapi/datamodel/high/overlay"
+	applier "github.com/pb33f/libopenapi/overlay"
+	"github.com/pb33f/libopenapi/utils"
+)
+
+// Apply applies an overlay to a document and returns the document it
+// makes (YAML). An action whose target matches nothing in the document
+// is an error: the overlay was written for another document. So is a
+// file that is no overlay, and an action removing the whole document
+// (the engine ignores it, and the overlay would seem to have applied).
+//
+// The engine merges an update into an object by looking its members up
+// one by one, so N actions each adding a member to one object took time
+// in N² (32,000 took 13 s): consecutive updates of one object are merged
+// into one update first (coalesce), which the engine merges through an
+// index.
+func Apply(doc, overlay []byte) ([]byte, error) {
+	ov, err := libopenapi.NewOverlayDocument(overlay)
+	if err != nil || ov.Overlay == "" {
+		if err := checkOverlayFile(overlay); err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read overlay: %w", err)
+	}
+	for i, a := range ov.Actions {
+		if a != nil && a.Remove && strings.TrimSpace(a.Target) == "$" {
+			return nil, fmt.Errorf("action %d removes the whole document (target $): an overlay changes a document, it cannot remove it", i+1)
+		}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return nil, fmt.Errorf("read document: %w", err)
+	}
+	merged := *ov
+	merged.Actions = coalesce(&root, ov.Actions)
+	res, err := applier.Apply(doc, &merged)
+	if err != nil {
+		return nil, fmt.Errorf("apply overlay: %w", err)
+	}
+	var problems []string
+	for _, w := range res.Warnings {
+		problems = append(problems, w.String())
+	}
+	if len(problems) > 0 {
+		return nil, errors.New("apply overlay: " + strings.Join(problems, "; "))
+	}
+	return reindent(res.Bytes)
+}
+
+// checkOverlayFile says what a file given as an overlay is when it is
+// not one, rather than the engine's "missing required 'overlay' field".
+func checkOverlayFile(b []byte) error {
+	if strings.TrimSpace(string(b)) == "" {
+		return errors.New("not an overlay: the file is empty")
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return fmt.Errorf("not an overlay: neither YAML nor JSON: %w", err)
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return errors.New("not an overlay: its top level is not an object")
+	}
+	has := map[string]bool{}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		has[m.Content[i].Value] = true
+	}
+	switch {
+	case has["overlay"]:
+		return nil
+	case has["openapi"], has["swagger"]:
+		return errors.New("an OpenAPI document, not an overlay: give the document with --document and the overlay as the argument")
+	case has["operations"]:
+		return errors.New("a traffic profile (--proxy-profile), not an overlay: compare profiles with agentruns-drift compare")
+	case has["facts"]:
+		return errors.New("a drift report, not an overlay: the overlay is what --proxy-overlay or GET /__mock/proxy/overlay writes")
+	}
+	return errors.New(`not an overlay: it has no "overlay" member`)
+}
+
+// coalesce merges each run of consecutive update actions on one object
+// into a single action, where that gives the same document: the target
+// names one place ($.a['b'], no wildcard or filter), which is an object
+// in the document before any action removes something (an update never
+// changes what kind of node it meets), and every update in the run is an
+// object. Merging an update into an object adds its members, merges
+// objects and appends lists member by member, and replaces a scalar, so
+// merging the updates first and the result once makes the same object.
+// Updates that would not merge (an object against a list) are left as
+// they are, for the engine to report.
+func coalesce(doc *yaml.Node, actions []*highoverlay.Action) []*highoverlay.Action {
+	out := make([]*highoverlay.Action, 0, len(actions))
+	removed := false
+	for i := 0; i < len(actions); {
+		a := actions[i]
+		removed = removed || a == nil || a.Remove
+		place, ok := singular(a)
+		if removed || !ok || !isObject(lookup(doc, place)) {
+			out = append(out, a)
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(actions) {
+			next, ok := singular(actions[j])
+			if !ok || strings.Join(next, "\x00") != strings.Join(place, "\x00") {
+				break
+			}
+			j++
+		}
+		out = append(out, mergeRun(actions[i:j])...)
+		i = j
+	}
+	return out
+}
+
+// mergeRun is the one action run makes, or run itself when its updates
+// do not merge.
+func mergeRun(run []*highoverlay.Action) []*highoverlay.Action {
+	if len(run) == 1 {
+		return run
+	}
+	m := merger{index: map[*yaml.Node]map[string]*yaml.Node{}}
+	update := utils.CloneYAMLNode(run[0].Update)
+	for _, a := range run[1:] {
+		if !m.merge(update, a.Update) {
+			return run
+		}
+	}
+	one := &highoverlay.Action{Target: run[0].Target, Description: run[0].Description, Update: update}
+	return []*highoverlay.Action{one}
+}
+
+// merger merges YAML nodes as the overlay engine does, finding an
+// object's members through an index kept for each object it merges into.
+type merger struct {
+	index map[*yaml.Node]map[string]*yaml.Node
+}
+
+func (m *merger) merge(into, from *yaml.Node) bool {
+	if into.Kind != from.Kind {
+		return false
+	}
+	switch into.Kind {
+	case yaml.MappingNode:
+		idx := m.index[into]
+		if idx == nil {
+			idx = make(map[string]*yaml.Node, len(into.Content)/2)
+			for k := 0; k+1 < len(into.Content); k += 2 {
+				idx[into.Content[k].Value] = into.Content[k+1]
+			}
+			m.index[into] = idx
+		}
+		for k := 0; k+1 < len(from.Content); k += 2 {
+			key, value := from.Content[k], from.Content[k+1]
+			if have := idx[key.Value]; have != nil {
+				if !m.merge(have, value) {
+					return false
+				}
+				continue
+			}
+			v := utils.CloneYAMLNode(value)
+			into.Content = append(into.Content, utils.CloneYAMLNode(key), v)
+			idx[key.Value] = v
+		}
+	case yaml.SequenceNode:
+		for _, c := range from.Content {
+			into.Content = append(into.Content, utils.CloneYAMLNode(c))
+		}
+	case yaml.ScalarNode:
+		into.Value, into.Tag, into.Style = from.Value, from.Tag, from.Style
+	default:
+		return false
+	}
+	return true
+}
+
+// A singular target is $ followed by members, each .name or ['name'].
+var (
+	singularTarget = regexp.MustCompile(`^\$((\.[A-Za-z_][A-Za-z0-9_-]*|\['[^'\\]*'\]|\["[^"\\]*"\])*)$`)
+	singularMember = regexp.MustCompile(`\.([A-Za-z_][A-Za-z0-9_-]*)|\['([^'\\]*)'\]|\["([^"\\]*)"\]`)
+)
+
+// singular is the members an update action's target names one after
+// the other, when it names one place; ok is false for any other action.
+func singular(a *highoverlay.Action) (members []string, ok bool) {
+	if a == nil || a.Update == nil || a.Update.Kind != yaml.MappingNode || a.Remove || a.Copy != "" || a.Ref != "" ||
+		(a.GoLow() != nil && a.GoLow().Ref.KeyNode != nil) {
+		return nil, false
+	}
+	target := strings.TrimSpace(a.Target)
+	if !singularTarget.MatchString(target) {
+		return nil, false
+	}
+	for _, m := range singularMember.FindAllStringSubmatch(target, -1) {
+		members = append(members, m[1]+m[2]+m[3])
+	}
+	return members, true
+}
+
+// lookup is the node at members in doc, or nil.
+func lookup(doc *yaml.Node, members []string) *yaml.Node {
+	at := doc
+	if at.Kind == yaml.DocumentNode && len(at.Content) > 0 {
+		at = at.Content[0]
+	}
+	for _, name := range members {
+		if at.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for k := 0; k+1 < len(at.Content); k += 2 {
+			if at.Content[k].Value == name {
+				next = at.Content[k+1]
+				break
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		at = next
+	}
+	return at
+}
+
+func isObject(n *yaml.Node) bool { return n != nil && n.Kind == yaml.MappingNode }
