@@ -158,9 +158,14 @@ func (b *runBook) settle(scenario, session, authorization string, resp *response
 	if json.Unmarshal(resp.body, &made) != nil || made.RunID == "" {
 		return
 	}
-	if made.AtCapacity && b.learned == 0 {
+	switch n := len(b.inFlight); {
+	case made.AtCapacity && (b.learned == 0 || n < b.learned):
 		// The runs already in flight were all the team takes at once.
-		b.learned = max(1, len(b.inFlight))
+		b.learned = max(1, n)
+	case !made.AtCapacity && b.learned > 0 && n+1 > b.learned:
+		// The team took one more than thought: some of those counted
+		// had ended unseen, or a place had freed.
+		b.learned = n + 1
 	}
 	b.created++
 	b.inFlight[made.RunID] = scenario
