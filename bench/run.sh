@@ -12,7 +12,9 @@
 # Every wait and every load is bounded in time.
 #
 # Knobs (environment): BENCH_DURATION (10s), BENCH_CONNECTIONS (32),
-# BENCH_THREADS (2), BENCH_ROUNDS (2: each load runs this many times and the
+# BENCH_THREADS (2), BENCH_PACE (12s) and BENCH_CAPACITY (4) for the full
+# pass at a team's pace (BENCH_SKIP_PACE=1 leaves it out),
+# BENCH_ROUNDS (2: each load runs this many times and the
 # better run is kept), BENCH_GO_TIME (1s per Go benchmark), BENCH_SKIP_GO=1
 # (HTTP load only), BENCH_SKIP_HTTP=1 (no load against the mock, Prism and
 # the limit server), BENCH_SKIP_PROXY=1 (no load through the validating
@@ -410,6 +412,26 @@ contract_bench() {
     $((best / 1000)) $((best % 1000)) "$ROUNDS" "$status")
 }
 
+# contract_pace_bench: the full pass a server team runs (--tags 'not
+# @newest-client', a second team's key, a failing prompt) against the
+# reference server of the published document, its runs each holding one of
+# the team's places for D (BENCH_PACE, 12s), the team running C at once
+# (BENCH_CAPACITY, 4): runs created, wall time and the bound
+# ceil(runs / C) x D + 1 min. Minutes of waiting, little CPU.
+# BENCH_SKIP_PACE=1 leaves it out.
+contract_pace_bench() {
+  PACE=""
+  note "bench: a full pass against the reference server at D=${BENCH_PACE:-12s}, C=${BENCH_CAPACITY:-4} (minutes)"
+  local out
+  if ! out=$(BENCH_PACE=${BENCH_PACE:-12s} BENCH_CAPACITY=${BENCH_CAPACITY:-4} timeout 1800 \
+    $GO test ./steps/ -run '^$' -bench '^BenchmarkFullPassAtATeamsPace$' -benchtime 1x -count=1 2>&1); then
+    PACE="full pass at a team's pace: FAILED (see $CACHE/logs/pace.log)"
+  else
+    PACE=$(printf '%s\n' "$out" | grep -m1 '^full pass at D=')
+  fi
+  printf '%s\n' "$out" >"$CACHE/logs/pace.log"
+}
+
 # --- Go benchmarks ----------------------------------------------------------
 
 go_bench() {
@@ -493,8 +515,10 @@ if [ "${BENCH_SKIP_PROXY:-}" != 1 ]; then
 fi
 startup_bench
 contract_bench
+if [ "${BENCH_SKIP_PACE:-}" != 1 ]; then contract_pace_bench; fi
 if [ "${BENCH_SKIP_GO:-}" != 1 ]; then go_bench; fi
 echo
 echo "start-up, exec to first answered request (default fixtures): fastest ${STARTUP_MIN} ms, median ${STARTUP_MEDIAN} ms of 7 starts (best of $ROUNDS)"
 echo "$CONTRACT"
+if [ -n "${PACE:-}" ]; then echo "$PACE"; fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

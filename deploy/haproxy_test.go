@@ -43,29 +43,7 @@ func TestReplicasBehindHAProxyKeepTheirSessionsAcrossARestart(t *testing.T) {
 		replicas[i].start(t)
 		env = append(env, fmt.Sprintf("AGENTRUNS_MOCK%d=%s", i+1, replicas[i].addr))
 	}
-	balancer := freeAddr(t)
-	lb := exec.Command("haproxy", "-db", "-f", "haproxy.cfg")
-	lb.Env = append(env, "AGENTRUNS_BIND="+balancer)
-	var lbLog bytes.Buffer
-	lb.Stdout, lb.Stderr = &lbLog, &lbLog
-	require.NoError(t, lb.Start())
-	exited := make(chan struct{})
-	go func() { _ = lb.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = lb.Process.Kill(); <-exited })
-	base := "http://" + balancer
-	require.True(t, eventually(func() bool {
-		select {
-		case <-exited:
-			return true
-		default:
-			return status(base+"/openapi.yaml", "", "") == http.StatusOK
-		}
-	}), "haproxy never answered")
-	select {
-	case <-exited:
-		require.FailNow(t, "haproxy exited", lbLog.String())
-	default:
-	}
+	base := startBalancer(t, env)
 
 	contract := filepath.Join(bin, "agentruns-contract")
 	suite := func(name string) {
@@ -150,6 +128,36 @@ func TestReplicasBehindHAProxyKeepTheirSessionsAcrossARestart(t *testing.T) {
 		}
 	}
 	assert.Positive(t, restarted, "the restarted replica held runs")
+}
+
+// startBalancer starts HAProxy with the shipped haproxy.cfg, the replicas'
+// addresses in env, and returns its base URL once it answers.
+func startBalancer(t *testing.T, env []string) string {
+	t.Helper()
+	balancer := freeAddr(t)
+	lb := exec.Command("haproxy", "-db", "-f", "haproxy.cfg")
+	lb.Env = append(env, "AGENTRUNS_BIND="+balancer)
+	var lbLog bytes.Buffer
+	lb.Stdout, lb.Stderr = &lbLog, &lbLog
+	require.NoError(t, lb.Start())
+	exited := make(chan struct{})
+	go func() { _ = lb.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = lb.Process.Kill(); <-exited })
+	base := "http://" + balancer
+	require.True(t, eventually(func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+			return status(base+"/openapi.yaml", "", "") == http.StatusOK
+		}
+	}), "haproxy never answered")
+	select {
+	case <-exited:
+		require.FailNow(t, "haproxy exited", lbLog.String())
+	default:
+	}
+	return base
 }
 
 // buildCommands compiles the two commands into dir/bin.
@@ -263,4 +271,85 @@ func eventually(probe func() bool) bool {
 		}
 	}
 	return false
+}
+
+// The balancer reads the routing headers as the mock does: a session or
+// an API key given twice is refused by both with the same problem (which
+// of two to read is a choice each would make its own way), an API key
+// lands on one replica however its scheme is spelled or spaced, and a
+// request HAProxy itself cannot read is refused with a problem, not its
+// HTML page.
+func TestTheBalancerReadsTheRoutingHeadersAsTheMockDoes(t *testing.T) {
+	needTool(t, "haproxy", "the replicas cannot be balanced here")
+	dir := t.TempDir()
+	bin := buildCommands(t, dir)
+	env := os.Environ()
+	for i := range 3 {
+		r := &replica{bin: filepath.Join(bin, "agentruns-mock"), addr: freeAddr(t), state: filepath.Join(dir, fmt.Sprintf("mock%d.json", i+1))}
+		r.start(t)
+		env = append(env, fmt.Sprintf("AGENTRUNS_MOCK%d=%s", i+1, r.addr))
+	}
+	base := startBalancer(t, env)
+
+	// send makes a request with the headers given, in pairs, each added
+	// (so a name may come twice), and returns its status and problem.
+	send := func(method, path, body string, headers ...string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Add(headers[i], headers[i+1])
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		var got map[string]any
+		if resp.StatusCode >= 400 {
+			assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"), "%s %s: %s", method, path, raw)
+			require.NoError(t, json.Unmarshal(raw, &got), "%s", raw)
+		} else {
+			require.NoError(t, json.Unmarshal(raw, &got), "%s", raw)
+		}
+		return resp.StatusCode, got
+	}
+
+	for _, twice := range [][]string{
+		{"Authorization", "Bearer wk-mock-alice", "X-Mock-Session", "s1", "X-Mock-Session", "s2"},
+		{"Authorization", "Bearer wk-mock-alice", "Authorization", "Bearer wk-mock-carol"},
+	} {
+		code, p := send("GET", "/agent/runs", "", twice...)
+		assert.Equal(t, http.StatusBadRequest, code)
+		assert.Equal(t, "header "+twice[len(twice)-2]+" appears 2 times: send it once", p["detail"], "the balancer answers as the mock would")
+		assert.Equal(t, "https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/invalid_request", p["type"])
+	}
+
+	// Runs made without a session, each by its own key: found again with
+	// the key spelled otherwise, so on the replica that made it.
+	for i := range 6 {
+		key := fmt.Sprintf("wk-routing-%d", i)
+		code, run := send("POST", "/agent/runs", `{"prompt":"Which replica am I on?"}`, "Authorization", "Bearer "+key)
+		require.Equal(t, http.StatusOK, code, "%v", run)
+		for _, spelled := range []string{"bearer " + key, "BEARER   " + key, "Bearer \t " + key} {
+			code, got := send("GET", "/agent/runs/"+run["run_id"].(string), "", "Authorization", spelled)
+			assert.Equal(t, http.StatusOK, code, "%q: %v", spelled, got)
+		}
+	}
+
+	// Headers over what the mock reads reach it, and it answers 431 with
+	// a problem; as many header lines as fit reach it too, and are served.
+	huge := []string{"Authorization", "Bearer wk-mock-alice", "X-Padding", strings.Repeat("a", 100<<10)}
+	code, p := send("GET", "/agent/runs", "", huge...)
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, code, "100 KiB of headers")
+	assert.Contains(t, p["detail"], "the request's headers are larger than the mock accepts")
+	many := []string{"Authorization", "Bearer wk-mock-alice"}
+	for i := range 1000 {
+		many = append(many, fmt.Sprintf("X-Padding-%d", i), "a")
+	}
+	code, p = send("GET", "/agent/runs", "", many...)
+	assert.Equal(t, http.StatusOK, code, "1,000 headers: %v", p)
 }

@@ -65,23 +65,27 @@ Feature: Listing runs, to the letter
     Then no page of the walk held more than 20 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
+  # The runs of these two are shared with other scenarios (@shares-runs):
+  # three runs on one page of three, and 21 runs on seven pages of three.
   @creates-runs @shares-runs
   Scenario: A single page that is exactly full says there is no next page
-    Given I created 2 runs
-    When I walk every page of "name={label}&sort_by=created_at&limit=2"
-    Then no page of the walk held more than 2 runs, and none was empty
+    Given I created 3 runs
+    When I walk every page of "name={label}&sort_by=created_at&limit=3"
+    Then no page of the walk held more than 3 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
   @creates-runs @shares-runs
   Scenario: A last page that is exactly full says there is no next page
-    Given I created 4 runs
-    When I walk every page of "name={label}&sort_by=created_at&limit=2"
-    Then no page of the walk held more than 2 runs, and none was empty
+    Given I created 21 runs
+    When I walk every page of "name={label}&sort_by=created_at&limit=3"
+    Then no page of the walk held more than 3 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
+  # The same 21 runs as the page of at most 20 above (shared, @shares-runs):
+  # every limit leaves a last page shorter than the others.
   @creates-runs @shares-runs
   Scenario Outline: Pages of <limit> hold each run once, in creation order
-    Given I created 5 runs
+    Given I created 21 runs
     When I walk every page of "name={label}&sort_by=created_at&sort_order=asc&limit=<limit>"
     Then no page of the walk held more than <limit> runs, and none was empty
     And the walk saw each of the runs I created exactly once

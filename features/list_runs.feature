@@ -172,10 +172,11 @@ Feature: List runs
   # By creation time, because a run's creation time never changes: in the
   # default order (last update) a run still going can move from a later page
   # to an earlier one while the walk goes on, and the document promises no
-  # snapshot.
+  # snapshot. The runs are the 21 of the listing rules' page of at most 20,
+  # shared with them (@shares-runs).
   @creates-runs @shares-runs
   Scenario: Walking every page with the cursor yields each run exactly once
-    Given I created 7 runs
+    Given I created 21 runs
     When I walk every page of "name={label}&sort_by=created_at&limit=2"
     Then no page of the walk held more than 2 runs, and none was empty
     And the walk saw each of the runs I created exactly once

@@ -70,6 +70,10 @@ func (s *Server) serve(w *statusWriter, r *http.Request) {
 		s.dashboard(w, r, path) // the dashboard's static files (dashboard.go)
 		return
 	}
+	if aerr := oneReading(r); aerr != nil {
+		writeProblem(w, r, aerr)
+		return
+	}
 	rt, param, allow := s.lookup(r.Method, path)
 	if rt == nil && r.Method != http.MethodOptions {
 		// The service asks for credentials before it looks at the path, so
@@ -477,4 +481,23 @@ func takesNoBody(path string) bool {
 		}
 	}
 	return false
+}
+
+// routingHeaders are the headers that say whose a request is: the mock
+// session it names and the API key it carries. HAProxy in front of
+// replicas (deploy/haproxy.cfg) routes by them too.
+var routingHeaders = []string{SessionHeader, "Authorization"}
+
+// oneReading refuses a request that gives a routing header more than
+// once. Which of two to read is a choice (net/http's Get reads the first,
+// HAProxy the last), so a balancer and the replica it chose could each
+// read another session, and one session's runs land on two replicas;
+// the balancer refuses such a request with the same answer.
+func oneReading(r *http.Request) *apiError {
+	for _, h := range routingHeaders {
+		if n := len(r.Header.Values(h)); n > 1 {
+			return errorf(codeInvalidRequest, "header %s appears %d times: send it once", h, n)
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package mockserver_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -49,4 +50,42 @@ func TestNothingHappensBeforeTheCallerIsAuthenticated(t *testing.T) {
 	for _, a := range attempts {
 		assert.NotEqual(t, http.StatusUnauthorized, a.Status, "an unauthenticated request was journaled: %+v", a)
 	}
+}
+
+// A routing header given twice is refused, as the balancer in front of
+// replicas refuses it (deploy/haproxy.cfg): which of two to read is a
+// choice the two would each make their own way (net/http reads the
+// first, HAProxy the last), and one session's runs would land on two
+// replicas. Given once, each is read as always.
+func TestARoutingHeaderGivenTwiceIsRefused(t *testing.T) {
+	c := newMock(t, mockserver.Options{})
+	send := func(header string, values ...string) (int, string, mockserver.Problem) {
+		t.Helper()
+		req, err := http.NewRequest("GET", c.base+"/agent/runs", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer wk-mock-alice")
+		req.Header.Del(header)
+		for _, v := range values {
+			req.Header.Add(header, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var p mockserver.Problem
+		_ = json.NewDecoder(resp.Body).Decode(&p)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), p
+	}
+	for _, tc := range []struct{ header, first, second string }{
+		{mockserver.SessionHeader, "a", "b"},
+		{mockserver.SessionHeader, "a", "a"},
+		{"Authorization", "Bearer wk-mock-alice", "Bearer wk-mock-carol"},
+	} {
+		status, ct, p := send(tc.header, tc.first, tc.second)
+		assert.Equal(t, http.StatusBadRequest, status, tc.header)
+		assert.Equal(t, "application/problem+json", ct, tc.header)
+		assert.Equal(t, mockserver.ProblemTypeBase+"invalid_request", p.Type, tc.header)
+		assert.Equal(t, "header "+tc.header+" appears 2 times: send it once", p.Detail, tc.header)
+	}
+	status, _, _ := send(mockserver.SessionHeader, "a")
+	assert.Equal(t, http.StatusOK, status)
 }

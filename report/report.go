@@ -176,7 +176,7 @@ func (r Runs) Cost() string {
 		fmt.Fprintf(&b, " (--max-runs %d)", r.Budget)
 	}
 	if r.AtOnce > 0 {
-		fmt.Fprintf(&b, ", at most %d in flight at once", r.AtOnce)
+		fmt.Fprintf(&b, ", kept to %d of its runs in flight at once", r.AtOnce)
 	}
 	if r.WithRunTime > 0 {
 		fmt.Fprintf(&b, "; run_time %s over %d %s", r.RunTime.Round(time.Second), r.WithRunTime, plural(r.WithRunTime, "run", "runs"))

@@ -79,6 +79,15 @@ type call struct {
 // do sends c and checks the answer against the contract. A contract violation
 // is returned as an error together with the response.
 func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
+	booked := a.book != nil && isRunCreate(c)
+	who := scenarioName(ctx)
+	if booked {
+		// Before the create's own deadline: a wait for the team's
+		// capacity may take as long as a run.
+		if err := a.book.reserve(ctx, who); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := seeCreatesThrough(ctx, c)
 	defer cancel()
 	// c.path is already escaped (run ids go through url.PathEscape).
@@ -113,17 +122,10 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 	if isRunCreate(c) && c.body != nil {
 		c.body = a.marking.mark(c.body) // marker.go
 	}
-	booked := a.book != nil && isRunCreate(c)
-	who := scenarioName(ctx)
-	if booked {
-		if err := a.book.reserve(ctx, who); err != nil {
-			return nil, err
-		}
-	}
 	sent := time.Now()
 	resp, err := a.send(req, c.body)
 	if booked {
-		a.book.settle(who, a.session, resp)
+		a.book.settle(who, a.session, req.Header.Get("Authorization"), resp)
 	}
 	if err != nil {
 		return nil, err
@@ -133,9 +135,11 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 	cause, checked := a.check(req, resp, c.path)
 	a.cause.note(cause)
 	errs := []error{checked}
+	for _, run := range runsIn(c.method, c.path, resp) {
+		a.book.seen(str(run["run_id"]), str(run["state"])) // the other team's runs too
+	}
 	if a.runs != nil {
 		for _, run := range runsIn(c.method, c.path, resp) {
-			a.book.seen(str(run["run_id"]), str(run["state"]))
 			knockOn, err := a.runs.see(a.session, sighting{doc: run, sent: sent, recv: recv, op: resp.op, cause: cause})
 			a.cause.note(knockOn)
 			errs = append(errs, err)

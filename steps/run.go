@@ -184,6 +184,7 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	}
 	clients := clientcheck.NewTally(versions)
 	su.book = newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce) // this run's account
+	su.book.every, su.book.patience, su.book.look = cfg.PollInterval, cfg.Timeout, su.lookAtRunsInFlight
 	su.shares = &shares{}
 	su.mu.Lock()
 	su.collecting, su.runCtx, su.clients = col, ctx, clients

@@ -40,6 +40,12 @@ var errBudget = fmt.Errorf("%w: the run budget (--max-runs) is spent", godog.Err
 type runBook struct {
 	max    int // Config.MaxRuns; 0: no budget
 	atOnce int // Config.MaxRunsAtOnce; 0: learned from at_capacity
+	// look fetches the runs in flight while a create waits for a place, so
+	// that runs which ended unwatched (their scenario waits too) free
+	// theirs; every is how often, patience how long a create waits before
+	// it goes ahead all the same (a run that never ends holds a place).
+	look            func(ctx context.Context, runs map[string]string)
+	every, patience time.Duration
 
 	mu sync.Mutex
 	// changed is closed, and replaced, whenever a slot may have freed.
@@ -48,6 +54,7 @@ type runBook struct {
 	created  int
 	sending  int               // creates sent and not yet answered
 	inFlight map[string]string // id -> scenario, of runs not yet seen to end
+	authOf   map[string]string // id -> the Authorization header that created it
 	runs     []bookedRun       // every run created, in order
 	// refusedScenarios are the scenarios a create of which the budget refused.
 	refused map[string]bool
@@ -63,8 +70,8 @@ type bookedRun struct {
 }
 
 func newRunBook(maxRuns, atOnce int) *runBook {
-	return &runBook{max: maxRuns, atOnce: atOnce, changed: make(chan struct{}),
-		inFlight: map[string]string{}, refused: map[string]bool{}}
+	return &runBook{max: maxRuns, atOnce: atOnce, changed: make(chan struct{}), every: DefaultPollInterval, patience: DefaultTimeout,
+		inFlight: map[string]string{}, authOf: map[string]string{}, refused: map[string]bool{}}
 }
 
 // isRunCreate tells whether c asks the server to start a run.
@@ -90,23 +97,35 @@ func (b *runBook) limit() int {
 func (b *runBook) reserve(ctx context.Context, scenario string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	began := time.Now()
 	for {
 		if b.max > 0 && b.created+b.sending >= b.max {
 			b.refused[scenario] = true
 			return fmt.Errorf("%w: %d runs created or being created of --max-runs %d", errBudget, b.created+b.sending, b.max)
 		}
 		n := b.limit()
-		if n == 0 || len(b.inFlight)+b.sending < n || b.onlyOwn(scenario) {
+		if n == 0 || len(b.inFlight)+b.sending < n || b.onlyOwn(scenario) || time.Since(began) > b.patience {
 			b.sending++
 			return nil
 		}
 		changed := b.changed
+		ids := make(map[string]string, len(b.inFlight))
+		for id := range b.inFlight {
+			ids[id] = b.authOf[id]
+		}
 		b.mu.Unlock()
+		tick := time.NewTimer(b.every)
 		select {
 		case <-ctx.Done():
+			tick.Stop()
 			b.mu.Lock()
 			return ctx.Err()
 		case <-changed:
+			tick.Stop()
+		case <-tick.C:
+			if b.look != nil {
+				b.look(ctx, ids)
+			}
 		}
 		b.mu.Lock()
 	}
@@ -124,7 +143,7 @@ func (b *runBook) onlyOwn(scenario string) bool {
 
 // settle books the answer to a create reserve let through: a run created,
 // or nothing when the create failed.
-func (b *runBook) settle(scenario, session string, resp *response) {
+func (b *runBook) settle(scenario, session, authorization string, resp *response) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.sending--
@@ -139,12 +158,18 @@ func (b *runBook) settle(scenario, session string, resp *response) {
 	if json.Unmarshal(resp.body, &made) != nil || made.RunID == "" {
 		return
 	}
-	if made.AtCapacity && b.learned == 0 {
+	switch n := len(b.inFlight); {
+	case made.AtCapacity && (b.learned == 0 || n < b.learned):
 		// The runs already in flight were all the team takes at once.
-		b.learned = max(1, len(b.inFlight))
+		b.learned = max(1, n)
+	case !made.AtCapacity && b.learned > 0 && n+1 > b.learned:
+		// The team took one more than thought: some of those counted
+		// had ended unseen, or a place had freed.
+		b.learned = n + 1
 	}
 	b.created++
 	b.inFlight[made.RunID] = scenario
+	b.authOf[made.RunID] = authorization
 	b.runs = append(b.runs, bookedRun{id: made.RunID, session: session, scenario: scenario, atCapacity: made.AtCapacity})
 }
 
@@ -305,4 +330,22 @@ func (s *scenario) leftOutBeforeItBegan(sc *godog.Scenario) error {
 	fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
 	s.publishShare(errBudget)
 	return godog.ErrSkip
+}
+
+// lookAtRunsInFlight fetches the runs in flight, for a create waiting for
+// a place: the book learns of those that ended. The looks are judged by
+// the rules that hold for any run (the ledger), not by any scenario.
+func (su *Suite) lookAtRunsInFlight(ctx context.Context, runs map[string]string) {
+	client := su.newClient()
+	client.made, client.cause = nil, nil
+	for id, authorization := range runs {
+		if ctx.Err() != nil {
+			return
+		}
+		c := call{method: http.MethodGet, path: "/agent/runs/" + pathEscape(id), auth: auth{header: authorization}}
+		if authorization != "Bearer "+su.cfg.APIKey {
+			client.runs = nil // another team's run: not this caller's view to judge
+		}
+		_, _ = client.do(ctx, c)
+	}
 }

@@ -26,7 +26,7 @@ const refFailingPrompt = "Contract suite run that fails"
 // fullPass gives the suite every option against the reference server: a
 // second team's key, a failing prompt, the plan's identities.
 func fullPass(c *steps.Config) {
-	twoTeams(c)
+	c.OtherAPIKey = refserver.OtherTeamKeyPrefix + "suite"
 	c.FailingPrompt, c.IdentityPlan = refFailingPrompt, refserverPlan
 	c.Tags = "not @newest-client"
 	runFeaturesOnly(c)
@@ -82,8 +82,10 @@ func TestAFullPassCountsAndMarksTheRunsItCreates(t *testing.T) {
 }
 
 // fullPassRuns is the most runs a full pass may create against a server
-// of the published document.
-const fullPassRuns = 110
+// of the published document: 237 before runs were shared, 86 to 88 now
+// (a scenario's runs vary with how its server's runs end). The goal is 40;
+// the scenarios that watch a run of their own to its end share nothing yet.
+const fullPassRuns = 90
 
 // apiRuns lists the runs created through the API that key's team sees.
 func apiRuns(t *testing.T, base, key string) []map[string]any {

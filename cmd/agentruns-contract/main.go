@@ -213,7 +213,7 @@ Flags:
 	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientcheck.Names()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
 	fs.StringVar(&o.prompt, "prompt", "", "the `prompt` of every run the suite creates but those of the scenarios about their runs' prompt or title (@runs-as-written) and the failing prompt: the cheapest one your agents finish (default: each scenario's own)")
 	fs.IntVar(&o.maxRuns, "max-runs", 0, "create at most this `number` of runs: the scenarios a run past it would serve are NOT CHECKED (budget), never passed (default: no budget)")
-	fs.IntVar(&o.maxAtOnce, "max-runs-at-once", 0, "keep at most this `number` of the suite's runs in flight at once (default: what the server takes at once, as the create answer's at_capacity first shows it)")
+	fs.IntVar(&o.maxAtOnce, "max-runs-at-once", 0, "keep at most this `number` of the suite's runs in flight at once (default: what the server takes at once, as the create answers' at_capacity show it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, errHelp

@@ -620,6 +620,9 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 	}
 	if rank[state] >= rank[InProgress] && state != Cancelled {
 		r.Timeline.StartedAt = r.CreatedAt.Add(updated.Sub(r.CreatedAt) / 4)
+		if f.StartedAgo != nil { // as recorded
+			r.Timeline.StartedAt = now.Add(-time.Duration(*f.StartedAgo))
+		}
 	}
 	r.Timeline.WasClaimed = rank[state] >= rank[Claimed] && state != Cancelled
 	if m := f.StatusMessage; m != nil {

@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
@@ -29,7 +30,7 @@ func indexOf(state string) int {
 // between two looks shares the gap with the one before). Any other run is
 // kept as last seen, its times as long before the recording was written
 // as they were before its last look.
-func fixtureRun(s *seenRun, ids map[string]bool, now time.Time) fixtures.Run {
+func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fixtures.Run {
 	run := s.latest
 	f := fixtures.Run{
 		ID: str(run["run_id"]), Title: str(run["title"]), Prompt: str(run["prompt"]), State: str(run["state"]),
@@ -74,19 +75,75 @@ func fixtureRun(s *seenRun, ids map[string]bool, now time.Time) fixtures.Run {
 	if errU != nil || updated.Before(created) {
 		updated = created
 	}
-	if replay, first, ok := replayOf(s.looks); ok {
+	started, errS := time.Parse(time.RFC3339Nano, str(run["started_at"]))
+	if replay, first, ok := replayOf(withStart(s.looks, started, errS == nil)); ok {
+		// Every replay is shifted by the same span, so that the last of
+		// them to begin enters its first state as the fixtures load: their
+		// times, and so their order, are as recorded relative to each other.
 		f.State, f.Replay = first.state, replay
-		f.CreatedAgo = fixtures.Duration(max(0, first.began.Sub(created)))
+		f.UpdatedAgo = fixtures.Duration(max(0, replayAnchor.Sub(first.began)))
+		f.CreatedAgo = fixtures.Duration(max(time.Duration(f.UpdatedAgo), replayAnchor.Sub(created)))
+		if errS == nil && indexOf(first.state) == len(progression)-1 {
+			f.StartedAgo = startedAgo(replayAnchor.Sub(started), f)
+		}
 		return f
 	}
 	// As last seen, shifted to end at the moment of writing.
 	shift := now.Sub(s.seenAt)
 	f.CreatedAgo = fixtures.Duration(max(0, s.seenAt.Sub(created)+shift))
 	f.UpdatedAgo = fixtures.Duration(min(time.Duration(f.CreatedAgo), max(0, s.seenAt.Sub(updated)+shift)))
+	if errS == nil {
+		f.StartedAgo = startedAgo(s.seenAt.Sub(started)+shift, f)
+	}
 	if m := statusMessage(run["status_message"]); m != nil {
 		f.StatusMessage = m
 	}
 	return f
+}
+
+// startedAgo is a run's started_at as the fixture keeps it, within its
+// creation and its last update (as the fixtures require).
+func startedAgo(ago time.Duration, f fixtures.Run) *fixtures.Duration {
+	d := fixtures.Duration(min(max(ago, time.Duration(f.UpdatedAgo)), time.Duration(f.CreatedAgo)))
+	return &d
+}
+
+// ReplayAnchor is the moment the replays of runs are anchored at: the
+// latest moment one of them was first seen in a state. It enters that
+// state as the fixtures load; the others as long before as they did.
+func replayAnchor(runs map[string]*seenRun) time.Time {
+	var anchor time.Time
+	for _, s := range runs {
+		started, err := time.Parse(time.RFC3339Nano, str(s.latest["started_at"]))
+		if _, first, ok := replayOf(withStart(s.looks, started, err == nil)); ok && first.began.After(anchor) {
+			anchor = first.began
+		}
+	}
+	return anchor
+}
+
+// withStart adds to the looks at a run the moment it was seen to start
+// (its started_at) as the INPROGRESS state it then entered, when no look
+// caught it in that state: the replay then starts it when it started, not
+// at a share of the time between two looks.
+func withStart(looks []look, started time.Time, known bool) []look {
+	if !known || len(looks) < 2 {
+		return looks
+	}
+	for _, l := range looks {
+		if l.state == "INPROGRESS" {
+			return looks
+		}
+	}
+	for i := 1; i < len(looks); i++ {
+		before, after := looks[i-1], looks[i]
+		if i == len(looks)-1 && indexOf(before.state) >= 0 && indexOf(before.state) < len(progression)-1 &&
+			started.After(before.began) && started.Before(after.began) {
+			out := append(slices.Clone(looks[:i]), look{state: "INPROGRESS", began: started})
+			return append(out, looks[i:]...)
+		}
+	}
+	return looks
 }
 
 // replayOf is the replay of a run seen moving forward to an end.

@@ -8,8 +8,9 @@
 // (wk-recorded-1, ...), download URLs are not kept, URLs lose their query,
 // and in a run's configuration or an environment's every value under a
 // name that says it is secret (token, key, password, authorization,
-// headers, env, ...) is replaced. Ids are kept as seen, so runs, their
-// creators, environments and models still name each other; whatever a run
+// headers, env, ...) is replaced. Ids are kept as seen (a run's session
+// and conversation ids are the mock's own), so runs, their creators,
+// environments and models still name each other; whatever a run
 // names that was not seen listed is added, so the folder loads.
 //
 // A Recorder keeps at most Limit runs (the first seen); it is fed from one
@@ -538,9 +539,10 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 	for _, id := range r.order {
 		ids[id] = true
 	}
+	anchor := replayAnchor(r.runs)
 	for _, id := range r.order {
 		s := r.runs[id]
-		f := fixtureRun(s, ids, now)
+		f := fixtureRun(s, ids, now, anchor)
 		f.Extra = extra("RunItem", s.latest)
 		f.Config = withoutExtras(f.Config, "/agent_config", doc.Extras("RunItem", s.latest))
 		var cfg struct {
