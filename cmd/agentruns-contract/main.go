@@ -447,8 +447,14 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	}
 	fmt.Fprintf(w, "\n%d scenarios: %d passed, %d failed, %d skipped%s in %s (%s, seed %d)\n",
 		len(res.Scenarios), passed, failed, skipped, interrupted, res.Duration.Round(time.Millisecond), res.Report.Mode, res.Seed)
-	for _, line := range res.NewestClient.Lines() {
-		fmt.Fprintln(w, line)
+	newest := res.NewestClient.Lines()
+	if !res.NewestClient.Judged {
+		// What the server does not serve, and whom that breaks, comes
+		// first: the verdict below is the published document's.
+		for _, line := range newest {
+			fmt.Fprintln(w, line)
+		}
+		newest = nil
 	}
 	failures := res.Report.FailureGroups()
 	for _, g := range failures {
@@ -457,6 +463,9 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 		}
 		fmt.Fprintf(w, "CAUSE   %s failed from %s\n        %s\n        %s\n", plural(len(g.Scenarios), "scenario"), g.Cause,
 			reportNames(g.Scenarios), strings.ReplaceAll(g.Example(), "\n", "\n        "))
+	}
+	for _, line := range newest { // served or promised: after the causes, which lead
+		fmt.Fprintln(w, line)
 	}
 	if cfg.ReadOnly {
 		fmt.Fprintln(w, "read-only: only GET and HEAD were sent; scenarios tagged @creates-runs or @writes were left out")
