@@ -209,7 +209,10 @@ func TestProxyExitWithoutReportsNamesTheFirstViolation(t *testing.T) {
 		_, _ = w.Write([]byte(`{"type":"about:blank","title":"Method not allowed","status":405,"error":"no"}`))
 	}))
 	t.Cleanup(up.Close)
-	m := startRun(t, "--proxy", up.URL)
+	// Held to the newest client's document: judged by what it serves, a
+	// 405 to that client's own GET of an identity is a server of the
+	// published document saying it does not have it.
+	m := startRun(t, "--proxy", up.URL, "--proxy-document", "newest")
 	m.must(405, "GET", "/agent/identities/agent-1", "wk-live", "")
 	m.stop()
 	err := m.wait()
