@@ -58,6 +58,11 @@ type runBook struct {
 	runs     []bookedRun       // every run created, in order
 	// refusedScenarios are the scenarios a create of which the budget refused.
 	refused map[string]bool
+	// held is the budget set aside for scenarios that make a shared set of
+	// runs (claim), by scenario; heldTotal their sum. Their creates draw on
+	// it, and no other create may.
+	held      map[string]int
+	heldTotal int
 	// queuedBehindCapacity is the time runs were seen waiting in QUEUED
 	// while the team was at capacity, summed over looks.
 	queuedBehindCapacity time.Duration
@@ -71,7 +76,7 @@ type bookedRun struct {
 
 func newRunBook(maxRuns, atOnce int) *runBook {
 	return &runBook{max: maxRuns, atOnce: atOnce, changed: make(chan struct{}), every: DefaultPollInterval, patience: DefaultTimeout,
-		inFlight: map[string]string{}, authOf: map[string]string{}, refused: map[string]bool{}}
+		inFlight: map[string]string{}, authOf: map[string]string{}, refused: map[string]bool{}, held: map[string]int{}}
 }
 
 // isRunCreate tells whether c asks the server to start a run.
@@ -99,12 +104,17 @@ func (b *runBook) reserve(ctx context.Context, scenario string) error {
 	defer b.mu.Unlock()
 	began := time.Now()
 	for {
-		if b.max > 0 && b.created+b.sending >= b.max {
+		if b.held[scenario] == 0 && b.max > 0 && b.created+b.sending+b.heldTotal >= b.max {
 			b.refused[scenario] = true
-			return fmt.Errorf("%w: %d runs created or being created of --max-runs %d", errBudget, b.created+b.sending, b.max)
+			return fmt.Errorf("%w: %d runs created or being created, %d set aside, of --max-runs %d",
+				errBudget, b.created+b.sending, b.heldTotal, b.max)
 		}
 		n := b.limit()
 		if n == 0 || len(b.inFlight)+b.sending < n || b.onlyOwn(scenario) || time.Since(began) > b.patience {
+			if b.held[scenario] > 0 {
+				b.held[scenario]--
+				b.heldTotal--
+			}
 			b.sending++
 			return nil
 		}
@@ -129,6 +139,36 @@ func (b *runBook) reserve(ctx context.Context, scenario string) error {
 		}
 		b.mu.Lock()
 	}
+}
+
+// claim sets n runs of the budget aside for scenario before it creates
+// any: the whole of a shared set of runs, so that the set is made whole or
+// not at all. It refuses, setting nothing aside, when the budget has not n
+// runs left; the scenario is then refused as a create would be. Without a
+// budget it sets nothing aside.
+func (b *runBook) claim(scenario string, n int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.max == 0 || n <= 0 {
+		return true
+	}
+	if b.created+b.sending+b.heldTotal+n > b.max {
+		b.refused[scenario] = true
+		return false
+	}
+	b.held[scenario] += n
+	b.heldTotal += n
+	return true
+}
+
+// unclaim gives back what claim set aside for scenario and it did not
+// create.
+func (b *runBook) unclaim(scenario string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.heldTotal -= b.held[scenario]
+	delete(b.held, scenario)
+	b.signal()
 }
 
 // onlyOwn tells whether every run in flight is scenario's; b.mu held.
@@ -247,7 +287,7 @@ func (b *runBook) queued(d time.Duration) {
 func (b *runBook) spent() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.max > 0 && b.created+b.sending >= b.max
+	return b.max > 0 && b.created+b.sending+b.heldTotal >= b.max
 }
 
 // wasRefused tells whether the budget refused a create of scenario.
@@ -322,11 +362,11 @@ func (s *scenario) leftOutByBudget(ctx context.Context, _ *godog.Step, _ godog.S
 // leftOutBeforeItBegan skips a scenario that creates runs once the budget
 // is spent, before it sends anything: it is NOT CHECKED (budget). A
 // scenario that makes shared runs hands its sharers the refusal, and they
-// are left out too when they come to make their own.
-func (s *scenario) leftOutBeforeItBegan(sc *godog.Scenario) error {
+// are left out too (shared_runs.go).
+func (s *scenario) leftOutBeforeItBegan(sc *godog.Scenario, why string) error {
 	need := budgetNeed
 	s.need = &need
-	s.skipReason = fmt.Sprintf("NOT CHECKED (budget): the run budget --max-runs %d was spent before this scenario began", s.suite.cfg.MaxRuns)
+	s.skipReason = fmt.Sprintf("NOT CHECKED (budget): the run budget --max-runs %d %s", s.suite.cfg.MaxRuns, why)
 	fmt.Fprintf(s.suite.cfg.Log, "skipped %q: %s\n", sc.Name, s.skipReason)
 	s.publishShare(errBudget)
 	return godog.ErrSkip

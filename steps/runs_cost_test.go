@@ -2,6 +2,7 @@ package steps_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
@@ -133,4 +135,63 @@ func TestTheRunBudgetIsNeverPassedAndWhatItLeavesOutIsNotChecked(t *testing.T) {
 	assert.Contains(t, res.Report.NotChecked(), "--max-runs")
 	assert.Contains(t, res.Report.Runs.Cost(), "(--max-runs 10)")
 	t.Logf("%d scenarios left out by a budget of %d runs; %s", leftOut, budget, res.Report.Runs.Cost())
+}
+
+// Issue 46, point 2: a budget that cannot make a shared set of runs whole
+// makes none of it, and every scenario sharing the set is NOT CHECKED
+// (budget): none is judged on part of the runs its arrangement asks for.
+// The budgets cut the sets at different places (the 21 runs of the
+// listing scenarios among them).
+func TestABudgetMakesASharedSetWholeOrNotAtAll(t *testing.T) {
+	for _, budget := range []int{5, 15, 30, 60} {
+		t.Run(fmt.Sprintf("--max-runs %d", budget), func(t *testing.T) {
+			srv := refserver.New(refserver.Options{Step: 20 * time.Millisecond, Published: true, FailingPrompt: refFailingPrompt})
+			hs := httptest.NewServer(srv)
+			t.Cleanup(hs.Close)
+			res, out := runSuite(t, hs.URL+"/api/v1", func(c *steps.Config) {
+				fullPass(c)
+				c.MaxRuns = budget
+			})
+			assert.LessOrEqual(t, srv.Created(), budget, "runs the server saw created")
+			assert.Empty(t, res.Failed(), out)
+			// The scenarios sharing a set, by their arrangement: all
+			// passed, or all left out by the budget.
+			verdicts := map[string]map[string][]string{}
+			for _, s := range res.Report.Scenarios {
+				if !hasAnyTag(s.Tags, "@shares-runs") || s.Status == report.Skipped && s.Needs == nil {
+					continue
+				}
+				key := givenSteps(s)
+				verdict := string(s.Status)
+				if s.Needs != nil && s.Needs.Flag == "--max-runs" {
+					verdict = "NOT CHECKED (budget)"
+				}
+				if verdicts[key] == nil {
+					verdicts[key] = map[string][]string{}
+				}
+				verdicts[key][verdict] = append(verdicts[key][verdict], s.Name)
+			}
+			for key, byVerdict := range verdicts {
+				assert.Len(t, byVerdict, 1, "the scenarios sharing the runs of\n%s\n%v", key, byVerdict)
+			}
+			t.Logf("--max-runs %d: %d runs created", budget, srv.Created())
+		})
+	}
+}
+
+// givenSteps is the text of a reported scenario's arrangement: its steps
+// up to the first When or Then, tables included.
+func givenSteps(s report.Scenario) string {
+	var b strings.Builder
+	for i, st := range s.Steps {
+		k := strings.TrimSpace(st.Keyword)
+		if k == "When" || k == "Then" || i == 0 && k != "Given" {
+			break
+		}
+		b.WriteString(st.Text + "\n")
+		for _, row := range st.Table {
+			b.WriteString("|" + strings.Join(row, "|") + "\n")
+		}
+	}
+	return b.String()
 }

@@ -144,7 +144,11 @@ func (s *scenario) before(ctx context.Context, sc *godog.Scenario) (context.Cont
 			}
 			s.shareRuns(sc) // shared_runs.go
 			if hasTag(sc, "@creates-runs") && (s.share == nil || s.shareMaker) && s.suite.book.spent() {
-				return ctx, s.leftOutBeforeItBegan(sc) // runbook.go
+				return ctx, s.leftOutBeforeItBegan(sc, "was spent before this scenario began") // runbook.go
+			}
+			if n := runsItMakes(sc); s.shareMaker && !s.suite.book.claim(sc.Name, n) {
+				// A set made in part would be judged as if whole.
+				return ctx, s.leftOutBeforeItBegan(sc, fmt.Sprintf("had not the %d runs left that the runs this scenario shares need: none was made", n))
 			}
 			return ctx, nil
 		}

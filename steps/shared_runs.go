@@ -2,8 +2,11 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +27,12 @@ import (
 // Against the mock's control API nothing is shared: each scenario has a
 // mock session of its own, and runs there cost nothing.
 //
+// Under a run budget (--max-runs) a set is made whole or not at all: its
+// maker sets aside the runs its arrangement creates before it creates any
+// (runBook.claim), and when the budget has not that many left, or refused
+// a create of the arrangement all the same, every scenario sharing the set
+// is NOT CHECKED (budget): none is judged on part of its runs.
+//
 // The set's runs outlive the scenario that made them: they are cancelled,
 // if still going, when the suite's run ends (Suite.cancelSharedRuns).
 
@@ -41,7 +50,7 @@ type runShare struct {
 	theirs *trackedRun   // the other team's run, when the arrangement makes one (tenancy.go)
 	cache  map[string]string
 	made   []creation // the runs, to cancel when the suite's run ends
-	err    error      // why the set could not be made; its sharers make their own
+	err    error      // why the set could not be made; its sharers make their own, but for errBudget
 }
 
 // shares is the suite's sets, by arrangement.
@@ -124,6 +133,10 @@ func (s *scenario) follower(ctx context.Context) (bool, error) {
 		return false, ctx.Err()
 	case <-s.share.ready:
 	}
+	if errors.Is(s.share.err, errBudget) {
+		// Runs of its own would be cut by the same budget.
+		return false, s.share.err
+	}
 	if s.share.err != nil {
 		// The maker failed: this scenario makes runs of its own, under
 		// a name of its own.
@@ -154,8 +167,12 @@ func (s *scenario) publishShare(err error) {
 	}
 	sh := s.share
 	s.share = nil
+	s.suite.book.unclaim(s.name)
+	if err == nil && s.suite.book.wasRefused(s.name) {
+		err = errBudget // some runs made, not all: the set is not whole
+	}
 	if err != nil || len(s.mine.runs) == 0 && s.tenancy.theirs == nil {
-		sh.err = fmt.Errorf("the scenario making the shared runs did not make them: %v", err)
+		sh.err = fmt.Errorf("the scenario making the shared runs did not make them: %w", err)
 		close(sh.ready)
 		return
 	}
@@ -169,6 +186,33 @@ func (s *scenario) publishShare(err error) {
 	s.suite.book.share(sh.made)
 	close(sh.ready)
 }
+
+// runsItMakes is how many runs a scenario's arrangement creates, as its
+// Given steps say: "I created N runs", one a row of "I created these
+// runs:", one for "another team has created a run". A create it does not
+// count is still refused when the budget is spent, and the set is then
+// not whole (publishShare).
+func runsItMakes(p *godog.Scenario) int {
+	n := 0
+	for _, st := range p.Steps {
+		if st.Type != messages.PickleStepType_CONTEXT {
+			break
+		}
+		switch m := createdNRuns.FindStringSubmatch(st.Text); {
+		case m != nil:
+			k, _ := strconv.Atoi(m[1])
+			n += k
+		case st.Text == "I created these runs:" && st.Argument != nil && st.Argument.DataTable != nil:
+			n += max(0, len(st.Argument.DataTable.Rows)-1)
+		case st.Text == "another team has created a run":
+			n++
+		}
+	}
+	return n
+}
+
+// createdNRuns is the step that creates N runs (runs.go).
+var createdNRuns = regexp.MustCompile(`^I created (\d+) runs?$`)
 
 // publishBeforeActions is the before-step hook that publishes the set once
 // the arrangement is done.
