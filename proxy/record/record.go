@@ -550,11 +550,14 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 			EnvironmentID string `json:"environment_id"`
 		}
 		_ = json.Unmarshal(f.Config, &cfg)
-		if len(models) > 0 && cfg.ModelID != "" && !known[cfg.ModelID] {
+		// Added whether or not models or environments were listed: the
+		// mock serves only what the folder holds, and a recording that saw
+		// no list would otherwise replay runs naming models it lists not.
+		if cfg.ModelID != "" && !known[cfg.ModelID] {
 			models = append(models, fixtures.Model{ID: cfg.ModelID, DisplayName: cfg.ModelID, Provider: "UNKNOWN"})
 			known[cfg.ModelID] = true
 		}
-		if len(envs) > 0 && cfg.EnvironmentID != "" && !envIDs[cfg.EnvironmentID] {
+		if cfg.EnvironmentID != "" && !envIDs[cfg.EnvironmentID] {
 			envs = append(envs, fixtures.Environment{UID: cfg.EnvironmentID, Team: Team, Creator: defaultUID,
 				Config: json.RawMessage(`{"name":` + quote(cfg.EnvironmentID) + `}`)})
 			envIDs[cfg.EnvironmentID] = true

@@ -1,0 +1,98 @@
+package record_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/fixtures"
+	"github.com/agentruns/agentruns/mockserver"
+)
+
+// recordThrough records what a client reading each path through a
+// recording proxy in front of upstream sees, and returns a mock on the
+// recording, its clock virtual.
+func recordThrough(t *testing.T, upstream http.Handler, paths ...string) *mockserver.Server {
+	t.Helper()
+	srv := httptest.NewServer(upstream)
+	t.Cleanup(srv.Close)
+	dir, rec, p, proxied := recordingProxy(t, srv.URL, nil)
+	for _, path := range paths {
+		resp, err := http.Get(proxied.URL + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+	}
+	require.NoError(t, p.Drain(context.Background()))
+	_, err := rec.Write()
+	require.NoError(t, err)
+	set, err := fixtures.Load(os.DirFS(dir))
+	require.NoError(t, err)
+	mock, err := mockserver.New(mockserver.Options{Fixtures: set, ClockMode: mockserver.VirtualClock})
+	require.NoError(t, err)
+	return mock
+}
+
+// mockGet is the mock's answer to GET path, decoded.
+func mockGet(t *testing.T, mock *mockserver.Server, path string, into any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://mock"+path, nil)
+	req.Header.Set("Authorization", "Bearer any-key")
+	resp, err := mock.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, path)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(into))
+}
+
+// Runs recorded while still QUEUED or INPROGRESS, last updated hours
+// before, were never seen to end: the mock keeps them in the state last
+// seen, however far its clock goes, rather than end them as it ends its
+// own runs.
+func TestARunNeverSeenToEndStaysAsLastSeen(t *testing.T) {
+	now := time.Now()
+	ptr := func(t time.Time) *time.Time { return &t }
+	mock := recordThrough(t, &scriptedRuns{looks: map[string][]map[string]any{
+		"run-working": {runLook("run-working", "INPROGRESS", now.Add(-3*time.Hour), now.Add(-2*time.Hour), ptr(now.Add(-2*time.Hour)))},
+		"run-waiting": {runLook("run-waiting", "QUEUED", now.Add(-5*time.Hour), now.Add(-5*time.Hour), nil)},
+	}}, "/agent/runs/run-working", "/agent/runs/run-waiting")
+	for _, advance := range []time.Duration{0, 2 * time.Hour, 30 * 24 * time.Hour} {
+		_, err := mock.DefaultSession().Advance(advance)
+		require.NoError(t, err)
+		for id, state := range map[string]string{"run-working": "INPROGRESS", "run-waiting": "QUEUED"} {
+			var run struct {
+				State string `json:"state"`
+			}
+			mockGet(t, mock, "/agent/runs/"+id, &run)
+			assert.Equal(t, state, run.State, "%s after another %s", id, advance)
+		}
+	}
+}
+
+// A recording that saw no list of models still names, in the mock, every
+// model its runs name: the folder lists each one, so GET /agent/models
+// answers with it (a later recording into the same folder, whose client
+// never listed models, included).
+func TestAModelARunNamesIsListedWithoutAListSeen(t *testing.T) {
+	now := time.Now()
+	run := runLook("run-1", "QUEUED", now.Add(-time.Minute), now.Add(-time.Minute), nil)
+	run["agent_config"] = map[string]any{"model_id": "reference-auto"}
+	mock := recordThrough(t, &scriptedRuns{looks: map[string][]map[string]any{"run-1": {run}}}, "/agent/runs/run-1")
+	var models struct {
+		Default string `json:"default_model_id"`
+		Models  []struct {
+			ID string `json:"id"`
+		} `json:"models"`
+	}
+	mockGet(t, mock, "/agent/models", &models)
+	require.Len(t, models.Models, 1)
+	assert.Equal(t, "reference-auto", models.Models[0].ID)
+	assert.Equal(t, "reference-auto", models.Default)
+}
