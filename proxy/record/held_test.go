@@ -96,3 +96,48 @@ func TestAModelARunNamesIsListedWithoutAListSeen(t *testing.T) {
 	assert.Equal(t, "reference-auto", models.Models[0].ID)
 	assert.Equal(t, "reference-auto", models.Default)
 }
+
+// A run recorded FAILED, ERROR or BLOCKED with artifacts shows them in the
+// mock, as a run recorded SUCCEEDED does: one seen only stopped, and one
+// whose replay ends FAILED, once it has.
+func TestARecordedStoppedRunShowsItsArtifacts(t *testing.T) {
+	now := time.Now()
+	withPlan := func(run map[string]any) map[string]any {
+		run["artifacts"] = []any{map[string]any{"artifact_type": "PLAN", "created_at": now.Format(time.RFC3339Nano),
+			"data": map[string]any{"document_uid": "doc-1", "title": "The plan"}}}
+		return run
+	}
+	blocked := runLook("run-blocked", "BLOCKED", now.Add(-time.Hour), now.Add(-time.Minute), nil)
+	blocked["status_message"] = map[string]any{"message": "waiting for approval"}
+	errored := runLook("run-error", "ERROR", now.Add(-time.Hour), now.Add(-time.Minute), nil)
+	errored["status_message"] = map[string]any{"message": "the worker died", "error_code": "internal_error"}
+	mock := recordThrough(t, &scriptedRuns{looks: map[string][]map[string]any{
+		"run-failed":  {withPlan(runLook("run-failed", "FAILED", now.Add(-time.Hour), now.Add(-time.Minute), nil))},
+		"run-error":   {withPlan(errored)},
+		"run-blocked": {withPlan(blocked)},
+		"run-replayed": {
+			runLook("run-replayed", "QUEUED", now.Add(-time.Minute), now.Add(-time.Minute), nil),
+			withPlan(runLook("run-replayed", "FAILED", now.Add(-time.Minute), now.Add(-30*time.Second), nil)),
+		},
+	}}, "/agent/runs/run-failed", "/agent/runs/run-error", "/agent/runs/run-blocked", "/agent/runs/run-replayed", "/agent/runs/run-replayed")
+	_, err := mock.DefaultSession().Advance(time.Minute) // the replayed run reaches its end
+	require.NoError(t, err)
+	for _, id := range []string{"run-failed", "run-error", "run-blocked", "run-replayed"} {
+		var run struct {
+			State     string `json:"state"`
+			Artifacts []struct {
+				Type string `json:"artifact_type"`
+			} `json:"artifacts"`
+		}
+		mockGet(t, mock, "/agent/runs/"+id, &run)
+		require.Len(t, run.Artifacts, 1, "%s, %s, shows the artifact recorded", id, run.State)
+		assert.Equal(t, "PLAN", run.Artifacts[0].Type)
+	}
+	var listed struct {
+		Runs []struct {
+			ID string `json:"run_id"`
+		} `json:"runs"`
+	}
+	mockGet(t, mock, "/agent/runs?artifact_type=PLAN&limit=100", &listed)
+	assert.Len(t, listed.Runs, 4, "the filter by artifact finds each")
+}
