@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/proxy/record"
 )
 
 // recordThrough records what a client reading each path through a
@@ -140,4 +141,40 @@ func TestARecordedStoppedRunShowsItsArtifacts(t *testing.T) {
 	}
 	mockGet(t, mock, "/agent/runs?artifact_type=PLAN&limit=100", &listed)
 	assert.Len(t, listed.Runs, 4, "the filter by artifact finds each")
+}
+
+// A schedule's agent_config is recorded and replayed: the mock shows the
+// model and environment its runs start with, and the members beyond the
+// document inside it where they were seen.
+func TestAScheduleKeepsItsAgentConfig(t *testing.T) {
+	sc := schedule("sch_nightly", "Nightly", true)
+	sc["agent_config"] = map[string]any{"model_id": "reference-auto", "environment_id": "env-1", "rollout_ring": "canary"}
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"schedules": []any{sc}})
+	})
+	srv := httptest.NewServer(upstream)
+	t.Cleanup(srv.Close)
+	dir, rec, p, proxied := recordingProxy(t, srv.URL, nil)
+	resp, err := http.Get(proxied.URL + "/agent/schedules")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.NoError(t, p.Drain(context.Background()))
+	written, err := rec.Write()
+	require.NoError(t, err)
+	sum := written.(record.Summary)
+	assert.Equal(t, 1, sum.Extras, "agent_config.rollout_ring")
+	assert.Zero(t, sum.ExtrasLeftOut)
+
+	set, err := fixtures.Load(os.DirFS(dir))
+	require.NoError(t, err)
+	mock, err := mockserver.New(mockserver.Options{Fixtures: set, ClockMode: mockserver.VirtualClock})
+	require.NoError(t, err)
+	var got struct {
+		AgentConfig map[string]any `json:"agent_config"`
+	}
+	mockGet(t, mock, "/agent/schedules/sch_nightly", &got)
+	assert.Equal(t, "reference-auto", got.AgentConfig["model_id"])
+	assert.Equal(t, "env-1", got.AgentConfig["environment_id"])
+	assert.Equal(t, "canary", got.AgentConfig["rollout_ring"], "the member beyond the document, where it was seen")
 }
