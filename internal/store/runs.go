@@ -243,7 +243,7 @@ func (d *Details) share() *Details {
 
 // shared is the shared record equal to d, nil if there is none.
 func (d *Details) shared() *Details {
-	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.TriggerURL != "" ||
+	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.ArtifactsWhenStopped || d.TriggerURL != "" ||
 		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
 		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 || len(d.Extra) > 0 {
 		return nil
