@@ -85,7 +85,7 @@ func checkOverlayFile(b []byte) error {
 	case has["operations"]:
 		return errors.New("a traffic profile (--proxy-profile), not an overlay: compare profiles with agentruns-drift compare")
 	case has["facts"]:
-		return errors.New("a drift report, not an overlay: the overlay is what --proxy-overlay or GET /__mock/proxy/overlay writes")
+		return errors.New("a drift report, not an overlay: the overlay is what --proxy-overlay or GET /__mock/proxy/drift/overlay.yaml writes")
 	}
 	return errors.New(`not an overlay: it has no "overlay" member`)
 }

@@ -368,8 +368,10 @@ func (c *checker) checkOne(x *pending) {
 	value := decodeJSON(x.respHeader, body)
 	var found []rules.Violation
 	judged := ex
+	lacked := false
 	if strings.HasPrefix(x.apiPath, "/agent") {
 		j := c.judge.judging(x) // document.go
+		lacked = j.lacked
 		issues, routed := c.requestIssues(j.validator, x)
 		found = append(found, rules.Refused(x.status, issues)...)
 		if len(issues) > 0 {
@@ -388,7 +390,7 @@ func (c *checker) checkOne(x *pending) {
 	if value != nil {
 		c.clients.AnswerValue(ex.Method, ex.Path, ex.Status, value) // clients.go
 	}
-	c.lookForDrift(x, body, value) // drift.go
+	c.lookForDrift(x, body, value, lacked) // drift.go
 	if c.observer != nil {
 		c.observeMu.Lock()
 		c.observer.Observe(ex)

@@ -127,6 +127,26 @@ type verdict struct {
 	// 404, 405 or 501 by a server judged by the published document,
 	// which does not have it. Its answer is not held to the operation.
 	notServed bool
+	// lacked: the judging document has no such operation and the upstream
+	// answered 404, 405 or 501, as a server of that document does. It is
+	// no drift: the upstream serves what it is held to.
+	lacked bool
+}
+
+// refusesUnserved reports whether status is how a server says it has no
+// such operation.
+func refusesUnserved(status int) bool {
+	return status == http.StatusNotFound || status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented
+}
+
+// lacks reports whether v, the judging document, has no operation for x
+// and the upstream answered as a server without it does.
+func lacks(v *openapi.Validator, x *pending) bool {
+	if !refusesUnserved(x.status) {
+		return false
+	}
+	_, ok := v.Operation(&http.Request{Method: x.method, URL: &url.URL{Path: x.path}, Host: "upstream"})
+	return !ok
 }
 
 // judging says how x is judged. An answer to one of the newest client's
@@ -137,7 +157,7 @@ type verdict struct {
 // surface the upstream showed.
 func (j *judge) judging(x *pending) verdict {
 	if j.fixed != nil {
-		return verdict{validator: j.fixed}
+		return verdict{validator: j.fixed, lacked: lacks(j.fixed, x)}
 	}
 	if !j.onlyPublished && j.served.Load() != nil {
 		return verdict{validator: j.newest}
@@ -149,8 +169,9 @@ func (j *judge) judging(x *pending) verdict {
 		j.served.CompareAndSwap(nil, &evidence)
 		return verdict{validator: j.newest, operation: op}
 	}
-	notServed := j.newestOps[op] && (x.status == http.StatusNotFound || x.status == http.StatusMethodNotAllowed || x.status == http.StatusNotImplemented)
-	return verdict{validator: j.published, operation: op, asPublished: true, notServed: notServed}
+	notServed := j.newestOps[op] && refusesUnserved(x.status)
+	return verdict{validator: j.published, operation: op, asPublished: true, notServed: notServed,
+		lacked: notServed || lacks(j.published, x)}
 }
 
 // asPublishedServerReads is ex as a server of the published document reads

@@ -24,8 +24,12 @@ import (
 const OverlayExtends = "openapi/openapi.yaml"
 
 // lookForDrift walks one checked exchange against the document; every
-// worker calls it (the ledger and the profile lock).
-func (c *checker) lookForDrift(x *pending, body []byte, decoded any) {
+// worker calls it (the ledger and the profile lock). An exchange the
+// judging document lacks the operation of, answered 404, 405 or 501
+// (lacked: the suite probing the newest client's operations on a server
+// held to the published document), is no drift of the upstream: the
+// profile keeps it, the ledger does not.
+func (c *checker) lookForDrift(x *pending, body []byte, decoded any, lacked bool) {
 	if c.drift == nil {
 		return
 	}
@@ -37,7 +41,7 @@ func (c *checker) lookForDrift(x *pending, body []byte, decoded any) {
 		// A request without credentials is answered by the server's
 		// door, not its API: what it shows is no drift of the upstream
 		// (the profile, two servers' answers to the same traffic, keeps it).
-		if x.caller != "" {
+		if x.caller != "" && !lacked {
 			c.ledger.Add(s, x.received)
 		}
 		c.profile.Add(s)

@@ -126,7 +126,7 @@ func TestApplyRefusesWhatItCannotRead(t *testing.T) {
 	}{
 		{"an empty overlay", []string{file("empty.yaml", "")}, "not an overlay: the file is empty"},
 		{"a document as the overlay", []string{file("openapi.yaml", doc)}, "an OpenAPI document, not an overlay"},
-		{"a drift report as the overlay", []string{file("drift.json", `{"facts":[],"distinct":0,"dropped":0}`)}, "a drift report, not an overlay"},
+		{"a drift report as the overlay", []string{file("drift.json", `{"facts":[],"distinct":0,"dropped":0}`)}, "a drift report, not an overlay: the overlay is what --proxy-overlay or GET /__mock/proxy/drift/overlay.yaml writes"},
 		{"a profile as the overlay", []string{file("profile.json", `{"operations":{}}`)}, "a traffic profile"},
 		{"an overlay removing the document", []string{file("remove.yaml", "overlay: 1.0.0\ninfo: {title: t, version: '1'}\nactions:\n  - target: $\n    remove: true\n")},
 			"action 1 removes the whole document (target $)"},

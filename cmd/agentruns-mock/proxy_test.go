@@ -322,11 +322,51 @@ func TestASecondRecordingLeavesNoFileOfTheFirst(t *testing.T) {
 
 	second := startRun(t, "--proxy", up.URL, "--record", rec)
 	kept := page.Runs[0].RunID
-	second.must(200, "GET", "/agent/runs/"+kept, "wk-mock-alice", "")
+	var keptRun struct {
+		Config struct {
+			ModelID       string `json:"model_id"`
+			EnvironmentID string `json:"environment_id"`
+		} `json:"agent_config"`
+	}
+	require.NoError(t, json.Unmarshal(second.must(200, "GET", "/agent/runs/"+kept, "wk-mock-alice", ""), &keptRun))
 	second.stop()
 	require.NoError(t, second.wait())
-	assert.NoFileExists(t, filepath.Join(rec, "environments.json"))
-	assert.NoFileExists(t, filepath.Join(rec, "models.json"))
+	var envs struct {
+		Environments []struct {
+			UID string `json:"uid"`
+		} `json:"environments"`
+	}
+	if data, err := os.ReadFile(filepath.Join(rec, "environments.json")); err == nil {
+		require.NoError(t, json.Unmarshal(data, &envs))
+	}
+	var envIDs []string
+	for _, e := range envs.Environments {
+		envIDs = append(envIDs, e.UID)
+	}
+	if keptRun.Config.EnvironmentID == "" {
+		assert.Empty(t, envIDs)
+	} else {
+		assert.Equal(t, []string{keptRun.Config.EnvironmentID}, envIDs)
+	}
+	// The first recording's environments and models are gone; only the one the kept run
+	// names is listed, added as every model a run names is.
+	var models struct {
+		Models []struct {
+			ID string `json:"id"`
+		} `json:"models"`
+	}
+	if data, err := os.ReadFile(filepath.Join(rec, "models.json")); err == nil {
+		require.NoError(t, json.Unmarshal(data, &models))
+	}
+	var ids []string
+	for _, m := range models.Models {
+		ids = append(ids, m.ID)
+	}
+	if keptRun.Config.ModelID == "" {
+		assert.Empty(t, ids)
+	} else {
+		assert.Equal(t, []string{keptRun.Config.ModelID}, ids)
+	}
 	entries, err := os.ReadDir(rec)
 	require.NoError(t, err)
 	for _, e := range entries {

@@ -102,9 +102,19 @@ type Artifact struct {
 func (a Artifact) CreatedAt() time.Time { return a.Run.Snap.UpdatedAt }
 
 // ShowsArtifacts reports whether the run shows its artifacts: it has some,
-// and it has succeeded.
+// and it has succeeded (or, a fixture run that names them, it has stopped
+// FAILED, ERROR or BLOCKED: see Details.ArtifactsWhenStopped).
 func (v View) ShowsArtifacts() bool {
-	return v.Snap.State == Succeeded && len(v.Run.ArtifactTypes) > 0
+	if len(v.Run.ArtifactTypes) == 0 {
+		return false
+	}
+	switch v.Snap.State {
+	case Succeeded:
+		return true
+	case Failed, Errored, Blocked:
+		return v.Run.ArtifactsWhenStopped
+	}
+	return false
 }
 
 // index adds the run's artifacts to the index by uid.

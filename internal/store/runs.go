@@ -190,7 +190,11 @@ type Details struct {
 	// SUCCEEDED, one each, in this order (PLAN, PULL_REQUEST, SCREENSHOT,
 	// FILE).
 	ArtifactTypes []string `json:"artifact_types,omitempty"`
-	TriggerURL    string   `json:"trigger_url,omitempty"`
+	// ArtifactsWhenStopped has a fixture run show its artifacts also while
+	// FAILED, ERROR or BLOCKED: a recording lists the artifacts a real
+	// server showed such a run, and the replay shows what was recorded.
+	ArtifactsWhenStopped bool   `json:"artifacts_when_stopped,omitempty"`
+	TriggerURL           string `json:"trigger_url,omitempty"`
 	// ParentRunID is the run that started this one (orchestration).
 	ParentRunID      string `json:"parent_run_id,omitempty"`
 	AgentIdentityUID string `json:"agent_identity_uid,omitempty"`
@@ -239,7 +243,7 @@ func (d *Details) share() *Details {
 
 // shared is the shared record equal to d, nil if there is none.
 func (d *Details) shared() *Details {
-	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.TriggerURL != "" ||
+	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.ArtifactsWhenStopped || d.TriggerURL != "" ||
 		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
 		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 || len(d.Extra) > 0 {
 		return nil
@@ -577,11 +581,14 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 		Details: &Details{
 			Source:        f.Source,
 			ArtifactTypes: f.ArtifactTypes,
-			TriggerURL:    f.TriggerURL,
-			ParentRunID:   f.ParentRunID,
-			Metadata:      f.Metadata,
-			Handoff:       f.Handoff,
-			Extra:         f.Extra,
+			// A run of runs.json names the artifacts it shows; in whichever
+			// state it stops, it shows them, as a recording saw them.
+			ArtifactsWhenStopped: len(f.ArtifactTypes) > 0,
+			TriggerURL:           f.TriggerURL,
+			ParentRunID:          f.ParentRunID,
+			Metadata:             f.Metadata,
+			Handoff:              f.Handoff,
+			Extra:                f.Extra,
 		},
 	}
 	if len(f.Config) > 0 {

@@ -226,7 +226,7 @@ func (q *ListQuery) matches(r *Run, snap Snapshot) bool {
 		!q.UpdatedAfter.IsZero() && !snap.UpdatedAt.After(q.UpdatedAfter):
 		return false
 	}
-	if q.ArtifactType != "" && (snap.State != Succeeded || !slices.Contains(r.ArtifactTypes, q.ArtifactType)) {
+	if q.ArtifactType != "" && (!(View{Run: r, Snap: snap}).ShowsArtifacts() || !slices.Contains(r.ArtifactTypes, q.ArtifactType)) {
 		return false
 	}
 	for k, v := range q.Metadata {

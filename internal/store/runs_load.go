@@ -232,6 +232,7 @@ var detailsReaders = []fieldReader[Details]{
 	{"conversation_id", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.ConversationID) }},
 	{"schedule", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Schedule) }},
 	{"artifact_types", func(_ *restorer, s *scanner, d *Details) bool { return s.strings(&d.ArtifactTypes) }},
+	{"artifacts_when_stopped", func(_ *restorer, s *scanner, d *Details) bool { return s.bool(&d.ArtifactsWhenStopped) }},
 	{"trigger_url", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.TriggerURL) }},
 	{"parent_run_id", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.ParentRunID) }},
 	{"agent_identity_uid", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.AgentIdentityUID) }},

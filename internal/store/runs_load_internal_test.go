@@ -215,6 +215,7 @@ func randomRun(rng *rand.Rand, st *Store, i int) *Run {
 		}
 		if maybe() {
 			d.AgentIdentityUID, d.Interactive, d.Mode, d.OnBehalfOf = text(), maybe(), "plan", text()
+			d.ArtifactsWhenStopped = maybe()
 		}
 		if maybe() {
 			d.Metadata = map[string]string{"team": text(), text(): "x"}

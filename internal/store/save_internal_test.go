@@ -30,7 +30,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*savedRuns)(nil), []string{"Generation", "CursorKey", "NextSeq", "Runs"}},
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Creator", "Team", "TeamScope", "CreatedAt", "Config", "Details",
 			"FromSkill", "Followups", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "lastEvent", "indexedAt", "nextAt"}},
-		{(*Details)(nil), []string{"Source", "ConversationID", "Schedule", "ArtifactTypes", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Handoff", "Extra"}},
+		{(*Details)(nil), []string{"Source", "ConversationID", "Schedule", "ArtifactTypes", "ArtifactsWhenStopped", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Handoff", "Extra"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed", "Execution", "PriorRun", "ExecStart"}},
 		{(*scheduleTable)(nil), []string{"byID", "nextSeq", "dueAt", "due"}},
 		{(*savedSchedules)(nil), []string{"Schedules", "NextScheduleSeq"}},

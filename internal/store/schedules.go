@@ -99,6 +99,11 @@ func (t *scheduleTable) reset(ms *Session, now time.Time) {
 			CreatedAt: now.Add(-time.Duration(f.CreatedAgo)), UpdatedAt: now.Add(-time.Duration(f.UpdatedAgo)),
 			Extra: f.Extra,
 		}
+		if len(f.Config) > 0 {
+			var cfg AgentConfig
+			_ = json.Unmarshal(f.Config, &cfg) // store.New has checked that it decodes
+			sc.Config = &cfg
+		}
 		if f.Enabled {
 			sc.NextTick = nextTick(c.sched, now)
 		}

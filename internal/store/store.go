@@ -111,6 +111,13 @@ func New(opts Options) (*Store, error) {
 		if _, err := ParseCron(f.Cron); err != nil {
 			return nil, fmt.Errorf("fixtures: schedules.json: schedule %s: %w", f.ID, err)
 		}
+		if len(f.Config) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(f.Config))
+			dec.DisallowUnknownFields() // a misspelt field would be lost
+			if err := dec.Decode(new(AgentConfig)); err != nil {
+				return nil, fmt.Errorf("fixtures: schedules.json: schedule %s: agent_config: %w", f.ID, err)
+			}
+		}
 	}
 	s.fixtureIDs = make(map[string]bool, len(set.Runs))
 	for _, f := range set.Runs {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/scrub"
+	"github.com/agentruns/agentruns/internal/store"
 )
 
 var replayedArtifact = map[string]bool{"PLAN": true, "PULL_REQUEST": true, "SCREENSHOT": true, "FILE": true}
@@ -88,7 +89,14 @@ func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fi
 		}
 		return f
 	}
-	// As last seen, shifted to end at the moment of writing.
+	// As last seen, shifted to end at the moment of writing. A run never
+	// seen to end has no timeline to replay: it stays in the state it was
+	// last seen in for the longest step a fixture takes (a year), rather
+	// than move on by the mock's default step, which a run last updated
+	// more than an hour before would have long passed.
+	if !store.State(f.State).Terminal() {
+		f.Step = fixtures.Duration(store.MaxStep)
+	}
 	shift := now.Sub(s.seenAt)
 	f.CreatedAgo = fixtures.Duration(max(0, s.seenAt.Sub(created)+shift))
 	f.UpdatedAgo = fixtures.Duration(min(time.Duration(f.CreatedAgo), max(0, s.seenAt.Sub(updated)+shift)))

@@ -331,9 +331,13 @@ func (r *Recorder) schedule(sc map[string]any) {
 	enabled, _ := sc["enabled"].(bool)
 	created, _ := time.Parse(time.RFC3339Nano, str(sc["created_at"]))
 	updated, _ := time.Parse(time.RFC3339Nano, str(sc["updated_at"]))
+	var config json.RawMessage
+	if cfg, ok := sc["agent_config"].(map[string]any); ok {
+		config, _ = json.Marshal(scrub.Value(cfg)) // its secrets replaced, as a run's
+	}
 	r.schedules[id] = seenSchedule{
 		Schedule: fixtures.Schedule{ID: id, Name: str(sc["name"]), Cron: cron, Prompt: prompt, Enabled: enabled,
-			Owner: owner, Team: str(scope["type"]) == "Team"},
+			Owner: owner, Team: str(scope["type"]) == "Team", Config: config},
 		created: created, updated: updated, seen: sc,
 	}
 }
@@ -550,11 +554,14 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 			EnvironmentID string `json:"environment_id"`
 		}
 		_ = json.Unmarshal(f.Config, &cfg)
-		if len(models) > 0 && cfg.ModelID != "" && !known[cfg.ModelID] {
+		// Added whether or not models or environments were listed: the
+		// mock serves only what the folder holds, and a recording that saw
+		// no list would otherwise replay runs naming models it lists not.
+		if cfg.ModelID != "" && !known[cfg.ModelID] {
 			models = append(models, fixtures.Model{ID: cfg.ModelID, DisplayName: cfg.ModelID, Provider: "UNKNOWN"})
 			known[cfg.ModelID] = true
 		}
-		if len(envs) > 0 && cfg.EnvironmentID != "" && !envIDs[cfg.EnvironmentID] {
+		if cfg.EnvironmentID != "" && !envIDs[cfg.EnvironmentID] {
 			envs = append(envs, fixtures.Environment{UID: cfg.EnvironmentID, Team: Team, Creator: defaultUID,
 				Config: json.RawMessage(`{"name":` + quote(cfg.EnvironmentID) + `}`)})
 			envIDs[cfg.EnvironmentID] = true
@@ -617,6 +624,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		sc.CreatedAgo = fixtures.Duration(max(0, now.Sub(sc.created)))
 		sc.UpdatedAgo = min(fixtures.Duration(max(0, now.Sub(sc.updated))), sc.CreatedAgo)
 		sc.Extra = extra("ScheduledAgentItem", sc.seen)
+		sc.Config = withoutExtras(sc.Config, "/agent_config", doc.Extras("ScheduledAgentItem", sc.seen))
 		schedules = append(schedules, sc.Schedule)
 	}
 	if len(schedules) > 0 {
