@@ -67,10 +67,12 @@ func (c *createdRuns) created(id string) bool {
 // states fetches the state of every recorded run.
 func (c *createdRuns) states(t *testing.T, base string) map[string]string {
 	t.Helper()
+	// A copy: each GET below passes through wrap, which takes c.mu.
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	ids := slices.Clone(c.ids)
+	c.mu.Unlock()
 	out := map[string]string{}
-	for _, id := range c.ids {
+	for _, id := range ids {
 		req, err := http.NewRequest(http.MethodGet, base+"/agent/runs/"+id, nil)
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer wk-mock-alice")
