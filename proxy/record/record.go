@@ -72,7 +72,11 @@ type Recorder struct {
 	identityOrder []string
 	schedules     map[string]seenSchedule
 	schedOrder    []string
-	unservable    map[string]bool // ids left out: the mock takes no such id in a path
+	// deletedSchedules: a schedule deleted is gone for good, even when a
+	// listing answered before the delete is observed after it (exchanges
+	// end in any order).
+	deletedSchedules map[string]bool
+	unservable       map[string]bool // ids left out: the mock takes no such id in a path
 }
 
 // seenSchedule is the latest look at a schedule.
@@ -116,8 +120,16 @@ func New(dir string, limit int) *Recorder {
 // anything.
 func (r *Recorder) Observe(ex rules.Exchange) {
 	if ex.Method == http.MethodDelete && ex.Status/100 == 2 && ex.Session == "" && strings.HasPrefix(ex.Path, "/agent/schedules/") {
+		id := strings.TrimPrefix(ex.Path, "/agent/schedules/")
 		r.mu.Lock()
-		delete(r.schedules, strings.TrimPrefix(ex.Path, "/agent/schedules/"))
+		if _, ok := r.schedules[id]; ok || len(r.deletedSchedules) < r.limit {
+			delete(r.schedules, id)
+			r.schedOrder = slices.DeleteFunc(r.schedOrder, func(s string) bool { return s == id })
+			if r.deletedSchedules == nil {
+				r.deletedSchedules = map[string]bool{}
+			}
+			r.deletedSchedules[id] = true
+		}
 		r.mu.Unlock()
 		return
 	}
@@ -309,7 +321,7 @@ func (r *Recorder) servable(id string) bool {
 // is one whose cron the mock does not read.
 func (r *Recorder) schedule(sc map[string]any) {
 	id, cron, prompt := str(sc["id"]), str(sc["cron_schedule"]), str(sc["prompt"])
-	if !r.servable(id) || strings.TrimSpace(prompt) == "" || strings.TrimSpace(str(sc["name"])) == "" {
+	if !r.servable(id) || r.deletedSchedules[id] || strings.TrimSpace(prompt) == "" || strings.TrimSpace(str(sc["name"])) == "" {
 		return
 	}
 	if _, err := store.ParseCron(cron); err != nil {

@@ -156,3 +156,26 @@ func TestARecordingOfOnlyUnservableRunsSaysWhy(t *testing.T) {
 	require.EqualError(t, err, "nothing the mock can serve was recorded: 1 run(s), schedule(s) or agent(s) seen were left out, "+
 		"their ids being none the mock takes in a path (1 to 128 letters, digits, '-' or '_')")
 }
+
+// A listing answered before a delete may be observed after it: the
+// deleted schedule stays deleted, and the recording loads (before, it was
+// written twice and the mock refused the repeated id).
+func TestADeletedScheduleSeenLateInAListingStaysDeleted(t *testing.T) {
+	dir := t.TempDir()
+	rec := record.New(dir, 0)
+	rec.Observe(seen("GET", "/agent/schedules/sched-gone", schedule("sched-gone", "Nightly", true)))
+	rec.Observe(seen("GET", "/agent/schedules", map[string]any{"schedules": []any{schedule("sched-kept", "Weekly", true)}}))
+	del := seen("DELETE", "/agent/schedules/sched-gone", map[string]any{"success": true})
+	rec.Observe(del)
+	rec.Observe(seen("GET", "/agent/schedules", map[string]any{"schedules": []any{
+		schedule("sched-gone", "Nightly", true), schedule("sched-kept", "Weekly", true)}}))
+	rec.Observe(seen("GET", "/agent/schedules/sched-gone", schedule("sched-gone", "Nightly", true)))
+	written, err := rec.Write()
+	require.NoError(t, err)
+	assert.Equal(t, 1, written.(record.Summary).Schedules)
+
+	set, err := fixtures.Load(os.DirFS(dir))
+	require.NoError(t, err)
+	require.Len(t, set.Schedules, 1)
+	assert.Equal(t, "sched-kept", set.Schedules[0].ID)
+}
