@@ -69,10 +69,13 @@ type Memory struct {
 }
 
 type runFacts struct {
-	hasLast             bool
-	look                Look
-	created             bool // its creation was seen
-	wasLinked           bool // seen with a session link
+	hasLast bool
+	look    Look
+	created bool // its creation was seen
+	// linkedAt is when a look showing a session link was first answered.
+	// Exchanges reach the memory in any order: only a look asked after it
+	// must keep the link (a look answered earlier may rightly show none).
+	linkedAt            time.Time
 	endEvent            string
 	endEventBy          string
 	endEventAt          time.Time
@@ -329,12 +332,13 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 	}
 	out = append(out, DerivedAlone(field, run, f.followedUp)...)
 	if f.created {
-		out = append(out, CreatedRunRules(field, run, f.wasLinked)...)
+		wasLinked := !f.linkedAt.IsZero() && f.linkedAt.Before(ex.Sent)
+		out = append(out, CreatedRunRules(field, run, wasLinked)...)
 	}
 	m.sawRunLocked(scope, ex, f, run)
 	out = append(out, m.newestLookLocked(f, ex, field, run)...)
-	if Str(run["session_link"]) != "" {
-		f.wasLinked = true
+	if Str(run["session_link"]) != "" && (f.linkedAt.IsZero() || ex.Received.Before(f.linkedAt)) {
+		f.linkedAt = ex.Received
 	}
 	now := LookAt(run, ex.Sent, ex.Received, ex.Request)
 	if f.endEvent != "" && f.endEventAt.Before(ex.Sent) && now.State != f.endEvent {

@@ -220,3 +220,31 @@ func TestMemoryHoldsAnEndedRunsFigures(t *testing.T) {
 	assert.Equal(t, []string{rules.EndedRunStopsCounting}, ids(m.Observe(exchange("GET", "/agent/runs/r1", 200,
 		run("state", "SUCCEEDED", "started_at", "2026-01-01T10:00:01Z", "run_time", "PT3S"), time.Second))))
 }
+
+// A run keeps its session link once shown: judged only of a look asked
+// after the link was answered. The proxy observes exchanges in the order
+// they end, so a look answered before the link was shown may come after
+// the linked one.
+func TestASessionLinkIsKeptFromWhenItWasShown(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		unlinkedAt time.Duration // when the look without a link was sent
+		want       []string
+	}{
+		{"asked after the link was shown", 2 * time.Second, []string{rules.ClaimedRunLinksSession}},
+		{"asked before the link was shown, observed after it", 0, nil},
+	} {
+		m := rules.NewMemory(rules.Limits{})
+		create := exchange("POST", "/agent/runs", 200, map[string]any{"run_id": "r1", "state": "QUEUED"}, 0)
+		create.RequestBody = []byte(`{"prompt":"p"}`)
+		require.Empty(t, m.Observe(create), tc.name)
+		linked := exchange("GET", "/agent/runs/r1", 200, run("state", "CLAIMED",
+			"session_id", "3f1b8c2e-1111-4222-8333-444455556666", "session_link", "https://example.com/s/3f1b8c2e-1111-4222-8333-444455556666"), time.Second)
+		require.Empty(t, m.Observe(linked), tc.name)
+		unlinked := exchange("GET", "/agent/runs/r1", 200, run("state", "CLAIMED"), tc.unlinkedAt)
+		if tc.unlinkedAt == 0 {
+			unlinked.Received = linked.Received.Add(time.Millisecond) // answered after the linked look, asked before it
+		}
+		assert.Equal(t, tc.want, ids(m.Observe(unlinked)), tc.name)
+	}
+}
