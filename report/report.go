@@ -120,10 +120,11 @@ type Run struct {
 type Runs struct {
 	Created int // runs created, the other team's included
 	Budget  int // --max-runs; 0: none
-	// AtOnce is how many of its runs the suite kept in flight at most
-	// (--max-runs-at-once, or what at_capacity showed); 0: no limit known.
-	AtOnce     int
-	ByScenario []ScenarioRuns // most runs first
+	// AtOnce is the most of its runs the suite had in flight at once
+	// (created and not yet seen to end); Capacity what it kept to:
+	// --max-runs-at-once, or what at_capacity showed; 0: no limit known.
+	AtOnce, Capacity int
+	ByScenario       []ScenarioRuns // most runs first
 	// Refused are the scenarios the budget left NOT CHECKED.
 	Refused []string
 	// RunTime is the run_time the runs showed, summed over the WithRunTime
@@ -175,8 +176,11 @@ func (r Runs) Cost() string {
 	if r.Budget > 0 {
 		fmt.Fprintf(&b, " (--max-runs %d)", r.Budget)
 	}
-	if r.AtOnce > 0 {
-		fmt.Fprintf(&b, ", kept to %d of its runs in flight at once", r.AtOnce)
+	switch {
+	case r.Capacity > 0:
+		fmt.Fprintf(&b, ", at most %d in flight at once (the team takes %d)", r.AtOnce, r.Capacity)
+	case r.AtOnce > 0:
+		fmt.Fprintf(&b, ", at most %d in flight at once (no at_capacity seen)", r.AtOnce)
 	}
 	if r.WithRunTime > 0 {
 		fmt.Fprintf(&b, "; run_time %s over %d %s", r.RunTime.Round(time.Second), r.WithRunTime, plural(r.WithRunTime, "run", "runs"))

@@ -80,6 +80,11 @@ type call struct {
 // is returned as an error together with the response.
 func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 	booked := a.book != nil && isRunCreate(c)
+	restarted, restarts := "", false
+	if a.book != nil && !booked {
+		restarted, restarts = a.book.restarts(c)
+		booked = restarts
+	}
 	who := scenarioName(ctx)
 	if booked {
 		// Before the create's own deadline: a wait for the team's
@@ -124,7 +129,10 @@ func (a *apiClient) do(ctx context.Context, c call) (*response, error) {
 	}
 	sent := time.Now()
 	resp, err := a.send(req, c.body)
-	if booked {
+	switch {
+	case restarts:
+		a.book.settleRestart(who, restarted, resp)
+	case booked:
 		a.book.settle(who, a.session, req.Header.Get("Authorization"), resp)
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,7 +28,10 @@ import (
 //   - the team's capacity: the suite keeps no more of its own runs in flight
 //     (created and not yet seen to end) than the server takes at once, as
 //     Config.MaxRunsAtOnce says or, without it, as the create answer's
-//     at_capacity showed;
+//     at_capacity showed. Until a create has said at_capacity, creates go
+//     one at a time: each answer is in before the next create is sent, so
+//     the first at_capacity comes with exactly the runs the team took, and
+//     the suite puts at most one run in the team's queue to learn it;
 //   - the bill: how many runs, by which scenarios, and what the server said
 //     they cost (run_time, request_usage), for every report.
 
@@ -51,6 +55,7 @@ type runBook struct {
 	// changed is closed, and replaced, whenever a slot may have freed.
 	changed  chan struct{}
 	learned  int // how many runs the server took at once when it first said at_capacity; 0: never said
+	peak     int // the most runs in flight at once, for the reports
 	created  int
 	sending  int               // creates sent and not yet answered
 	inFlight map[string]string // id -> scenario, of runs not yet seen to end
@@ -71,7 +76,8 @@ type runBook struct {
 // bookedRun is one run the suite created.
 type bookedRun struct {
 	id, session, scenario string
-	atCapacity            bool // the create answer said at_capacity
+	authorization         string // whose run: a team's capacity is its own
+	atCapacity            bool   // the create answer said at_capacity
 }
 
 func newRunBook(maxRuns, atOnce int) *runBook {
@@ -82,6 +88,39 @@ func newRunBook(maxRuns, atOnce int) *runBook {
 // isRunCreate tells whether c asks the server to start a run.
 func isRunCreate(c call) bool {
 	return c.method == http.MethodPost && (c.path == "/agent/run" || c.path == "/agent/runs")
+}
+
+// restarts tells which run c may start again: a follow-up to a run that
+// has ended starts another execution, which takes a place of the team's
+// as a new run does. A follow-up to a run the book has in flight takes
+// none.
+func (b *runBook) restarts(c call) (id string, ok bool) {
+	rest, found := strings.CutPrefix(c.path, "/agent/runs/")
+	if c.method != http.MethodPost || !found {
+		return "", false
+	}
+	id, found = strings.CutSuffix(rest, "/followups")
+	if !found || id == "" || strings.Contains(id, "/") {
+		return "", false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, going := b.inFlight[id]
+	return id, !going
+}
+
+// settleRestart books the answer to a follow-up reserve let through: an
+// accepted one puts the run back in flight.
+func (b *runBook) settleRestart(scenario, id string, resp *response) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sending--
+	defer b.signal()
+	if resp == nil || resp.status/100 != 2 {
+		return
+	}
+	b.inFlight[id] = scenario
+	b.peak = max(b.peak, len(b.inFlight))
 }
 
 // limit is how many of the suite's runs may be in flight at once; 0: no
@@ -95,9 +134,12 @@ func (b *runBook) limit() int {
 
 // reserve holds a place for one create of scenario: it refuses with
 // errBudget when the budget would be passed, and waits while the team's
-// capacity is taken by the suite's own runs. A scenario whose own runs are
-// all that fill the capacity is let through (the server queues its run):
-// waiting would wait for itself. The caller must call settle once the
+// capacity is taken by the suite's own runs. A scenario with one run in
+// flight and nothing else of the suite's is let through for a second (the
+// server queues it at a capacity of one): a scenario that needs two runs
+// at once, as messages between runs do, would wait for itself. A scenario
+// that makes more runs than the team takes at once (a set for listings)
+// waits for its first ones to end. The caller must call settle once the
 // answer is in.
 func (b *runBook) reserve(ctx context.Context, scenario string) error {
 	b.mu.Lock()
@@ -110,7 +152,8 @@ func (b *runBook) reserve(ctx context.Context, scenario string) error {
 				errBudget, b.created+b.sending, b.heldTotal, b.max)
 		}
 		n := b.limit()
-		if n == 0 || len(b.inFlight)+b.sending < n || b.onlyOwn(scenario) || time.Since(began) > b.patience {
+		unknown := n == 0 && b.sending == 0 // one create at a time until the capacity is known
+		if unknown || (n > 0 && len(b.inFlight)+b.sending < n) || b.needsASecond(scenario) || time.Since(began) > b.patience {
 			if b.held[scenario] > 0 {
 				b.held[scenario]--
 				b.heldTotal--
@@ -171,14 +214,16 @@ func (b *runBook) unclaim(scenario string) {
 	b.signal()
 }
 
-// onlyOwn tells whether every run in flight is scenario's; b.mu held.
-func (b *runBook) onlyOwn(scenario string) bool {
-	for _, s := range b.inFlight {
-		if s != scenario {
-			return false
-		}
+// needsASecond tells whether the only run of the suite's in flight is
+// scenario's, and nothing is being created; b.mu held.
+func (b *runBook) needsASecond(scenario string) bool {
+	if len(b.inFlight) != 1 || b.sending > 0 {
+		return false
 	}
-	return b.sending == 0
+	for _, s := range b.inFlight {
+		return s == scenario
+	}
+	return false
 }
 
 // settle books the answer to a create reserve let through: a run created,
@@ -209,8 +254,9 @@ func (b *runBook) settle(scenario, session, authorization string, resp *response
 	}
 	b.created++
 	b.inFlight[made.RunID] = scenario
+	b.peak = max(b.peak, len(b.inFlight))
 	b.authOf[made.RunID] = authorization
-	b.runs = append(b.runs, bookedRun{id: made.RunID, session: session, scenario: scenario, atCapacity: made.AtCapacity})
+	b.runs = append(b.runs, bookedRun{id: made.RunID, session: session, scenario: scenario, authorization: authorization, atCapacity: made.AtCapacity})
 }
 
 // seen notes a look at one of the suite's runs: a run seen in a terminal
@@ -302,9 +348,14 @@ func (b *runBook) wasRefused(scenario string) bool {
 func (b *runBook) bill(lastSeen func(session, id string) (map[string]any, bool)) report.Runs {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := report.Runs{Created: b.created, Budget: b.max, AtOnce: b.limit(), QueuedBehindCapacity: b.queuedBehindCapacity}
+	out := report.Runs{Created: b.created, Budget: b.max, AtOnce: b.peak, Capacity: b.limit(), QueuedBehindCapacity: b.queuedBehindCapacity}
 	count := map[string]int{}
 	var order []string
+	// What the server shows of the runs it queued behind the team's
+	// capacity, from their created_at to their started_at, is a truer
+	// figure than the suite's looks, which see the wait only between polls.
+	var shownQueued time.Duration
+	spans := map[string][]span{} // by team, as the Authorization says
 	for _, r := range b.runs {
 		if count[r.scenario] == 0 {
 			order = append(order, r.scenario)
@@ -313,6 +364,16 @@ func (b *runBook) bill(lastSeen func(session, id string) (map[string]any, bool))
 		doc, ok := lastSeen(r.session, r.id)
 		if !ok {
 			continue
+		}
+		if sp, ok := spanOf(doc); ok {
+			spans[r.authorization] = append(spans[r.authorization], sp)
+		}
+		if r.atCapacity {
+			created, err1 := time.Parse(time.RFC3339Nano, str(doc["created_at"]))
+			started, err2 := time.Parse(time.RFC3339Nano, str(doc["started_at"]))
+			if err1 == nil && err2 == nil && started.After(created) {
+				shownQueued += started.Sub(created)
+			}
 		}
 		if d, ok := rules.ISODuration(str(doc["run_time"])); ok && d > 0 {
 			out.RunTime += d
@@ -328,6 +389,15 @@ func (b *runBook) bill(lastSeen func(session, id string) (map[string]any, bool))
 					out.Usage[k] += f
 				}
 			}
+		}
+	}
+	if shownQueued > 0 {
+		out.QueuedBehindCapacity = shownQueued
+	}
+	if len(spans) > 0 {
+		out.AtOnce = 0
+		for _, team := range spans {
+			out.AtOnce = max(out.AtOnce, mostAtOnce(team))
 		}
 	}
 	for _, s := range order {
@@ -388,4 +458,57 @@ func (su *Suite) lookAtRunsInFlight(ctx context.Context, runs map[string]string)
 		}
 		_, _ = client.do(ctx, c)
 	}
+}
+
+// span is a run's life as the server shows it: from its created_at to the
+// updated_at of the terminal state it was last seen in; a run not seen to
+// end has no end.
+type span struct {
+	from, to time.Time
+	ended    bool
+}
+
+func spanOf(doc map[string]any) (span, bool) {
+	from, err := time.Parse(time.RFC3339Nano, str(doc["created_at"]))
+	if err != nil {
+		return span{}, false
+	}
+	sp := span{from: from}
+	if isTerminal(str(doc["state"])) {
+		if to, err := time.Parse(time.RFC3339Nano, str(doc["updated_at"])); err == nil && !to.Before(from) {
+			sp.to, sp.ended = to, true
+		}
+	}
+	return sp, true
+}
+
+// mostAtOnce is the most spans that overlap at one instant: how many of
+// its runs the suite had going at once, by the server's own timestamps
+// (the book's count of runs not yet seen to end is higher whenever runs
+// end between two looks). A span that ends at an instant another begins
+// does not overlap it.
+func mostAtOnce(spans []span) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	edges := make([]edge, 0, 2*len(spans))
+	for _, sp := range spans {
+		edges = append(edges, edge{sp.from, +1})
+		if sp.ended {
+			edges = append(edges, edge{sp.to, -1})
+		}
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if !edges[i].at.Equal(edges[j].at) {
+			return edges[i].at.Before(edges[j].at)
+		}
+		return edges[i].delta < edges[j].delta // ends first
+	})
+	n, most := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		most = max(most, n)
+	}
+	return most
 }
