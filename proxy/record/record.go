@@ -9,9 +9,10 @@
 // and in a run's configuration or an environment's every value under a
 // name that says it is secret (token, key, password, authorization,
 // headers, env, ...) is replaced. Ids are kept as seen (a run's session
-// and conversation ids are the mock's own), so runs, their creators,
-// environments and models still name each other; whatever a run
-// names that was not seen listed is added, so the folder loads.
+// and conversation ids too, with its request_usage and its pull request's
+// and plan's URLs), so runs, their creators, environments and models
+// still name each other; whatever a run names that was not seen listed
+// is added, so the folder loads.
 //
 // A Recorder keeps at most Limit runs (the first seen); it is fed from one
 // goroutine (the proxy's checker) and written from another, so it locks.
@@ -549,6 +550,8 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		f := fixtureRun(s, ids, now, anchor)
 		f.Extra = extra("RunItem", s.latest)
 		f.Config = withoutExtras(f.Config, "/agent_config", doc.Extras("RunItem", s.latest))
+		// The run's extra gives back what the document does not declare.
+		f.RequestUsage = withoutExtras(f.RequestUsage, "/request_usage", doc.Extras("RunItem", s.latest))
 		var cfg struct {
 			ModelID       string `json:"model_id"`
 			EnvironmentID string `json:"environment_id"`
