@@ -26,7 +26,15 @@ func withRecordedRuns(o *Options) {
 		fixtures.Run{ID: "rec-second", Title: "Second", Prompt: "And the sign-up page", State: "SUCCEEDED", Source: "API",
 			Creator: "user-alice", Team: true, CreatedAgo: fixtures.Duration(40 * time.Minute), UpdatedAgo: fixtures.Duration(30 * time.Minute),
 			RequestUsage: json.RawMessage(`{"inference_cost":0.5,"compute_cost":0.02}`), SessionID: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-			ConversationID: "cv_rec1"})
+			ConversationID: "cv_rec1"},
+		// Seen QUEUED with a conversation it cannot have begun (a worker
+		// begins one); seen CANCELLED with a session, so once claimed.
+		fixtures.Run{ID: "rec-queued", Title: "Queued", Prompt: "Later", State: "QUEUED", Source: "API", Creator: "user-alice", Team: true,
+			CreatedAgo: fixtures.Duration(20 * time.Minute), UpdatedAgo: fixtures.Duration(20 * time.Minute), Step: fixtures.Duration(MaxStep),
+			ConversationID: "cv_queued"},
+		fixtures.Run{ID: "rec-cancelled", Title: "Cancelled", Prompt: "Stop", State: "CANCELLED", Source: "API", Creator: "user-alice", Team: true,
+			CreatedAgo: fixtures.Duration(20 * time.Minute), UpdatedAgo: fixtures.Duration(10 * time.Minute),
+			SessionID: "0c1d2e3f-4a5b-4c6d-9e7f-8a9b0c1d2e3f", ConversationID: "cv_cancelled"})
 	o.Fixtures = &set
 }
 
@@ -36,7 +44,7 @@ func withRecordedRuns(o *Options) {
 func recordedLook(t *testing.T, st *Store, ms *Session) []any {
 	t.Helper()
 	var out []any
-	for _, id := range []string{"rec-first", "rec-second"} {
+	for _, id := range []string{"rec-first", "rec-second", "rec-queued", "rec-cancelled"} {
 		v, err := ms.Run(id)
 		require.NoError(t, err)
 		out = append(out, *v.Run.Recorded, v.Run.AgentSession, v.Run.ConversationID, v.Run.ConversationOf())
@@ -68,6 +76,13 @@ func TestRecordedValuesSurviveASaveAndLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "cv_rec1", second.Run.ConversationID, "a later run continues it")
 	assert.Equal(t, "cv_rec1", ms.SessionRedirect(first.Run.AgentSession), "the recorded session's redirect finds the recorded conversation")
+	queued, err := ms.Run("rec-queued")
+	require.NoError(t, err)
+	assert.Equal(t, "cv_queued", queued.Run.ConversationID, "a run seen unclaimed in a conversation continues it, so shows it")
+	cancelled, err := ms.Run("rec-cancelled")
+	require.NoError(t, err)
+	assert.True(t, cancelled.Snap.Claimed, "a cancelled run seen with a session was claimed")
+	assert.Equal(t, "cv_cancelled", cancelled.Run.ConversationOf())
 
 	n := newRun(ms, "Now the settings page")
 	n.ConversationID = "cv_rec1"

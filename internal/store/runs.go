@@ -511,12 +511,16 @@ func (t *runTable) reset(ms *Session, now time.Time) {
 	begun := map[string]bool{} // the conversations a run listed before begins
 	for _, f := range seeds {
 		r := ms.st.fixtureRun(f, now)
-		if c := f.ConversationID; c != "" && begun[c] {
-			// A later run of a recorded conversation continues it, as a
-			// run created with its conversation_id does.
+		// A later run of a recorded conversation continues it, as a run
+		// created with its conversation_id does; so does one recorded
+		// before a worker claimed it, which showed a conversation it had
+		// not begun.
+		unclaimed := f.Replay == nil && (f.State == string(Queued) || f.State == string(Pending))
+		if c := f.ConversationID; c != "" && (begun[c] || unclaimed) {
 			r.Recorded.Conversation, r.ConversationID = "", c
+		} else if c != "" {
+			begun[c] = true
 		}
-		begun[f.ConversationID] = true
 		ms.insertLocked(r)
 	}
 }
@@ -693,7 +697,8 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 			r.Timeline.StartedAt = now.Add(-time.Duration(*f.StartedAgo))
 		}
 	}
-	r.Timeline.WasClaimed = rank[state] >= rank[Claimed] && state != Cancelled
+	// A cancelled run was claimed if a recording saw it with a session.
+	r.Timeline.WasClaimed = rank[state] >= rank[Claimed] && (state != Cancelled || f.SessionID != "")
 	if m := f.StatusMessage; m != nil {
 		r.ForcedState = state
 		r.ForcedMsg = &StatusMessage{Message: m.Message, ErrorCode: m.ErrorCode, Retryable: m.Retryable}

@@ -33,8 +33,10 @@ func withIDs(run map[string]any, ids recordedIDs) map[string]any {
 		panic(err)
 	}
 	run["request_usage"] = usage
-	run["session_id"] = ids.session
-	run["session_link"] = "https://app.example.com/session/" + ids.session
+	if ids.session != "" {
+		run["session_id"] = ids.session
+		run["session_link"] = "https://app.example.com/session/" + ids.session
+	}
 	run["conversation_id"] = ids.conversation
 	at := run["updated_at"]
 	var arts []any
@@ -63,7 +65,10 @@ func withIDs(run map[string]any, ids recordedIDs) map[string]any {
 func TestARecordingReplaysItsRunsIdsAndUsage(t *testing.T) {
 	now := time.Now()
 	ptr := func(t time.Time) *time.Time { return &t }
-	first := recordedIDs{usage: `{"inference_cost":1.27,"compute_cost":0.31,"total_tokens":48213}`,
+	// The first's usage has a breakdown of the newest client's document and
+	// a member no document declares (kept as the run's extra).
+	first := recordedIDs{usage: `{"inference_cost":1.27,"compute_cost":0.31,"total_tokens":48213,"rollout_discount":0.1,` +
+		`"inference_cost_breakdown_usd":{"input_cost_usd":0.02,"input_cache_read_cost_usd":0.001,"input_cache_write_cost_usd":0.003,"output_cost_usd":0.04}}`,
 		session: "3f0b8c5e-2d4a-4e61-9c7b-5a8e1d2f3c40", conversation: "cv_51Hn0",
 		prURL: "https://github.com/acme/web/pull/812", prBranch: "agent/settings-responsive", planURL: "https://app.example.com/plans/p-812"}
 	next := recordedIDs{usage: `{"inference_cost":0.5,"compute_cost":0.04}`,
@@ -75,6 +80,11 @@ func TestARecordingReplaysItsRunsIdsAndUsage(t *testing.T) {
 		session: "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9", conversation: "cv_failed_2",
 		prURL: "https://github.com/acme/api/pull/9", prBranch: "agent/half-done"}
 
+	// Seen cancelled after a worker had it (it shows a session), and seen
+	// queued, continuing a conversation no run recorded began.
+	cancelled := recordedIDs{usage: `{"inference_cost":0.07,"compute_cost":0.01}`,
+		session: "7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d0e", conversation: "cv_cancelled"}
+	queuedIDs := recordedIDs{usage: `{"inference_cost":0,"compute_cost":0}`, conversation: "cv_elsewhere"}
 	upstream := &scriptedRuns{looks: map[string][]map[string]any{
 		"run-first": {withIDs(runLook("run-first", "SUCCEEDED", now.Add(-30*time.Minute), now.Add(-25*time.Minute), ptr(now.Add(-29*time.Minute))), first)},
 		"run-next": { // seen from QUEUED to its end: replayed
@@ -83,14 +93,16 @@ func TestARecordingReplaysItsRunsIdsAndUsage(t *testing.T) {
 				recordedIDs{usage: `{"inference_cost":0.1,"compute_cost":0.01}`, session: next.session, conversation: next.conversation}),
 			withIDs(runLook("run-next", "SUCCEEDED", now.Add(-10*time.Minute), now.Add(-5*time.Minute), ptr(now.Add(-9*time.Minute))), next),
 		},
-		"run-held":   {withIDs(runLook("run-held", "INPROGRESS", now.Add(-20*time.Minute), now.Add(-15*time.Minute), ptr(now.Add(-15*time.Minute))), held)},
-		"run-failed": {withIDs(runLook("run-failed", "FAILED", now.Add(-40*time.Minute), now.Add(-35*time.Minute), ptr(now.Add(-39*time.Minute))), failed)},
+		"run-held":      {withIDs(runLook("run-held", "INPROGRESS", now.Add(-20*time.Minute), now.Add(-15*time.Minute), ptr(now.Add(-15*time.Minute))), held)},
+		"run-cancelled": {withIDs(runLook("run-cancelled", "CANCELLED", now.Add(-50*time.Minute), now.Add(-45*time.Minute), nil), cancelled)},
+		"run-queued":    {withIDs(runLook("run-queued", "QUEUED", now.Add(-3*time.Minute), now.Add(-3*time.Minute), nil), queuedIDs)},
+		"run-failed":    {withIDs(runLook("run-failed", "FAILED", now.Add(-40*time.Minute), now.Add(-35*time.Minute), ptr(now.Add(-39*time.Minute))), failed)},
 	}}
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
 	dir, rec, p, proxied := recordingProxy(t, up.URL, nil)
 	for _, path := range []string{"/agent/runs/run-first", "/agent/runs/run-next", "/agent/runs/run-next", "/agent/runs/run-next",
-		"/agent/runs/run-held", "/agent/runs/run-failed"} {
+		"/agent/runs/run-held", "/agent/runs/run-failed", "/agent/runs/run-cancelled", "/agent/runs/run-queued"} {
 		resp, err := http.Get(proxied.URL + path)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -152,8 +164,10 @@ func TestARecordingReplaysItsRunsIdsAndUsage(t *testing.T) {
 		got, err := json.Marshal(run["request_usage"])
 		require.NoError(t, err)
 		assert.JSONEq(t, want.usage, string(got), "%s, %s: request_usage as recorded", id, when)
-		assert.Equal(t, want.session, run["session_id"], "%s, %s: session_id as recorded", id, when)
-		assert.Regexp(t, "^http.*/"+want.session+"$", run["session_link"], "%s, %s: session_link to the recorded session", id, when)
+		if want.session != "" {
+			assert.Equal(t, want.session, run["session_id"], "%s, %s: session_id as recorded", id, when)
+			assert.Regexp(t, "^http.*/"+want.session+"$", run["session_link"], "%s, %s: session_link to the recorded session", id, when)
+		}
 		assert.Equal(t, want.conversation, run["conversation_id"], "%s, %s: conversation_id as recorded", id, when)
 		if want.prURL != "" {
 			assert.Equal(t, map[string]any{"url": want.prURL, "branch": want.prBranch}, artifact(run, "PULL_REQUEST"), "%s, %s: the pull request as recorded", id, when)
@@ -162,7 +176,7 @@ func TestARecordingReplaysItsRunsIdsAndUsage(t *testing.T) {
 			assert.Equal(t, want.planURL, artifact(run, "PLAN")["url"], "%s, %s: the plan's URL as recorded, without its query", id, when)
 		}
 	}
-	recorded := map[string]recordedIDs{"run-first": first, "run-held": held, "run-failed": failed}
+	recorded := map[string]recordedIDs{"run-first": first, "run-held": held, "run-failed": failed, "run-cancelled": cancelled, "run-queued": queuedIDs}
 	for id, want := range recorded {
 		asRecorded("as the mock starts", get("/agent/runs/"+id), want)
 	}
