@@ -203,6 +203,17 @@ func TestARecordingReplaysItsRunsIdsAndUsage(t *testing.T) {
 	assert.Equal(t, "INPROGRESS", get("/agent/runs/run-held")["state"])
 	assert.Equal(t, "SUCCEEDED", get("/agent/runs/run-next")["state"])
 
+	// A mock restarted on its saved state shows the same.
+	var state bytes.Buffer
+	require.NoError(t, mock.Save(&state))
+	mock, err = mockserver.New(mockserver.Options{Fixtures: set, ClockMode: mockserver.VirtualClock, State: &state})
+	require.NoError(t, err)
+	replay = httptest.NewServer(mock) // what follows asks the restarted mock
+	t.Cleanup(replay.Close)
+	for id, want := range recorded {
+		asRecorded("after a restart on the saved state", get("/agent/runs/"+id), want)
+	}
+
 	// The recorded session leads to the recorded conversation, which holds
 	// both recorded runs, and a new run may continue it.
 	assert.Equal(t, map[string]any{"conversation_id": first.conversation}, get("/agent/sessions/"+first.session+"/redirect"))
