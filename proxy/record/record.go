@@ -273,6 +273,11 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	if at.Before(s.seenAt) {
 		return // an older look answered late
 	}
+	if s.latest != nil && carryOver(run, s.latest) {
+		if b, err = json.Marshal(run); err != nil {
+			return
+		}
+	}
 	if r.runBytes-s.size+len(b) > RunBytes {
 		return // a later look too large to keep: the one before stays
 	}
@@ -287,6 +292,25 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 		}
 		s.looks = append(s.looks, look{state: state, began: began, message: run["status_message"]})
 	}
+}
+
+// carried are the members of a run a later look keeps from an earlier one
+// when it omits them (a listing may show less than a get): a run's
+// session and conversation do not change, and its usage does not go away.
+var carried = []string{"request_usage", "session_id", "session_link", "conversation_id"}
+
+// carryOver puts into run each carried member that it lacks and before
+// had, and says whether it put any.
+func carryOver(run, before map[string]any) bool {
+	put := false
+	for _, k := range carried {
+		if _, ok := run[k]; !ok {
+			if v, ok := before[k]; ok {
+				run[k], put = v, true
+			}
+		}
+	}
+	return put
 }
 
 // servable reports whether the mock can serve a resource by id; one it
