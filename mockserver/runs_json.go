@@ -16,7 +16,9 @@ import (
 // encoding/json's reflection, and building RunItems to feed it, were most
 // of what a GET or a page of runs cost. The output is byte for byte what
 // json.Marshal gives for the RunItem, ListRunsResponse and RunAgentResponse
-// they stand for (runs_json_test.go holds it to that). The rare paths that
+// they stand for (runs_json_test.go holds it to that), but for a recorded
+// run's request_usage, written as the recording saw it (store.Recorded),
+// which may hold fewer figures than RequestUsage or more. The rare paths that
 // want a RunItem value (the Go API) decode this output (runItem), so the
 // encoder is the one place a run's shape is written.
 
