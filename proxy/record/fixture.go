@@ -73,7 +73,7 @@ func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fi
 			}
 		}
 	}
-	recordedIDs(&f, run)
+	keepRecorded(&f, run)
 	created, errC := time.Parse(time.RFC3339Nano, str(run["created_at"]))
 	updated, errU := time.Parse(time.RFC3339Nano, str(run["updated_at"]))
 	if errC != nil {
@@ -115,11 +115,11 @@ func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fi
 	return f
 }
 
-// recordedIDs keeps what the run was seen with that the mock would
+// keepRecorded keeps what the run was seen with that the mock would
 // otherwise make up: its request_usage as answered, its session_id and its
 // conversation_id, each when the mock can show it (a session id that is a
 // UUID, a conversation id it takes in a path); another is left to the mock.
-func recordedIDs(f *fixtures.Run, run map[string]any) {
+func keepRecorded(f *fixtures.Run, run map[string]any) {
 	if u, ok := run["request_usage"].(map[string]any); ok {
 		f.RequestUsage, _ = json.Marshal(u)
 	}
