@@ -16,7 +16,9 @@ import (
 // encoding/json's reflection, and building RunItems to feed it, were most
 // of what a GET or a page of runs cost. The output is byte for byte what
 // json.Marshal gives for the RunItem, ListRunsResponse and RunAgentResponse
-// they stand for (runs_json_test.go holds it to that). The rare paths that
+// they stand for (runs_json_test.go holds it to that), but for a recorded
+// run's request_usage, written as the recording saw it (store.Recorded),
+// which may hold fewer figures than RequestUsage or more. The rare paths that
 // want a RunItem value (the Go API) decode this output (runItem), so the
 // encoder is the one place a run's shape is written.
 
@@ -135,13 +137,18 @@ func (v runJSON) appendJSON(b []byte) []byte {
 	}
 	o.strOmit("source", r.Source)
 	if snap.Claimed {
-		var id [36]byte
-		hexUUID(&id, r.AgentSession)
+		var buf [36]byte
+		id := buf[:]
+		if rec := r.SessionIDText(); rec != "" { // as a recording saw it
+			id = append(id[:0], rec...)
+		} else {
+			hexUUID(&buf, r.AgentSession)
+		}
 		o.key("session_id")
-		o.b = append(append(append(o.b, '"'), id[:]...), '"')
+		o.b = append(append(append(o.b, '"'), id...), '"')
 		o.key("session_link")
 		o.b = appendEscaped(append(o.b, '"'), v.linkBase)
-		o.b = append(append(append(o.b, '/'), id[:]...), '"')
+		o.b = append(append(append(o.b, '/'), id...), '"')
 	}
 	o.strOmit("trigger_url", r.TriggerURL)
 	c := r.Creator
@@ -153,7 +160,12 @@ func (v runJSON) appendJSON(b []byte) []byte {
 	co.strOmit("email", c.Email)
 	co.strOmit("photo_url", c.PhotoURL)
 	o.b = co.close()
-	if u, ok := usage(snap); ok {
+	if u := r.RecordedUsage(); u != nil {
+		// As a recording saw it, whatever the state: the mock does not
+		// grow figures it did not make.
+		o.key("request_usage")
+		o.b = append(o.b, u...)
+	} else if u, ok := usage(snap); ok {
 		o.key("request_usage")
 		uo := openObject(o.b)
 		uo.key("inference_cost")
@@ -178,6 +190,8 @@ func (v runJSON) appendJSON(b []byte) []byte {
 	switch { // a run shows its conversation once it has one (conversations.go)
 	case r.ConversationID != "":
 		o.str("conversation_id", r.ConversationID)
+	case snap.Claimed && r.Recorded != nil && r.Recorded.Conversation != "":
+		o.str("conversation_id", r.Recorded.Conversation) // as recorded
 	case snap.Claimed:
 		var id [36]byte
 		hexUUID(&id, r.BegunConversation())
@@ -233,7 +247,15 @@ func (v runJSON) appendJSON(b []byte) []byte {
 				do.prefixed("document_uid", store.PlanDocumentPrefix, short)
 				do.prefixed("notebook_uid", store.PlanNotebookPrefix, short)
 				do.prefixed("title", store.PlanTitlePrefix, r.Title)
+				if rec := r.Recorded; rec != nil && rec.PlanURL != "" {
+					do.str("url", rec.PlanURL) // as recorded; the mock's own plans have none
+				}
 			case store.ArtifactPullRequest:
+				if rec := r.Recorded; rec != nil && rec.PullRequestURL != "" { // as recorded
+					do.str("branch", rec.PullRequestBranch)
+					do.str("url", rec.PullRequestURL)
+					break
+				}
 				do.prefixed("branch", store.PullRequestBranch, short)
 				do.prefixed("url", store.PullRequestURL, short)
 			case store.ArtifactScreenshot:

@@ -77,13 +77,32 @@ func (r *Run) BegunConversation() uuid.UUID {
 	return u
 }
 
+// BegunConversationID is the id of the conversation the run begins when
+// it continues none: the one a recording saw it begin, or else the
+// mock's own (BegunConversation).
+func (r *Run) BegunConversationID() string {
+	if c := r.recordedConversation(); c != "" {
+		return c
+	}
+	return r.BegunConversation().String()
+}
+
+// recordedConversation is the conversation a recording saw the run begin,
+// "" for any other run.
+func (r *Run) recordedConversation() string {
+	if r.Recorded == nil {
+		return ""
+	}
+	return r.Recorded.Conversation
+}
+
 // ConversationOf is the id of the conversation the run belongs to: the
 // one it was created to continue, or else the one it begins.
 func (r *Run) ConversationOf() string {
 	if r.ConversationID != "" {
 		return r.ConversationID
 	}
-	return r.BegunConversation().String()
+	return r.BegunConversationID()
 }
 
 // conversationLocked finds the runs of a conversation in creation order:
@@ -95,13 +114,13 @@ func (ms *Session) conversationLocked(id string) []*Run {
 		for i := range u {
 			u[i] ^= conversationMask[i]
 		}
-		if r, ok := ms.runs.byID[u.String()]; ok && r.ConversationID == "" {
+		if r, ok := ms.runs.byID[u.String()]; ok && r.ConversationID == "" && r.recordedConversation() == "" {
 			out = append(out, r)
 		}
 	}
-	if len(out) == 0 { // a run whose id is not a UUID, or none
+	if len(out) == 0 { // a run whose id is not a UUID, a recorded one, or none
 		for _, r := range ms.runs.list {
-			if r.ConversationID == "" && r.BegunConversation().String() == id {
+			if r.ConversationID == "" && r.BegunConversationID() == id {
 				out = append(out, r)
 				break
 			}
@@ -330,6 +349,9 @@ func (ms *Session) ConversationRedirect(conversation string) string {
 	last := runs[len(runs)-1]
 	if snap := last.Timeline.At(now); !snap.Claimed || snap.State.Terminal() {
 		return ""
+	}
+	if id := last.SessionIDText(); id != "" {
+		return id // as the run shows it
 	}
 	return last.AgentSession.String()
 }

@@ -216,6 +216,48 @@ type Details struct {
 	// document does not declare (a recorded fixture's): every answer that
 	// shows the run carries them (fixtures.Extra).
 	Extra fixtures.Extra `json:"extra,omitempty"`
+	// Recorded are the values a recording saw the run with, which the mock
+	// shows in place of those it makes up for its own runs; nil for a run
+	// of the mock's own.
+	Recorded *Recorded `json:"recorded,omitempty"`
+}
+
+// Recorded are what a recording saw of a run that the mock would otherwise
+// make up (fixtures.Run's fields of the same names). Each is shown exactly
+// as recorded; an empty one leaves the mock's own value in place.
+type Recorded struct {
+	// Usage is the run's request_usage, a JSON object: shown whatever the
+	// run's state, and never grown.
+	Usage json.RawMessage `json:"request_usage,omitempty"`
+	// SessionID is the run's session_id (a UUID): its agent session, shown
+	// once a worker has claimed the run.
+	SessionID string `json:"session_id,omitempty"`
+	// Conversation is the id of the conversation the run begins (one it
+	// continues is Details.ConversationID).
+	Conversation string `json:"conversation_id,omitempty"`
+	// PullRequestURL and PullRequestBranch are its PULL_REQUEST artifact's
+	// url and branch; PlanURL its PLAN artifact's url.
+	PullRequestURL    string `json:"pull_request_url,omitempty"`
+	PullRequestBranch string `json:"pull_request_branch,omitempty"`
+	PlanURL           string `json:"plan_url,omitempty"`
+}
+
+// RecordedUsage is the request_usage a recording saw the run with, nil
+// when there is none (the mock's own figures are shown).
+func (r *Run) RecordedUsage() json.RawMessage {
+	if r.Recorded == nil {
+		return nil
+	}
+	return r.Recorded.Usage
+}
+
+// SessionIDText is the session_id the run shows once claimed, as recorded,
+// or "" when the mock's own (AgentSession) is shown.
+func (r *Run) SessionIDText() string {
+	if r.Recorded == nil {
+		return ""
+	}
+	return r.Recorded.SessionID
 }
 
 // sharedDetails are the Details of every run that has a source and
@@ -245,7 +287,7 @@ func (d *Details) share() *Details {
 func (d *Details) shared() *Details {
 	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.ArtifactsWhenStopped || d.TriggerURL != "" ||
 		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
-		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 || len(d.Extra) > 0 {
+		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 || len(d.Extra) > 0 || d.Recorded != nil {
 		return nil
 	}
 	return sharedDetails[d.Source]
@@ -466,8 +508,20 @@ func (t *runTable) reset(ms *Session, now time.Time) {
 	t.cursorKey = newCursorKey()
 	seeds := append([]fixtures.Run(nil), ms.st.opts.Fixtures.Runs...)
 	sort.SliceStable(seeds, func(i, j int) bool { return seeds[i].CreatedAgo > seeds[j].CreatedAgo })
+	begun := map[string]bool{} // the conversations a run listed before begins
 	for _, f := range seeds {
-		ms.insertLocked(ms.st.fixtureRun(f, now))
+		r := ms.st.fixtureRun(f, now)
+		// A later run of a recorded conversation continues it, as a run
+		// created with its conversation_id does; so does one recorded
+		// before a worker claimed it, which showed a conversation it had
+		// not begun.
+		unclaimed := f.Replay == nil && (f.State == string(Queued) || f.State == string(Pending))
+		if c := f.ConversationID; c != "" && (begun[c] || unclaimed) {
+			r.Recorded.Conversation, r.ConversationID = "", c
+		} else if c != "" {
+			begun[c] = true
+		}
+		ms.insertLocked(r)
 	}
 }
 
@@ -528,6 +582,12 @@ func (t *runTable) insert(r *Run, fixture bool) {
 	r.AgentSession = nameUUID(agentSessionNamespace, r.ID)
 	r.Config = t.configs.intern(r.Config)
 	r.Details = r.Details.share()
+	if id := r.SessionIDText(); id != "" {
+		// The recorded session, so that its redirect finds the run.
+		if u, err := uuid.Parse(id); err == nil {
+			r.AgentSession = u
+		}
+	}
 	t.list = append(t.list, r)
 	t.byID[r.ID] = r
 	for _, k := range r.filterKeys(&[maxFilterKeys]filterKey{}) {
@@ -591,6 +651,12 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 			Extra:                f.Extra,
 		},
 	}
+	if f.RequestUsage != nil || f.SessionID != "" || f.ConversationID != "" || f.PullRequest != nil || f.PlanURL != "" {
+		r.Recorded = &Recorded{Usage: f.RequestUsage, SessionID: f.SessionID, Conversation: f.ConversationID, PlanURL: f.PlanURL}
+		if pr := f.PullRequest; pr != nil {
+			r.Recorded.PullRequestURL, r.Recorded.PullRequestBranch = pr.URL, pr.Branch
+		}
+	}
 	if len(f.Config) > 0 {
 		var c AgentConfig
 		// New has checked that every fixture config decodes.
@@ -631,7 +697,8 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 			r.Timeline.StartedAt = now.Add(-time.Duration(*f.StartedAgo))
 		}
 	}
-	r.Timeline.WasClaimed = rank[state] >= rank[Claimed] && state != Cancelled
+	// A cancelled run was claimed if a recording saw it with a session.
+	r.Timeline.WasClaimed = rank[state] >= rank[Claimed] && (state != Cancelled || f.SessionID != "")
 	if m := f.StatusMessage; m != nil {
 		r.ForcedState = state
 		r.ForcedMsg = &StatusMessage{Message: m.Message, ErrorCode: m.ErrorCode, Retryable: m.Retryable}

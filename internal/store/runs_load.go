@@ -246,6 +246,7 @@ var detailsReaders = []fieldReader[Details]{
 	}},
 	{"handoff", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Handoff) }},
 	{"extra", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Extra) }},
+	{"recorded", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Recorded) }},
 }
 
 var timelineReaders = []fieldReader[Timeline]{

@@ -229,6 +229,10 @@ func randomRun(rng *rand.Rand, st *Store, i int) *Run {
 		if maybe() {
 			d.Extra = fixtures.Extra{"/rollout_ring": json.RawMessage(`"canary"`), "/status_message/" + text(): json.RawMessage(`{"a":[1,true]}`)}
 		}
+		if maybe() {
+			d.Recorded = &Recorded{Usage: json.RawMessage(`{"inference_cost":1.27,"compute_cost":0.3}`), SessionID: "3f0b8c5e-2d4a-4e61-9c7b-5a8e1d2f3c40",
+				Conversation: text(), PullRequestURL: "https://github.com/acme/web/pull/" + text(), PullRequestBranch: text(), PlanURL: text()}
+		}
 		r.Details = d
 	}
 	return r

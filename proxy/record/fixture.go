@@ -2,12 +2,16 @@ package record
 
 import (
 	"encoding/json"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/scrub"
 	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver"
+	"github.com/google/uuid"
 )
 
 var replayedArtifact = map[string]bool{"PLAN": true, "PULL_REQUEST": true, "SCREENSHOT": true, "FILE": true}
@@ -64,10 +68,12 @@ func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fi
 				if t := str(m["artifact_type"]); replayedArtifact[t] && !seenType[t] {
 					seenType[t] = true
 					f.ArtifactTypes = append(f.ArtifactTypes, t)
+					artifactURLs(&f, t, m["data"])
 				}
 			}
 		}
 	}
+	keepRecorded(&f, run)
 	created, errC := time.Parse(time.RFC3339Nano, str(run["created_at"]))
 	updated, errU := time.Parse(time.RFC3339Nano, str(run["updated_at"]))
 	if errC != nil {
@@ -107,6 +113,48 @@ func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fi
 		f.StatusMessage = m
 	}
 	return f
+}
+
+// keepRecorded keeps what the run was seen with that the mock would
+// otherwise make up: its request_usage as answered, its session_id and its
+// conversation_id, each when the mock can show it (a session id that is a
+// UUID, a conversation id it takes in a path); another is left to the mock.
+func keepRecorded(f *fixtures.Run, run map[string]any) {
+	if u, ok := run["request_usage"].(map[string]any); ok {
+		f.RequestUsage, _ = json.Marshal(u)
+	}
+	if id := str(run["session_id"]); len(id) == 36 {
+		if _, err := uuid.Parse(id); err == nil {
+			f.SessionID = id
+		}
+	}
+	if c := str(run["conversation_id"]); mockserver.IsID(c) {
+		f.ConversationID = c
+	}
+}
+
+// artifactURLs keeps the URLs of a run's first artifact of a kind: a pull
+// request's url and branch, a plan's url (without its query, as every URL
+// recorded).
+func artifactURLs(f *fixtures.Run, kind string, data any) {
+	d, _ := data.(map[string]any)
+	u := scrub.URL(str(d["url"]))
+	if !absoluteURL(u) {
+		return
+	}
+	switch kind {
+	case "PULL_REQUEST":
+		if b := str(d["branch"]); strings.TrimSpace(b) != "" {
+			f.PullRequest = &fixtures.PullRequest{URL: u, Branch: b}
+		}
+	case "PLAN":
+		f.PlanURL = u
+	}
+}
+
+func absoluteURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // startedAgo is a run's started_at as the fixture keeps it, within its

@@ -9,9 +9,10 @@
 // and in a run's configuration or an environment's every value under a
 // name that says it is secret (token, key, password, authorization,
 // headers, env, ...) is replaced. Ids are kept as seen (a run's session
-// and conversation ids are the mock's own), so runs, their creators,
-// environments and models still name each other; whatever a run
-// names that was not seen listed is added, so the folder loads.
+// and conversation ids too, with its request_usage and its pull request's
+// and plan's URLs), so runs, their creators, environments and models
+// still name each other; whatever a run names that was not seen listed
+// is added, so the folder loads.
 //
 // A Recorder keeps at most Limit runs (the first seen); it is fed from one
 // goroutine (the proxy's checker) and written from another, so it locks.
@@ -284,6 +285,11 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	if at.Before(s.seenAt) {
 		return // an older look answered late
 	}
+	if s.latest != nil && carryOver(run, s.latest) {
+		if b, err = json.Marshal(run); err != nil {
+			return
+		}
+	}
 	if r.runBytes-s.size+len(b) > RunBytes {
 		return // a later look too large to keep: the one before stays
 	}
@@ -298,6 +304,25 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 		}
 		s.looks = append(s.looks, look{state: state, began: began, message: run["status_message"]})
 	}
+}
+
+// carried are the members of a run a later look keeps from an earlier one
+// when it omits them (a listing may show less than a get): a run's
+// session and conversation do not change, and its usage does not go away.
+var carried = []string{"request_usage", "session_id", "session_link", "conversation_id"}
+
+// carryOver puts into run each carried member that it lacks and before
+// had, and says whether it put any.
+func carryOver(run, before map[string]any) bool {
+	put := false
+	for _, k := range carried {
+		if _, ok := run[k]; !ok {
+			if v, ok := before[k]; ok {
+				run[k], put = v, true
+			}
+		}
+	}
+	return put
 }
 
 // servable reports whether the mock can serve a resource by id; one it
@@ -561,6 +586,8 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		f := fixtureRun(s, ids, now, anchor)
 		f.Extra = extra("RunItem", s.latest)
 		f.Config = withoutExtras(f.Config, "/agent_config", doc.Extras("RunItem", s.latest))
+		// The run's extra gives back what the document does not declare.
+		f.RequestUsage = withoutExtras(f.RequestUsage, "/request_usage", doc.Extras("RunItem", s.latest))
 		var cfg struct {
 			ModelID       string `json:"model_id"`
 			EnvironmentID string `json:"environment_id"`

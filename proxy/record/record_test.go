@@ -179,3 +179,33 @@ func TestADeletedScheduleSeenLateInAListingStaysDeleted(t *testing.T) {
 	require.Len(t, set.Schedules, 1)
 	assert.Equal(t, "sched-kept", set.Schedules[0].ID)
 }
+
+// A listing that shows a run without its usage, session or conversation
+// after a get showed them does not lose them: the recording keeps what
+// the get showed.
+func TestALaterLookThatShowsLessKeepsTheRunsIds(t *testing.T) {
+	dir := t.TempDir()
+	rec := record.New(dir, 0)
+	now := time.Now()
+	run := func(full bool) map[string]any {
+		r := map[string]any{"run_id": "run-1", "title": "Run", "prompt": "do it", "state": "SUCCEEDED", "source": "API",
+			"created_at": now.Add(-time.Hour).Format(time.RFC3339Nano), "updated_at": now.Add(-time.Minute).Format(time.RFC3339Nano),
+			"creator": map[string]any{"type": "user", "uid": "user-1"}}
+		if full {
+			r["request_usage"] = map[string]any{"inference_cost": 1.27, "compute_cost": 0.31}
+			r["session_id"] = "3f0b8c5e-2d4a-4e61-9c7b-5a8e1d2f3c40"
+			r["conversation_id"] = "cv_51Hn0"
+		}
+		return r
+	}
+	rec.Observe(seen("GET", "/agent/runs/run-1", run(true)))
+	rec.Observe(seen("GET", "/agent/runs", map[string]any{"runs": []any{run(false)}}))
+	_, err := rec.Write()
+	require.NoError(t, err)
+	set, err := fixtures.Load(os.DirFS(dir))
+	require.NoError(t, err)
+	require.Len(t, set.Runs, 1)
+	assert.JSONEq(t, `{"inference_cost":1.27,"compute_cost":0.31}`, string(set.Runs[0].RequestUsage))
+	assert.Equal(t, "3f0b8c5e-2d4a-4e61-9c7b-5a8e1d2f3c40", set.Runs[0].SessionID)
+	assert.Equal(t, "cv_51Hn0", set.Runs[0].ConversationID)
+}

@@ -336,6 +336,22 @@ func TestAnyValidTrafficRecordsAFolderThatReplays(t *testing.T) {
 			}
 			for _, r := range set.Runs {
 				got := get("/agent/runs/" + r.ID)
+				// What the mock would make up is shown as recorded.
+				if r.RequestUsage != nil {
+					var want map[string]any
+					require.NoError(t, json.Unmarshal(r.RequestUsage, &want))
+					usage, _ := got["request_usage"].(map[string]any)
+					for k, x := range want {
+						assert.Equal(t, x, usage[k], "run %s replays request_usage.%s as recorded", r.ID, k)
+					}
+					sawField["request_usage"] = true
+				}
+				for field, want := range map[string]string{"session_id": r.SessionID, "conversation_id": r.ConversationID} {
+					if want != "" && got[field] != nil {
+						assert.Equal(t, want, got[field], "run %s replays its %s as recorded", r.ID, field)
+						sawField[field] = true
+					}
+				}
 				if len(r.Config) > 0 {
 					var want map[string]any
 					require.NoError(t, json.Unmarshal(r.Config, &want))
@@ -373,8 +389,9 @@ func TestAnyValidTrafficRecordsAFolderThatReplays(t *testing.T) {
 			}
 		})
 	}
-	for _, field := range []string{"harness_auth_secrets", "mcp_servers", "credential_strategy", "inference_providers"} {
-		assert.True(t, sawField[field], "some round recorded a run's agent_config.%s", field)
+	for _, field := range []string{"harness_auth_secrets", "mcp_servers", "credential_strategy", "inference_providers",
+		"request_usage", "session_id", "conversation_id"} {
+		assert.True(t, sawField[field], "some round recorded and replayed a run's %s (agent_config's, for a member of it)", field)
 	}
 }
 
