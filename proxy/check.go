@@ -325,7 +325,22 @@ func (c *checker) drain(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	c.settle(time.Now())
 	return nil
+}
+
+// unexplainedGrace is how long a look that only a follow-up could explain
+// waits for the follow-up before a live summary counts it: the follow-up's
+// answer ends moments after the look's. Drain and close wait for nothing:
+// everything answered before them has been checked.
+const unexplainedGrace = 10 * time.Second
+
+// settle records what the rules held for looks answered before cutoff that
+// no follow-up explained (rules.Memory.Settle).
+func (c *checker) settle(cutoff time.Time) {
+	for _, u := range c.memory.Settle(cutoff) {
+		c.found.recordLate(u)
+	}
 }
 
 func (c *checker) close() {
@@ -337,6 +352,7 @@ func (c *checker) close() {
 		}
 		c.mu.Unlock()
 		c.stopped.Wait()
+		c.settle(time.Now().Add(time.Hour))
 	})
 }
 
@@ -577,6 +593,19 @@ func (f *findings) record(x *pending, request string, vs []rules.Violation) {
 	}
 	if !x.observer {
 		f.journal.add(e)
+	}
+}
+
+// recordLate records the violations of an exchange already counted, found
+// once the rules could tell that nothing explained them.
+func (f *findings) recordLate(u rules.Unexplained) {
+	at := u.Received.UTC().Format(time.RFC3339Nano)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, v := range u.Violations {
+		v.Field, v.Expected, v.Got, v.RunID = cut(v.Field, keptText), redactText(v.Expected), redactText(v.Got), cut(v.RunID, keptText)
+		f.byRule[v.Rule]++
+		f.latest.add(Finding{At: at, Request: u.Request, Status: u.Status, Violation: v})
 	}
 }
 

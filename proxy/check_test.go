@@ -194,3 +194,23 @@ func TestTheProxyListsOnlyTheRulesItApplies(t *testing.T) {
 	assert.True(t, listed[rules.ListingMatchesFilters])
 	assert.True(t, listed[rules.ResponseFollowsDocument])
 }
+
+// A look that only a follow-up could explain (a run QUEUED again with its
+// first started_at) is held, not dropped: with no follow-up seen, it is
+// a violation once the traffic is drained.
+func TestALookOnlyAFollowupExplainsIsJudgedAtTheEnd(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"run_id":"r1","task_id":"r1","title":"t","prompt":"p","state":"QUEUED",` +
+			`"created_at":"2026-01-01T10:00:00Z","updated_at":"2026-01-01T10:00:05Z","started_at":"2026-01-01T10:00:01Z"}`))
+	}))
+	t.Cleanup(upstream.Close)
+	p, drained, url := serveProxy(t, Options{Upstream: upstream.URL})
+	getWithKey(t, url+"/agent/runs/r1")
+	require.NoError(t, drained())
+	var rules []string
+	for _, f := range p.Summary().Latest {
+		rules = append(rules, f.Rule)
+	}
+	assert.Contains(t, rules, "started-at-fits-state")
+}

@@ -197,6 +197,7 @@ func (p *Proxy) Drain(ctx context.Context) error { return p.check.drain(ctx) }
 
 // Summary is what was found so far (GET /__mock/proxy).
 func (p *Proxy) Summary() Summary {
+	p.check.settle(time.Now().Add(-unexplainedGrace))
 	s := p.found.summary(p.upstream.String())
 	s.Clients = cleanCounts(p.clients.Counts())
 	s.Drift = p.Drift()

@@ -66,6 +66,77 @@ type Memory struct {
 	msgTimes  *bounded[sighting]  // message and field -> the time first seen set
 	convRuns  *bounded[[]convRun] // conversation -> the runs seen ended in it
 	parents   *bounded[string]    // run -> its parent run, "" for none, as its creation or a look said
+
+	// unexplained are the findings of looks that only a follow-up could
+	// explain, none seen yet (restartShaped): held until Settle.
+	unexplained []Unexplained
+}
+
+// Unexplained is what a look at a run showed that only a follow-up the
+// memory has not seen could explain: a run QUEUED again with its first
+// started_at. Exchanges reach the memory in the order they end, so a look
+// answered just after the server took a follow-up may come before the
+// follow-up itself; it is judged once a follow-up had time to arrive.
+type Unexplained struct {
+	Request    string
+	Status     int
+	Received   time.Time
+	Violations []Violation
+	runKey     string
+}
+
+// maxUnexplained bounds the looks held; past it the oldest are judged.
+const maxUnexplained = 1000
+
+// Settle hands over the findings held for looks answered before cutoff
+// that no follow-up explained: they stand. The proxy settles at drain,
+// and, for its live summary, what is a while old.
+func (m *Memory) Settle(cutoff time.Time) []Unexplained {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Unexplained
+	kept := m.unexplained[:0]
+	for _, u := range m.unexplained {
+		if u.Received.Before(cutoff) {
+			out = append(out, u)
+		} else {
+			kept = append(kept, u)
+		}
+	}
+	m.unexplained = kept
+	return out
+}
+
+// restartShaped tells whether a look shows a run started again: QUEUED or
+// PENDING with a started_at.
+func restartShaped(run map[string]any) bool {
+	state := Str(run["state"])
+	return (state == "QUEUED" || state == "PENDING") && run["started_at"] != nil
+}
+
+// holdLocked holds vs, found in ex about key, until a follow-up explains
+// them or Settle.
+func (m *Memory) holdLocked(key string, ex Exchange, vs []Violation) {
+	if len(vs) == 0 {
+		return
+	}
+	if len(m.unexplained) >= maxUnexplained {
+		m.unexplained = m.unexplained[1:]
+	}
+	m.unexplained = append(m.unexplained, Unexplained{Request: ex.Request, Status: ex.Status,
+		Received: ex.Received, Violations: vs, runKey: key})
+}
+
+// explainedLocked drops the held findings about key that a follow-up sent
+// at sent explains: those of looks answered after it was sent.
+func (m *Memory) explainedLocked(key string, sent time.Time) {
+	kept := m.unexplained[:0]
+	for _, u := range m.unexplained {
+		if u.runKey != key || u.Received.Before(sent) {
+			kept = append(kept, u)
+		}
+	}
+	m.unexplained = kept
 }
 
 type runFacts struct {
@@ -191,6 +262,7 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 	case ex.Method == http.MethodPost && isFollowupPath(ex.Path):
 		// What was seen of the run before no longer binds what comes next.
 		f := m.factsLocked(scope, runIDOf(ex.Path))
+		m.explainedLocked(scope+"/"+runIDOf(ex.Path), ex.Sent)
 		m.followedUpLocked(f, ex)
 		f.cancelAccepted = time.Time{} // a run started again ends as its new execution does
 		f.hasLast, f.endEvent, f.reportedEnd, f.followedUp = false, "", "", true
@@ -321,16 +393,29 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		m.parents.put(scope+"/"+id, parent)
 	}
 	f := m.factsLocked(scope, id)
-	if f.followedUp { // started again: QUEUED with its first started_at
-		kept := out[:0]
+	held := !f.followedUp && restartShaped(run) // a follow-up not seen yet may explain it
+	var started []Violation                     // what only a follow-up explains, held
+	if f.followedUp || held {                   // started again: QUEUED with its first started_at
+		var kept []Violation
 		for _, v := range out {
 			if v.Rule != StartedAtFitsState {
 				kept = append(kept, v)
+			} else {
+				started = append(started, v)
 			}
 		}
 		out = kept
+		if held {
+			strict, lenient := DerivedAlone(field, run, false), DerivedAlone(field, run, true)
+			for _, v := range strict {
+				if !slices.Contains(lenient, v) {
+					started = append(started, v)
+				}
+			}
+			defer func() { m.holdLocked(scope+"/"+id, ex, started) }()
+		}
 	}
-	out = append(out, DerivedAlone(field, run, f.followedUp)...)
+	out = append(out, DerivedAlone(field, run, f.followedUp || held)...)
 	if f.created {
 		wasLinked := !f.linkedAt.IsZero() && f.linkedAt.Before(ex.Sent)
 		out = append(out, CreatedRunRules(field, run, wasLinked)...)
@@ -347,9 +432,14 @@ func (m *Memory) runLocked(scope string, ex Exchange, field string, run map[stri
 		f.endEvent = "" // said once
 	}
 	if f.hasLast && f.look.Before(now) {
-		out = append(out, MovedOn(field, id, f.look, now)...)
-		out = append(out, KeptAcrossExecutions(field, id, f.look, now)...)
-		out = append(out, EndedRunStopped(field, id, f.look, now)...)
+		vs := MovedOn(field, id, f.look, now)
+		vs = append(vs, KeptAcrossExecutions(field, id, f.look, now)...)
+		vs = append(vs, EndedRunStopped(field, id, f.look, now)...)
+		if held {
+			started = append(started, vs...)
+		} else {
+			out = append(out, vs...)
+		}
 	}
 	// "The run ends in CANCELLED": not at once, a server may take a while
 	// (the run still shows where it was), but the end it is seen in is
