@@ -110,14 +110,15 @@ Feature: Listing runs, to the letter
       | 5     |
 
   # The two runs of the time filters are those of list_runs.feature's
-  # orders by last update (@shares-runs): alpha is cancelled a moment after
-  # beta's creation, which moves neither creation time.
+  # orders by last update (@shares-runs): beta, then alpha, is cancelled a
+  # moment after beta's creation, which moves neither creation time.
   @creates-runs @exact-timestamps @shares-runs
   Scenario Outline: The time filters are strict: <filter>
     Given I created these runs:
       | run   |
       | alpha |
       | beta  |
+    And a moment later I cancelled run "beta", unless it had already ended
     And a moment later I cancelled run "alpha", unless it had already ended
     When I list runs with "name={label}&<query>"
     Then the listing holds exactly <expected>
@@ -138,6 +139,7 @@ Feature: Listing runs, to the letter
       | run   |
       | alpha |
       | beta  |
+    And a moment later I cancelled run "beta", unless it had already ended
     And a moment later I cancelled run "alpha", unless it had already ended
     When I list runs with "name={label}&updated_after={created_at of alpha}"
     Then the listing holds beta, and of alpha only runs that moved since alpha was created

@@ -50,16 +50,18 @@ Feature: List runs
     When I list runs with "name={label}&sort_by=created_at&sort_order=asc"
     Then the listing holds the runs I created, oldest first
 
-  # Cancelling alpha makes it the run updated last, so that order by update
-  # differs from order by creation. A run may end before the cancel reaches
-  # it; its last update then still orders it. The two runs are shared
-  # with the time filters of list_rules.feature (@shares-runs).
+  # Cancelling beta, then alpha, makes alpha the run updated last and beta,
+  # which then moves no more, the one before: order by update is the
+  # reverse of order by creation. A run may end before the cancel reaches
+  # it; its last update then still orders it. The two runs are shared with
+  # the time filters of list_rules.feature (@shares-runs).
   @creates-runs @shares-runs
   Scenario: Without sort_by the runs updated last come first
     Given I created these runs:
       | run   |
       | alpha |
       | beta  |
+    And a moment later I cancelled run "beta", unless it had already ended
     And a moment later I cancelled run "alpha", unless it had already ended
     When I list runs with "name={label}"
     Then the listing holds exactly alpha and beta
@@ -80,6 +82,7 @@ Feature: List runs
       | run   |
       | alpha |
       | beta  |
+    And a moment later I cancelled run "beta", unless it had already ended
     And a moment later I cancelled run "alpha", unless it had already ended
     When I list runs with "name={label}&sort_by=updated_at&sort_order=<sort_order>"
     Then the listing holds exactly alpha and beta

@@ -213,8 +213,10 @@ func (s *scenario) listingHoldsAtMost(n int) error { return s.page().holdsAtMost
 
 func (s *scenario) listingHoldsCount(n int) error { return s.page().holdsCount(n) }
 
-func (s *scenario) listingHoldsCreatedInOrder(which string) error {
-	return s.page().holdsMineInOrder(which == "newest")
+// listingHoldsCreatedInOrder judges the listing with the pages after it: a
+// server may hold pages shorter than the limit.
+func (s *scenario) listingHoldsCreatedInOrder(ctx context.Context, which string) error {
+	return s.wholeListing(ctx).holdsMineInOrder(which == "newest")
 }
 
 func (s *scenario) listingOrderedBy(field, which string) error {
