@@ -161,8 +161,8 @@ func TestTheRunBudgetIsNeverPassedAndWhatItLeavesOutIsNotChecked(t *testing.T) {
 // Issue 46, point 2: a budget that cannot make a shared set of runs whole
 // makes none of it, and every scenario sharing the set is NOT CHECKED
 // (budget): none is judged on part of the runs its arrangement asks for.
-// The budgets cut the sets at different places (the 21 runs of the
-// listing scenarios among them).
+// The budgets cut the sets at different places (the seven runs of the
+// filters among them).
 func TestABudgetMakesASharedSetWholeOrNotAtAll(t *testing.T) {
 	for _, budget := range []int{5, 15, 30, 60} {
 		t.Run(fmt.Sprintf("--max-runs %d", budget), func(t *testing.T) {
