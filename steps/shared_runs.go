@@ -24,7 +24,12 @@ import (
 // or scenarios written alike), shares one set of runs: the first to start
 // it makes the runs, under a config name of the set's own, and the others
 // wait for it and take them as theirs. On a real server that is one set of
-// runs billed instead of one per scenario.
+// runs billed instead of one per scenario. What the arrangement saw of its
+// runs comes with them: every look its watch took (a run watched to its
+// end, shared_watch.go), how the server took its cancel, the placeholders
+// it resolved; so a sharer judges the same history as the maker. A
+// scenario whose runs are sent as written (@runs-as-written, marker.go)
+// shares only with others sent as written.
 //
 // Against the mock's control API nothing is shared: each scenario has a
 // mock session of its own, and runs there cost nothing.
