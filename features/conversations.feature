@@ -24,13 +24,20 @@ Feature: Conversations and transcripts
   say when a conversation begins, how it grows and how it ends are what the
   bundled mock promises, and are tagged mock-only.
 
-  @creates-runs @slow @runs-as-written
+  A scenario that only looks at a finished run shares it with every
+  scenario whose arrangement (its Given steps) is the same word for word
+  (@shares-runs), in this feature and others: the run is made, and watched
+  to its end, once. Asking for a transcript or a conversation changes no
+  run.
+
+  @creates-runs @slow @runs-as-written @shares-runs
   Scenario: A finished run's conversation begins with its prompt and stays the same
-    When I create a run with the prompt "Explain why the nightly build failed"
-    And I watch the run until it reaches a terminal state
-    And a worker took the run on
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When a worker took the run on
     And I fetch the run's conversation
-    Then the conversation begins with the prompt "Explain why the nightly build failed"
+    Then the conversation begins with the prompt "Tidy the README"
     And the conversation's messages are in time order, within the run's life
     And the conversation is the one the run shows
     When I fetch the conversation by its id
@@ -52,11 +59,12 @@ Feature: Conversations and transcripts
     When I fetch the run's conversation
     Then it is the same conversation as before
 
-  @creates-runs @slow
+  @creates-runs @slow @shares-runs
   Scenario: A finished run's transcript is a link that needs no API key
-    When I create a run with the prompt "List the open TODOs in the README"
-    And I watch the run until it reaches a terminal state
-    And a worker took the run on
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When a worker took the run on
     And I ask for the run's transcript
     Then the answer redirects to an absolute URL
     And that URL, fetched without my API key, gives the transcript
@@ -68,20 +76,22 @@ Feature: Conversations and transcripts
   # (--timeout), or moves the mock's clock there. A link that does not say,
   # or lives beyond the patience, leaves the scenario inconclusive, not
   # failed.
-  @creates-runs @slow
+  @creates-runs @slow @shares-runs
   Scenario: A transcript link is refused once it has expired
-    When I create a run with the prompt "List the open TODOs in the README"
-    And I watch the run until it reaches a terminal state
-    And a worker took the run on
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When a worker took the run on
     And I ask for the run's transcript
     Then that URL, fetched without my API key, gives the transcript
     And once that URL has expired, if it says when, it is refused
 
-  @creates-runs @slow
+  @creates-runs @slow @shares-runs
   Scenario: A finished run's agent session points to its conversation, if anywhere
-    When I create a run with the prompt "Check the links in the docs"
-    And I watch the run until it reaches a terminal state
-    And I fetch the run
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When I fetch the run
     Then the run's agent session, if it shows one, redirects to nothing or to the run's conversation
 
   Scenario: An unknown conversation is not found

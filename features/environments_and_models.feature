@@ -11,10 +11,14 @@ Feature: Environments and models
     When I list the models
     Then the default model is one of the listed models
 
-  @creates-runs
+  # The run is shared with the scenarios of other features that only look
+  # at a finished run (@shares-runs).
+  @creates-runs @shares-runs
   Scenario: A run that names no model gets the default model
-    When I create a run with the prompt "Summarise the open issues"
-    And I fetch the run
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When I fetch the run
     Then the run's model is the default model
 
   Scenario: Environments are listed most recently updated first by default
@@ -77,9 +81,11 @@ Feature: Environments and models
 
   # The same rule on any server, with the prompt the operator says it
   # fails: a run that failed after it started did not fail in its setup.
-  # A run that failed before it started leaves nothing to judge.
-  @creates-runs @failing-prompt
+  # A run that failed before it started leaves nothing to judge. The run is
+  # shared with the scenarios of state_progression.feature and events.feature
+  # that judge a failed run (@shares-runs).
+  @creates-runs @failing-prompt @shares-runs
   Scenario: An environment whose newest run failed after it started does not say its setup failed
-    When I create a run with the failing prompt in the last listed environment
-    And I watch the run until it reaches a terminal state
+    Given I created a run with the failing prompt in the last listed environment
+    And I watched the run until it reached a terminal state
     Then that environment does not say its setup failed, the run having failed after it started

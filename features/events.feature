@@ -14,6 +14,11 @@ Feature: Run events
   patience (--timeout), and a cancel may take effect a moment after the
   server accepts it.
 
+  The scenarios that only look at a run's events share the run with every
+  scenario whose arrangement (its Given steps) is the same word for word
+  (@shares-runs), in this feature and others: it is made, and watched to
+  its end, once.
+
   The program running an agent reports events with POST
   /agent/events/{runId}: that is how the service learns of each change, so
   a reported event moves the run into the state it reports. The service
@@ -21,21 +26,23 @@ Feature: Run events
   report events are tagged @mock-only: a real service may refuse a user's
   key there.
 
-  @creates-runs @slow
+  @creates-runs @slow @shares-runs
   Scenario: A finished run's events end with the event of its final state
-    When I create a run with the prompt "Tidy the README"
-    And I watch the run until it reaches a terminal state
-    And I poll the run's events until they report the state it ended in
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When I poll the run's events until they report the state it ended in
     Then the events are about the run, in increasing sequence order
     And the last event reports the run's state
     And every event occurred between the run's creation and its last update
     And each event occurred when the state it reports began, as the run's timestamps show
 
-  @creates-runs @slow
+  @creates-runs @slow @shares-runs
   Scenario: Events do not change from poll to poll, and "since" skips what was seen
-    When I create a run with the prompt "Sort the imports"
-    And I watch the run until it reaches a terminal state
-    And I poll the run's events until they report the state it ended in
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When I poll the run's events until they report the state it ended in
     And 2 poll intervals pass
     And I poll the run's events again
     Then the events are the same as at the first poll
@@ -73,25 +80,26 @@ Feature: Run events
 
   # The same rule on any server, given a prompt it fails (--failing-prompt):
   # the run may end in FAILED or ERROR, and its last event reports which.
-  @creates-runs @failing-prompt @slow
+  @creates-runs @failing-prompt @slow @shares-runs
   Scenario: A run that fails has the event of its failure last
-    When I create a run with the failing prompt
-    And I watch the run until it reaches a terminal state
-    And I poll the run's events until they report the state it ended in
+    Given I created a run with the failing prompt in the last listed environment
+    And I watched the run until it reached a terminal state
+    When I poll the run's events until they report the state it ended in
     Then the run ended in FAILED or ERROR, with a status message carrying a message and an error code
     And the events are about the run, in increasing sequence order
     And the last event reports the run's state
     And each event occurred when the state it reports began, as the run's timestamps show
 
   # On a fast server the run may end before the cancel reaches it; its last
-  # event then reports how it ended.
-  @creates-runs
+  # event then reports how it ended. The run is state_progression.feature's
+  # cancelled run, shared (@shares-runs).
+  @creates-runs @shares-runs
   Scenario: A cancelled run's last event is run_cancelled
-    When I create a run with the prompt "Rename the config package"
-    And I cancel the run, retrying while the server answers a retryable 409
+    Given I created a run with the prompt "Rename the config package"
+    And I cancelled the run, retrying while the server answers a retryable 409
+    And I watched the run until it reached a terminal state
     Then the cancel was accepted with the run's id, or refused with 400 because the run had ended or was BLOCKED
-    When I watch the run until it reaches a terminal state
-    And I poll the run's events until they report the state it ended in
+    When I poll the run's events until they report the state it ended in
     Then the run is in state "CANCELLED" if the cancel was accepted
     And the events are about the run, in increasing sequence order
     And the last event reports the run's state

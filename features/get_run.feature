@@ -6,13 +6,17 @@ Feature: Get a run
 
   In these scenarios "{label}" stands for a config name made up for each
   scenario, so that scenarios sharing one server never see each other's runs.
+  The run they look at, watched to its end, is shared with every scenario
+  whose arrangement is the same word for word (@shares-runs), in this
+  feature and others: it is made once.
 
-  @creates-runs @runs-as-written
+  @creates-runs @runs-as-written @shares-runs
   Scenario: A run's details carry its prompt, provenance, timestamps and configuration
-    When I create a run with the prompt "Triage the newest bug reports" and:
+    Given I created a run with the prompt "Tidy the README" and:
       | config.name | {label} |
-    And I fetch the run
-    Then the run's "prompt" is "Triage the newest bug reports"
+    And I watched the run until it reached a terminal state
+    When I fetch the run
+    Then the run's "prompt" is "Tidy the README"
     And the run's "source" is "API"
     And the run has a non-empty "creator.uid"
     And the run's "created_at" is a timestamp
@@ -23,10 +27,12 @@ Feature: Get a run
   # session_id is shown "if available": the suite waits, with its usual
   # patience, for the run to show one, and skips the scenario when the run
   # ends without one. The bundled mock shows it from CLAIMED on.
-  @creates-runs @slow
+  @creates-runs @slow @shares-runs
   Scenario: A run's session, once shown, is a UUID with a link
-    When I create a run with the prompt "Watch me work"
-    And I wait until the run shows its session
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When I wait until the run shows its session
     Then the run's "session_id" is a UUID
     And the run's "session_link" is an absolute URL
 

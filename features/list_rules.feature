@@ -55,64 +55,80 @@ Feature: Listing runs, to the letter
       | created_before=2001-01-01T00:00:00Z      |
       | updated_after=2100-01-01T00:00:00Z       |
 
-  @creates-runs @shares-runs
+  # The paging scenarios here and the listings of list_runs.feature share
+  # one set of six runs, made once (@shares-runs): run 1 is cancelled a
+  # moment after its creation, unless it ended first, so that the runs do
+  # not all end alike, and every listing comes once all six have ended, so
+  # that no run moves while the pages are walked.
+  #
+  # The default page size is judged over every run the key can see, the
+  # six and any already there: only more than 20 can show it. A key that
+  # sees 20 or fewer leaves the scenario inconclusive, saying so: the suite
+  # creates no runs only to fill a page.
+  @creates-runs @shares-runs @slow
   Scenario: Without a limit, a page holds at most 20 runs
-    Given I created 21 runs
-    When I list runs with "name={label}&sort_by=created_at"
-    Then the listing holds from 1 to 20 runs
-    And the listing says there is a next page
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
+    When I list runs with "sort_by=created_at&limit=21"
+    Then without a limit, the same listing holds from 1 to 20 runs and says there is a next page
     When I walk every page of "name={label}&sort_by=created_at"
     Then no page of the walk held more than 20 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
-  # The runs of these two are shared with other scenarios (@shares-runs):
-  # three runs on one page of three, and 21 runs on seven pages of three.
-  @creates-runs @shares-runs
+  @creates-runs @shares-runs @slow
   Scenario: A single page that is exactly full says there is no next page
-    Given I created 3 runs
-    When I walk every page of "name={label}&sort_by=created_at&limit=3"
-    Then no page of the walk held more than 3 runs, and none was empty
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
+    When I walk every page of "name={label}&sort_by=created_at&limit=6"
+    Then no page of the walk held more than 6 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
-  @creates-runs @shares-runs
+  @creates-runs @shares-runs @slow
   Scenario: A last page that is exactly full says there is no next page
-    Given I created 21 runs
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
     When I walk every page of "name={label}&sort_by=created_at&limit=3"
     Then no page of the walk held more than 3 runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
-  # The same 21 runs as the page of at most 20 above (shared, @shares-runs):
-  # every limit leaves a last page shorter than the others.
-  @creates-runs @shares-runs
+  # Every limit here leaves a last page shorter than the others.
+  @creates-runs @shares-runs @slow
   Scenario Outline: Pages of <limit> hold each run once, in creation order
-    Given I created 21 runs
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
     When I walk every page of "name={label}&sort_by=created_at&sort_order=asc&limit=<limit>"
     Then no page of the walk held more than <limit> runs, and none was empty
     And the walk saw each of the runs I created exactly once
 
     Examples:
       | limit |
-      | 1     |
       | 4     |
       | 5     |
-      | 6     |
 
+  # The two runs of the time filters are those of list_runs.feature's
+  # orders by last update (@shares-runs): beta, then alpha, is cancelled a
+  # moment after beta's creation, which moves neither creation time.
   @creates-runs @exact-timestamps @shares-runs
   Scenario Outline: The time filters are strict: <filter>
     Given I created these runs:
       | run   |
       | alpha |
       | beta  |
-      | gamma |
+    And a moment later I cancelled run "beta", unless it had already ended
+    And a moment later I cancelled run "alpha", unless it had already ended
     When I list runs with "name={label}&<query>"
     Then the listing holds exactly <expected>
 
     Examples:
-      | filter                                                 | query                                                                    | expected       |
-      | created_after leaves out a run created at its instant  | created_after={created_at of alpha}                                      | beta and gamma |
-      | created_before leaves out a run created at its instant | created_before={created_at of gamma}                                     | alpha and beta |
-      | both bounds at the instants of two runs                | created_after={created_at of alpha}&created_before={created_at of gamma} | beta           |
-      | updated_after an hour after the last run was created   | updated_after={an hour after the creation of gamma}                      | no runs        |
+      | filter                                                 | query                                                                   | expected |
+      | created_after leaves out a run created at its instant  | created_after={created_at of alpha}                                     | beta     |
+      | created_before leaves out a run created at its instant | created_before={created_at of beta}                                     | alpha    |
+      | both bounds at the instants of two runs                | created_after={created_at of alpha}&created_before={created_at of beta} | no runs  |
+      | updated_after an hour after the last run was created   | updated_after={an hour after the creation of beta}                      | no runs  |
 
   # A run is last updated when it is created, or later; so a run created
   # after an instant was last updated after it, while runs created before it
@@ -123,18 +139,21 @@ Feature: Listing runs, to the letter
       | run   |
       | alpha |
       | beta  |
-      | gamma |
-    When I list runs with "name={label}&updated_after={created_at of beta}"
-    Then the listing holds gamma, and of alpha and beta only runs that moved since beta was created
+    And a moment later I cancelled run "beta", unless it had already ended
+    And a moment later I cancelled run "alpha", unless it had already ended
+    When I list runs with "name={label}&updated_after={created_at of alpha}"
+    Then the listing holds beta, and of alpha only runs that moved since alpha was created
 
   # A finished run is never updated again, so its updated_at is an instant
-  # at which it stays, however long the listing takes to come.
-  @creates-runs @slow @exact-timestamps
+  # at which it stays, however long the listing takes to come. The run is
+  # the one watched to its end that the scenarios which only look at a
+  # finished run share (@shares-runs; state_progression.feature).
+  @creates-runs @slow @exact-timestamps @shares-runs
   Scenario: updated_after leaves out a finished run last updated at its instant
-    When I create a run with the prompt "Sort the imports" and:
+    Given I created a run with the prompt "Tidy the README" and:
       | config.name | {label} |
-    And I watch the run until it reaches a terminal state
-    And I list runs with "name={label}&updated_after={updated_at of the run}"
+    And I watched the run until it reached a terminal state
+    When I list runs with "name={label}&updated_after={updated_at of the run}"
     Then the listing holds exactly no runs
 
   # Each run but "match" differs from it in one thing only, so that a filter

@@ -22,37 +22,49 @@ Feature: List runs
     And the listing has a list of runs and page information saying whether more follow
     And the listing holds at most 5 runs
 
-  @creates-runs @shares-runs
+  # The six runs of these scenarios are the listing rules' paging runs
+  # (list_rules.feature), made once and shared (@shares-runs): run 1 is
+  # cancelled a moment after its creation, unless it ended first, and the
+  # scenarios look once all six have ended.
+  @creates-runs @shares-runs @slow
   Scenario: A created run appears in the listing
-    Given I created 1 run
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
     When I list runs with "name={label}"
     Then the listing holds exactly the runs I created
 
-  @creates-runs @shares-runs
+  @creates-runs @shares-runs @slow
   Scenario: Runs are listed newest first
-    Given I created 3 runs
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
     When I list runs with "name={label}&sort_by=created_at"
     Then the listing holds the runs I created, newest first
 
-  @creates-runs @shares-runs
+  @creates-runs @shares-runs @slow
   Scenario: Runs can be listed oldest first
-    Given I created 3 runs
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
     When I list runs with "name={label}&sort_by=created_at&sort_order=asc"
     Then the listing holds the runs I created, oldest first
 
-  # Cancelling alpha makes it the run updated last, so that order by update
-  # differs from order by creation. A run may end before the cancel reaches
-  # it; its last update then still orders it.
+  # Cancelling beta, then alpha, makes alpha the run updated last and beta,
+  # which then moves no more, the one before: order by update is the
+  # reverse of order by creation. A run may end before the cancel reaches
+  # it; its last update then still orders it. The two runs are shared with
+  # the time filters of list_rules.feature (@shares-runs).
   @creates-runs @shares-runs
   Scenario: Without sort_by the runs updated last come first
     Given I created these runs:
       | run   |
       | alpha |
       | beta  |
-      | gamma |
+    And a moment later I cancelled run "beta", unless it had already ended
     And a moment later I cancelled run "alpha", unless it had already ended
     When I list runs with "name={label}"
-    Then the listing holds exactly alpha, beta and gamma
+    Then the listing holds exactly alpha and beta
     And the listed runs are ordered by "updated_at", newest first
 
   # Runs that nobody touched since they were created were last updated when
@@ -70,10 +82,10 @@ Feature: List runs
       | run   |
       | alpha |
       | beta  |
-      | gamma |
+    And a moment later I cancelled run "beta", unless it had already ended
     And a moment later I cancelled run "alpha", unless it had already ended
     When I list runs with "name={label}&sort_by=updated_at&sort_order=<sort_order>"
-    Then the listing holds exactly alpha, beta and gamma
+    Then the listing holds exactly alpha and beta
     And the listed runs are ordered by "updated_at", <order> first
 
     Examples:
@@ -81,34 +93,44 @@ Feature: List runs
       | newest | desc       |
       | oldest | asc        |
 
+  # The runs are those of "Filters combine with AND" (list_rules.feature),
+  # shared with it (@shares-runs): each differs from "match" in one thing
+  # only, and "early" and "late" lie before and after the others. "{an
+  # environment}", "{a skill}" and their "another" are, like the models,
+  # what the server offers; with fewer than two of each, the scenario is
+  # skipped.
   @creates-runs @shares-runs
   Scenario Outline: Filtering by <filter> returns only the matching runs
     Given I created these runs:
-      | run   | config.name   | config.model_id |
-      | alpha | {label}       | {a model}       |
-      | beta  | {label}       | {another model} |
-      | gamma | {label}-other | {a model}       |
+      | run         | config.name   | config.model_id | config.environment_id | config.skill_spec |
+      | early       | {label}       | {a model}       | {an environment}      | {a skill}         |
+      | match       | {label}       | {a model}       | {an environment}      | {a skill}         |
+      | other-model | {label}       | {another model} | {an environment}      | {a skill}         |
+      | other-env   | {label}       | {a model}       | {another environment} | {a skill}         |
+      | other-skill | {label}       | {a model}       | {an environment}      | {another skill}   |
+      | other-name  | {label}-other | {a model}       | {an environment}      | {a skill}         |
+      | late        | {label}       | {a model}       | {an environment}      | {a skill}         |
     When I list runs with "<query>"
     Then the listing holds exactly <expected>
 
     Examples:
-      | filter                 | query                                                                                       | expected       |
-      | name                   | name={label}                                                                                | alpha and beta |
-      | model_id               | name={label}&model_id={a model}                                                             | alpha          |
-      | creator                | name={label}&creator={creator of alpha}                                                     | alpha and beta |
-      | a creator with no runs | name={label}&creator=nobody-{label}                                                         | no runs        |
-      | source                 | name={label}&source=API                                                                     | alpha and beta |
-      | a source with no runs  | name={label}&source=SLACK                                                                   | no runs        |
-      | created_after          | name={label}&created_after={between alpha and beta}                                         | beta           |
-      | created_before         | name={label}&created_before={between alpha and beta}                                        | alpha          |
-      | both time bounds       | name={label}&created_after={between alpha and beta}&created_before={between beta and gamma} | beta           |
+      | filter                 | query                                                                                            | expected                                                     |
+      | name                   | name={label}                                                                                     | early, match, other-model, other-env, other-skill and late |
+      | model_id               | name={label}&model_id={another model}                                                            | other-model                                                  |
+      | creator                | name={label}&creator={creator of match}                                                          | early, match, other-model, other-env, other-skill and late |
+      | a creator with no runs | name={label}&creator=nobody-{label}                                                              | no runs                                                      |
+      | source                 | name={label}&source=API                                                                          | early, match, other-model, other-env, other-skill and late |
+      | a source with no runs  | name={label}&source=SLACK                                                                        | no runs                                                      |
+      | created_after          | name={label}&created_after={between other-name and late}                                         | late                                                         |
+      | created_before         | name={label}&created_before={between early and match}                                            | early                                                        |
+      | both time bounds       | name={label}&created_after={between early and match}&created_before={between match and other-model} | match                                                    |
 
     # config_name is the mock's older name for the name filter; the published
     # document does not have it, and a server may ignore it.
     @mock-only
     Examples: a filter only the mock offers
-      | filter      | query               | expected       |
-      | config_name | config_name={label} | alpha and beta |
+      | filter      | query               | expected                                                     |
+      | config_name | config_name={label} | early, match, other-model, other-env, other-skill and late |
 
   @creates-runs @mock-control
   Scenario Outline: Filtering by state returns only runs in those states: <query>
@@ -129,31 +151,30 @@ Feature: List runs
       | state=QUEUED&state=FAILED | alpha and gamma |
       | state=SUCCEEDED           | no runs         |
 
-  # The same rule on any server: alpha is cancelled a moment after its
-  # creation (unless it ended first), beta is left to end as it will; once
-  # both have ended, a listing by the state either ended in holds exactly
-  # the runs that ended in it (both, when they ended alike).
+  # The same rule on any server: run 1 is cancelled a moment after its
+  # creation (unless it ended first), run 2 is left to end as it will; once
+  # every run has ended, a listing by the state either ended in holds
+  # exactly the runs that ended in it (both, when they ended alike).
   @creates-runs @slow @shares-runs
-  Scenario Outline: Filtering by the state run <run> ended in holds exactly the runs that ended in it
-    Given I created these runs:
-      | run   |
-      | alpha |
-      | beta  |
-    And a moment later I cancelled run "alpha", unless it had already ended
+  Scenario Outline: Filtering by the state <run> ended in holds exactly the runs that ended in it
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
     And every run I created has ended
     When I list runs with "name={label}&state={state of <run>}"
     Then the listing holds every run that ended in the state of run "<run>", and no other
 
     Examples:
       | run   |
-      | alpha |
-      | beta  |
+      | run 1 |
+      | run 2 |
 
   # Every state at once, in two orders: a server that reads only the first
   # value of a repeated state leaves out runs, whatever state they are in.
-  @creates-runs @shares-runs
+  @creates-runs @shares-runs @slow
   Scenario Outline: A repeated state matches any of its values, <first> first
-    Given I created 3 runs
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
     When I list runs with "name={label}&<query>"
     Then the listing holds exactly the runs I created
 
@@ -162,9 +183,11 @@ Feature: List runs
       | QUEUED    | state=QUEUED&state=PENDING&state=CLAIMED&state=INPROGRESS&state=BLOCKED&state=SUCCEEDED&state=FAILED&state=ERROR&state=CANCELLED |
       | CANCELLED | state=CANCELLED&state=ERROR&state=FAILED&state=SUCCEEDED&state=BLOCKED&state=INPROGRESS&state=CLAIMED&state=PENDING&state=QUEUED |
 
-  @creates-runs @shares-runs
+  @creates-runs @shares-runs @slow
   Scenario: limit caps the size of a page
-    Given I created 3 runs
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
     When I list runs with "name={label}&limit=2"
     Then the listing holds from 1 to 2 runs
     And the listing says there is a next page
@@ -172,11 +195,12 @@ Feature: List runs
   # By creation time, because a run's creation time never changes: in the
   # default order (last update) a run still going can move from a later page
   # to an earlier one while the walk goes on, and the document promises no
-  # snapshot. The runs are the 21 of the listing rules' page of at most 20,
-  # shared with them (@shares-runs).
-  @creates-runs @shares-runs
+  # snapshot.
+  @creates-runs @shares-runs @slow
   Scenario: Walking every page with the cursor yields each run exactly once
-    Given I created 21 runs
+    Given I created 6 runs
+    And a moment later I cancelled run "run 1", unless it had already ended
+    And every run I created has ended
     When I walk every page of "name={label}&sort_by=created_at&limit=2"
     Then no page of the walk held more than 2 runs, and none was empty
     And the walk saw each of the runs I created exactly once

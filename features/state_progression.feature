@@ -11,7 +11,12 @@ Feature: Run state progression
   CLAIMED on.
 
   Against a real server the suite watches runs by polling, which can take
-  minutes (scenarios tagged @slow). Against a server offering the mock's
+  minutes (scenarios tagged @slow). There a scenario that only looks at a
+  run the server ends on its own shares it with every other scenario,
+  in any feature, whose arrangement (its Given steps) is the same word for
+  word (@shares-runs): the run is made and watched once, from its
+  creation, and each sharer judges every state and timestamp that watch
+  saw, however late it joins. Against a server offering the mock's
   control API it moves the server's clock instead, and the scenarios tagged
   with mock-control choose how a run ends. A poll interval is the time
   between two looks at a run: 2 seconds of real time by default when
@@ -24,20 +29,22 @@ Feature: Run state progression
   "I cancel the run, retrying while ..." sends the cancel again after each
   retryable 409, and "I send a single cancel request" sends it once.
 
-  @slow
+  @slow @shares-runs
   Scenario: A run moves only forward until it reaches a terminal state
-    When I create a run with the prompt "Add a unit test for the parser"
-    And I watch the run until it reaches a terminal state
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
     Then the run only moved forward along QUEUED, PENDING, CLAIMED, INPROGRESS to a terminal state
     And the run's "updated_at" never went back
     And the run had a "started_at" from the moment it was INPROGRESS, and none before it was CLAIMED
     And the run kept its "session_link" from the moment it showed one
 
-  @slow
+  @slow @shares-runs
   Scenario: Terminal states never change
-    When I create a run with the prompt "Rename the config package"
-    And I watch the run until it reaches a terminal state
-    And 3 poll intervals pass
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When 3 poll intervals pass
     And I fetch the run
     Then the run has not changed since it ended
     And the run's run_time and request_usage are as when it ended
@@ -57,11 +64,12 @@ Feature: Run state progression
   # on the mock. It can judge that a run that succeeded was worked on: the
   # run shows when it started, and its events report it in progress before
   # its end. A run that ends otherwise leaves the scenario inconclusive.
-  @slow
+  @slow @shares-runs
   Scenario: A run that succeeded was worked on
-    When I create a run with the prompt "Add a changelog entry"
-    And I watch the run until it reaches a terminal state
-    And I poll the run's events until they report the state it ended in
+    Given I created a run with the prompt "Tidy the README" and:
+      | config.name | {label} |
+    And I watched the run until it reached a terminal state
+    When I poll the run's events until they report the state it ended in
     Then a run that succeeded shows when it started, and its events report it in progress before its end
 
   @mock-control
@@ -82,24 +90,29 @@ Feature: Run state progression
 
   # On a fast server the run may have ended (or be waiting for a person,
   # BLOCKED) before the cancel arrives; the server then refuses it with 400,
-  # and the run ends as it would have.
+  # and the run ends as it would have. The run, cancelled once, is shared
+  # with events.feature (@shares-runs): the second cancel, refused, changes
+  # nothing.
+  @shares-runs
   Scenario: A cancelled run is CANCELLED, and cancelling it again is refused
-    When I create a run with the prompt "Refactor the payment module"
-    And I cancel the run, retrying while the server answers a retryable 409
+    Given I created a run with the prompt "Rename the config package"
+    And I cancelled the run, retrying while the server answers a retryable 409
+    And I watched the run until it reached a terminal state
     Then the cancel was accepted with the run's id, or refused with 400 because the run had ended or was BLOCKED
-    When I watch the run until it reaches a terminal state
-    Then the run is in state "CANCELLED" if the cancel was accepted
+    And the run is in state "CANCELLED" if the cancel was accepted
     When I send a single cancel request for the run
     Then the response is a problem with status 400 and code "invalid_request"
 
   # Polling a real server, the suite cannot choose how a run ends; the
   # operator can name a prompt the server under test fails, with
   # --failing-prompt (the bundled mock fails any prompt holding
-  # "[mock:fail]"). Without one the scenario is skipped.
-  @slow @failing-prompt
+  # "[mock:fail]"). Without one the scenario is skipped. The run is the
+  # one environments_and_models.feature makes in the last listed
+  # environment, shared (@shares-runs).
+  @slow @failing-prompt @shares-runs
   Scenario: A run that fails says why, with an error code
-    When I create a run with the failing prompt
-    And I watch the run until it reaches a terminal state
+    Given I created a run with the failing prompt in the last listed environment
+    And I watched the run until it reached a terminal state
     Then the run ended in FAILED or ERROR, with a status message carrying a message and an error code
 
   # The same rule, by polling: the run is cancelled as soon as a look finds

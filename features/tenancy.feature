@@ -19,15 +19,26 @@ Feature: Runs belong to their team
   team's run carries it too, so that a listing filtered by it would show that
   run if the server let it through.
 
+  Every scenario here that creates runs shares one set of them, made once
+  (@shares-runs): a run of the suite's team and one of the other team,
+  which has ended, so that it has events, a conversation and a transcript
+  to leak.
+
   @creates-runs @shares-runs
   Scenario: Another team's run cannot be fetched
-    Given another team has created a run
+    Given I created 1 run
+    And another team has created a run
+    And the other team's run has ended
     When I fetch the other team's run
     Then the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"
 
-  @creates-runs
+  # The run has ended: a cancel, refused as it must be, changes nothing of
+  # it, so that it can be shared; one let through is caught all the same.
+  @creates-runs @shares-runs
   Scenario: Another team's run cannot be cancelled
-    Given another team has created a run
+    Given I created 1 run
+    And another team has created a run
+    And the other team's run has ended
     When I cancel the other team's run
     Then the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"
 
@@ -35,7 +46,8 @@ Feature: Runs belong to their team
   # transcript to leak.
   @creates-runs @shares-runs
   Scenario Outline: Another team's run is refused to <operation>
-    Given another team has created a run
+    Given I created 1 run
+    And another team has created a run
     And the other team's run has ended
     When I send "<request>"
     Then the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"
@@ -51,7 +63,8 @@ Feature: Runs belong to their team
   # the scenario inconclusive.
   @creates-runs @shares-runs
   Scenario: Another team's conversation is refused by its id
-    Given another team has created a run
+    Given I created 1 run
+    And another team has created a run
     And the other team's run has ended
     When I fetch the other team's run's conversation by its id
     Then the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"
@@ -81,15 +94,17 @@ Feature: Runs belong to their team
   # team's run, or answer without its events.
   @creates-runs @shares-runs
   Scenario: Another team's run's events are never shown
-    Given another team has created a run
+    Given I created 1 run
+    And another team has created a run
     And the other team's run has ended
     When I poll the other team's run's events
     Then no event of the other team's run is shown
 
   @creates-runs @shares-runs
   Scenario Outline: Another team's run is never listed, <listing>
-    Given I created 2 runs
+    Given I created 1 run
     And another team has created a run
+    And the other team's run has ended
     When I walk every page of "<query>"
     Then the walk never saw the other team's run
     And the walk saw each of the runs I created exactly once
@@ -106,7 +121,8 @@ Feature: Runs belong to their team
   # own team on a busy server; it only looks out for the other team's run.
   @creates-runs @shares-runs
   Scenario: Another team's run is never listed among all the runs created since mine
-    Given I created 2 runs
+    Given I created 1 run
     And another team has created a run
+    And the other team's run has ended
     When I walk every page of "created_after={created_at of run 1}&sort_by=created_at&sort_order=asc&limit=3"
     Then the walk never saw the other team's run

@@ -193,7 +193,7 @@ var brokenServers = []brokenServer{
 			})
 		},
 		mustFail: map[string]string{
-			"Filtering by model_id returns only the matching runs": `has agent_config.model_id "gpt-5", but the listing asked for model_id=claude-4-sonnet`,
+			"Filtering by model_id returns only the matching runs": `has agent_config.model_id "claude-4-sonnet", but the listing asked for model_id=gpt-5`,
 		},
 		mustPass: []string{
 			"Filtering by name returns only the matching runs",
@@ -313,7 +313,7 @@ var brokenServers = []brokenServer{
 			"A cancelled run is CANCELLED, and cancelling it again is refused": "got 400 while run",
 			"Runs can be ordered by their last update, newest first":           "got 400 while run",
 		},
-		mustPass: []string{"Runs are listed newest first"},
+		mustPass: []string{"A listing has runs and page information"},
 	},
 	{
 		name:     "a list that ignores sort_order",
@@ -477,7 +477,7 @@ var brokenServers = []brokenServer{
 		},
 		mustFail: map[string]string{
 			"Another team's run cannot be fetched":   "expected status 403, got 200",
-			"Another team's run cannot be cancelled": "expected status 403, got 200",
+			"Another team's run cannot be cancelled": "expected status 403, got 400",
 		},
 		mustPass: []string{"Another team's run is never listed, by name"},
 	},
@@ -496,7 +496,7 @@ var brokenServers = []brokenServer{
 		wrap:     fullLastPageHasNext(),
 		mustFail: map[string]string{
 			"A single page that is exactly full says there is no next page": "page 2 of 2 (GET /agent/runs?",
-			"A last page that is exactly full says there is no next page":   "said there was a next page although it held the last runs (pages of 3, 3, 3, 3, 3, 3, 3, 0 runs)",
+			"A last page that is exactly full says there is no next page":   "said there was a next page although it held the last runs (pages of 3, 3, 0 runs)",
 		},
 		mustPass: []string{"Pages of 4 hold each run once, in creation order"},
 	},
@@ -509,7 +509,7 @@ var brokenServers = []brokenServer{
 			}
 		})(),
 		mustFail: map[string]string{
-			"Without a limit, a page holds at most 20 runs": "expected at most 20 runs, got 21",
+			"Without a limit, a page holds at most 20 runs": "expected at most 20 runs, got 2",
 		},
 		mustPass: []string{"A limit of 500, the largest, is accepted"},
 	},

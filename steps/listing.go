@@ -213,8 +213,10 @@ func (s *scenario) listingHoldsAtMost(n int) error { return s.page().holdsAtMost
 
 func (s *scenario) listingHoldsCount(n int) error { return s.page().holdsCount(n) }
 
-func (s *scenario) listingHoldsCreatedInOrder(which string) error {
-	return s.page().holdsMineInOrder(which == "newest")
+// listingHoldsCreatedInOrder judges the listing with the pages after it: a
+// server may hold pages shorter than the limit.
+func (s *scenario) listingHoldsCreatedInOrder(ctx context.Context, which string) error {
+	return s.wholeListing(ctx).holdsMineInOrder(which == "newest")
 }
 
 func (s *scenario) listingOrderedBy(field, which string) error {
@@ -240,6 +242,34 @@ func (s *scenario) listingHoldsBetween(least, most int) error {
 		return fmt.Errorf("%s: expected at least %d runs, got %d", l.op, least, len(l.runs))
 	}
 	return nil
+}
+
+// withoutLimitHoldsAtMost judges the default page size over the runs the
+// last listing found: when it held more than most (its limit was larger),
+// the same listing without a limit must hold from 1 to most runs and say
+// more follow. A key that can see no more than most runs leaves it
+// inconclusive: the suite creates no runs only to fill a page.
+func (s *scenario) withoutLimitHoldsAtMost(ctx context.Context, most int) error {
+	l := s.page()
+	if l.err != nil {
+		return l.err
+	}
+	if len(l.runs) <= most {
+		return s.inconclusive(fmt.Sprintf("%s found only %d runs: a page without a limit shows its size only over more than %d", l.op, len(l.runs), most))
+	}
+	var without []string
+	for _, part := range strings.Split(l.query, "&") {
+		if !strings.HasPrefix(part, "limit=") {
+			without = append(without, part)
+		}
+	}
+	if err := s.listRuns(ctx, strings.Join(without, "&")); err != nil {
+		return err
+	}
+	if err := s.listingHoldsBetween(1, most); err != nil {
+		return err
+	}
+	return s.listingHasNextPage()
 }
 
 func (s *scenario) walkSawEachOnce() error { return s.walk().sawEachOnce() }
@@ -517,6 +547,7 @@ func (s *scenario) registerListing(sc stepContext) {
 	sc.Step(`^every listed run carries a status message with a message and an error code$`, s.listedRunsSayWhy)
 	sc.Step(`^no page of the walk held more than (\d+) runs?, and none was empty$`, s.walkPagesWithin)
 	sc.Step(`^the listing holds from (\d+) to (\d+) runs$`, s.listingHoldsBetween)
+	sc.Step(`^without a limit, the same listing holds from 1 to (\d+) runs and says there is a next page$`, s.withoutLimitHoldsAtMost)
 	sc.Step(`^the walk saw each of the runs I created exactly once$`, s.walkSawEachOnce)
 	sc.Step(`^I list runs by the executor of the run$`, s.listByExecutor)
 	sc.Step(`^an empty "([^"]*)" added to "([^"]*)" lists the same runs, or is refused with a 400$`, s.emptyFilterIsNoFilter)

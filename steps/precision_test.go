@@ -38,7 +38,7 @@ func TestAnInstantTheShownDigitsLeaveUndecidedIsInconclusive(t *testing.T) {
 	}
 	got, ok = seconds.Find("Filtering by created_before returns only the matching runs")
 	if assert.True(t, ok) && got.Status != "passed" {
-		assert.Contains(t, got.Message, "inconclusive: runs alpha and beta show created_at", "runs a second apart or less: no instant surely between them")
+		assert.Contains(t, got.Message, "inconclusive: runs early and match show created_at", "runs a second apart or less: no instant surely between them")
 	}
 
 	told := run(time.Second, true)

@@ -95,6 +95,7 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 	s.registerHandoffWatch(sc)       // handoff_watch.go: no handoff files before a run's end
 	s.registerStateFilter(sc)        // state_filter.go: the state filter over runs seen ended
 	s.registerWorkedOn(sc)           // worked_on.go: a run that succeeded was worked on
+	s.registerSharedWatch(sc)        // shared_watch.go: a run watched once, shared by those that look at it
 }
 
 // before isolates the scenario in its own mock session, or skips it when it

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +24,12 @@ import (
 // or scenarios written alike), shares one set of runs: the first to start
 // it makes the runs, under a config name of the set's own, and the others
 // wait for it and take them as theirs. On a real server that is one set of
-// runs billed instead of one per scenario.
+// runs billed instead of one per scenario. What the arrangement saw of its
+// runs comes with them: every look its watch took (a run watched to its
+// end, shared_watch.go), how the server took its cancel, the placeholders
+// it resolved; so a sharer judges the same history as the maker. A
+// scenario whose runs are sent as written (@runs-as-written, marker.go)
+// shares only with others sent as written.
 //
 // Against the mock's control API nothing is shared: each scenario has a
 // mock session of its own, and runs there cost nothing.
@@ -46,11 +53,14 @@ type runShare struct {
 	label string // the config name its runs carry ({label})
 
 	ready  chan struct{} // closed once the runs are made, or failed to be
-	runs   []*trackedRun // id, nickname and request of each, in order
+	runs   []*trackedRun // id, nickname, request and every look of each, in order
 	theirs *trackedRun   // the other team's run, when the arrangement makes one (tenancy.go)
-	cache  map[string]string
-	made   []creation // the runs, to cancel when the suite's run ends
-	err    error      // why the set could not be made; its sharers make their own, but for errBudget
+	// progress is what the arrangement's watching and cancelling left: the
+	// run as first seen ended, how the server took its cancel.
+	progress progressRoom
+	cache    map[string]string
+	made     []creation // the runs, to cancel when the suite's run ends
+	err      error      // why the set could not be made; its sharers make their own, but for errBudget
 }
 
 // shares is the suite's sets, by arrangement.
@@ -117,6 +127,11 @@ func (s *scenario) shareRuns(p *godog.Scenario) {
 	if key == "" {
 		return
 	}
+	if hasTag(p, asWrittenTag) {
+		// Its runs are sent as written, the others' marked (marker.go):
+		// not the same runs.
+		key = asWrittenTag + "\n" + key
+	}
 	s.share, s.shareMaker = s.suite.shares.join(key)
 	s.label = s.share.label
 }
@@ -145,10 +160,16 @@ func (s *scenario) follower(ctx context.Context) (bool, error) {
 	}
 	if len(s.mine.runs) == 0 {
 		for _, r := range s.share.runs {
-			s.mine.add(&trackedRun{nick: r.nick, id: r.id, sent: r.sent})
+			s.mine.add(r.copy())
 		}
 		if n := len(s.mine.runs); n > 0 {
 			s.current = s.mine.runs[n-1]
+		}
+		s.progress = s.share.progress
+		for k, v := range s.share.cache {
+			if _, ok := s.cache[k]; !ok {
+				s.cache[k] = v
+			}
 		}
 	}
 	if s.tenancy.theirs == nil && s.share.theirs != nil {
@@ -177,14 +198,24 @@ func (s *scenario) publishShare(err error) {
 		return
 	}
 	for _, r := range s.mine.runs {
-		sh.runs = append(sh.runs, &trackedRun{nick: r.nick, id: r.id, sent: r.sent})
+		sh.runs = append(sh.runs, r.copy())
 	}
+	sh.progress = s.progress
+	sh.cache = maps.Clone(s.cache)
 	if t := s.tenancy.theirs; t != nil {
 		sh.theirs = &trackedRun{nick: t.nick, id: t.id}
 	}
 	sh.made = s.api.made.takeRuns()
 	s.suite.book.share(sh.made)
 	close(sh.ready)
+}
+
+// copy is the run as a sharer takes it: its id, nickname and request, and
+// every look the watcher of the arrangement took at it, from its creation
+// on, so that a scenario joining after the run ended still judges the
+// whole of what was seen of it (history.go).
+func (r *trackedRun) copy() *trackedRun {
+	return &trackedRun{nick: r.nick, id: r.id, sent: r.sent, details: r.details, looks: slices.Clone(r.looks)}
 }
 
 // runsItMakes is how many runs a scenario's arrangement creates, as its
@@ -204,15 +235,19 @@ func runsItMakes(p *godog.Scenario) int {
 			n += k
 		case st.Text == "I created these runs:" && st.Argument != nil && st.Argument.DataTable != nil:
 			n += max(0, len(st.Argument.DataTable.Rows)-1)
-		case st.Text == "another team has created a run":
+		case st.Text == "another team has created a run" || createdOneRun.MatchString(st.Text):
 			n++
 		}
 	}
 	return n
 }
 
-// createdNRuns is the step that creates N runs (runs.go).
-var createdNRuns = regexp.MustCompile(`^I created (\d+) runs?$`)
+// createdNRuns is the step that creates N runs (runs.go); createdOneRun,
+// the steps that create one run as an arrangement (shared_watch.go).
+var (
+	createdNRuns  = regexp.MustCompile(`^I created (\d+) runs?$`)
+	createdOneRun = regexp.MustCompile(`^I created a run with `)
+)
 
 // publishBeforeActions is the before-step hook that publishes the set once
 // the arrangement is done.
