@@ -146,10 +146,7 @@ func (p *Proxy) authorized(r *http.Request) bool {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	_ = writeIndented(w, v)
 }
 
 func problem(w http.ResponseWriter, status int, title, detail string) {
