@@ -70,13 +70,13 @@ func (p *Proxy) control(w http.ResponseWriter, r *http.Request) {
 	}
 	switch route := r.Method + " " + path; route {
 	case "GET " + ControlPrefix:
-		writeJSON(w, p.Summary())
+		writeJSON(w, answerOf(p.Summary()))
 	case "DELETE " + ControlPrefix:
 		p.found.reset(time.Now())
 		p.clients.Reset()
 		p.check.ledger.Reset()
 		p.check.profile.Reset()
-		writeJSON(w, p.Summary())
+		writeJSON(w, answerOf(p.Summary()))
 	case "GET " + ControlPrefix + "/drift":
 		writeJSON(w, p.Drift())
 	case "GET " + ControlPrefix + "/drift/overlay.yaml":
