@@ -53,6 +53,9 @@ func Apply(doc, overlay []byte) ([]byte, error) {
 	for _, w := range res.Warnings {
 		problems = append(problems, w.String())
 	}
+	if len(problems) > 10 { // the first few say what is wrong; 100,000 would bury it
+		problems = append(problems[:10], fmt.Sprintf("and %d more", len(problems)-10))
+	}
 	if len(problems) > 0 {
 		return nil, errors.New("apply overlay: " + strings.Join(problems, "; "))
 	}

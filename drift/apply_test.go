@@ -111,3 +111,17 @@ func TestApplyMakesTheDocumentTheActionsMakeInTurn(t *testing.T) {
 		require.Equal(t, string(byTheEngine(t, openapi.Document, ov)), string(got), name)
 	}
 }
+
+// An overlay for another document, each of its many actions matching
+// nothing, is refused naming the first few, not with every one of them.
+func TestAnOverlayMatchingNothingIsRefusedInAFewLines(t *testing.T) {
+	var actions []string
+	for i := range 1000 {
+		actions = append(actions, update(fmt.Sprintf("$['components']['schemas']['Gone%d']", i), "{x-seen: true}"))
+	}
+	_, err := drift.Apply(openapi.Document, overlayOf(actions...))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "Gone0")
+	require.Contains(t, err.Error(), "; and 990 more")
+	require.NotContains(t, err.Error(), "Gone10'")
+}
