@@ -96,9 +96,10 @@ func checkOverlayFile(b []byte) error {
 // coalesce merges the update actions on one object into a single action,
 // wherever they stand in the overlay, when that gives the same document:
 // the target names one place ($.a['b'], no wildcard or filter), which is
-// an object in the document before any action removes something (an
-// update never changes what kind of node it meets), and every update on
-// it is an object. Merging an update into an object adds its members,
+// an object in the document (an update never changes what kind of node
+// it meets) and neither removed nor inside a place removed by an action
+// before (after a removal of what is not one place, nothing is known),
+// and every update on it is an object. Merging an update into an object adds its members,
 // merges objects and appends lists member by member, and replaces a
 // scalar, so merging the updates first and the result once makes the
 // same object.
@@ -121,11 +122,17 @@ func coalesce(doc *yaml.Node, actions []*highoverlay.Action) []*highoverlay.Acti
 		g = gathered{at: map[string][]*highoverlay.Action{}, around: map[string]bool{}}
 	}
 	find := finder{index: map[*yaml.Node]map[string]*yaml.Node{}}
-	removed := false
+	gone, anyGone := map[string]bool{}, false // the places removed; whether one was not one place
 	for _, a := range actions {
-		removed = removed || a == nil || a.Remove
+		if a != nil && a.Remove {
+			if members, ok := targetPlace(a.Target); ok {
+				gone[placeKey(members)] = true
+			} else {
+				anyGone = true
+			}
+		}
 		members, ok := singular(a)
-		if removed || !ok || !isObject(find.lookup(doc, members)) {
+		if !ok || anyGone || within(gone, members) || !isObject(find.lookup(doc, members)) {
 			flush()
 			out = append(out, a)
 			continue
@@ -259,7 +266,13 @@ func singular(a *highoverlay.Action) (members []string, ok bool) {
 		(a.GoLow() != nil && a.GoLow().Ref.KeyNode != nil) {
 		return nil, false
 	}
-	target := strings.TrimSpace(a.Target)
+	return targetPlace(a.Target)
+}
+
+// targetPlace is the members target names one after the other, when it
+// names one place.
+func targetPlace(target string) (members []string, ok bool) {
+	target = strings.TrimSpace(target)
 	if !singularTarget.MatchString(target) {
 		return nil, false
 	}
@@ -267,6 +280,19 @@ func singular(a *highoverlay.Action) (members []string, ok bool) {
 		members = append(members, m[1]+m[2]+m[3])
 	}
 	return members, true
+}
+
+// within is whether the place members, or a place around it, is in gone.
+func within(gone map[string]bool, members []string) bool {
+	if len(gone) == 0 {
+		return false
+	}
+	for n := range len(members) + 1 {
+		if gone[placeKey(members[:n])] {
+			return true
+		}
+	}
+	return false
 }
 
 // finder finds places in a document that does not change while it is

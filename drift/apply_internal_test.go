@@ -19,6 +19,8 @@ import (
 func TestUpdatesOfOneObjectReachTheEngineAsOneWhereverTheyStand(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("overlay: 1.0.0\ninfo: {title: t, version: \"1\"}\nactions:\n")
+	// A removal first does not stop it: what it removes is known.
+	b.WriteString("  - target: $['components']['schemas']['PageInfo']\n    remove: true\n")
 	for i := range 1000 {
 		if i%2 == 0 {
 			fmt.Fprintf(&b, "  - target: $.paths\n    update: {/seen/%d: {get: {responses: {'200': {description: seen}}}}}\n", i)
@@ -31,7 +33,8 @@ func TestUpdatesOfOneObjectReachTheEngineAsOneWhereverTheyStand(t *testing.T) {
 	var doc yaml.Node
 	require.NoError(t, yaml.Unmarshal(openapi.Document, &doc))
 	merged := coalesce(&doc, ov.Actions)
-	require.Equal(t, 2, len(merged), "actions reaching the engine")
-	require.Equal(t, 2*500, len(merged[0].Update.Content), "one new path per action on $.paths")
-	require.Equal(t, "$.paths", merged[0].Target)
+	require.Equal(t, 3, len(merged), "actions reaching the engine")
+	require.True(t, merged[0].Remove)
+	require.Equal(t, 2*500, len(merged[1].Update.Content), "one new path per action on $.paths")
+	require.Equal(t, "$.paths", merged[1].Target)
 }

@@ -90,6 +90,23 @@ func TestApplyMakesTheDocumentTheActionsMakeInTurn(t *testing.T) {
 			update(runItem, "{properties: {a: {type: integer}}}"),
 			update(pageInfo, "{properties: {c: {type: string}}}"),
 		),
+		"removals first": overlayOf(
+			"  - target: "+runItem+"['properties']['title']\n    remove: true\n",
+			"  - target: $.paths.*.delete\n    remove: true\n",
+			update(runItem, "{properties: {a: {type: string}}}"),
+			update(pageInfo, "{properties: {b: {type: string}}}"),
+			update(runItem, "{properties: {title: {type: integer}}}"),
+			update(pageInfo, "{properties: {c: {type: string}}}"),
+		),
+		"a removed place made again": overlayOf(
+			"  - target: "+runItem+"['properties']\n    remove: true\n",
+			update(pageInfo, "{properties: {a: {type: string}}}"),
+			update(runItem, "{properties: {b: {type: string}}}"),
+			update(runItem+"['properties']", "{c: {type: string}}"),
+			update(pageInfo, "{properties: {d: {type: string}}}"),
+			update(runItem+"['properties']", "{e: {type: string}}"),
+			update(runItem, "{properties: {f: {type: string}}}"),
+		),
 		"a wildcard between": overlayOf(
 			update(runItem, "{properties: {a: {type: string}}}"),
 			update("$.paths.*.get", "{x-seen: true}"),
