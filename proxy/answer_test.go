@@ -8,22 +8,23 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/internal/browsertest"
 	"github.com/agentruns/agentruns/proxy"
 )
 
-// GET /__mock/proxy, which the dashboard polls every few seconds, holds
-// the latest violations, the requests off the document and the drift's
-// facts: with hostile long names and values, each byte a control that
-// JSON writes as a six-byte escape, those lists come to tens of MiB. The
-// answer stays within SummaryAnswerBytes: the newest violations and the
-// first facts, and left_out counting and saying what is not listed.
-func TestTheSummaryAnswerStaysSmallWithHostileNames(t *testing.T) {
+// hostileProxy is a proxy that checked 40 answers breaking the document,
+// each with 100 new member names of controls, and 40 requests off the
+// document with a query of controls: over 5 MiB of lists as JSON.
+func hostileProxy(t *testing.T) (*proxy.Proxy, string) {
 	hostile := func(i, n int) string { return fmt.Sprintf("%04d", i) + strings.Repeat("\u0001\u009b", n) }
 	answers := 0
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +43,7 @@ func TestTheSummaryAnswerStaysSmallWithHostileNames(t *testing.T) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(p)
 	t.Cleanup(func() { srv.Close(); p.Close() })
-	for i := range 60 {
+	for i := range 40 {
 		req, err := http.NewRequest(http.MethodGet, srv.URL+"/agent/runs/run-1", nil)
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer wk-1")
@@ -57,15 +58,26 @@ func TestTheSummaryAnswerStaysSmallWithHostileNames(t *testing.T) {
 		require.NoError(t, resp.Body.Close())
 	}
 	require.NoError(t, p.Drain(context.Background()))
+	return p, srv.URL
+}
+
+// GET /__mock/proxy, which the dashboard polls every few seconds, holds
+// the latest violations, the requests off the document and the drift's
+// facts: with hostile long names and values, each byte a control that
+// JSON writes as a six-byte escape, those lists come to several MiB. The
+// answer stays within SummaryAnswerBytes: the newest violations and the
+// first facts, and left_out counting and saying what is not listed.
+func TestTheSummaryAnswerStaysSmallWithHostileNames(t *testing.T) {
+	p, base := hostileProxy(t)
 	whole := p.Summary()
 
-	resp, body := controlGet(t, srv.URL+"/__mock/proxy", "")
+	resp, body := controlGet(t, base+"/__mock/proxy", "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var wholeJSON bytes.Buffer
 	require.NoError(t, json.NewEncoder(&wholeJSON).Encode(whole))
 	t.Logf("whole: %d violations kept, %d requests off the document, %d drift facts, %d bytes as JSON; the answer: %d bytes",
 		len(whole.Latest), len(whole.LatestOffDocument), len(whole.Drift.Facts), wholeJSON.Len(), len(body))
-	require.Greater(t, wholeJSON.Len(), 4*proxy.SummaryAnswerBytes, "the flood fills the lists past the bound")
+	require.Greater(t, wholeJSON.Len(), 3*proxy.SummaryAnswerBytes, "the flood fills the lists past the bound")
 	assert.LessOrEqual(t, len(body), proxy.SummaryAnswerBytes)
 
 	var s proxy.Summary
@@ -97,4 +109,24 @@ func TestASmallSummaryIsAnsweredWhole(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &s))
 	assert.NotContains(t, s, "left_out")
 	assert.Len(t, s["drift"].(map[string]any)["facts"], 1)
+}
+
+// The dashboard lists what the bounded answer lists, and says how many
+// facts it does not, and where they are.
+func TestDashboardSaysWhatTheBoundedAnswerLeftOut(t *testing.T) {
+	_, base := hostileProxy(t)
+	_, body := controlGet(t, base+"/__mock/proxy", "")
+	var s proxy.Summary
+	require.NoError(t, json.Unmarshal([]byte(body), &s))
+	require.NotNil(t, s.LeftOut)
+	require.Positive(t, s.LeftOut.DriftFacts)
+
+	ctx := browsertest.Tab(t)
+	browsertest.Do(t, ctx, chromedp.Navigate(base+"/__mock/proxy/ui/"))
+	browsertest.WaitFor(t, ctx, `document.querySelectorAll("#drift tbody tr.drift-row").length === `+strconv.Itoa(len(s.Drift.Facts)))
+	assert.Contains(t, browsertest.Text(t, ctx, "#drift-count"),
+		fmt.Sprintf("%d not listed here: GET /__mock/proxy/drift has them", s.LeftOut.DriftFacts))
+	if s.LeftOut.Violations > 0 {
+		assert.Contains(t, browsertest.Text(t, ctx, "#violations-count"), "the proxy's answer is bounded")
+	}
 }
