@@ -53,6 +53,9 @@ func Apply(doc, overlay []byte) ([]byte, error) {
 	for _, w := range res.Warnings {
 		problems = append(problems, w.String())
 	}
+	if len(problems) > 10 { // the first few say what is wrong; 100,000 would bury it
+		problems = append(problems[:10], fmt.Sprintf("and %d more", len(problems)-10))
+	}
 	if len(problems) > 0 {
 		return nil, errors.New("apply overlay: " + strings.Join(problems, "; "))
 	}
@@ -90,40 +93,103 @@ func checkOverlayFile(b []byte) error {
 	return errors.New(`not an overlay: it has no "overlay" member`)
 }
 
-// coalesce merges each run of consecutive update actions on one object
-// into a single action, where that gives the same document: the target
-// names one place ($.a['b'], no wildcard or filter), which is an object
-// in the document before any action removes something (an update never
-// changes what kind of node it meets), and every update in the run is an
-// object. Merging an update into an object adds its members, merges
-// objects and appends lists member by member, and replaces a scalar, so
-// merging the updates first and the result once makes the same object.
+// coalesce merges the update actions on one object into a single action,
+// wherever they stand in the overlay, when that gives the same document:
+// the target names one place ($.a['b'], no wildcard or filter), which is
+// an object in the document (an update never changes what kind of node
+// it meets) and neither removed nor inside a place removed by an action
+// before (after a removal of what is not one place, nothing is known),
+// and every update on it is an object. Merging an update into an object adds its members,
+// merges objects and appends lists member by member, and replaces a
+// scalar, so merging the updates first and the result once makes the
+// same object.
+//
+// Updates of two places neither inside the other change disjoint parts
+// of the document, so they commute: the updates of each place are
+// gathered, in their order, until an action that is not such an update,
+// or an update of a place inside (or around) one gathered, whose order
+// against the gathered ones matters; there the gathered updates are
+// written out, one action per place in the order the places first came.
 // Updates that would not merge (an object against a list) are left as
 // they are, for the engine to report.
 func coalesce(doc *yaml.Node, actions []*highoverlay.Action) []*highoverlay.Action {
 	out := make([]*highoverlay.Action, 0, len(actions))
-	removed := false
-	for i := 0; i < len(actions); {
-		a := actions[i]
-		removed = removed || a == nil || a.Remove
-		place, ok := singular(a)
-		if removed || !ok || !isObject(lookup(doc, place)) {
+	g := gathered{at: map[string][]*highoverlay.Action{}, around: map[string]bool{}}
+	flush := func() {
+		for _, place := range g.order {
+			out = append(out, mergeRun(g.at[place])...)
+		}
+		g = gathered{at: map[string][]*highoverlay.Action{}, around: map[string]bool{}}
+	}
+	find := finder{index: map[*yaml.Node]map[string]*yaml.Node{}}
+	gone, anyGone := map[string]bool{}, false // the places removed; whether one was not one place
+	for _, a := range actions {
+		if a != nil && a.Remove {
+			if members, ok := targetPlace(a.Target); ok {
+				gone[placeKey(members)] = true
+			} else {
+				anyGone = true
+			}
+		}
+		members, ok := singular(a)
+		if !ok || anyGone || within(gone, members) || !isObject(find.lookup(doc, members)) {
+			flush()
 			out = append(out, a)
-			i++
 			continue
 		}
-		j := i + 1
-		for j < len(actions) {
-			next, ok := singular(actions[j])
-			if !ok || strings.Join(next, "\x00") != strings.Join(place, "\x00") {
-				break
+		place := placeKey(members)
+		if _, known := g.at[place]; !known {
+			if g.nests(members) {
+				flush()
 			}
-			j++
+			g.add(members)
 		}
-		out = append(out, mergeRun(actions[i:j])...)
-		i = j
+		g.at[place] = append(g.at[place], a)
 	}
+	flush()
 	return out
+}
+
+// gathered is the update actions held back, by place (its members joined
+// by NUL), with every place around a held one, to tell in one look-up
+// whether a new place lies inside or around one held.
+type gathered struct {
+	order  []string
+	at     map[string][]*highoverlay.Action
+	around map[string]bool
+}
+
+// placeKey is one string for a place: each member after a NUL, so that
+// the whole document and its member named "" differ.
+func placeKey(members []string) string {
+	var b strings.Builder
+	for _, m := range members {
+		b.WriteByte(0)
+		b.WriteString(m)
+	}
+	return b.String()
+}
+
+// nests is whether the place members lies inside or around a held place.
+func (g *gathered) nests(members []string) bool {
+	if g.around[placeKey(members)] {
+		return true
+	}
+	for n := range len(members) {
+		if _, ok := g.at[placeKey(members[:n])]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *gathered) add(members []string) {
+	place := placeKey(members)
+	g.order = append(g.order, place)
+	g.at[place] = nil
+	for n := range len(members) {
+		g.around[placeKey(members[:n])] = true
+	}
 }
 
 // mergeRun is the one action run makes, or run itself when its updates
@@ -200,7 +266,13 @@ func singular(a *highoverlay.Action) (members []string, ok bool) {
 		(a.GoLow() != nil && a.GoLow().Ref.KeyNode != nil) {
 		return nil, false
 	}
-	target := strings.TrimSpace(a.Target)
+	return targetPlace(a.Target)
+}
+
+// targetPlace is the members target names one after the other, when it
+// names one place.
+func targetPlace(target string) (members []string, ok bool) {
+	target = strings.TrimSpace(target)
 	if !singularTarget.MatchString(target) {
 		return nil, false
 	}
@@ -210,8 +282,30 @@ func singular(a *highoverlay.Action) (members []string, ok bool) {
 	return members, true
 }
 
-// lookup is the node at members in doc, or nil.
-func lookup(doc *yaml.Node, members []string) *yaml.Node {
+// within is whether the place members, or a place around it, is in gone.
+func within(gone map[string]bool, members []string) bool {
+	if len(gone) == 0 {
+		return false
+	}
+	for n := range len(members) + 1 {
+		if gone[placeKey(members[:n])] {
+			return true
+		}
+	}
+	return false
+}
+
+// finder finds places in a document that does not change while it is
+// used, through an index of each object's members made the first time it
+// is passed: an overlay of many actions on the members of one wide object
+// (the paths) would otherwise scan it once per action.
+type finder struct {
+	index map[*yaml.Node]map[string]*yaml.Node
+}
+
+// lookup is the node at members in doc, or nil. A member named twice is
+// its first, as the engine's targets find it.
+func (f *finder) lookup(doc *yaml.Node, members []string) *yaml.Node {
 	at := doc
 	if at.Kind == yaml.DocumentNode && len(at.Content) > 0 {
 		at = at.Content[0]
@@ -220,17 +314,17 @@ func lookup(doc *yaml.Node, members []string) *yaml.Node {
 		if at.Kind != yaml.MappingNode {
 			return nil
 		}
-		var next *yaml.Node
-		for k := 0; k+1 < len(at.Content); k += 2 {
-			if at.Content[k].Value == name {
-				next = at.Content[k+1]
-				break
+		idx := f.index[at]
+		if idx == nil {
+			idx = make(map[string]*yaml.Node, len(at.Content)/2)
+			for k := len(at.Content) - 2; k >= 0; k -= 2 {
+				idx[at.Content[k].Value] = at.Content[k+1]
 			}
+			f.index[at] = idx
 		}
-		if next == nil {
+		if at = idx[name]; at == nil {
 			return nil
 		}
-		at = next
 	}
 	return at
 }

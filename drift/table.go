@@ -31,7 +31,9 @@ func WriteTable(w io.Writer, diffs []Difference, left, right string) error {
 // written as Go escapes: control characters (an escape sequence can
 // recolour, retitle or rewrite the screen), the characters that reorder
 // text (U+202E and its kin), and bytes that are not UTF-8. A tab or a
-// newline is escaped too: each would break the table's columns.
+// newline is escaped too: each would break the table's columns. An ASCII
+// control is written \x1b, any other \u009b, so that neither reads as a
+// byte that is not UTF-8 (\xff).
 func Printable(s string) string {
 	clean := true
 	for _, r := range s {
@@ -49,7 +51,7 @@ func Printable(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafeRune(r) && r < 0x100:
+		case unsafeRune(r) && r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case unsafeRune(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
@@ -59,6 +61,34 @@ func Printable(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// PrintableJSON is JSON (as encoding/json writes it) with what a terminal
+// would act on written as \u escapes, its meaning unchanged:
+// encoding/json escapes the C0 controls but writes the C1 controls (U+009B
+// is a one-character CSI to many terminals), DEL and the characters that
+// reorder text as they are. Outside its strings such JSON holds only
+// ASCII, so every such character it holds is in a string.
+func PrintableJSON(b []byte) []byte {
+	clean := true
+	for _, r := range string(b) {
+		if r >= 0x7f && unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return b
+	}
+	out := make([]byte, 0, len(b)+64)
+	for _, r := range string(b) {
+		if r >= 0x7f && unsafeRune(r) {
+			out = fmt.Appendf(out, `\u%04x`, r) // every such character is in the BMP
+			continue
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return out
 }
 
 func unsafeRune(r rune) bool {

@@ -36,6 +36,12 @@ func TestCheckDocumentRefusesWhatIsNoReadableDocument(t *testing.T) {
 		{"a missing $ref", tiny("/a", "200", "    B: {type: string}\n"), "A"},
 		{"status abc", tiny("/a", "abc", "    A: {type: string}\n"), "abc"},
 		{"path without slash", tiny("a", "200", "    A: {type: string}\n"), "paths.a"},
+		// libopenapi looks for keys named twice in YAML only; JSON it reads
+		// with encoding/json, which keeps the last (kin-openapi keeps it too,
+		// libopenapi's model the first).
+		{"a key named twice (YAML)", tiny("/a", "200", "    A: {type: string}\n") + "  x: 1\ncomponents: {}\n", `mapping key "components" already defined at line`},
+		{"a path named twice (JSON)", `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok"}}}},` +
+			`"/a":{"post":{"responses":{"200":{"description":"ok"}}}}}}`, `mapping key "/a" already defined`},
 	} {
 		err := CheckDocument([]byte(c.doc))
 		if assert.Error(t, err, c.name) {

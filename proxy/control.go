@@ -70,13 +70,13 @@ func (p *Proxy) control(w http.ResponseWriter, r *http.Request) {
 	}
 	switch route := r.Method + " " + path; route {
 	case "GET " + ControlPrefix:
-		writeJSON(w, p.Summary())
+		writeJSON(w, answerOf(p.Summary()))
 	case "DELETE " + ControlPrefix:
 		p.found.reset(time.Now())
 		p.clients.Reset()
 		p.check.ledger.Reset()
 		p.check.profile.Reset()
-		writeJSON(w, p.Summary())
+		writeJSON(w, answerOf(p.Summary()))
 	case "GET " + ControlPrefix + "/drift":
 		writeJSON(w, p.Drift())
 	case "GET " + ControlPrefix + "/drift/overlay.yaml":
@@ -146,10 +146,7 @@ func (p *Proxy) authorized(r *http.Request) bool {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	_ = writeIndented(w, v)
 }
 
 func problem(w http.ResponseWriter, status int, title, detail string) {

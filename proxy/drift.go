@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -84,9 +85,19 @@ func (p *Proxy) WriteOverlay(w io.Writer) error {
 	return err
 }
 
+// writeIndented writes v as indented JSON, with what a terminal would
+// act on (the C1 controls such as U+009B, DEL, the characters that reorder
+// text) written as \u escapes: member names and values come from
+// traffic, and these answers and files are read with curl and cat as
+// often as by programs, which read the escapes back as the characters.
 func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(drift.PrintableJSON(b.Bytes()))
+	return err
 }

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -99,4 +100,44 @@ func TestTheControlAPIServesTheDriftTheOverlayAndTheProfile(t *testing.T) {
 	del.Body.Close()
 	assert.Empty(t, p.Drift().Facts)
 	assert.Empty(t, p.Profile().Operations)
+}
+
+// Member names come from traffic, and the control answers are read with
+// curl in a terminal as often as by programs: what a terminal would act
+// on (U+009B is a one-character CSI to many; encoding/json writes it as
+// it is) is written as a JSON escape, which reads back as the name seen.
+func TestTheControlAnswersWriteNoTerminalControl(t *testing.T) {
+	const name = "x\u009b2J\u007f\u0085\u202ey"
+	upstream := rewritingUpstream(t, func(r *http.Request, status int, body []byte) []byte {
+		if r.URL.Path != "/agent/runs" || status != http.StatusOK {
+			return body
+		}
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(body, &doc))
+		for _, run := range doc["runs"].([]any) {
+			run.(map[string]any)[name] = "\u009b31m"
+		}
+		body, _ = json.Marshal(doc)
+		return body
+	})
+	p, err := proxy.New(proxy.Options{Upstream: upstream, ControlToken: "ctl-1"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(p)
+	t.Cleanup(func() { srv.Close(); p.Close() })
+	readAll(t, srv.URL+"/agent/runs?limit=3")
+	require.NoError(t, p.Drain(context.Background()))
+
+	for _, path := range []string{"/__mock/proxy/drift", "/__mock/proxy", "/__mock/proxy/profile"} {
+		resp, body := controlGet(t, srv.URL+path, "ctl-1")
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Contains(t, body, `x\u009b2J\u007f\u0085\u202ey`, path)
+		for _, r := range body {
+			assert.False(t, r < 0x20 && r != '\n' || r >= 0x7f && r < 0xa0 || r == '\u202e', "%s wrote %q", path, r)
+		}
+	}
+	_, body := controlGet(t, srv.URL+"/__mock/proxy/drift", "ctl-1")
+	var report drift.Report
+	require.NoError(t, json.Unmarshal([]byte(body), &report))
+	require.NotEmpty(t, report.Facts)
+	assert.Equal(t, "body.runs[]."+name, report.Facts[0].Location)
 }

@@ -131,6 +131,9 @@ type Summary struct {
 	// Drift is what the traffic showed that the document does not
 	// declare (drift.go): not violations, a list of its own.
 	Drift drift.Report `json:"drift"`
+	// LeftOut, in GET /__mock/proxy only, says what its lists leave out
+	// to stay within SummaryAnswerBytes (answer.go).
+	LeftOut *LeftOut `json:"left_out,omitempty"`
 }
 
 // RuleCount is one rule and how often it was broken.

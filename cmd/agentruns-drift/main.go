@@ -15,6 +15,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -114,11 +115,16 @@ func compare(args []string, stdout, stderr io.Writer) (int, error) {
 		if diffs == nil {
 			diffs = []drift.Difference{}
 		}
-		enc := json.NewEncoder(stdout)
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		out := comparison{Left: side{ln, left}, Right: side{rn, right}, Differences: diffs}
 		if err := enc.Encode(out); err != nil {
+			return exitUsage, err
+		}
+		// Read in a terminal as often as piped to a program.
+		if _, err := stdout.Write(drift.PrintableJSON(b.Bytes())); err != nil {
 			return exitUsage, err
 		}
 	} else if len(diffs) == 0 {

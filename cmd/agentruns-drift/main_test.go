@@ -173,11 +173,31 @@ func TestCompareRefusesWhatItCannotRead(t *testing.T) {
 // a terminal shows them rather than acting on them.
 func TestCompareWritesNoTerminalEscapes(t *testing.T) {
 	mock := profileFile(t, "mock", `{"run_id":"a","state":"SUCCEEDED"}`)
-	real := profileFile(t, "real", "{\"run_id\":\"b\",\"state\":\"SUCCEEDED\",\"x\\u001b]0;owned\\u0007\\u001b[2J\":\"\\u202egnp.exe\\u009b31m\"}")
+	real := profileFile(t, "real", "{\"run_id\":\"b\",\"state\":\"SUCCEEDED\",\"x\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\":\"\\u202egnp.exe\\u009b31m\"}")
 	code, out, _ := runCmd("compare", mock, real)
 	assert.Equal(t, exitDiffers, code)
-	assert.Contains(t, out, `body.x\x1b]0;owned\x07\x1b[2J`)
+	assert.Contains(t, out, `body.x\x1b]0;owned\x07\x1b[2J\u009b31m`)
 	for _, r := range out {
 		assert.False(t, r < 0x20 && r != '\n' || r >= 0x7f && r < 0xa0 || r == '\u202e', "compare wrote %q", r)
 	}
+
+	// --json too, where encoding/json escapes only the C0 controls: the
+	// same names, C1 controls (U+009B, a one-character CSI), DEL and text
+	// reordering written as \u escapes, decoding to what was seen.
+	csi := profileFile(t, "csi", "{\"run_id\":\"b\",\"state\":\"SUCCEEDED\",\"x\\u009b2J\\u007f\\u0085\\u2066y\":\"\\u202egnp.exe\\u009b31m\"}")
+	code, out, _ = runCmd("compare", "--json", mock, csi)
+	assert.Equal(t, exitDiffers, code)
+	assert.Contains(t, out, `body.x\u009b2J\u007f\u0085\u2066y`)
+	for _, r := range out {
+		assert.False(t, r < 0x20 && r != '\n' || r >= 0x7f && r < 0xa0 || r == '\u202e' || r == '\u2066', "compare --json wrote %q", r)
+	}
+	var got struct {
+		Differences []drift.Difference `json:"differences"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	var locations []string
+	for _, d := range got.Differences {
+		locations = append(locations, d.Location)
+	}
+	assert.Contains(t, locations, "body.x\u009b2J\u007f\u0085\u2066y", "the escapes are JSON's: the names read back as seen")
 }

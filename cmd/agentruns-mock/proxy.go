@@ -123,6 +123,9 @@ func runProxy(ctx context.Context, c config, log *slog.Logger, ready func(addr s
 			// As POST /__mock/proxy/record answers it: the names the docs use.
 			summary, _ := json.Marshal(sum)
 			log.Info("recorded", "summary", string(summary))
+			if s, ok := sum.(record.Summary); ok && s.LeftOut != "" {
+				log.Warn("the recording is not whole", "left_out", s.LeftOut)
+			}
 		}
 	}
 	s := p.Summary()

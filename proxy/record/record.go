@@ -60,8 +60,11 @@ type Recorder struct {
 	mu            sync.Mutex
 	runs          map[string]*seenRun
 	order         []string
-	dropped       int
-	runBytes      int // the JSON of every run's latest look, together (RunBytes)
+	dropped       tally          // runs seen past the limit or RunBytes
+	runBytes      int            // the JSON of every run's latest look, together (RunBytes)
+	held          map[string]int // what each schedule, environment, agent and the models hold of HeldBytes, by kind and id
+	heldBytes     int
+	left          leftOut
 	creators      map[string]creator
 	envs          map[string]json.RawMessage // uid -> the environment as answered
 	envOrder      []string
@@ -69,7 +72,7 @@ type Recorder struct {
 	modelsSeen    map[string]map[string]any // id -> the model as answered
 	defModel      string
 	identities    map[string]fixtures.Identity
-	identitySeen  map[string]map[string]any // uid -> the agent as answered
+	identitySeen  map[string]json.RawMessage // uid -> the agent as answered
 	identityOrder []string
 	schedules     map[string]seenSchedule
 	schedOrder    []string
@@ -77,7 +80,13 @@ type Recorder struct {
 	// listing answered before the delete is observed after it (exchanges
 	// end in any order).
 	deletedSchedules map[string]bool
-	unservable       map[string]bool // ids left out: the mock takes no such id in a path
+	unservable       tally // ids left out: the mock takes no such id in a path
+}
+
+// leftOut counts, by kind, what was seen past HeldBytes (or the limit on
+// schedules), not kept.
+type leftOut struct {
+	schedules, environments, agents, models tally
 }
 
 // seenSchedule is the latest look at a schedule.
@@ -113,8 +122,8 @@ func New(dir string, limit int) *Recorder {
 	}
 	return &Recorder{dir: dir, limit: limit, now: time.Now, runs: map[string]*seenRun{},
 		creators: map[string]creator{}, envs: map[string]json.RawMessage{}, identities: map[string]fixtures.Identity{},
-		schedules: map[string]seenSchedule{}, unservable: map[string]bool{}, modelsSeen: map[string]map[string]any{},
-		identitySeen: map[string]map[string]any{}}
+		schedules: map[string]seenSchedule{}, modelsSeen: map[string]map[string]any{},
+		identitySeen: map[string]json.RawMessage{}, held: map[string]int{}}
 }
 
 // Observe takes what one exchange shows. Only successful reads teach it
@@ -126,6 +135,7 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 		if _, ok := r.schedules[id]; ok || len(r.deletedSchedules) < r.limit {
 			delete(r.schedules, id)
 			r.schedOrder = slices.DeleteFunc(r.schedOrder, func(s string) bool { return s == id })
+			r.release("schedule " + id)
 			if r.deletedSchedules == nil {
 				r.deletedSchedules = map[string]bool{}
 			}
@@ -142,6 +152,7 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 		r.mu.Lock()
 		delete(r.identities, uid)
 		delete(r.identitySeen, uid)
+		r.release("agent " + uid)
 		r.identityOrder = slices.DeleteFunc(r.identityOrder, func(u string) bool { return u == uid })
 		r.mu.Unlock()
 		return
@@ -191,8 +202,15 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 					Creator map[string]any `json:"creator"`
 				}
 				if json.Unmarshal(e, &id) == nil && id.UID != "" {
+					_, known := r.envs[id.UID]
+					if !r.hold("environment "+id.UID, len(e)) {
+						if !known {
+							r.left.environments.add(id.UID)
+						}
+						continue // a later look too large to keep: the one before stays
+					}
 					r.creator(id.Creator)
-					if _, ok := r.envs[id.UID]; !ok {
+					if !known {
 						r.envOrder = append(r.envOrder, id.UID)
 					}
 					r.envs[id.UID] = e
@@ -222,6 +240,13 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 			Models []map[string]any `json:"models"`
 		}
 		if json.Unmarshal(ex.Body, &page) == nil && json.Unmarshal(ex.Body, &seen) == nil && len(page.Models) > 0 {
+			// The models are one list, each answer's in place of the last.
+			if !r.hold("models", len(ex.Body)) {
+				for _, m := range page.Models {
+					r.left.models.add(m.ID)
+				}
+				return
+			}
 			r.models, r.defModel = fixtureModels(page.Models), page.Default
 			clear(r.modelsSeen)
 			for _, m := range seen.Models {
@@ -240,12 +265,18 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 			} `json:"agents"`
 		}
 		var seen struct {
-			Agents []map[string]any `json:"agents"`
+			Agents []json.RawMessage `json:"agents"`
 		}
 		if json.Unmarshal(ex.Body, &page) == nil && json.Unmarshal(ex.Body, &seen) == nil {
 			for i, a := range page.Agents {
 				if !r.servable(a.UID) {
 					continue
+				}
+				if !r.hold("agent "+a.UID, len(seen.Agents[i])) {
+					if _, known := r.identities[a.UID]; !known {
+						r.left.agents.add(a.UID)
+					}
+					continue // a later look too large to keep: the one before stays
 				}
 				if strings.TrimSpace(a.Name) == "" {
 					a.Name = a.UID // the mock shows every agent by a name
@@ -275,7 +306,7 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	s, ok := r.runs[id]
 	if !ok {
 		if len(r.runs) >= r.limit || r.runBytes+len(b) > RunBytes {
-			r.dropped++
+			r.dropped.add(id)
 			return
 		}
 		s = &seenRun{}
@@ -333,9 +364,7 @@ func (r *Recorder) servable(id string) bool {
 		return false
 	}
 	if !mockserver.IsID(id) {
-		if len(r.unservable) < r.limit { // counted up to the limit, as runs are kept
-			r.unservable[id] = true
-		}
+		r.unservable.add(id)
 		return false
 	}
 	return true
@@ -352,10 +381,19 @@ func (r *Recorder) schedule(sc map[string]any) {
 	if _, err := store.ParseCron(cron); err != nil {
 		return // a cron the mock cannot tick (the document does not say the form)
 	}
-	if _, ok := r.schedules[id]; !ok {
-		if len(r.schedules) >= r.limit {
-			return
+	var config json.RawMessage
+	if cfg, ok := sc["agent_config"].(map[string]any); ok {
+		config, _ = json.Marshal(scrub.Value(cfg)) // its secrets replaced, as a run's
+	}
+	seen, _ := json.Marshal(sc)
+	_, known := r.schedules[id]
+	if !known && len(r.schedules) >= r.limit || !r.hold("schedule "+id, len(seen)+len(config)) {
+		if !known {
+			r.left.schedules.add(id)
 		}
+		return // a later look too large to keep: the one before stays
+	}
+	if !known {
 		r.schedOrder = append(r.schedOrder, id)
 	}
 	by, _ := sc["created_by"].(map[string]any)
@@ -368,10 +406,6 @@ func (r *Recorder) schedule(sc map[string]any) {
 	enabled, _ := sc["enabled"].(bool)
 	created, _ := time.Parse(time.RFC3339Nano, str(sc["created_at"]))
 	updated, _ := time.Parse(time.RFC3339Nano, str(sc["updated_at"]))
-	var config json.RawMessage
-	if cfg, ok := sc["agent_config"].(map[string]any); ok {
-		config, _ = json.Marshal(scrub.Value(cfg)) // its secrets replaced, as a run's
-	}
 	r.schedules[id] = seenSchedule{
 		Schedule: fixtures.Schedule{ID: id, Name: str(sc["name"]), Cron: cron, Prompt: prompt, Enabled: enabled,
 			Owner: owner, Team: str(scope["type"]) == "Team", Config: config},
@@ -398,8 +432,19 @@ type Summary struct {
 	Identities   int    `json:"agents"` // agent identities, named as the API names its list
 	Schedules    int    `json:"schedules"`
 	// Dropped counts the runs seen past the limit (or past RunBytes), not
-	// recorded.
+	// recorded; each run once.
 	Dropped int `json:"dropped"`
+	// DroppedSchedules, DroppedEnvironments, DroppedAgents and
+	// DroppedModels count those seen past HeldBytes (schedules also past
+	// the limit on their number), not recorded; each once.
+	DroppedSchedules    int `json:"dropped_schedules"`
+	DroppedEnvironments int `json:"dropped_environments"`
+	DroppedAgents       int `json:"dropped_agents"`
+	DroppedModels       int `json:"dropped_models"`
+	// LeftOut says, in a sentence, what the counts above left out, or is
+	// empty: a recording that kept less than it saw says so where it is
+	// read, not only in a count.
+	LeftOut string `json:"left_out,omitempty"`
 	// Unservable counts the runs, schedules and identities left out because
 	// the mock takes no such id in a path (1 to 128 letters, digits, '-' or
 	// '_'): it could list them but never serve one by id.
@@ -540,14 +585,16 @@ var recordedFiles = []string{"principals.json", "runs.json", "fates.json", "envi
 func (r *Recorder) files() (map[string]any, Summary, error) {
 	now := r.now()
 	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.identities) == 0 && len(r.models) == 0 && len(r.schedules) == 0 {
-		if n := len(r.unservable); n > 0 {
+		if n := r.unservable.n; n > 0 {
 			// Something passed through, and saying "nothing yet" would
 			// send the operator looking for traffic that did arrive.
 			return nil, Summary{}, fmt.Errorf("nothing the mock can serve was recorded: %d run(s), schedule(s) or agent(s) seen were left out, their ids being none the mock takes in a path (1 to 128 letters, digits, '-' or '_')", n)
 		}
 		return nil, Summary{}, errors.New("nothing recorded yet: no run, schedule, environment, model or identity has passed through")
 	}
-	sum := Summary{Dropped: r.dropped, Unservable: len(r.unservable)}
+	sum := Summary{Dropped: r.dropped.n, Unservable: r.unservable.n, DroppedSchedules: r.left.schedules.n,
+		DroppedEnvironments: r.left.environments.n, DroppedAgents: r.left.agents.n, DroppedModels: r.left.models.n}
+	sum.LeftOut = leftOutSays(sum, r.limit)
 	doc, err := drift.Embedded()
 	if err != nil {
 		return nil, Summary{}, err
@@ -644,7 +691,9 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 				// A team has one default agent: the first seen so.
 				a.Default = a.Default && !hasDefault
 				hasDefault = hasDefault || a.Default
-				a.Extra = extra("AgentResponse", r.identitySeen[uid])
+				var seen any
+				_ = json.Unmarshal(r.identitySeen[uid], &seen)
+				a.Extra = extra("AgentResponse", seen)
 				identities = append(identities, a)
 			}
 		}
@@ -671,6 +720,34 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		files["schedules.json"] = map[string]any{"schedules": schedules}
 	}
 	return files, sum, nil
+}
+
+// leftOutSays is the sentence of Summary.LeftOut.
+func leftOutSays(s Summary, limit int) string {
+	var parts []string
+	if s.Dropped > 0 {
+		parts = append(parts, fmt.Sprintf("%d run(s) past %d runs or %d MiB of their JSON", s.Dropped, limit, RunBytes>>20))
+	}
+	var held []string
+	for _, c := range []struct {
+		n    int
+		kind string
+	}{{s.DroppedSchedules, "schedule(s)"}, {s.DroppedEnvironments, "environment(s)"}, {s.DroppedAgents, "agent(s)"}, {s.DroppedModels, "model(s)"}} {
+		if c.n > 0 {
+			held = append(held, fmt.Sprintf("%d %s", c.n, c.kind))
+		}
+	}
+	if len(held) > 0 {
+		bound := fmt.Sprintf("%d MiB of their JSON together", HeldBytes>>20)
+		if s.DroppedSchedules > 0 {
+			bound += fmt.Sprintf(" (or %d schedules)", limit)
+		}
+		parts = append(parts, strings.Join(held, ", ")+" past "+bound)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "seen but not recorded, the recorder's memory being bounded: " + strings.Join(parts, "; ")
 }
 
 const defaultUID = "user-recorded"

@@ -327,7 +327,8 @@
   function renderViolations(s) {
     $("upstream").textContent = s.upstream;
     var broken = (s.rules || []).filter(function (r) { return r.violations > 0; });
-    $("violations-count").textContent = s.violations + " violation" + (s.violations === 1 ? "" : "s") + " in " + s.checked + " checked";
+    $("violations-count").textContent = s.violations + " violation" + (s.violations === 1 ? "" : "s") + " in " + s.checked + " checked" +
+      (s.left_out && s.left_out.latest ? " (the newest " + (s.latest || []).length + " listed: the proxy's answer is bounded)" : "");
     $("rule-counts").replaceChildren.apply($("rule-counts"), broken.length ? broken.map(function (r) {
       return el("li", { title: r.title }, [ruleLink(r.id), el("b", { text: " ×" + r.violations }), el("span", { class: "muted", text: " " + r.title })]);
     }) : [el("li", { class: "muted", text: "No rule broken: every checked answer kept the contract." })]);
@@ -367,11 +368,14 @@
   // proxy's order. Drift is not a violation: a server may send more than
   // the document lists, but a client cannot rely on it, nor the mock
   // imitate it, until the document says so.
-  function renderDrift(d) {
+  // The proxy's answer is bounded (left_out): the facts it did not list
+  // are said, with where to read them all.
+  function renderDrift(d, leftOut) {
     d = d || {};
     var facts = d.facts || [];
     $("drift-count").textContent = d.distinct ? "(" + d.distinct + " distinct" +
-      (d.dropped ? ", " + d.dropped + " not kept: past the proxy's bound, counted but not listed" : "") + ")" : "";
+      (d.dropped ? ", " + d.dropped + " not kept: past the proxy's bound, counted but not listed" : "") +
+      (leftOut && leftOut.drift_facts ? ", " + leftOut.drift_facts + " not listed here: GET /__mock/proxy/drift has them" : "") + ")" : "";
     fill($("drift").tBodies[0], facts.map(function (f) {
       return el("tr", { class: "drift-row", "data-kind": f.kind }, [
         el("td", null, [el("span", { class: "pill pill-drift", text: f.kind })]),
@@ -653,7 +657,7 @@
     PANELS = [
       { read: function () { return control("GET", "proxy/runs?limit=" + RUNS_PAGE); }, show: renderRuns },
       { read: function () { return control("GET", "proxy/requests"); }, show: renderJournal },
-      { read: function () { return control("GET", "proxy"); }, show: function (s) { renderViolations(s); renderClients(s); renderDrift(s.drift); } },
+      { read: function () { return control("GET", "proxy"); }, show: function (s) { renderViolations(s); renderClients(s); renderDrift(s.drift, s.left_out); } },
     ];
     $("drift-overlay").href = new URL("proxy/drift/overlay.yaml", CONTROL).href;
     $("drift-overlay").addEventListener("click", downloadOverlay);
