@@ -108,7 +108,9 @@ func fixtureRun(s *seenRun, ids map[string]bool, origin time.Time) fixtures.Run 
 // keepRecorded keeps what the run was seen with that the mock would
 // otherwise make up: its request_usage as answered, its session_id and its
 // conversation_id, each when the mock can show it (a session id that is a
-// UUID, a conversation id it takes in a path); another is left to the mock.
+// UUID, a conversation id it takes in a path; another is left to the
+// mock), its executor and is_run_type_cancellable, or that it showed
+// neither.
 func keepRecorded(f *fixtures.Run, run map[string]any) {
 	if u, ok := run["request_usage"].(map[string]any); ok {
 		f.RequestUsage, _ = json.Marshal(u)
@@ -120,6 +122,18 @@ func keepRecorded(f *fixtures.Run, run map[string]any) {
 	}
 	if c := str(run["conversation_id"]); mockserver.IsID(c) {
 		f.ConversationID = c
+	}
+	// Members only the newest client's document declares: as seen, or
+	// shown without when the server never showed them.
+	if e, ok := run["executor"].(map[string]any); ok {
+		f.Executor, _ = json.Marshal(e)
+	} else {
+		f.Without = append(f.Without, "executor")
+	}
+	if c, ok := run["is_run_type_cancellable"].(bool); ok {
+		f.RunTypeCancellable = &c
+	} else {
+		f.Without = append(f.Without, "is_run_type_cancellable")
 	}
 }
 

@@ -362,8 +362,9 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 
 // carried are the members of a run a later look keeps from an earlier one
 // when it omits them (a listing may show less than a get): a run's
-// session and conversation do not change, and its usage does not go away.
-var carried = []string{"request_usage", "session_id", "session_link", "conversation_id"}
+// session, conversation, executor and kind do not change, and its usage
+// does not go away.
+var carried = []string{"request_usage", "session_id", "session_link", "conversation_id", "executor", "is_run_type_cancellable"}
 
 // carryOver puts into run each carried member that it lacks and before
 // had, and says whether it put any.
