@@ -9,10 +9,12 @@
 // and in a run's configuration or an environment's every value under a
 // name that says it is secret (token, key, password, authorization,
 // headers, env, ...) is replaced. Ids are kept as seen (a run's session
-// and conversation ids too, with its request_usage and its pull request's
-// and plan's URLs), so runs, their creators, environments and models
-// still name each other; whatever a run names that was not seen listed
-// is added, so the folder loads.
+// and conversation ids too, with its request_usage, its executor and
+// is_run_type_cancellable, or that it showed neither, and its pull
+// request's and plan's URLs), so runs, their creators, environments and
+// models still name each other; whatever a run names that was not seen
+// listed is added, so the folder loads. Every run's times are placed
+// relative to one moment (timeOrigin), so they keep their distances.
 //
 // A Recorder keeps at most Limit runs (the first seen); it is fed from one
 // goroutine (the proxy's checker) and written from another, so it locks.
