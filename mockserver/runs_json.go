@@ -276,20 +276,36 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		}
 		o.b = append(o.b, ']')
 	}
-	o.key("executor")
-	eo := openObject(o.b)
-	ex := c
-	if r.Executor != nil && r.Executor.Principal != nil {
-		ex = *r.Executor
+	// A recorded run shows these as its recording saw them, or not at all
+	// when it never saw them.
+	switch rec := r.Recorded; {
+	case !r.ShowsMember("executor"):
+	case rec != nil && rec.Executor != nil:
+		o.key("executor")
+		o.b = append(o.b, rec.Executor...)
+	default:
+		o.key("executor")
+		eo := openObject(o.b)
+		ex := c
+		if r.Executor != nil && r.Executor.Principal != nil {
+			ex = *r.Executor
+		}
+		eo.strOmit("type", ex.Type)
+		eo.strOmit("uid", ex.UID)
+		eo.strOmit("display_name", ex.DisplayName)
+		eo.strOmit("email", ex.Email)
+		eo.strOmit("photo_url", ex.PhotoURL)
+		o.b = eo.close()
 	}
-	eo.strOmit("type", ex.Type)
-	eo.strOmit("uid", ex.UID)
-	eo.strOmit("display_name", ex.DisplayName)
-	eo.strOmit("email", ex.Email)
-	eo.strOmit("photo_url", ex.PhotoURL)
-	o.b = eo.close()
-	o.key("is_run_type_cancellable")
-	o.b = strconv.AppendBool(o.b, r.TypeCancellable())
+	switch rec := r.Recorded; {
+	case !r.ShowsMember("is_run_type_cancellable"):
+	case rec != nil && rec.TypeCancellable != nil:
+		o.key("is_run_type_cancellable")
+		o.b = strconv.AppendBool(o.b, *rec.TypeCancellable)
+	default:
+		o.key("is_run_type_cancellable")
+		o.b = strconv.AppendBool(o.b, r.TypeCancellable())
+	}
 	if len(r.Metadata) > 0 {
 		o.key("metadata")
 		o.b = appendStringMap(o.b, r.Metadata)

@@ -59,6 +59,9 @@ type judge struct {
 	// fixed, when set, judges everything: the document was named.
 	fixed *openapi.Validator
 	name  string // what the summary says of a named document
+	// file is the named document's text, when it was named by its file:
+	// drift is what the upstream does beyond it, and the overlay extends it.
+	file []byte
 
 	// For ServedSurface: the published view until the upstream served one
 	// of newestOps, the whole document after. For PublishedDocument: the
@@ -95,7 +98,7 @@ func newJudge(v *openapi.Validator, doc Document) (*judge, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--proxy-document %s: %w", doc, err)
 		}
-		return &judge{fixed: v, name: string(doc)}, nil
+		return &judge{fixed: v, name: string(doc), file: data}, nil
 	}
 	j := &judge{onlyPublished: doc == PublishedDocument}
 	var err error

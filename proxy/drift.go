@@ -21,7 +21,8 @@ import (
 // is the shape of every answer, documented or not, for comparing two
 // servers given the same traffic (agentruns-drift compare).
 
-// OverlayExtends is the document the proxy's overlay is written against.
+// OverlayExtends is the document the proxy's overlay is written against,
+// unless --proxy-document names a file (the overlay then extends it).
 const OverlayExtends = "openapi/openapi.yaml"
 
 // lookForDrift walks one checked exchange against the document; every
@@ -77,7 +78,7 @@ func (p *Proxy) WriteProfile(w io.Writer) error { return writeIndented(w, p.Prof
 
 // WriteOverlay writes the drift as an OpenAPI Overlay of the document.
 func (p *Proxy) WriteOverlay(w io.Writer) error {
-	ov, err := drift.Overlay(p.Drift().Facts, OverlayExtends, time.Now())
+	ov, err := drift.Overlay(p.Drift().Facts, p.overlayExtends, time.Now())
 	if err != nil {
 		return err
 	}

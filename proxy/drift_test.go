@@ -1,11 +1,14 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/drift"
+	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/proxy"
 )
 
@@ -140,4 +144,47 @@ func TestTheControlAnswersWriteNoTerminalControl(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &report))
 	require.NotEmpty(t, report.Facts)
 	assert.Equal(t, "body.runs[]."+name, report.Facts[0].Location)
+}
+
+// Drift is what the upstream does beyond the document it is held to: the
+// overlay of a first pass, applied to a copy of the document named with
+// --proxy-document, leaves the same traffic no drift (a query parameter
+// and a member the embedded document lacks), and the overlay of a proxy
+// so held extends that file.
+func TestDriftIsJudgedAgainstTheNamedDocument(t *testing.T) {
+	upstream := ringedUpstream(t)
+	pass := func(opts proxy.Options) *proxy.Proxy {
+		t.Helper()
+		opts.Upstream = upstream
+		p, err := proxy.New(opts)
+		require.NoError(t, err)
+		srv := httptest.NewServer(p)
+		t.Cleanup(func() { srv.Close(); p.Close() })
+		readAll(t, srv.URL+"/agent/runs?limit=3&token=page-7")
+		require.NoError(t, p.Drain(context.Background()))
+		return p
+	}
+	first := pass(proxy.Options{})
+	var locations []string
+	for _, f := range first.Drift().Facts {
+		locations = append(locations, f.Operation+" "+f.Location)
+	}
+	require.Contains(t, locations, "GET /agent/runs query.token", "the embedded document has no such parameter")
+	require.Contains(t, locations, "GET /agent/runs body.runs[].rollout_ring")
+	var overlay bytes.Buffer
+	require.NoError(t, first.WriteOverlay(&overlay))
+	applied, err := drift.Apply(openapi.Document, overlay.Bytes())
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "applied.yaml")
+	require.NoError(t, os.WriteFile(file, applied, 0o644))
+	doc, err := proxy.ParseDocument(file)
+	require.NoError(t, err)
+
+	second := pass(proxy.Options{Document: doc})
+	assert.Empty(t, second.Drift().Facts, "the named document declares what the traffic showed")
+	assert.Zero(t, second.Summary().Violations, "%+v", second.Summary().Latest)
+
+	var next bytes.Buffer
+	require.NoError(t, second.WriteOverlay(&next))
+	assert.Contains(t, next.String(), "extends: "+file)
 }

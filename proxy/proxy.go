@@ -76,8 +76,9 @@ type Options struct {
 	Workers int
 	// Limits bound the memory of the rules across answers.
 	Limits rules.Limits
-	// Drift is the document drift is found against; nil means the
-	// embedded document's (the one the Validator checks by default).
+	// Drift is the document drift is found against; nil means the file
+	// Document names, or else the embedded document (the one the Validator
+	// checks by default).
 	Drift *drift.Doc
 	// Transport reaches the upstream; nil means a transport tuned for one
 	// host (many idle connections, no compression added).
@@ -102,6 +103,9 @@ type Proxy struct {
 	clients  *clientcheck.Tally // clients.go
 	salt     []byte             // makes a caller's id useless outside this process
 	log      *slog.Logger
+	// overlayExtends is the document the overlay is written against: the
+	// file Document names, or the project's (OverlayExtends).
+	overlayExtends string
 }
 
 // New checks the options and starts the checker.
@@ -139,12 +143,23 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Drift == nil {
+	overlayExtends := OverlayExtends
+	switch {
+	case opts.Drift != nil:
+	case judge.file != nil:
+		// Drift is what the upstream does beyond the document it is held
+		// to: an overlay applied to a copy named here is no drift.
+		if opts.Drift, err = drift.New(judge.file); err != nil {
+			return nil, fmt.Errorf("--proxy-document %s: %w", opts.Document, err)
+		}
+		overlayExtends = string(opts.Document)
+	default:
 		if opts.Drift, err = drift.Embedded(); err != nil {
 			return nil, err
 		}
 	}
-	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), clients: clients, salt: make([]byte, 32), log: log}
+	p := &Proxy{upstream: u, opts: opts, found: newFindings(time.Now()), runs: newSeenRuns(), clients: clients, salt: make([]byte, 32), log: log,
+		overlayExtends: overlayExtends}
 	_, _ = rand.Read(p.salt)
 	p.check = newChecker(judge, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
 	p.check.beforeCheck = opts.beforeCheck

@@ -22,11 +22,11 @@ func withRecordedRuns(o *Options) {
 			ArtifactTypes: []string{"PLAN", "PULL_REQUEST"},
 			RequestUsage:  json.RawMessage(`{"inference_cost":1.27,"compute_cost":0.31}`), SessionID: "3f0b8c5e-2d4a-4e61-9c7b-5a8e1d2f3c40",
 			ConversationID: "cv_rec1", PullRequest: &fixtures.PullRequest{URL: "https://github.com/acme/web/pull/812", Branch: "agent/login"},
-			PlanURL: "https://app.example.com/plans/812"},
+			PlanURL: "https://app.example.com/plans/812", Without: []string{"executor", "is_run_type_cancellable"}},
 		fixtures.Run{ID: "rec-second", Title: "Second", Prompt: "And the sign-up page", State: "SUCCEEDED", Source: "API",
 			Creator: "user-alice", Team: true, CreatedAgo: fixtures.Duration(40 * time.Minute), UpdatedAgo: fixtures.Duration(30 * time.Minute),
 			RequestUsage: json.RawMessage(`{"inference_cost":0.5,"compute_cost":0.02}`), SessionID: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-			ConversationID: "cv_rec1"},
+			ConversationID: "cv_rec1", Executor: json.RawMessage(`{"type":"service_account","uid":"agent-7"}`), RunTypeCancellable: new(bool)},
 		// Seen QUEUED with a conversation it cannot have begun (a worker
 		// begins one); seen CANCELLED with a session, so once claimed.
 		fixtures.Run{ID: "rec-queued", Title: "Queued", Prompt: "Later", State: "QUEUED", Source: "API", Creator: "user-alice", Team: true,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -240,6 +241,19 @@ type Recorded struct {
 	PullRequestURL    string `json:"pull_request_url,omitempty"`
 	PullRequestBranch string `json:"pull_request_branch,omitempty"`
 	PlanURL           string `json:"plan_url,omitempty"`
+	// Executor is the run's executor, a JSON object; TypeCancellable its
+	// is_run_type_cancellable. Without names the members it is shown
+	// without (fixtures.Omittable).
+	Executor        json.RawMessage `json:"executor,omitempty"`
+	TypeCancellable *bool           `json:"is_run_type_cancellable,omitempty"`
+	Without         []string        `json:"without,omitempty"`
+}
+
+// ShowsMember reports whether the run shows the optional member name
+// (fixtures.Omittable): a recorded run does not show one its recording
+// never saw.
+func (r *Run) ShowsMember(name string) bool {
+	return r.Recorded == nil || !slices.Contains(r.Recorded.Without, name)
 }
 
 // RecordedUsage is the request_usage a recording saw the run with, nil
@@ -651,8 +665,10 @@ func (s *Store) fixtureRun(f fixtures.Run, now time.Time) *Run {
 			Extra:                f.Extra,
 		},
 	}
-	if f.RequestUsage != nil || f.SessionID != "" || f.ConversationID != "" || f.PullRequest != nil || f.PlanURL != "" {
-		r.Recorded = &Recorded{Usage: f.RequestUsage, SessionID: f.SessionID, Conversation: f.ConversationID, PlanURL: f.PlanURL}
+	if f.RequestUsage != nil || f.SessionID != "" || f.ConversationID != "" || f.PullRequest != nil || f.PlanURL != "" ||
+		f.Executor != nil || f.RunTypeCancellable != nil || len(f.Without) > 0 {
+		r.Recorded = &Recorded{Usage: f.RequestUsage, SessionID: f.SessionID, Conversation: f.ConversationID, PlanURL: f.PlanURL,
+			Executor: f.Executor, TypeCancellable: f.RunTypeCancellable, Without: f.Without}
 		if pr := f.PullRequest; pr != nil {
 			r.Recorded.PullRequestURL, r.Recorded.PullRequestBranch = pr.URL, pr.Branch
 		}

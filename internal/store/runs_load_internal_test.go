@@ -232,6 +232,12 @@ func randomRun(rng *rand.Rand, st *Store, i int) *Run {
 		if maybe() {
 			d.Recorded = &Recorded{Usage: json.RawMessage(`{"inference_cost":1.27,"compute_cost":0.3}`), SessionID: "3f0b8c5e-2d4a-4e61-9c7b-5a8e1d2f3c40",
 				Conversation: text(), PullRequestURL: "https://github.com/acme/web/pull/" + text(), PullRequestBranch: text(), PlanURL: text()}
+			if maybe() {
+				no := false
+				d.Recorded.Executor, d.Recorded.TypeCancellable = json.RawMessage(`{"uid":"agent-7","type":"service_account"}`), &no
+			} else {
+				d.Recorded.Without = []string{"executor", "is_run_type_cancellable"}
+			}
 		}
 		r.Details = d
 	}

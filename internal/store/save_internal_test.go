@@ -31,7 +31,7 @@ func TestEveryTableKnowsItsFields(t *testing.T) {
 		{(*Run)(nil), []string{"ID", "Seq", "Title", "Prompt", "Creator", "Team", "TeamScope", "CreatedAt", "Config", "Details",
 			"FromSkill", "Followups", "AgentSession", "Timeline", "FateMsg", "ForcedMsg", "ForcedState", "Logged", "lastEvent", "indexedAt", "nextAt"}},
 		{(*Details)(nil), []string{"Source", "ConversationID", "Schedule", "ArtifactTypes", "ArtifactsWhenStopped", "TriggerURL", "ParentRunID", "AgentIdentityUID", "Interactive", "Metadata", "Mode", "OnBehalfOf", "Executor", "Handoff", "Extra", "Recorded"}},
-		{(*Recorded)(nil), []string{"Usage", "SessionID", "Conversation", "PullRequestURL", "PullRequestBranch", "PlanURL"}},
+		{(*Recorded)(nil), []string{"Usage", "SessionID", "Conversation", "PullRequestURL", "PullRequestBranch", "PlanURL", "Executor", "TypeCancellable", "Without"}},
 		{(*Timeline)(nil), []string{"Anchor", "AnchorState", "Steps", "Final", "StartedAt", "WasClaimed", "Execution", "PriorRun", "ExecStart"}},
 		{(*scheduleTable)(nil), []string{"byID", "nextSeq", "dueAt", "due"}},
 		{(*savedSchedules)(nil), []string{"Schedules", "NextScheduleSeq"}},

@@ -28,14 +28,16 @@ func indexOf(state string) int {
 	return -1
 }
 
-// fixtureRun is the fixture of one recorded run. A run seen moving forward
-// through its states to SUCCEEDED, FAILED or ERROR replays that timeline
-// from the moment the fixtures load: it enters the first state it was seen
-// in and spends in each state the time it was seen to (a state passed
-// between two looks shares the gap with the one before). Any other run is
-// kept as last seen, its times as long before the recording was written
-// as they were before its last look.
-func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fixtures.Run {
+// fixtureRun is the fixture of one recorded run, its times placed
+// relative to origin (timeOrigin), the moment that is the mock's start: so
+// every run's created_at, started_at and updated_at keep their distances
+// to every other run's, whichever kind each is. A run seen moving forward
+// through its states to SUCCEEDED, FAILED or ERROR (its create's answer
+// counts as a look, in QUEUED) replays that timeline: it entered the first
+// state it was seen in when it did, relative to origin, and spends in each
+// state the time it was seen to (a state passed between two looks shares
+// the gap with the one before). Any other run is kept as last seen.
+func fixtureRun(s *seenRun, ids map[string]bool, origin time.Time) fixtures.Run {
 	run := s.latest
 	f := fixtures.Run{
 		ID: str(run["run_id"]), Title: str(run["title"]), Prompt: str(run["prompt"]), State: str(run["state"]),
@@ -74,40 +76,28 @@ func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fi
 		}
 	}
 	keepRecorded(&f, run)
-	created, errC := time.Parse(time.RFC3339Nano, str(run["created_at"]))
-	updated, errU := time.Parse(time.RFC3339Nano, str(run["updated_at"]))
-	if errC != nil {
-		created = s.seenAt
-	}
-	if errU != nil || updated.Before(created) {
-		updated = created
-	}
-	started, errS := time.Parse(time.RFC3339Nano, str(run["started_at"]))
-	if replay, first, ok := replayOf(withStart(s.looks, started, errS == nil)); ok {
-		// Every replay is shifted by the same span, so that the last of
-		// them to begin enters its first state as the fixtures load: their
-		// times, and so their order, are as recorded relative to each other.
+	t := timesOf(s)
+	if replay, first, ok := replayOf(withStart(s.looks, t.started, t.hasStart)); ok {
 		f.State, f.Replay = first.state, replay
-		f.UpdatedAgo = fixtures.Duration(max(0, replayAnchor.Sub(first.began)))
-		f.CreatedAgo = fixtures.Duration(max(time.Duration(f.UpdatedAgo), replayAnchor.Sub(created)))
-		if errS == nil && indexOf(first.state) == len(progression)-1 {
-			f.StartedAgo = startedAgo(replayAnchor.Sub(started), f)
+		f.UpdatedAgo = fixtures.Duration(max(0, origin.Sub(first.began)))
+		f.CreatedAgo = fixtures.Duration(max(time.Duration(f.UpdatedAgo), origin.Sub(t.created)))
+		if t.hasStart && indexOf(first.state) == len(progression)-1 {
+			f.StartedAgo = startedAgo(origin.Sub(t.started), f)
 		}
 		return f
 	}
-	// As last seen, shifted to end at the moment of writing. A run never
-	// seen to end has no timeline to replay: it stays in the state it was
-	// last seen in for the longest step a fixture takes (a year), rather
-	// than move on by the mock's default step, which a run last updated
-	// more than an hour before would have long passed.
+	// As last seen. A run never seen to end has no timeline to replay: it
+	// stays in the state it was last seen in for the longest step a
+	// fixture takes (a year), rather than move on by the mock's default
+	// step, which a run last updated more than an hour before would have
+	// long passed.
 	if !store.State(f.State).Terminal() {
 		f.Step = fixtures.Duration(store.MaxStep)
 	}
-	shift := now.Sub(s.seenAt)
-	f.CreatedAgo = fixtures.Duration(max(0, s.seenAt.Sub(created)+shift))
-	f.UpdatedAgo = fixtures.Duration(min(time.Duration(f.CreatedAgo), max(0, s.seenAt.Sub(updated)+shift)))
-	if errS == nil {
-		f.StartedAgo = startedAgo(s.seenAt.Sub(started)+shift, f)
+	f.CreatedAgo = fixtures.Duration(max(0, origin.Sub(t.created)))
+	f.UpdatedAgo = fixtures.Duration(min(time.Duration(f.CreatedAgo), max(0, origin.Sub(t.updated))))
+	if t.hasStart {
+		f.StartedAgo = startedAgo(origin.Sub(t.started), f)
 	}
 	if m := statusMessage(run["status_message"]); m != nil {
 		f.StatusMessage = m
@@ -118,7 +108,9 @@ func fixtureRun(s *seenRun, ids map[string]bool, now, replayAnchor time.Time) fi
 // keepRecorded keeps what the run was seen with that the mock would
 // otherwise make up: its request_usage as answered, its session_id and its
 // conversation_id, each when the mock can show it (a session id that is a
-// UUID, a conversation id it takes in a path); another is left to the mock.
+// UUID, a conversation id it takes in a path; another is left to the
+// mock), its executor and is_run_type_cancellable, or that it showed
+// neither.
 func keepRecorded(f *fixtures.Run, run map[string]any) {
 	if u, ok := run["request_usage"].(map[string]any); ok {
 		f.RequestUsage, _ = json.Marshal(u)
@@ -130,6 +122,18 @@ func keepRecorded(f *fixtures.Run, run map[string]any) {
 	}
 	if c := str(run["conversation_id"]); mockserver.IsID(c) {
 		f.ConversationID = c
+	}
+	// Members only the newest client's document declares: as seen, or
+	// shown without when the server never showed them.
+	if e, ok := run["executor"].(map[string]any); ok {
+		f.Executor, _ = json.Marshal(e)
+	} else {
+		f.Without = append(f.Without, "executor")
+	}
+	if c, ok := run["is_run_type_cancellable"].(bool); ok {
+		f.RunTypeCancellable = &c
+	} else {
+		f.Without = append(f.Without, "is_run_type_cancellable")
 	}
 }
 
@@ -164,18 +168,51 @@ func startedAgo(ago time.Duration, f fixtures.Run) *fixtures.Duration {
 	return &d
 }
 
-// ReplayAnchor is the moment the replays of runs are anchored at: the
-// latest moment one of them was first seen in a state. It enters that
-// state as the fixtures load; the others as long before as they did.
-func replayAnchor(runs map[string]*seenRun) time.Time {
-	var anchor time.Time
+// runTimes are a run's times as its latest look shows them.
+type runTimes struct {
+	created, updated, started time.Time
+	hasStart                  bool
+}
+
+// timesOf reads a run's times: created_at (when the look was answered if
+// it shows none), updated_at (never before creation), started_at if shown.
+func timesOf(s *seenRun) runTimes {
+	var t runTimes
+	var err error
+	if t.created, err = time.Parse(time.RFC3339Nano, str(s.latest["created_at"])); err != nil {
+		t.created = s.seenAt
+	}
+	if t.updated, err = time.Parse(time.RFC3339Nano, str(s.latest["updated_at"])); err != nil || t.updated.Before(t.created) {
+		t.updated = t.created
+	}
+	t.started, err = time.Parse(time.RFC3339Nano, str(s.latest["started_at"]))
+	t.hasStart = err == nil
+	return t
+}
+
+// timeOrigin is the one moment every recorded run's times are placed
+// relative to, the mock's start: the latest moment a run was seen in the
+// state it starts in on the mock, that is the first state a replayed run
+// was seen in and the last update of a run held as last seen. So no time
+// lies after the mock's start, the run that was last to begin a replay
+// enters its first state as the mock starts, and every other is as far on
+// as it was at that moment.
+func timeOrigin(runs map[string]*seenRun) time.Time {
+	var origin time.Time
 	for _, s := range runs {
-		started, err := time.Parse(time.RFC3339Nano, str(s.latest["started_at"]))
-		if _, first, ok := replayOf(withStart(s.looks, started, err == nil)); ok && first.began.After(anchor) {
-			anchor = first.began
+		if s.latest == nil {
+			continue
+		}
+		t := timesOf(s)
+		at := t.updated
+		if _, first, ok := replayOf(withStart(s.looks, t.started, t.hasStart)); ok {
+			at = first.began
+		}
+		if at.After(origin) {
+			origin = at
 		}
 	}
-	return anchor
+	return origin
 }
 
 // withStart adds to the looks at a run the moment it was seen to start

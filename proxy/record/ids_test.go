@@ -95,8 +95,10 @@ func TestARecordingReplaysItsRunsIdsAndUsage(t *testing.T) {
 		},
 		"run-held":      {withIDs(runLook("run-held", "INPROGRESS", now.Add(-20*time.Minute), now.Add(-15*time.Minute), ptr(now.Add(-15*time.Minute))), held)},
 		"run-cancelled": {withIDs(runLook("run-cancelled", "CANCELLED", now.Add(-50*time.Minute), now.Add(-45*time.Minute), nil), cancelled)},
-		"run-queued":    {withIDs(runLook("run-queued", "QUEUED", now.Add(-3*time.Minute), now.Add(-3*time.Minute), nil), queuedIDs)},
-		"run-failed":    {withIDs(runLook("run-failed", "FAILED", now.Add(-40*time.Minute), now.Add(-35*time.Minute), ptr(now.Add(-39*time.Minute))), failed)},
+		// Created before run-next was first seen, so that run-next, the
+		// last run to begin, enters QUEUED as the mock starts.
+		"run-queued": {withIDs(runLook("run-queued", "QUEUED", now.Add(-11*time.Minute), now.Add(-11*time.Minute), nil), queuedIDs)},
+		"run-failed": {withIDs(runLook("run-failed", "FAILED", now.Add(-40*time.Minute), now.Add(-35*time.Minute), ptr(now.Add(-39*time.Minute))), failed)},
 	}}
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)

@@ -9,10 +9,12 @@
 // and in a run's configuration or an environment's every value under a
 // name that says it is secret (token, key, password, authorization,
 // headers, env, ...) is replaced. Ids are kept as seen (a run's session
-// and conversation ids too, with its request_usage and its pull request's
-// and plan's URLs), so runs, their creators, environments and models
-// still name each other; whatever a run names that was not seen listed
-// is added, so the folder loads.
+// and conversation ids too, with its request_usage, its executor and
+// is_run_type_cancellable, or that it showed neither, and its pull
+// request's and plan's URLs), so runs, their creators, environments and
+// models still name each other; whatever a run names that was not seen
+// listed is added, so the folder loads. Every run's times are placed
+// relative to one moment (timeOrigin), so they keep their distances.
 //
 // A Recorder keeps at most Limit runs (the first seen); it is fed from one
 // goroutine (the proxy's checker) and written from another, so it locks.
@@ -112,6 +114,10 @@ type look struct {
 	state   string
 	began   time.Time // the run's updated_at in that look: when the state began
 	message any
+	// atCreation: the look is a create's answer, which shows no time; began
+	// is when the answer arrived until a later look shows the run's
+	// created_at, the moment it entered that state.
+	atCreation bool
 }
 
 // New returns a Recorder writing into dir; limit bounds the runs kept (0
@@ -155,6 +161,19 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 		r.release("agent " + uid)
 		r.identityOrder = slices.DeleteFunc(r.identityOrder, func(u string) bool { return u == uid })
 		r.mu.Unlock()
+		return
+	}
+	// A create's answer is a look at the run: the state it began in.
+	if ex.Method == http.MethodPost && (ex.Path == "/agent/run" || ex.Path == "/agent/runs") && ex.Status/100 == 2 && ex.Session == "" {
+		var answer struct {
+			RunID string `json:"run_id"`
+			State string `json:"state"`
+		}
+		if json.Unmarshal(ex.Body, &answer) == nil {
+			r.mu.Lock()
+			r.created(answer.RunID, answer.State, ex.Received)
+			r.mu.Unlock()
+		}
 		return
 	}
 	if ex.Method != http.MethodGet || ex.Status != http.StatusOK || len(ex.Body) == 0 || ex.Session != "" {
@@ -293,6 +312,38 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 	}
 }
 
+// created notes a create's answer as the first look at the run, in the
+// state it was created in (QUEUED): a run later seen at its end has then
+// been seen moving, and replays its timeline. The answer shows the run and
+// no more: a run seen only so is not written (nothing says what it was).
+// r.mu is held.
+func (r *Recorder) created(id, state string, at time.Time) {
+	if state == "" || !r.servable(id) {
+		return
+	}
+	s, ok := r.runs[id]
+	if !ok {
+		if len(r.runs) >= r.limit {
+			r.dropped.add(id)
+			return
+		}
+		s = &seenRun{}
+		r.runs[id] = s
+		r.order = append(r.order, id)
+	}
+	first := look{state: state, began: at, atCreation: true}
+	if created, err := time.Parse(time.RFC3339Nano, str(s.latest["created_at"])); err == nil {
+		first = look{state: state, began: created}
+	}
+	switch {
+	case len(s.looks) == 0:
+		s.looks = []look{first}
+	case s.looks[0].state != state && !s.looks[0].began.Before(first.began):
+		// A get answered before the create's answer was taken in.
+		s.looks = append([]look{first}, s.looks...)
+	}
+}
+
 func (r *Recorder) run(run map[string]any, at time.Time) {
 	id, _ := run["run_id"].(string)
 	state, _ := run["state"].(string)
@@ -328,6 +379,11 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 	s.latest, s.seenAt, s.size = run, at, len(b)
 	c, _ := run["creator"].(map[string]any)
 	r.creator(c)
+	if len(s.looks) > 0 && s.looks[0].atCreation {
+		if created, err := time.Parse(time.RFC3339Nano, str(run["created_at"])); err == nil {
+			s.looks[0].began, s.looks[0].atCreation = created, false
+		}
+	}
 	if n := len(s.looks); n == 0 || s.looks[n-1].state != state {
 		began, err := time.Parse(time.RFC3339Nano, str(run["updated_at"]))
 		if err != nil {
@@ -339,8 +395,9 @@ func (r *Recorder) run(run map[string]any, at time.Time) {
 
 // carried are the members of a run a later look keeps from an earlier one
 // when it omits them (a listing may show less than a get): a run's
-// session and conversation do not change, and its usage does not go away.
-var carried = []string{"request_usage", "session_id", "session_link", "conversation_id"}
+// session, conversation, executor and kind do not change, and its usage
+// does not go away.
+var carried = []string{"request_usage", "session_id", "session_link", "conversation_id", "executor", "is_run_type_cancellable"}
 
 // carryOver puts into run each carried member that it lacks and before
 // had, and says whether it put any.
@@ -354,6 +411,18 @@ func carryOver(run, before map[string]any) bool {
 		}
 	}
 	return put
+}
+
+// seenRuns counts the runs seen in more than a create's answer; r.mu is
+// held.
+func (r *Recorder) seenRuns() int {
+	n := 0
+	for _, s := range r.runs {
+		if s.latest != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // servable reports whether the mock can serve a resource by id; one it
@@ -584,7 +653,7 @@ var recordedFiles = []string{"principals.json", "runs.json", "fates.json", "envi
 // files builds every file's content; r.mu is held.
 func (r *Recorder) files() (map[string]any, Summary, error) {
 	now := r.now()
-	if len(r.runs) == 0 && len(r.envs) == 0 && len(r.identities) == 0 && len(r.models) == 0 && len(r.schedules) == 0 {
+	if r.seenRuns() == 0 && len(r.envs) == 0 && len(r.identities) == 0 && len(r.models) == 0 && len(r.schedules) == 0 {
 		if n := r.unservable.n; n > 0 {
 			// Something passed through, and saying "nothing yet" would
 			// send the operator looking for traffic that did arrive.
@@ -625,12 +694,15 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 	var runs []fixtures.Run
 	ids := map[string]bool{}
 	for _, id := range r.order {
-		ids[id] = true
+		ids[id] = r.runs[id].latest != nil
 	}
-	anchor := replayAnchor(r.runs)
+	origin := timeOrigin(r.runs)
 	for _, id := range r.order {
 		s := r.runs[id]
-		f := fixtureRun(s, ids, now, anchor)
+		if s.latest == nil {
+			continue // seen only in its create's answer
+		}
+		f := fixtureRun(s, ids, origin)
 		f.Extra = extra("RunItem", s.latest)
 		f.Config = withoutExtras(f.Config, "/agent_config", doc.Extras("RunItem", s.latest))
 		// The run's extra gives back what the document does not declare.

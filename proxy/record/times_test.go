@@ -133,3 +133,114 @@ func TestARecordingReplaysItsRunsAtTheirTimes(t *testing.T) {
 	assert.InDelta(t, float64(2*time.Second), float64(startedB.Sub(createdB)), float64(time.Millisecond), "started when it was")
 	assert.InDelta(t, float64(4*time.Second), float64(updatedB.Sub(createdB)), float64(time.Millisecond), "ended when it did")
 }
+
+// A recording of runs of both kinds, those that replay their timeline and
+// those held as last seen, keeps the distances between all their times:
+// a run created 0.11 s after another is listed 0.11 s after it on the
+// replay, whichever kind each is, however long after the runs the
+// recording is written. A run seen QUEUED only in its create's answer and
+// ended in a later get was seen moving: it replays.
+func TestARecordingKeepsTheDistancesBetweenReplayedAndHeldRuns(t *testing.T) {
+	t0 := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	ptr := func(t time.Time) *time.Time { return &t }
+	ms := time.Millisecond
+	scripted := &scriptedRuns{looks: map[string][]map[string]any{
+		"run-a": { // replayed: seen QUEUED, then ended
+			runLook("run-a", "QUEUED", at(0), at(0), nil),
+			runLook("run-a", "SUCCEEDED", at(0), at(5*time.Second), ptr(at(time.Second))),
+		},
+		// held: seen once, ended, 0.11 s after run-a
+		"run-b": {runLook("run-b", "SUCCEEDED", at(110*ms), at(3*time.Second), ptr(at(time.Second)))},
+		// created through the proxy (its answer says QUEUED), then seen ended: replayed
+		"run-c": {runLook("run-c", "SUCCEEDED", at(2*time.Second), at(8*time.Second), ptr(at(3*time.Second)))},
+		// held: still running when last seen
+		"run-d": {runLook("run-d", "INPROGRESS", at(30*time.Second), at(31*time.Second), ptr(at(31*time.Second)))},
+		"run-e": { // replayed, the last to begin: it enters QUEUED as the mock starts
+			runLook("run-e", "QUEUED", at(40*time.Second), at(40*time.Second), nil),
+			runLook("run-e", "SUCCEEDED", at(40*time.Second), at(50*time.Second), ptr(at(42*time.Second))),
+		},
+	}}
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/agent/runs" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"run_id":"run-c","task_id":"run-c","state":"QUEUED"}`))
+			return
+		}
+		scripted.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+	dir, rec, p, proxied := recordingProxy(t, upstream.URL, nil)
+	resp, err := http.Post(proxied.URL+"/agent/runs", "application/json", strings.NewReader(`{"prompt":"do run-c"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	for _, id := range []string{"run-a", "run-b", "run-c", "run-d", "run-e", "run-a", "run-e"} {
+		resp, err := http.Get(proxied.URL + "/agent/runs/" + id)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, id)
+	}
+	require.NoError(t, p.Drain(context.Background()))
+	sum, err := rec.Write()
+	require.NoError(t, err)
+	assert.Equal(t, 3, sum.(record.Summary).Replayed, "run-a, run-c (its create's answer a look) and run-e were seen moving to their end")
+	assert.Equal(t, 5, sum.(record.Summary).Runs)
+
+	set, err := fixtures.Load(os.DirFS(dir))
+	require.NoError(t, err)
+	mock, err := mockserver.New(mockserver.Options{Fixtures: set, ClockMode: mockserver.VirtualClock})
+	require.NoError(t, err)
+	replay := httptest.NewServer(mock)
+	t.Cleanup(replay.Close)
+	recorded := map[string]struct{ created, started, updated time.Duration }{
+		"run-a": {0, time.Second, 5 * time.Second},
+		"run-b": {110 * ms, time.Second, 3 * time.Second},
+		"run-c": {2 * time.Second, 3 * time.Second, 8 * time.Second},
+		"run-d": {30 * time.Second, 31 * time.Second, 31 * time.Second},
+		"run-e": {40 * time.Second, 42 * time.Second, 50 * time.Second},
+	}
+	listed := func(when string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, replay.URL+"/agent/runs?limit=100&sort_by=created_at&sort_order=asc", nil)
+		req.Header.Set("Authorization", "Bearer any-key")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var page struct {
+			Runs []struct {
+				RunID     string     `json:"run_id"`
+				State     string     `json:"state"`
+				CreatedAt time.Time  `json:"created_at"`
+				StartedAt *time.Time `json:"started_at"`
+				UpdatedAt time.Time  `json:"updated_at"`
+			} `json:"runs"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
+		var order []string
+		for _, r := range page.Runs {
+			order = append(order, r.RunID)
+		}
+		require.Equal(t, []string{"run-a", "run-b", "run-c", "run-d", "run-e"}, order, "%s: listed in the order they were created", when)
+		origin := page.Runs[0].CreatedAt // run-a's creation
+		for _, r := range page.Runs {
+			want := recorded[r.RunID]
+			assert.InDelta(t, float64(want.created), float64(r.CreatedAt.Sub(origin)), float64(ms), "%s: %s created as long after run-a as recorded", when, r.RunID)
+			if r.State == "SUCCEEDED" || r.RunID == "run-d" {
+				require.NotNil(t, r.StartedAt, "%s: %s", when, r.RunID)
+				assert.InDelta(t, float64(want.started), float64(r.StartedAt.Sub(origin)), float64(ms), "%s: %s started as recorded", when, r.RunID)
+				assert.InDelta(t, float64(want.updated), float64(r.UpdatedAt.Sub(origin)), float64(ms), "%s: %s updated as recorded", when, r.RunID)
+			}
+		}
+		states := map[string]string{}
+		for _, r := range page.Runs {
+			states[r.RunID] = r.State
+		}
+		assert.Equal(t, "INPROGRESS", states["run-d"], "%s: held as last seen", when)
+	}
+	listed("as the mock starts")
+	_, err = mock.DefaultSession().Advance(time.Minute) // run-e replays to its end
+	require.NoError(t, err)
+	listed("after a minute")
+}
