@@ -122,8 +122,10 @@ type Runs struct {
 	Budget  int // --max-runs; 0: none
 	// AtOnce is the most of its runs the suite had in flight at once
 	// (created and not yet seen to end); Capacity what it kept to:
-	// --max-runs-at-once, or what at_capacity showed; 0: no limit known.
+	// --max-runs-at-once (CapacityGiven), or what at_capacity showed; 0:
+	// no limit known.
 	AtOnce, Capacity int
+	CapacityGiven    bool
 	ByScenario       []ScenarioRuns // most runs first
 	// Refused are the scenarios the budget left NOT CHECKED.
 	Refused []string
@@ -177,6 +179,8 @@ func (r Runs) Cost() string {
 		fmt.Fprintf(&b, " (--max-runs %d)", r.Budget)
 	}
 	switch {
+	case r.Capacity > 0 && r.CapacityGiven:
+		fmt.Fprintf(&b, ", at most %d in flight at once (--max-runs-at-once %d)", r.AtOnce, r.Capacity)
 	case r.Capacity > 0:
 		fmt.Fprintf(&b, ", at most %d in flight at once (the team takes %d)", r.AtOnce, r.Capacity)
 	case r.AtOnce > 0:

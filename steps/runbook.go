@@ -273,16 +273,15 @@ func (b *runBook) seen(id, state string) {
 	}
 }
 
-// done frees the places of a scenario's runs once it has ended: its cleanup
-// has cancelled those still going.
-func (b *runBook) done(scenario string) {
+// done is told when a scenario has ended. Its runs keep their places
+// until they are seen to end: its cleanup cancels those still going, but a
+// cancel may be refused (a run being handed to a worker) or take a while,
+// and the team's place is free only once the run has stopped. A create
+// waiting for a place looks at the runs in flight (look) and so learns of
+// their ends.
+func (b *runBook) done(string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for id, s := range b.inFlight {
-		if s == scenario {
-			delete(b.inFlight, id)
-		}
-	}
 	b.signal()
 }
 
@@ -348,7 +347,7 @@ func (b *runBook) wasRefused(scenario string) bool {
 func (b *runBook) bill(lastSeen func(session, id string) (map[string]any, bool)) report.Runs {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := report.Runs{Created: b.created, Budget: b.max, AtOnce: b.peak, Capacity: b.limit(), QueuedBehindCapacity: b.queuedBehindCapacity}
+	out := report.Runs{Created: b.created, Budget: b.max, AtOnce: b.peak, Capacity: b.limit(), CapacityGiven: b.atOnce > 0, QueuedBehindCapacity: b.queuedBehindCapacity}
 	count := map[string]int{}
 	var order []string
 	// What the server shows of the runs it queued behind the team's

@@ -190,7 +190,7 @@ func (s *scenario) after(ctx context.Context, sc *godog.Scenario, err error) (co
 	} else if s.api.session != "" {
 		_ = s.api.closeSession(context.WithoutCancel(ctx)) // best effort: the mock also evicts idle sessions
 	}
-	s.suite.book.done(sc.Name) // its runs ended, or were cancelled just now
+	s.suite.book.done(sc.Name) // its runs keep their places until seen to end
 	return ctx, nil
 }
 
