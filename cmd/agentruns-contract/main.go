@@ -475,7 +475,9 @@ func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
 	unchecked := res.Report.Unchecked()
 	var flags []string
 	for _, u := range unchecked {
-		if u.Flag != "--newest-client" { // the first lines said why: not the server's contract unless it promises it
+		if u.Flag == "--max-runs" && res.Report.Runs.Budget > 0 {
+			flags = append(flags, fmt.Sprintf("a --max-runs larger than %d", res.Report.Runs.Budget))
+		} else if u.Flag != "--newest-client" { // the first lines said why: not the server's contract unless it promises it
 			flags = append(flags, u.Flag)
 		}
 		fmt.Fprintf(w, "NOT CHECKED %s (%s skipped): pass %s %s to check it\n",

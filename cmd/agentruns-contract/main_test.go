@@ -798,6 +798,7 @@ func TestMaxRunsIsKeptAndSaidInTheSummaryAndJUnit(t *testing.T) {
 	assert.LessOrEqual(t, created, 2)
 	assert.Contains(t, errOut, "NOT CHECKED what the run budget left out (budget)")
 	assert.Contains(t, errOut, "pass --max-runs N (a larger budget of runs) to check it")
+	assert.Contains(t, errOut, "a --max-runs larger than 2", "a budget was given: the last line asks for a larger one")
 	assert.Contains(t, errOut, "marked: titles begin with [agentruns-contract]")
 	data, err := os.ReadFile(report)
 	require.NoError(t, err)
