@@ -303,16 +303,5 @@ func (s *Server) cancelRun(c *call) response {
 // recorder keeps only what the mock can serve by id.
 func IsID(s string) bool { return isRunID(s) }
 
-// isRunID reports whether s is a run id the mock accepts: 1 to 128 letters,
-// digits, '-' or '_'.
-func isRunID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
+// isRunID reports whether s is a run id the mock accepts (fixtures.IsPathID).
+func isRunID(s string) bool { return fixtures.IsPathID(s) }

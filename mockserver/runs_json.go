@@ -152,14 +152,7 @@ func (v runJSON) appendJSON(b []byte) []byte {
 	}
 	o.strOmit("trigger_url", r.TriggerURL)
 	c := r.Creator
-	o.key("creator")
-	co := openObject(o.b)
-	co.strOmit("type", c.Type)
-	co.strOmit("uid", c.UID)
-	co.strOmit("display_name", c.DisplayName)
-	co.strOmit("email", c.Email)
-	co.strOmit("photo_url", c.PhotoURL)
-	o.b = co.close()
+	o.principal("creator", c)
 	if u := r.RecordedUsage(); u != nil {
 		// As a recording saw it, whatever the state: the mock does not
 		// grow figures it did not make.
@@ -284,18 +277,11 @@ func (v runJSON) appendJSON(b []byte) []byte {
 		o.key("executor")
 		o.b = append(o.b, rec.Executor...)
 	default:
-		o.key("executor")
-		eo := openObject(o.b)
 		ex := c
 		if r.Executor != nil && r.Executor.Principal != nil {
 			ex = *r.Executor
 		}
-		eo.strOmit("type", ex.Type)
-		eo.strOmit("uid", ex.UID)
-		eo.strOmit("display_name", ex.DisplayName)
-		eo.strOmit("email", ex.Email)
-		eo.strOmit("photo_url", ex.PhotoURL)
-		o.b = eo.close()
+		o.principal("executor", ex)
 	}
 	switch rec := r.Recorded; {
 	case !r.ShowsMember("is_run_type_cancellable"):
@@ -548,4 +534,16 @@ func appendAgentConfig(b []byte, c *store.AgentConfig) []byte {
 	marshalOmit("session_sharing", c.SessionSharing, c.SessionSharing != nil)
 	marshalOmit("skills", c.Skills, len(c.Skills) > 0)
 	return o.close()
+}
+
+// principal writes a creator or an executor under k.
+func (o *object) principal(k string, p store.Creator) {
+	o.key(k)
+	po := openObject(o.b)
+	po.strOmit("type", p.Type)
+	po.strOmit("uid", p.UID)
+	po.strOmit("display_name", p.DisplayName)
+	po.strOmit("email", p.Email)
+	po.strOmit("photo_url", p.PhotoURL)
+	o.b = po.close()
 }
