@@ -22,6 +22,14 @@ import (
 // recording, its clock virtual.
 func recordThrough(t *testing.T, upstream http.Handler, paths ...string) *mockserver.Server {
 	t.Helper()
+	mock, err := mockserver.New(mockserver.Options{Fixtures: recordedSet(t, upstream, paths...), ClockMode: mockserver.VirtualClock})
+	require.NoError(t, err)
+	return mock
+}
+
+// recordedSet is the recording recordThrough serves, as the mock loads it.
+func recordedSet(t *testing.T, upstream http.Handler, paths ...string) *fixtures.Set {
+	t.Helper()
 	srv := httptest.NewServer(upstream)
 	t.Cleanup(srv.Close)
 	dir, rec, p, proxied := recordingProxy(t, srv.URL, nil)
@@ -36,9 +44,7 @@ func recordThrough(t *testing.T, upstream http.Handler, paths ...string) *mockse
 	require.NoError(t, err)
 	set, err := fixtures.Load(os.DirFS(dir))
 	require.NoError(t, err)
-	mock, err := mockserver.New(mockserver.Options{Fixtures: set, ClockMode: mockserver.VirtualClock})
-	require.NoError(t, err)
-	return mock
+	return set
 }
 
 // mockGet is the mock's answer to GET path, decoded.

@@ -2,19 +2,16 @@ package record_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/mockserver"
 )
 
@@ -100,21 +97,8 @@ func TestARecordingReplaysItsRunsIdsAndUsage(t *testing.T) {
 		"run-queued": {withIDs(runLook("run-queued", "QUEUED", now.Add(-11*time.Minute), now.Add(-11*time.Minute), nil), queuedIDs)},
 		"run-failed": {withIDs(runLook("run-failed", "FAILED", now.Add(-40*time.Minute), now.Add(-35*time.Minute), ptr(now.Add(-39*time.Minute))), failed)},
 	}}
-	up := httptest.NewServer(upstream)
-	t.Cleanup(up.Close)
-	dir, rec, p, proxied := recordingProxy(t, up.URL, nil)
-	for _, path := range []string{"/agent/runs/run-first", "/agent/runs/run-next", "/agent/runs/run-next", "/agent/runs/run-next",
-		"/agent/runs/run-held", "/agent/runs/run-failed", "/agent/runs/run-cancelled", "/agent/runs/run-queued"} {
-		resp, err := http.Get(proxied.URL + path)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode, path)
-	}
-	require.NoError(t, p.Drain(context.Background()))
-	_, err := rec.Write()
-	require.NoError(t, err)
-	set, err := fixtures.Load(os.DirFS(dir))
-	require.NoError(t, err)
+	set := recordedSet(t, upstream, "/agent/runs/run-first", "/agent/runs/run-next", "/agent/runs/run-next", "/agent/runs/run-next",
+		"/agent/runs/run-held", "/agent/runs/run-failed", "/agent/runs/run-cancelled", "/agent/runs/run-queued")
 	mock, err := mockserver.New(mockserver.Options{Fixtures: set, ClockMode: mockserver.VirtualClock})
 	require.NoError(t, err)
 	replay := httptest.NewServer(mock)

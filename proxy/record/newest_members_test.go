@@ -1,19 +1,14 @@
 package record_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/mockserver"
 )
 
 // A recording of a server that never showed a run's executor or
@@ -38,22 +33,7 @@ func TestARecordingShowsTheNewestMembersOnlyAsSeen(t *testing.T) {
 		},
 		"run-agent": {withNewest(runLook("run-agent", "SUCCEEDED", now.Add(-3*time.Hour), now.Add(-2*time.Hour), ptr(now.Add(-3*time.Hour))))},
 	}}
-	up := httptest.NewServer(upstream)
-	t.Cleanup(up.Close)
-	dir, rec, p, proxied := recordingProxy(t, up.URL, nil)
-	for _, id := range []string{"run-held", "run-moving", "run-moving", "run-agent"} {
-		resp, err := http.Get(proxied.URL + "/agent/runs/" + id)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode, id)
-	}
-	require.NoError(t, p.Drain(context.Background()))
-	_, err := rec.Write()
-	require.NoError(t, err)
-	set, err := fixtures.Load(os.DirFS(dir))
-	require.NoError(t, err)
-	mock, err := mockserver.New(mockserver.Options{Fixtures: set, ClockMode: mockserver.VirtualClock})
-	require.NoError(t, err)
+	mock := recordThrough(t, upstream, "/agent/runs/run-held", "/agent/runs/run-moving", "/agent/runs/run-moving", "/agent/runs/run-agent")
 	replay := httptest.NewServer(mock)
 	t.Cleanup(replay.Close)
 	get := func(path string) map[string]any {
