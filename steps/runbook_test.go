@@ -55,7 +55,7 @@ func waits(t *testing.T, b *runBook, scenario string) bool {
 		cancel()
 		require.NoError(t, err)
 		b.settle(scenario, "", "Bearer k", nil) // give the place back
-		return false // went ahead; only ever asserted to wait, so a slow machine never fails a test here
+		return false                            // went ahead; only ever asserted to wait, so a slow machine never fails a test here
 	case <-time.After(50 * time.Millisecond): // a wait that must not end; no sleep decides a pass
 	}
 	cancel()
