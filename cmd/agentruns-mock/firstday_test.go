@@ -181,7 +181,7 @@ func TestWrongFlagsSayWhatIsExpected(t *testing.T) {
 func TestHelpDescribesTheCommand(t *testing.T) {
 	out, err := self("--help").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.True(t, strings.HasPrefix(string(out), "Usage: agentruns-mock [flags]\n\nServes a stateful mock"), "%s", out)
+	assert.True(t, strings.HasPrefix(string(out), "Usage: agentruns-mock [flags]\n       agentruns-mock proxy URL [flags]   (the same as --proxy URL)\n\nServes a stateful mock"), "%s", out)
 	assert.Contains(t, string(out), "2 the command line is wrong")
 	assert.NotContains(t, string(out), "Usage of agentruns-mock")
 }

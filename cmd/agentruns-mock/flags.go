@@ -26,6 +26,7 @@ func (usageError) Is(target error) bool { return target == errUsage }
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 const usageHead = `Usage: agentruns-mock [flags]
+       agentruns-mock proxy URL [flags]   (the same as --proxy URL)
 
 Serves a stateful mock of the Cloud Agent Runs API on --addr: the runs
 created through it exist afterwards and move through their states on its
@@ -39,11 +40,31 @@ also the traffic broke the contract), 2 the command line is wrong.
 Flags:
 `
 
+// proxyVerb reads "agentruns-mock proxy URL [flags]" as "--proxy URL
+// [flags]": the proxy is a job of its own, and the verb says so on the
+// command line as other API mocking tools' "proxy" commands do, while the
+// flag keeps every existing script working. Only the first argument is a
+// verb: anywhere else "proxy" is what it always was, an unexpected
+// argument.
+func proxyVerb(args []string) ([]string, error) {
+	if len(args) == 0 || args[0] != "proxy" {
+		return args, nil
+	}
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		return nil, usagef("proxy needs the URL of the server it stands in front of: agentruns-mock proxy URL [flags]")
+	}
+	return append([]string{"--proxy", args[1]}, args[2:]...), nil
+}
+
 // usageHint is what a wrong command line ends with, rather than every flag.
 const usageHint = "run agentruns-mock --help for every flag"
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
+	args, err := proxyVerb(args)
+	if err != nil {
+		return c, err
+	}
 	fs := flag.NewFlagSet("agentruns-mock", flag.ContinueOnError)
 	// flag's own message goes through flagMessage; it calls Usage after it
 	// on every error, and the whole list is printed only when asked for

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -46,6 +47,35 @@ func TestProxyFlagsAreChecked(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			assert.Contains(t, startErr(t, tc.args...), tc.want)
+		})
+	}
+}
+
+// "agentruns-mock proxy URL" is "--proxy URL": the same configuration,
+// the same refusals, and "proxy" elsewhere on the line stays an
+// unexpected argument.
+func TestTheProxyVerbIsTheProxyFlag(t *testing.T) {
+	verb, err := parseFlags([]string{"proxy", "https://staging.example.com/api/v1", "--addr", "127.0.0.1:0", "--proxy-backpressure"}, io.Discard)
+	require.NoError(t, err)
+	flag, err := parseFlags([]string{"--proxy", "https://staging.example.com/api/v1", "--addr", "127.0.0.1:0", "--proxy-backpressure"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, flag.proxy, verb.proxy)
+	assert.Equal(t, "https://staging.example.com/api/v1", verb.proxy.upstream)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy"}, "proxy needs the URL of the server it stands in front of"},
+		{[]string{"proxy", "--addr", "127.0.0.1:0"}, "proxy needs the URL of the server it stands in front of"},
+		{[]string{"proxy", "staging.example.com"}, "absolute http:// or https:// URL"},
+		{[]string{"--addr", "127.0.0.1:0", "proxy", "https://staging.example.com"}, "unexpected arguments: proxy"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stderr strings.Builder
+			_, err := parseFlags(tc.args, &stderr)
+			require.ErrorIs(t, err, errUsage)
+			assert.Contains(t, err.Error()+stderr.String(), tc.want)
 		})
 	}
 }
