@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // fakeClock is the reference server's time, moved by the suite's waits:

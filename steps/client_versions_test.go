@@ -17,7 +17,7 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // The suite judges every success answer as each released client version

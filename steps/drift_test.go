@@ -16,7 +16,7 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/proxy"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // Drift: the proxy names what a server does that the document does not

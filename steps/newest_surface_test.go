@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // Issue 47, point 2: the headline command, no tags, is green against a

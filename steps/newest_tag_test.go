@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // TestNewestClientScenariosNameTheirTag: against a server without the

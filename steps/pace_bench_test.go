@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // BenchmarkFullPassAtATeamsPace is `make bench`'s row for issue 46: a full

@@ -21,7 +21,7 @@ import (
 	"github.com/agentruns/agentruns/proxy/record"
 	"github.com/agentruns/agentruns/rules"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // The validating proxy (package proxy) must see nothing wrong in the traffic

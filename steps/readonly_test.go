@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // requestLog records every request a server receives, as "METHOD /path".

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // The suite must never fail a server that follows the published document.
@@ -33,7 +33,7 @@ func oneCaller(c *steps.Config) {
 }
 
 // refserverPlan is how many identities the reference server's plan allows
-// a team (steps/internal/refserver/identities.go).
+// a team (refserver/identities.go).
 const refserverPlan = 5
 
 // runFeatures are the features of the operations the reference server

@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentruns/agentruns/proxy"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // twoTeams gives the suite a key of the reference server's second team.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // What a full pass costs a team (issue: the suite at a real server's

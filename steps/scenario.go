@@ -83,7 +83,7 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 	s.registerRunEvents(sc)          // run_events.go
 	s.registerSchedules(sc)          // schedules.go
 	s.registerScheduleTicks(sc)      // schedule_ticks.go: schedules firing as the server's clock runs
-	s.registerAgents(sc)             // agents.go: the agents (skills) GET /agent lists
+	s.registerAgents(sc)             // skills.go: the agents (skills) GET /agent lists
 	s.registerEnvironments(sc)       // environments.go: environments and models
 	s.registerIdentities(sc)         // identities.go: the team's agent identities
 	s.registerMessages(sc)           // messages.go: run-to-run messages
