@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/features"
-	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // fakeClock is the reference server's time, moved by the suite's waits:

@@ -15,9 +15,9 @@ import (
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/refserver"
 )
 
 // The suite judges every success answer as each released client version

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // Issue 47, point 2: the headline command, no tags, is green against a

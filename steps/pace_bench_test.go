@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // BenchmarkFullPassAtATeamsPace is `make bench`'s row for issue 46: a full

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // A server that shows its instants to the second and keeps nanoseconds

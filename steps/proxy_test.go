@@ -19,9 +19,9 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/proxy"
 	"github.com/agentruns/agentruns/proxy/record"
+	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/rules"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/refserver"
 )
 
 // The validating proxy (package proxy) must see nothing wrong in the traffic

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/features"
-	"github.com/agentruns/agentruns/steps"
 	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // The suite must never fail a server that follows the published document.

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/refserver"
 )
 
 // What a full pass costs a team (issue: the suite at a real server's
