@@ -17,6 +17,7 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -56,7 +57,7 @@ func featuresOnly(names ...string) func(c *steps.Config) {
 
 // broken names the versions an answer broke in a run, and checks that
 // every version was reached.
-func broken(t *testing.T, res steps.Result) []string {
+func broken(t *testing.T, res runner.Result) []string {
 	t.Helper()
 	var names []string
 	for _, c := range res.Report.Clients {
@@ -68,7 +69,7 @@ func broken(t *testing.T, res steps.Result) []string {
 	return names
 }
 
-func clientTable(t *testing.T, res steps.Result) string {
+func clientTable(t *testing.T, res runner.Result) string {
 	t.Helper()
 	var b bytes.Buffer
 	require.NoError(t, report.WriteClientTable(&b, res.Report.Clients))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -43,7 +44,7 @@ func BenchmarkFullPassAtATeamsPace(b *testing.B) {
 		}
 		fullPass(&cfg)
 		start := time.Now()
-		res, err := steps.Run(context.Background(), cfg)
+		res, err := runner.Run(context.Background(), cfg)
 		wall := time.Since(start)
 		hs.Close()
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -72,7 +73,7 @@ func newReferenceServer(t *testing.T, opts refserver.Options) string {
 
 // assertOnlyMockScenariosSkipped checks that the scenarios left out are
 // exactly those that need the bundled mock, each saying why.
-func assertOnlyMockScenariosSkipped(t *testing.T, res steps.Result) {
+func assertOnlyMockScenariosSkipped(t *testing.T, res runner.Result) {
 	t.Helper()
 	for _, s := range res.Skipped() {
 		if hasAnyTag(s.Tags, "@two-callers") {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -148,7 +149,7 @@ func TestTheRunBudgetIsNeverPassedAndWhatItLeavesOutIsNotChecked(t *testing.T) {
 	for _, s := range res.Scenarios {
 		if s.Needs != nil && s.Needs.Flag == "--max-runs" {
 			leftOut++
-			assert.Equal(t, steps.Skipped, s.Status, s.Name)
+			assert.Equal(t, runner.Skipped, s.Status, s.Name)
 			assert.Contains(t, s.Message, "NOT CHECKED (budget)", s.Name)
 		}
 	}

@@ -61,6 +61,7 @@ type scenario struct {
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
 // is the godog scenario initializer: godog calls it once per scenario.
 func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
+	su.trackScenario(godogContext) // pass.go: first, so that an interrupted pass skips the scenario before anything else
 	sc := stepContext{godogContext}
 	s := &scenario{
 		suite:     su,
