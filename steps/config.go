@@ -37,8 +37,11 @@ type ResponseValidator interface {
 	ValidateResponse(req *http.Request, resp *http.Response) error
 }
 
-// Config says where the suite runs and how. Only BaseURL and APIKey are
-// needed; everything else has a default.
+// Config says where the suite runs and how: what the steps are given (the
+// server, its keys, the waits, the budget), and how package runner runs
+// and reports them (Tags, Report, Format, Output, Concurrency, Seed,
+// FailOnClient...). Only BaseURL and APIKey are needed; everything else has
+// a default.
 type Config struct {
 	// BaseURL is where the API lives, such as https://app.warp.dev/api/v1.
 	BaseURL string
@@ -137,7 +140,7 @@ type Config struct {
 	// Concurrency is how many scenarios run at once. Default 4.
 	Concurrency int
 	// Seed orders the scenarios (within each feature, in the order they
-	// start); 0 picks a random seed (reported in Result). The same seed gives
+	// start); 0 picks a random seed (reported in runner.Result). The same seed gives
 	// the same order.
 	Seed int64
 	// Log receives notes for people, such as why a scenario was skipped;
@@ -148,7 +151,7 @@ type Config struct {
 	// the run: "all", or names such as "typescript-1.0.0-alpha.8"
 	// separated by commas. Beside the document, every success answer is
 	// judged as each known client version reads it (package clientcheck)
-	// and Result.Report.Clients tells what each made of them; by default a
+	// and runner.Result.Report.Clients tells what each made of them; by default a
 	// break is reported only, since the document is the contract.
 	FailOnClient string
 
