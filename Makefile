@@ -68,9 +68,10 @@ test-go:
 # server and of the mock (steps/reference_variants_test.go,
 # steps/legal_variants_test.go), which it must pass; and the other tests
 # that judge servers by the suite's verdicts (broken servers caught, by the
-# suite and by the proxy; see steps/verdicts_test.go), and the client
-# versions the bundled mock and the reference server break
-# (steps/client_versions_test.go). They run without -race
+# suite and by the proxy; see steps/verdicts_test.go and
+# steps/proxy_test.go), the proxy's clean verdict in front of the reference
+# server (e2e/proxy_test.go), and the client versions the bundled mock and
+# the reference server break (e2e/client_versions_test.go). They run without -race
 # (see the files), so test-go, which has -race, leaves them out. The
 # mutants alone took three and a half minutes on two cores under a load
 # average of 15 (about 75 CPU-seconds), longer when a race-detector build
@@ -79,7 +80,7 @@ test-go:
 # test's one per core): a suite that polls spends most of its time waiting
 # for runs to move and links to expire, not computing.
 mutants:
-	$(GO) test ./steps/ -timeout 20m -parallel 4 -run '^(TestMutants|TestMutantsOutOfReachSayWhy|TestSuitePassesAgainstTheReferenceServerVariants|TestSuitePassesAgainstTheMockMadeToChooseOtherwise|TestARunThatEndsInErrorOnItsOwnIsInconclusive|TestSuiteCatchesBrokenServers|TestRunsEndedBeforeAClaimSkipTheConversationScenarios|TestProxySeesNoViolationInFrontOfTheReferenceServer|TestProxyReportsWhatEachBrokenServerDoes|TestServersBuiltToAClientsSurfaceBreakNoneOfIt)$$' -count=1 -v
+	$(GO) test ./steps/ ./e2e/ -timeout 20m -parallel 4 -run '^(TestMutants|TestMutantsOutOfReachSayWhy|TestSuitePassesAgainstTheReferenceServerVariants|TestSuitePassesAgainstTheMockMadeToChooseOtherwise|TestARunThatEndsInErrorOnItsOwnIsInconclusive|TestSuiteCatchesBrokenServers|TestRunsEndedBeforeAClaimSkipTheConversationScenarios|TestProxySeesNoViolationInFrontOfTheReferenceServer|TestProxyReportsWhatEachBrokenServerDoes|TestServersBuiltToAClientsSurfaceBreakNoneOfIt)$$' -count=1 -v
 
 test-ts:
 	cd clients/typescript && npm install --no-audit --no-fund --silent && npm test

@@ -15,8 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/features"
+	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // fakeClock is the reference server's time, moved by the suite's waits:
@@ -80,7 +81,7 @@ func TestARunQueuedBehindTheTeamsCapacityIsNotLate(t *testing.T) {
 	})
 	s, ok := res.Find(scenario)
 	require.True(t, ok, out)
-	assert.Equal(t, steps.Passed, s.Status, out)
+	assert.Equal(t, runner.Passed, s.Status, out)
 	runs := res.Report.Runs
 	assert.Greater(t, runs.QueuedBehindCapacity, 45*time.Second, "the wait behind capacity, reported")
 	assert.Contains(t, runs.Cost(), "behind the team's capacity (not judged)")

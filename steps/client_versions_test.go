@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
-	"slices"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,8 +14,8 @@ import (
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // The suite judges every success answer as each released client version
@@ -56,7 +54,7 @@ func featuresOnly(names ...string) func(c *steps.Config) {
 
 // broken names the versions an answer broke in a run, and checks that
 // every version was reached.
-func broken(t *testing.T, res steps.Result) []string {
+func broken(t *testing.T, res runner.Result) []string {
 	t.Helper()
 	var names []string
 	for _, c := range res.Report.Clients {
@@ -68,7 +66,7 @@ func broken(t *testing.T, res steps.Result) []string {
 	return names
 }
 
-func clientTable(t *testing.T, res steps.Result) string {
+func clientTable(t *testing.T, res runner.Result) string {
 	t.Helper()
 	var b bytes.Buffer
 	require.NoError(t, report.WriteClientTable(&b, res.Report.Clients))
@@ -130,45 +128,6 @@ func onPageInfo(a *answer, f func(info map[string]any)) {
 	}
 	f(info)
 	a.body, _ = json.Marshal(doc)
-}
-
-// TestServersBuiltToAClientsSurfaceBreakNoneOfIt: the bundled mock and the
-// reference server serve the newest client's surface, and break no answer
-// of typescript-1.4.0-alpha.6. The reference server built to the
-// published document alone breaks it only where the newest client
-// requires more than that document: the identities' fields it added.
-func TestServersBuiltToAClientsSurfaceBreakNoneOfIt(t *testing.T) {
-	judgesServers(t)
-	t.Run("the bundled mock", func(t *testing.T) {
-		t.Parallel()
-		res, out := runSuite(t, newMock(t, mockserver.Options{}, nil).URL, nil)
-		assertAllPassed(t, res, out)
-		assert.NotContains(t, broken(t, res), newest, clientTable(t, res))
-		t.Logf("the bundled mock:\n%s", clientTable(t, res))
-	})
-	t.Run("the reference server", func(t *testing.T) {
-		t.Parallel()
-		res, out := runSuite(t, newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond}), func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
-		assertAllPassed(t, res, out)
-		assert.NotContains(t, broken(t, res), newest, clientTable(t, res))
-		t.Logf("the reference server:\n%s", clientTable(t, res))
-	})
-	t.Run("the reference server, published document alone", func(t *testing.T) {
-		t.Parallel()
-		res, out := runSuite(t, newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Published: true}),
-			func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c); c.Tags = "not @newest-client" })
-		assertAllPassed(t, res, out)
-		for _, c := range res.Report.Clients {
-			if c.Name != newest {
-				continue
-			}
-			for _, b := range c.First {
-				assert.True(t, b.Got == "missing" && slices.Contains([]string{"GET /agent/identities", "GET /agent/identities/{uid}", "POST /agent/identities", "PUT /agent/identities/{uid}"}, b.Operation),
-					"the newest client is broken by more than the identities' added fields: %v", b)
-			}
-		}
-		t.Logf("the reference server, published document alone:\n%s", clientTable(t, res))
-	})
 }
 
 // pythonBreaker answers every run with a harness the Python client does

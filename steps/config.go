@@ -37,8 +37,11 @@ type ResponseValidator interface {
 	ValidateResponse(req *http.Request, resp *http.Response) error
 }
 
-// Config says where the suite runs and how. Only BaseURL and APIKey are
-// needed; everything else has a default.
+// Config says where the suite runs and how: what the steps are given (the
+// server, its keys, the waits, the budget), and how package runner runs
+// and reports them (Tags, Report, Format, Output, Concurrency, Seed,
+// FailOnClient...). Only BaseURL and APIKey are needed; everything else has
+// a default.
 type Config struct {
 	// BaseURL is where the API lives, such as https://app.warp.dev/api/v1.
 	BaseURL string
@@ -137,7 +140,7 @@ type Config struct {
 	// Concurrency is how many scenarios run at once. Default 4.
 	Concurrency int
 	// Seed orders the scenarios (within each feature, in the order they
-	// start); 0 picks a random seed (reported in Result). The same seed gives
+	// start); 0 picks a random seed (reported in runner.Result). The same seed gives
 	// the same order.
 	Seed int64
 	// Log receives notes for people, such as why a scenario was skipped;
@@ -148,7 +151,7 @@ type Config struct {
 	// the run: "all", or names such as "typescript-1.0.0-alpha.8"
 	// separated by commas. Beside the document, every success answer is
 	// judged as each known client version reads it (package clientcheck)
-	// and Result.Report.Clients tells what each made of them; by default a
+	// and runner.Result.Report.Clients tells what each made of them; by default a
 	// break is reported only, since the document is the contract.
 	FailOnClient string
 
@@ -183,17 +186,9 @@ func (c Config) pause(ctx context.Context, d time.Duration) error {
 // godogFormats are godog's own formatters the suite passes on.
 var godogFormats = map[string]bool{"cucumber": true}
 
-// newReport makes the report named by c.Format: one of package report's,
-// the HTML page, or none when godog's own formatter writes it.
-func (c Config) newReport() report.Formatter {
-	switch {
-	case report.Builtin[c.Format] != nil:
-		return report.Builtin[c.Format](c.Output, report.Options{Colors: !c.NoColors})
-	case c.Format == "html":
-		return htmlreport.New(c.Output, c.Features)
-	}
-	return noReport{}
-}
+// GodogFormat tells whether godog's own formatter named by Format writes
+// the report (cucumber), rather than package report's or the HTML page.
+func (c Config) GodogFormat() bool { return c.Report == nil && godogFormats[c.Format] }
 
 // withDefaults checks c and fills in its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -375,9 +370,10 @@ func (c Config) tags() (tagexpr.Expr, error) {
 	return x, nil
 }
 
-// tagExpression is tags in the syntax godog understands; withDefaults has
-// checked that it exists.
-func (c Config) tagExpression() string {
+// TagExpression is the expression selecting the scenarios, the caller's
+// tags less what a read-only run leaves out, in the syntax godog
+// understands; "" when the tags do not parse (Check says why).
+func (c Config) TagExpression() string {
 	x, err := c.tags()
 	if err != nil {
 		return ""
@@ -403,10 +399,10 @@ var options = []struct {
 		func(c Config) bool { return !c.WaitForTicks }},
 }
 
-// avoidable names the option that would have run a skipped scenario with
+// Avoidable names the option that would have run a skipped scenario with
 // these tags; nil when none would, because the server itself rules the
 // scenario out (it needs the mock's control API, which the server lacks).
-func (su *Suite) avoidable(tags []string) *report.Need {
+func (su *Suite) Avoidable(tags []string) *report.Need {
 	if su.control == nil && (slices.Contains(tags, "@mock-control") || slices.Contains(tags, "@mock-only")) {
 		return nil
 	}

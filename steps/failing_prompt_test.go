@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -21,6 +22,6 @@ func TestFollowupToAFailedRunNeedsARunThatFailed(t *testing.T) {
 	})
 	sc, ok := res.Find("A follow-up to a failed run starts it again")
 	require.True(t, ok, out)
-	assert.NotEqual(t, steps.Passed, sc.Status, "the scenario passed on a run that did not fail:\n%s", out)
+	assert.NotEqual(t, runner.Passed, sc.Status, "the scenario passed on a run that did not fail:\n%s", out)
 	assert.Contains(t, sc.Message, "expected FAILED or ERROR", out)
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // theirEnvironmentScenario is the scenario of issue 47, point 1.
@@ -92,10 +93,10 @@ func TestARunInAnotherTeamsEnvironmentIsJudgedByTheContract(t *testing.T) {
 			sc, ok := res.Find(theirEnvironmentScenario)
 			require.True(t, ok, out)
 			if tc.passes {
-				assert.Equal(t, steps.Passed, sc.Status, "%s\n%s", sc.Message, out)
+				assert.Equal(t, runner.Passed, sc.Status, "%s\n%s", sc.Message, out)
 				return
 			}
-			assert.Equal(t, steps.Failed, sc.Status, out)
+			assert.Equal(t, runner.Failed, sc.Status, out)
 			assert.Contains(t, sc.Message, tc.says)
 		})
 	}

@@ -10,7 +10,7 @@ import (
 
 // Steps of features/identities.feature: the team's agent identities under
 // /agent/identities, which team-owned runs act as. ("Agents", in the
-// suite's words, are the skills of GET /agent; see agents.go.)
+// suite's words, are the skills of GET /agent; see skills.go.)
 
 // identityRef is the identity a scenario created last, and the API key
 // the mock issued for it.

@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // Issue 47, point 2: the headline command, no tags, is green against a
@@ -30,7 +31,7 @@ func TestTheDefaultRunPassesAServerOfThePublishedDocument(t *testing.T) {
 	}
 }
 
-func assertPassedJudgedByThePublishedDocument(t *testing.T, res steps.Result, out string) {
+func assertPassedJudgedByThePublishedDocument(t *testing.T, res runner.Result, out string) {
 	t.Helper()
 	assertAllPassed(t, res, out)
 	assertOnlyMockScenariosSkipped(t, res)
@@ -73,7 +74,7 @@ func TestTheDefaultRunJudgesTheNewestSurfaceWhereItIsServed(t *testing.T) {
 		assert.False(t, res.Passed(), out)
 		sc, ok := res.Find("An agent identity is fetched by its uid with every field the client needs")
 		require.True(t, ok)
-		assert.Equal(t, steps.Failed, sc.Status, out)
+		assert.Equal(t, runner.Failed, sc.Status, out)
 		assert.Contains(t, sc.Message, "skills")
 		assert.Contains(t, strings.Join(res.NewestClient.Lines(), "\n"), "NEWEST CLIENT served (")
 	})

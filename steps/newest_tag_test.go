@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // TestNewestClientScenariosNameTheirTag: against a server without the

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // BenchmarkFullPassAtATeamsPace is `make bench`'s row for issue 46: a full
@@ -43,7 +44,7 @@ func BenchmarkFullPassAtATeamsPace(b *testing.B) {
 		}
 		fullPass(&cfg)
 		start := time.Now()
-		res, err := steps.Run(context.Background(), cfg)
+		res, err := runner.Run(context.Background(), cfg)
 		wall := time.Since(start)
 		hs.Close()
 		if err != nil {

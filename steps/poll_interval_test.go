@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -80,10 +81,10 @@ func TestAFinePollIntervalCatchesARunMovingBackwards(t *testing.T) {
 			require.True(t, ok, out)
 			assert.Contains(t, res.Report.Mode, "a look at a run every "+tc.interval.String())
 			if !tc.caught {
-				assert.Equal(t, steps.Passed, s.Status, "at %s the suite was expected to look past CLAIMED\n%s", tc.interval, out)
+				assert.Equal(t, runner.Passed, s.Status, "at %s the suite was expected to look past CLAIMED\n%s", tc.interval, out)
 				return
 			}
-			require.Equal(t, steps.Failed, s.Status, out)
+			require.Equal(t, runner.Failed, s.Status, out)
 			assert.Contains(t, s.Message, "QUEUED", out)
 			assert.Regexp(t, `back`, s.Message, out)
 		})

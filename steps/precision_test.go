@@ -6,8 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // A server that shows its instants to the second and keeps nanoseconds
@@ -17,7 +18,7 @@ import (
 // shown, and this server fails them. At millisecond display, runs created
 // a moment apart are told apart, and the filters between them are judged.
 func TestAnInstantTheShownDigitsLeaveUndecidedIsInconclusive(t *testing.T) {
-	run := func(precision time.Duration, exact bool) steps.Result {
+	run := func(precision time.Duration, exact bool) runner.Result {
 		res, _ := runSuite(t, newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Precision: precision}), func(c *steps.Config) {
 			oneCaller(c)
 			c.Features = someFeatures(t, "list_rules.feature", "list_runs.feature")

@@ -16,8 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // requestLog records every request a server receives, as "METHOD /path".
@@ -106,7 +107,7 @@ func TestAReadOnlyRunRefusesAnUntaggedWrite(t *testing.T) {
 	assert.Empty(t, log.changing(), "the untagged write reached the server")
 	s, ok := res.Find("An identity is made without a tag that says so")
 	require.True(t, ok, out)
-	assert.Equal(t, steps.Failed, s.Status, out)
+	assert.Equal(t, runner.Failed, s.Status, out)
 	assert.Contains(t, s.Message, `read-only: scenario "An identity is made without a tag that says so" tried to send POST /api/v1/agent/identities`)
 }
 
@@ -154,7 +155,7 @@ func TestAScenarioThatFailsMidwayUndoesWhatItCreated(t *testing.T) {
 	})
 	s, ok := res.Find("Things are made, then a step fails")
 	require.True(t, ok, out)
-	require.Equal(t, steps.Failed, s.Status, "the scenario was meant to fail midway\n%s", out)
+	require.Equal(t, runner.Failed, s.Status, "the scenario was meant to fail midway\n%s", out)
 
 	get := func(path string) []byte {
 		req, _ := http.NewRequest(http.MethodGet, base+path, nil)

@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/features"
+	"github.com/agentruns/agentruns/refserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // The suite must never fail a server that follows the published document.
@@ -33,7 +34,7 @@ func oneCaller(c *steps.Config) {
 }
 
 // refserverPlan is how many identities the reference server's plan allows
-// a team (steps/internal/refserver/identities.go).
+// a team (refserver/identities.go).
 const refserverPlan = 5
 
 // runFeatures are the features of the operations the reference server
@@ -72,7 +73,7 @@ func newReferenceServer(t *testing.T, opts refserver.Options) string {
 
 // assertOnlyMockScenariosSkipped checks that the scenarios left out are
 // exactly those that need the bundled mock, each saying why.
-func assertOnlyMockScenariosSkipped(t *testing.T, res steps.Result) {
+func assertOnlyMockScenariosSkipped(t *testing.T, res runner.Result) {
 	t.Helper()
 	for _, s := range res.Skipped() {
 		if hasAnyTag(s.Tags, "@two-callers") {

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/proxy"
+	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // twoTeams gives the suite a key of the reference server's second team.

@@ -415,8 +415,8 @@ var budgetNeed = report.Need{Flag: "--max-runs", What: "what the run budget left
 
 // leftOutByBudget is an after-step hook: a step whose create the budget
 // refused leaves the scenario NOT CHECKED (budget), skipped rather than
-// failed, whatever the step made of the refusal (the collector reports a
-// scenario with this need as skipped).
+// failed, whatever the step made of the refusal (its Ending says Budget, and
+// the runner's collector reports it skipped).
 func (s *scenario) leftOutByBudget(ctx context.Context, _ *godog.Step, _ godog.StepResultStatus, err error) (context.Context, error) {
 	if err == nil || s.need != nil || (!errors.Is(err, errBudget) && !s.suite.book.wasRefused(s.name)) {
 		return ctx, nil

@@ -14,9 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
-	"github.com/agentruns/agentruns/steps/internal/refserver"
 )
 
 // What a full pass costs a team (issue: the suite at a real server's
@@ -148,7 +149,7 @@ func TestTheRunBudgetIsNeverPassedAndWhatItLeavesOutIsNotChecked(t *testing.T) {
 	for _, s := range res.Scenarios {
 		if s.Needs != nil && s.Needs.Flag == "--max-runs" {
 			leftOut++
-			assert.Equal(t, steps.Skipped, s.Status, s.Name)
+			assert.Equal(t, runner.Skipped, s.Status, s.Name)
 			assert.Contains(t, s.Message, "NOT CHECKED (budget)", s.Name)
 		}
 	}

@@ -61,6 +61,7 @@ type scenario struct {
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
 // is the godog scenario initializer: godog calls it once per scenario.
 func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
+	su.trackScenario(godogContext) // pass.go: first, so that an interrupted pass skips the scenario before anything else
 	sc := stepContext{godogContext}
 	s := &scenario{
 		suite:     su,
@@ -83,7 +84,7 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 	s.registerRunEvents(sc)          // run_events.go
 	s.registerSchedules(sc)          // schedules.go
 	s.registerScheduleTicks(sc)      // schedule_ticks.go: schedules firing as the server's clock runs
-	s.registerAgents(sc)             // agents.go: the agents (skills) GET /agent lists
+	s.registerAgents(sc)             // skills.go: the agents (skills) GET /agent lists
 	s.registerEnvironments(sc)       // environments.go: environments and models
 	s.registerIdentities(sc)         // identities.go: the team's agent identities
 	s.registerMessages(sc)           // messages.go: run-to-run messages

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -25,7 +26,7 @@ func TestALateSharerJudgesTheWholeHistoryOfTheRunItShares(t *testing.T) {
 		forward  = "A run moves only forward until it reaches a terminal state"
 		terminal = "Terminal states never change"
 	)
-	suite := func(wrap func(http.Handler) http.Handler) (steps.Result, map[string]int, string) {
+	suite := func(wrap func(http.Handler) http.Handler) (runner.Result, map[string]int, string) {
 		srv := newMock(t, mockserver.Options{Step: 40 * time.Millisecond, DisableControl: true}, wrap)
 		res, out := runSuite(t, srv.URL, func(c *steps.Config) {
 			c.Features = someFeatures(t, "create_run.feature", "state_progression.feature")
@@ -44,7 +45,7 @@ func TestALateSharerJudgesTheWholeHistoryOfTheRunItShares(t *testing.T) {
 	for _, name := range []string{forward, terminal} {
 		got, ok := res.Find(name)
 		require.True(t, ok, name)
-		assert.Equal(t, steps.Passed, got.Status, "%s: %s", name, got.Message)
+		assert.Equal(t, runner.Passed, got.Status, "%s: %s", name, got.Message)
 		assert.Zero(t, made[name], "runs %q created: it shares the run the other scenario watched", name)
 	}
 
@@ -61,7 +62,7 @@ func TestALateSharerJudgesTheWholeHistoryOfTheRunItShares(t *testing.T) {
 	for _, name := range []string{maker, forward, terminal} {
 		got, ok := res.Find(name)
 		require.True(t, ok, name)
-		assert.Equal(t, steps.Failed, got.Status, "%s\n%s", name, out)
+		assert.Equal(t, runner.Failed, got.Status, "%s\n%s", name, out)
 		assert.Contains(t, got.Message, "backwards", name)
 	}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // Suite is one configured run of the contract suite. Its InitializeScenario
-// can be handed to godog directly; Run does that with the usual options.
+// can be handed to godog directly; package runner's Run does that with the
+// usual options, between Begin and End (pass.go).
 type Suite struct {
 	cfg     Config
 	base    *url.URL
@@ -24,7 +25,7 @@ type Suite struct {
 	// the suite leaves it alone, as a read-only run does.
 	controlUnused bool
 
-	// runCtx is the context of the current Run: once it is done, scenarios
+	// runCtx is the context of the current pass: once it is done, scenarios
 	// that had not finished are reported as interrupted.
 	runCtx context.Context
 
@@ -42,10 +43,10 @@ type Suite struct {
 	// marking marks every run the suite creates (marker.go).
 	marking *runMarking
 
-	mu         sync.Mutex
-	collecting *collector // the current Run's, nil outside Run
-	// clients judges every success answer of the current Run as each
-	// released client version reads it; nil outside Run.
+	mu       sync.Mutex
+	observer Observer // the current pass's, nil outside a pass (pass.go)
+	// clients judges every success answer of the current pass as each
+	// released client version reads it; nil outside a pass.
 	clients *clientcheck.Tally
 
 	// newest is what NewSuite found of the newest client's surface.
@@ -144,9 +145,16 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 // control API.
 func (su *Suite) Control() bool { return su.control != nil }
 
-// mode says how the suite drives the server, for people: polling, how
+// Config is the suite's configuration, its defaults filled in.
+func (su *Suite) Config() Config { return su.cfg }
+
+// NewestClient is what NewSuite found of the newest client's surface, and
+// whether the suite judges it.
+func (su *Suite) NewestClient() NewestSurface { return su.newest }
+
+// Mode says how the suite drives the server, for people: polling, how
 // often it looked at a run, and how many looks that made.
-func (su *Suite) mode() string {
+func (su *Suite) Mode() string {
 	if su.Control() {
 		return "driving the mock's control API"
 	}

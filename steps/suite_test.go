@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/openapi"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -37,7 +38,7 @@ func newMock(t *testing.T, opts mockserver.Options, wrap func(http.Handler) http
 }
 
 // runSuite runs the suite against baseURL and returns the result and output.
-func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Result, string) {
+func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (runner.Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	// A transport of the run's own: suites run side by side in these tests,
@@ -69,13 +70,13 @@ func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (steps.Res
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := steps.Run(ctx, cfg)
+	res, err := runner.Run(ctx, cfg)
 	require.NoError(t, err, out.String())
 	return res, out.String()
 }
 
 // assertAllPassed fails the test for every failed scenario.
-func assertAllPassed(t *testing.T, res steps.Result, out string) {
+func assertAllPassed(t *testing.T, res runner.Result, out string) {
 	t.Helper()
 	for _, f := range res.Failed() {
 		t.Errorf("scenario %s: %q failed:\n%s", f.Feature, f.Name, f.Message)
@@ -107,7 +108,7 @@ func TestSuitePassesAgainstTheMock(t *testing.T) {
 // document leaves to the server: an ending that leaves nothing to judge
 // (inconclusive), a field shown only if available, messaging kept from
 // the suite's key. Such a skip is reported, never a failure.
-func leftToTheServer(s steps.ScenarioResult) bool {
+func leftToTheServer(s runner.ScenarioResult) bool {
 	return strings.HasPrefix(s.Message, "inconclusive: ") || strings.Contains(s.Message, "only if available") ||
 		strings.Contains(s.Message, "does not offer sending messages")
 }
@@ -115,7 +116,7 @@ func leftToTheServer(s steps.ScenarioResult) bool {
 // skippedForAnOption tells whether a scenario was skipped for want of an
 // option that would have run it, saying which: minutes of waiting for a
 // schedule's tick (--wait-for-ticks), say.
-func skippedForAnOption(s steps.ScenarioResult) bool {
+func skippedForAnOption(s runner.ScenarioResult) bool {
 	return s.Needs != nil && strings.Contains(s.Message, s.Needs.Flag)
 }
 

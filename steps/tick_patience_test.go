@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -45,6 +46,6 @@ func TestTheTicksPatienceFollowsTheTick(t *testing.T) {
 	})
 	require.Len(t, res.Scenarios, 2, out)
 	for _, s := range res.Scenarios {
-		assert.Equal(t, steps.Passed, s.Status, "%s: %s\n%s", s.Name, s.Message, out)
+		assert.Equal(t, runner.Passed, s.Status, "%s: %s\n%s", s.Name, s.Message, out)
 	}
 }

@@ -103,7 +103,7 @@ func TestConfigDefaultsAndTags(t *testing.T) {
 	assert.Equal(t, "https://api.example.com/api/v1", c.BaseURL)
 	assert.Equal(t, DefaultTimeout, c.Timeout)
 	assert.Equal(t, DefaultConcurrency, c.Concurrency)
-	assert.Equal(t, "~@slow && ~@creates-runs && ~@writes", c.tagExpression())
+	assert.Equal(t, "~@slow && ~@creates-runs && ~@writes", c.TagExpression())
 
 	_, err = Config{}.withDefaults()
 	assert.ErrorContains(t, err, "no base URL")

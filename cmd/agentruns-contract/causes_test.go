@@ -13,8 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/report"
-	"github.com/agentruns/agentruns/steps"
 )
 
 // withoutUpdatedAt drops updated_at from every answer of GET
@@ -129,40 +127,6 @@ func TestOneBrokenRuleIsOneCause(t *testing.T) {
 		"the summary does not lead with the broken rule:\n%s", errOut)
 	assert.Equal(t, 1, strings.Count(errOut, "CAUSE "), errOut)
 	assert.NotRegexp(t, `(?m)^FAILED `, errOut, "a failure told apart from its cause")
-}
-
-// Issue 47, point 6: one mistake met by a scenario tagged @newest-client
-// (whose failures open with the tag's note) and by others is told in one
-// wording, whatever order the scenarios ran in.
-func TestTheFirstCauseReadsTheSameInAnyOrder(t *testing.T) {
-	cause := &report.Cause{Operation: "GET /agent/runs/{runId}", Status: 200, Field: "body.updated_at", Message: "is required"}
-	violation := "contract violation: GET /agent/runs/{runId} 200: body.updated_at: is required"
-	scenarios := []report.Scenario{
-		{URI: "followups.feature", Line: 17, Name: "A follow-up to a running run joins its conversation", Tags: []string{"@newest-client"},
-			Status: report.Failed, Cause: cause, Message: steps.NewestClientNote + ", " + violation},
-		{URI: "get_run.feature", Line: 8, Name: "A run is fetched by its id", Status: report.Failed, Cause: cause, Message: violation},
-		{URI: "list_runs.feature", Line: 30, Name: "Runs are listed", Status: report.Failed, Cause: cause, Message: "page 1: " + violation},
-		{URI: "errors.feature", Line: 5, Name: "An unknown path is a 404", Status: report.Failed, Message: "expected status 404, got 200"},
-		{URI: "events.feature", Line: 5, Name: "Events are polled", Status: report.Failed, Message: "expected an event, got none"},
-	}
-	summary := func(order []int) string {
-		var res steps.Result
-		for _, i := range order {
-			sc := scenarios[i]
-			res.Report.Scenarios = append(res.Report.Scenarios, sc)
-			res.Scenarios = append(res.Scenarios, steps.ScenarioResult{Feature: sc.URI, Name: sc.Name, Tags: sc.Tags, Status: sc.Status, Message: sc.Message})
-		}
-		var out strings.Builder
-		summarise(&out, res, steps.Config{})
-		return out.String()
-	}
-	first := summary([]int{0, 1, 2, 3, 4})
-	assert.Contains(t, first, "CAUSE   3 scenarios failed from GET /agent/runs/{runId} 200: body.updated_at: is required\n"+
-		"        followups.feature: A follow-up to a running run joins its conversation; get_run.feature: A run is fetched by its id; list_runs.feature: Runs are listed\n"+
-		"        "+violation+"\n")
-	for _, order := range [][]int{{1, 0, 2, 4, 3}, {2, 1, 0, 3, 4}, {4, 3, 2, 1, 0}} {
-		assert.Equal(t, first, summary(order), "order %v", order)
-	}
 }
 
 // afterCounts is the summary after its counts line and the line saying

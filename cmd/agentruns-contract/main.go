@@ -9,55 +9,27 @@
 //
 //	go run ./cmd/agentruns-contract
 //	go run ./cmd/agentruns-contract --base-url https://api.example.com/api/v1 --api-key "$WARP_API_KEY" --read-only
+//
+// The command is the command line around package runner: its flags
+// (flags.go), the server it tests (target.go), then runner.Run and
+// runner.Summarise, and the exit status (here).
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/agentruns/agentruns/clientcheck"
-	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
-
-// format is one value of --format.
-type format struct {
-	name  string
-	about string
-	new   report.New
-}
-
-// formats are the values of --format and how each report is made. A report
-// of package report (or any report.New) hears of each scenario as it ends;
-// a nil new hands the name to godog, whose formatter of that name writes it.
-var formats = []format{
-	{"pretty", "each scenario whole as it ends, for people (the default)", report.NewPretty},
-	{"progress", "a character per scenario, then the ones that did not pass", report.NewProgress},
-	{"junit", "JUnit XML, for CI servers (Jenkins, GitLab, GitHub test reporters)", report.NewJUnit},
-	{"cucumber", "Cucumber JSON, for CI", nil},
-	{"html", "one self-contained HTML page: the features as a spec, each scenario's outcome and reason", nil},
-}
-
-// formatNames lists the --format values, for messages.
-func formatNames() string {
-	var names []string
-	for _, f := range formats {
-		names = append(names, f.name)
-	}
-	return strings.Join(names, ", ")
-}
 
 // errFailed means the suite ran and some scenario failed.
 var errFailed = errors.New("the server does not meet the contract")
@@ -122,179 +94,10 @@ func exitStatus(err error) int {
 		return exitUsage
 	case errors.Is(err, errNothingChecked):
 		return exitNothingChecked
-	case errors.Is(err, steps.ErrInterrupted):
+	case errors.Is(err, runner.ErrInterrupted):
 		return exitInterrupted
 	}
 	return exitFailed
-}
-
-// options are the command line.
-type options struct {
-	baseURL      string
-	apiKey       string
-	otherAPIKey  string
-	failPrompt   string
-	waitForTicks bool
-	identityPlan int
-	tags         string
-	readOnly     bool
-	allowWrites  bool
-	timeout      time.Duration
-	pollInterval time.Duration
-	format       string
-	output       string
-	concurrency  int
-	seed         int64
-	noControl    bool
-	exactStamps  bool
-	failOnClient string
-	newestClient bool
-	prompt       string
-	maxRuns      int
-	maxAtOnce    int
-
-	// baseURLFrom and apiKeyFrom say where baseURL and apiKey came from.
-	baseURLFrom string
-	apiKeyFrom  string
-}
-
-func parseFlags(args []string, stderr io.Writer) (options, error) {
-	var o options
-	fs := flag.NewFlagSet("agentruns-contract", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: agentruns-contract [flags]
-
-Runs the Cloud Agent Runs API contract suite against a server. Without a base
-URL it starts the bundled mock in this process and verifies it.
-
-Commands:
-  agentruns-contract docs [--output spec.html]
-        write the features as one HTML page, the API's behaviour as a spec,
-        without running anything (docs --help for its flags)
-
-Beside the document, every success answer is judged as each released
-official client version reads it; the summary's table names the versions
-an answer breaks. Those breaks do not change the exit status unless
---fail-on-client names the version.
-
-Exit status: 0 every selected scenario passed or was skipped, and at least
-one passed; 1 a scenario failed, the server cannot be tested, or an answer
-breaks a client version named by --fail-on-client; 2 the command line is
-wrong; 3 nothing was checked (every selected scenario was skipped); 130
-interrupted.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
-	// The environment fills these in after parsing, so that -help never
-	// prints a key.
-	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the API under test, e.g. https://app.warp.dev/api/v1 (default $OZ_API_BASE_URL, read-only; neither: the bundled mock)")
-	fs.StringVar(&o.apiKey, "api-key", "", "API `key` sent as a bearer token (default $WARP_API_KEY)")
-	fs.StringVar(&o.otherAPIKey, "other-api-key", "", "API `key` of another team, for the scenarios checking that one team never sees another's runs (@two-callers, skipped without it)")
-	fs.StringVar(&o.failPrompt, "failing-prompt", "", "a `prompt` the server under test ends in FAILED or ERROR, for the scenarios checking a failed run's status message by polling (@failing-prompt, skipped without it)")
-	fs.IntVar(&o.identityPlan, "identity-plan", 0, "how many agent identities the `number` of the key's team's plan allows, for the scenario checking the plan's edge (@plan-edge, skipped without it; 3 against the bundled mock)")
-	fs.BoolVar(&o.waitForTicks, "wait-for-ticks", false, "let the scenarios that watch schedules fire on the server's clock run (@schedule-ticks): about three minutes of waiting, whatever --timeout, and a run or two each (skipped without it, unless the mock's control API moves the clock)")
-	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
-	fs.BoolVar(&o.readOnly, "read-only", false, "change nothing on the server: send only GET and HEAD, leaving out the scenarios that create runs or change anything (@creates-runs, @writes)")
-	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
-	o.timeout = steps.DefaultTimeout
-	fs.Var((*duration)(&o.timeout), "timeout", "longest wait for one run to progress, a `duration` such as 90s or 10m")
-	o.pollInterval = steps.DefaultPollInterval
-	fs.Var((*duration)(&o.pollInterval), "poll-interval", "pause between two looks at a run when polling, a `duration` such as 500ms: shorter sees states a fast server moves through, at one request per look (the mock's control API needs none)")
-	fs.StringVar(&o.format, "format", steps.DefaultFormat, "report `format`: "+formatNames())
-	fs.StringVar(&o.output, "output", "", "`file` for the report (default stdout)")
-	fs.IntVar(&o.concurrency, "concurrency", steps.DefaultConcurrency, "scenarios run at once")
-	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
-	fs.BoolVar(&o.exactStamps, "exact-timestamps", false, "the server keeps its timestamps exactly as it shows them: judge the time filters at a run's very instant (without it, an instant the shown digits leave undecided is inconclusive; the bundled mock is judged so anyway)")
-	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
-	fs.BoolVar(&o.newestClient, "newest-client", false, "the server promises what the newest official client calls beyond the published document (@newest-client): judge it, and fail what is missing (default: judged only where the server serves it, which the run asks first)")
-	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientcheck.Names()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
-	fs.StringVar(&o.prompt, "prompt", "", "the `prompt` of every run the suite creates but those of the scenarios about their runs' prompt or title (@runs-as-written) and the failing prompt: the cheapest one your agents finish (default: each scenario's own)")
-	fs.IntVar(&o.maxRuns, "max-runs", 0, "create at most this `number` of runs: the scenarios a run past it would serve are NOT CHECKED (budget), never passed (default: no budget)")
-	fs.IntVar(&o.maxAtOnce, "max-runs-at-once", 0, "keep at most this `number` of the suite's runs in flight at once (default: what the server takes at once, as the create answers' at_capacity show it)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, errHelp
-		}
-		return o, errUsage
-	}
-	// Given at all, it must name a version: an empty value (a CI variable
-	// left unset) would otherwise promise nothing without a word.
-	failOnGiven := false
-	fs.Visit(func(f *flag.Flag) { failOnGiven = failOnGiven || f.Name == "fail-on-client" })
-	if failOnGiven {
-		versions, err := clientcheck.Load()
-		if err == nil {
-			_, err = clientcheck.Select(versions, o.failOnClient)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "--fail-on-client %s: %v\n", o.failOnClient, err)
-			return o, errUsage
-		}
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
-		fs.Usage()
-		return o, errUsage
-	}
-	if o.concurrency < 1 {
-		fmt.Fprintf(stderr, "--concurrency %d: want 1 or more\n", o.concurrency)
-		return o, errUsage
-	}
-	if o.maxRuns < 0 || o.maxAtOnce < 0 {
-		fmt.Fprintf(stderr, "--max-runs %d, --max-runs-at-once %d: want a positive number, or 0 for no limit\n", o.maxRuns, o.maxAtOnce)
-		return o, errUsage
-	}
-	if o.seed < 0 {
-		fmt.Fprintf(stderr, "--seed %d: want a positive number\n", o.seed)
-		return o, errUsage
-	}
-	if _, ok := findFormat(o.format); !ok {
-		fmt.Fprintf(stderr, "--format %q: want one of %s\n", o.format, formatNames())
-		return o, errUsage
-	}
-	switch {
-	case o.baseURL != "":
-		o.baseURLFrom = "--base-url"
-	case os.Getenv("OZ_API_BASE_URL") != "":
-		o.baseURL, o.baseURLFrom = os.Getenv("OZ_API_BASE_URL"), "$OZ_API_BASE_URL"
-	}
-	switch {
-	case o.apiKey != "":
-		o.apiKeyFrom = "--api-key"
-	case os.Getenv("WARP_API_KEY") != "":
-		o.apiKey, o.apiKeyFrom = os.Getenv("WARP_API_KEY"), "$WARP_API_KEY"
-	}
-	return o, nil
-}
-
-// duration is a flag.Value of a time.Duration that says what it wants
-// where the flag package would answer "parse error".
-type duration time.Duration
-
-func (d *duration) String() string { return time.Duration(*d).String() }
-
-func (d *duration) Set(s string) error {
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("want a duration with its unit, such as 30s, 5m or 1h30m")
-	}
-	if v <= 0 {
-		return fmt.Errorf("want a duration above zero, such as 30s")
-	}
-	*d = duration(v)
-	return nil
-}
-
-func findFormat(name string) (format, bool) {
-	for _, f := range formats {
-		if f.name == name {
-			return f, true
-		}
-	}
-	return format{}, false
 }
 
 // run is the whole command, testable: it parses args, starts the bundled mock
@@ -361,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	if cfg.Seed == 0 {
-		cfg.Seed = steps.NewSeed()
+		cfg.Seed = runner.NewSeed()
 	}
 	fmt.Fprintf(stderr, "testing %s\n", target)
 	fmt.Fprintf(stderr, "key from %s; scenarios in random order, seed %d (--seed %d replays it), %d at a time\n",
@@ -370,12 +173,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "writing the %s report to %s; a mark per scenario as it ends (. passed, F failed, S skipped, I interrupted, U undefined):\n", o.format, reportPlace(o.output))
 	}
 
-	res, err := steps.Run(ctx, cfg)
+	res, err := runner.Run(ctx, cfg)
 	var pre *steps.PreflightError
 	if errors.As(err, &pre) {
 		return err // one sentence, before any scenario
 	}
-	summarise(stderr, res, cfg)
+	runner.Summarise(stderr, res, cfg)
 	if err != nil {
 		return err
 	}
@@ -389,264 +192,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errNothingChecked
 	}
 	return nil
-}
-
-// chooseTarget settles the server under test, starting the bundled mock when
-// none is named, and says which it is and why. A server named only by
-// $OZ_API_BASE_URL, exported for another tool perhaps, is tested read-only:
-// runs are created only on a server named on this command line, or with
-// --allow-writes.
-func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop func(), err error) {
-	switch {
-	case cfg.BaseURL == "":
-		url, stop, err := startMock()
-		if err != nil {
-			return "", "", nil, fmt.Errorf("starting the bundled mock: %w", err)
-		}
-		cfg.BaseURL = url
-		keyFrom = o.apiKeyFrom
-		if cfg.APIKey == "" {
-			cfg.APIKey, keyFrom = "wk-mock-alice", "a fixture key of the mock"
-			if cfg.OtherAPIKey == "" {
-				cfg.OtherAPIKey = "wk-mock-carol" // of another team than alice's (fixtures/principals.json)
-			}
-			if cfg.IdentityPlan == 0 {
-				cfg.IdentityPlan = 3 // the plan of alice's team (fixtures/principals.json)
-			}
-		}
-		if cfg.FailingPrompt == "" {
-			cfg.FailingPrompt = bundledMockFailingPrompt
-		}
-		target := fmt.Sprintf("the bundled mock at %s (started in this process: no --base-url, no $OZ_API_BASE_URL)", url)
-		return target, keyFrom, stop, nil
-	case cfg.APIKey == "":
-		return "", "", nil, usageError{errors.New("no API key: pass --api-key or set WARP_API_KEY")}
-	case o.baseURLFrom == "$OZ_API_BASE_URL" && !o.allowWrites && !cfg.ReadOnly:
-		cfg.ReadOnly = true
-		target = fmt.Sprintf("%s (from $OZ_API_BASE_URL), read-only: name it with --base-url, or add --allow-writes, to run the scenarios that create runs", cfg.BaseURL)
-	default:
-		target = fmt.Sprintf("%s (from %s)", cfg.BaseURL, o.baseURLFrom)
-	}
-	return target, o.apiKeyFrom, func() {}, nil
-}
-
-// bundledMockFailingPrompt is a prompt the bundled mock ends in FAILED
-// (fixtures/fates.json).
-const bundledMockFailingPrompt = "Contract suite run that fails: [mock:fail]"
-
-// summarise tells people what ran, what was not checked and why, and what
-// failed; scenarios skipped or failed with the same message are told once.
-func summarise(w io.Writer, res steps.Result, cfg steps.Config) {
-	if len(res.Scenarios) == 0 {
-		return
-	}
-	passed, failed, skipped := res.Count()
-	interrupted := ""
-	if n := len(res.Interrupted()); n > 0 {
-		interrupted = fmt.Sprintf(", %d interrupted", n)
-	}
-	fmt.Fprintf(w, "\n%d scenarios: %d passed, %d failed, %d skipped%s in %s (%s, seed %d)\n",
-		len(res.Scenarios), passed, failed, skipped, interrupted, res.Duration.Round(time.Millisecond), res.Report.Mode, res.Seed)
-	newest := res.NewestClient.Lines()
-	if !res.NewestClient.Judged {
-		// What the server does not serve, and whom that breaks, comes
-		// first: the verdict below is the published document's.
-		for _, line := range newest {
-			fmt.Fprintln(w, line)
-		}
-		newest = nil
-	}
-	failures := res.Report.FailureGroups()
-	for _, g := range failures {
-		if g.Cause == nil {
-			break // the groups with a cause come first
-		}
-		fmt.Fprintf(w, "CAUSE   %s failed from %s\n        %s\n        %s\n", plural(len(g.Scenarios), "scenario"), g.Cause,
-			reportNames(g.Scenarios), strings.ReplaceAll(g.Example(), "\n", "\n        "))
-	}
-	for _, line := range newest { // served or promised: after the causes, which lead
-		fmt.Fprintln(w, line)
-	}
-	if cfg.ReadOnly {
-		fmt.Fprintln(w, "read-only: only GET and HEAD were sent; scenarios tagged @creates-runs or @writes were left out")
-	} else {
-		runsSummary(w, res.Report.Runs)
-	}
-	unchecked := res.Report.Unchecked()
-	var flags []string
-	for _, u := range unchecked {
-		if u.Flag == "--max-runs" && res.Report.Runs.Budget > 0 {
-			flags = append(flags, fmt.Sprintf("a --max-runs larger than %d", res.Report.Runs.Budget))
-		} else if u.Flag != "--newest-client" { // the first lines said why: not the server's contract unless it promises it
-			flags = append(flags, u.Flag)
-		}
-		fmt.Fprintf(w, "NOT CHECKED %s (%s skipped): pass %s %s to check it\n",
-			u.What, plural(len(u.Scenarios), "scenario"), u.Flag, flagArgument[u.Flag])
-	}
-	var others []steps.ScenarioResult // skipped because of the server
-	for _, s := range res.Skipped() {
-		if s.Needs == nil {
-			others = append(others, s)
-		}
-	}
-	for _, g := range byMessage(others) {
-		if len(g) == 1 {
-			fmt.Fprintf(w, "SKIPPED %s: %s (%s)\n", g[0].Feature, g[0].Name, g[0].Message)
-			continue
-		}
-		fmt.Fprintf(w, "SKIPPED %s: %s\n        %s\n", plural(len(g), "scenario"), g[0].Message, names(g))
-	}
-	for _, g := range failures {
-		if g.Cause != nil {
-			continue // told first
-		}
-		msg := strings.ReplaceAll(g.Example(), "\n", "\n        ")
-		if len(g.Scenarios) == 1 {
-			fmt.Fprintf(w, "FAILED  %s: %s\n        %s\n", g.Scenarios[0].URI, g.Scenarios[0].Name, msg)
-			continue
-		}
-		fmt.Fprintf(w, "FAILED  %s with the same failure: %s\n        %s\n", plural(len(g.Scenarios), "scenario"), reportNames(g.Scenarios), msg)
-	}
-	if len(res.Report.Clients) > 0 {
-		fmt.Fprintln(w, "\nClient versions: each success answer as each released official client reads it")
-		_ = report.WriteClientTable(w, res.Report.Clients)
-		if names := res.ClientsFailing(); len(names) > 0 {
-			fmt.Fprintf(w, "FAILED  answers break %s, which --fail-on-client promised\n", strings.Join(names, ", "))
-		}
-	}
-	if failed == 0 && len(res.Interrupted()) == 0 && len(unchecked) > 0 {
-		switch {
-		case passed == 0:
-			var all []string
-			for _, u := range unchecked {
-				all = append(all, u.Flag)
-			}
-			fmt.Fprintf(w, "Nothing was checked: add %s to check the rest.\n", strings.Join(all, " and "))
-		case len(flags) > 0:
-			fmt.Fprintf(w, "Passed, but not all checked: add %s to check the rest.\n", strings.Join(flags, " and "))
-		}
-	}
-}
-
-// runsSummary tells what the pass cost the team: runs created, by which
-// scenarios (the five that made most), their run time and request_usage,
-// and how they are marked.
-func runsSummary(w io.Writer, runs report.Runs) {
-	fmt.Fprintf(w, "RUNS    %s\n", runs.Cost())
-	for i, s := range runs.ByScenario {
-		if i == 5 {
-			fmt.Fprintf(w, "        and %d more scenarios (the JUnit and HTML reports list each)\n", len(runs.ByScenario)-i)
-			break
-		}
-		fmt.Fprintf(w, "        %3d by %s\n", s.Runs, s.Scenario)
-	}
-	if runs.Created > 0 && runs.Marker != "" {
-		fmt.Fprintf(w, "        marked: %s\n", runs.Marker)
-	}
-}
-
-// plural is "1 scenario", "2 scenarios".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// flagArgument is what each option of report.Need takes, for the summary.
-var flagArgument = map[string]string{
-	"--other-api-key":  "KEY (of another team)",
-	"--failing-prompt": "PROMPT (one the server ends in FAILED or ERROR)",
-	"--wait-for-ticks": "(minutes of waiting for schedules to fire)",
-	"--identity-plan":  "N (the agent identities the team's plan allows)",
-	"--newest-client":  "(if the server promises that client)",
-	"--max-runs":       "N (a larger budget of runs)",
-}
-
-// byMessage groups scenarios by their message, in the order of first sight.
-func byMessage(scs []steps.ScenarioResult) [][]steps.ScenarioResult {
-	return groupBy(scs, func(s steps.ScenarioResult) string { return s.Message })
-}
-
-// groupBy groups scenarios by key, in the order of first sight.
-func groupBy(scs []steps.ScenarioResult, key func(steps.ScenarioResult) string) [][]steps.ScenarioResult {
-	var groups [][]steps.ScenarioResult
-	at := map[string]int{}
-	for _, s := range scs {
-		i, ok := at[key(s)]
-		if !ok {
-			i = len(groups)
-			at[key(s)] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], s)
-	}
-	return groups
-}
-
-// names names the first few scenarios of a group, and how many more.
-func names(g []steps.ScenarioResult) string {
-	var labels []string
-	for _, s := range g {
-		labels = append(labels, s.Feature+": "+s.Name)
-	}
-	return firstFew(labels)
-}
-
-// reportNames is names for the scenarios of a report.
-func reportNames(g []report.Scenario) string {
-	var labels []string
-	for _, s := range g {
-		labels = append(labels, s.URI+": "+s.Name)
-	}
-	return firstFew(labels)
-}
-
-// firstFew joins the first few labels, and says how many more.
-func firstFew(g []string) string {
-	const shown = 3
-	out := slices.Clone(g[:min(len(g), shown)])
-	if len(g) > shown {
-		out = append(out, fmt.Sprintf("and %d more", len(g)-shown))
-	}
-	return strings.Join(out, "; ")
-}
-
-// startMock serves the bundled mock on a free local port, hardened as
-// agentruns-mock serves it (mockserver.Serve).
-func startMock() (url string, stop func(), err error) {
-	m, err := mockserver.New(mockserver.Options{})
-	if err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = mockserver.Serve(ctx, ln, m, mockserver.DefaultHardening, nil)
-	}()
-	stop = func() { cancel(); <-done }
-	return "http://" + ln.Addr().String(), stop, nil
-}
-
-// isTerminal reports whether w is a character device, to colour only there.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// reportPlace names where the report goes, for people.
-func reportPlace(output string) string {
-	if output == "" {
-		return "stdout"
-	}
-	return output
 }

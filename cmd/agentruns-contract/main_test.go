@@ -25,7 +25,7 @@ import (
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/internal/junitcheck"
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -658,32 +658,6 @@ func TestDocsWritesTheSpecPage(t *testing.T) {
 	assert.ErrorIs(t, err, errUsage)
 }
 
-// One mistake of a server fails many scenarios with one message (its
-// details, such as the body naming each scenario's run, aside): the summary
-// says it once, with how many scenarios, the first few names and the first
-// one's details.
-func TestSummaryGroupsIdenticalFailures(t *testing.T) {
-	const created = "contract violation: POST /agent/run 201: status: 201 is not documented for this operation"
-	var res steps.Result
-	for _, name := range []string{"A", "B", "C", "D", "E"} {
-		res.Report.Scenarios = append(res.Report.Scenarios, report.Scenario{URI: "create_run.feature", Name: "Create " + name, Status: report.Failed,
-			Message: created + "\n  body: {\"run_id\":\"" + name + "\"}"})
-	}
-	res.Report.Scenarios = append(res.Report.Scenarios,
-		report.Scenario{URI: "get_run.feature", Name: "An unknown run is not found", Status: report.Failed, Message: "want application/problem+json"},
-		report.Scenario{URI: "list_runs.feature", Name: "Listing", Status: report.Passed})
-	for _, sc := range res.Report.Scenarios {
-		res.Scenarios = append(res.Scenarios, steps.ScenarioResult{Feature: sc.URI, Name: sc.Name, Status: sc.Status, Message: sc.Message})
-	}
-	var out strings.Builder
-	summarise(&out, res, steps.Config{})
-	assert.Contains(t, out.String(), "FAILED  5 scenarios with the same failure: create_run.feature: Create A; create_run.feature: Create B; create_run.feature: Create C; and 2 more\n"+
-		"        "+created+"\n          body: {\"run_id\":\"A\"}\n")
-	assert.Equal(t, 1, strings.Count(out.String(), created), out.String())
-	assert.Contains(t, out.String(), "FAILED  get_run.feature: An unknown run is not found\n        want application/problem+json\n")
-	assert.NotContains(t, out.String(), "not all checked")
-}
-
 // Two keys of one team would fail every tenancy scenario with "expected
 // status 403, got 200", as if the server leaked runs: the pre-flight sees
 // the other key fetch a run of the first key's team and stops, in one
@@ -730,7 +704,7 @@ func TestExitStatuses(t *testing.T) {
 		{errUsage, 2},
 		{usageError{errors.New("no API key")}, 2},
 		{errNothingChecked, 3},
-		{fmt.Errorf("%w: 3 scenarios did not finish", steps.ErrInterrupted), 130},
+		{fmt.Errorf("%w: 3 scenarios did not finish", runner.ErrInterrupted), 130},
 	} {
 		assert.Equal(t, tc.want, exitStatus(tc.err), "%v", tc.err)
 	}

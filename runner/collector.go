@@ -1,7 +1,6 @@
-package steps
+package runner
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,12 +14,13 @@ import (
 	messages "github.com/cucumber/messages/go/v21"
 
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // The suite writes its reports itself (packages report and htmlreport) from
 // godog's events, collected here: godog hands its formatters the parsed
 // features, each scenario, and each step's outcome. The collector joins them
-// with what the scenario hooks know (when a scenario began and ended, why it
+// with what the scenario hooks of package steps know (steps.Observer) (when a scenario began and ended, why it
 // was skipped, whether the run was interrupted) into one report.Scenario per
 // scenario, handed whole to the report formatter as the scenario ends. Every
 // report, the HTML page included, is fed from this one collector.
@@ -41,7 +41,7 @@ func init() {
 		if c, ok := collectors.Load(suite); ok {
 			return c.(*collector)
 		}
-		panic("steps: no collector for the godog suite " + suite)
+		panic("runner: no collector for the godog suite " + suite)
 	})
 }
 
@@ -77,6 +77,7 @@ type scenarioRun struct {
 	hooked      bool // the after-scenario hook has run
 	skipReason  string
 	need        *report.Need  // what the scenario needed and was not given (the run budget)
+	budget      bool          // the run budget refused a run the scenario needed
 	cause       *report.Cause // the first contract violation met
 	interrupted bool
 }
@@ -121,19 +122,19 @@ func (c *collector) scenario(p *messages.Pickle) *scenarioRun {
 	return r
 }
 
-// started is the before-scenario hook's note.
-func (c *collector) started(p *messages.Pickle) {
+// ScenarioStarted is the before-scenario hook's note (steps.Observer).
+func (c *collector) ScenarioStarted(p *messages.Pickle) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.scenario(p).start = time.Now()
 }
 
-// ended is the after-scenario hook's note.
-func (c *collector) ended(p *messages.Pickle, skipReason string, need *report.Need, cause *report.Cause) {
+// ScenarioEnded is the after-scenario hook's note (steps.Observer).
+func (c *collector) ScenarioEnded(p *messages.Pickle, end steps.Ending) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.scenario(p)
-	r.end, r.hooked, r.skipReason, r.need, r.cause = time.Now(), true, skipReason, need, cause
+	r.end, r.hooked, r.skipReason, r.need, r.budget, r.cause = time.Now(), true, end.SkipReason, end.Need, end.Budget, end.Cause
 	r.interrupted = c.interrupted()
 	c.finishIfDone(r)
 }
@@ -198,9 +199,9 @@ func (c *collector) build(r *scenarioRun) report.Scenario {
 	if sc.Feature == "" {
 		sc.Feature = uri
 	}
-	if r.need != nil && r.need.Flag == budgetNeed.Flag {
+	if r.budget {
 		// The budget refused a run the scenario needed: whatever its step
-		// made of the refusal, nothing was judged (runbook.go).
+		// made of the refusal, nothing was judged (steps/runbook.go).
 		for i := range sc.Steps {
 			if sc.Steps[i].Status == report.Failed {
 				sc.Steps[i].Status = report.Skipped
@@ -324,17 +325,3 @@ func (c *collector) TestRunStarted()                                            
 func (c *collector) Pickle(*messages.Pickle)                                                    {}
 func (c *collector) Defined(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition) {}
 func (c *collector) Summary()                                                                   {}
-
-// trackScenario registers the hooks that tell the collector when a scenario
-// starts and, once a run is interrupted, skip the scenarios not yet begun.
-func (su *Suite) trackScenario(sc *godog.ScenarioContext) {
-	sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
-		if c := su.collector(); c != nil {
-			c.started(p)
-		}
-		if su.runCtx.Err() != nil {
-			return ctx, godog.ErrSkip
-		}
-		return ctx, nil
-	})
-}

@@ -1,4 +1,4 @@
-package steps_test
+package runner_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -99,13 +100,13 @@ func TestAnInterruptCancelsTheRunsAndReportsInterrupted(t *testing.T) {
 	v, err := sharedValidator()
 	require.NoError(t, err)
 	var out bytes.Buffer
-	res, err := steps.Run(ctx, steps.Config{
+	res, err := runner.Run(ctx, steps.Config{
 		BaseURL: srv.URL, APIKey: "wk-mock-alice", Validator: v,
 		Tags: "@creates-runs and not @mock-control", Concurrency: 1,
 		Format: "pretty", Output: &out, NoColors: true,
 		PollInterval: 20 * time.Millisecond, Spacing: 20 * time.Millisecond,
 	})
-	require.ErrorIs(t, err, steps.ErrInterrupted, out.String())
+	require.ErrorIs(t, err, runner.ErrInterrupted, out.String())
 	assert.Empty(t, res.Failed(), out.String())
 	assert.NotEmpty(t, res.Interrupted())
 	assert.False(t, res.Passed())
@@ -140,7 +141,7 @@ func TestTagExpressionsSelectScenarios(t *testing.T) {
 	assert.ElementsMatch(t, cucumber, names("@mock-control && ~@slow", false))
 	assert.ElementsMatch(t, cucumber, names("(@mock-control) and not (@slow)", false))
 
-	_, err := steps.Run(context.Background(), steps.Config{BaseURL: srv.URL, APIKey: "k", Tags: "@mock-control or"})
+	_, err := runner.Run(context.Background(), steps.Config{BaseURL: srv.URL, APIKey: "k", Tags: "@mock-control or"})
 	assert.ErrorContains(t, err, `tag expression "@mock-control or": ends where a tag was expected`)
 }
 

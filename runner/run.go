@@ -1,26 +1,27 @@
-// Package steps is the contract suite's step definitions: it runs the Gherkin
-// features of package features against any server of the Cloud Agent Runs
-// API, real or mock, given only a base URL, an API key and an *http.Client.
-//
-// Every response the suite receives is checked against the OpenAPI document;
-// against a server that offers the mock's control API the suite drives the
-// server's clock, elsewhere it polls.
-package steps
+// Package runner runs the contract suite: the step definitions of package
+// steps over the features, with godog, against one server, and tells what
+// came of it. Run runs a pass and returns each scenario's outcome, the
+// reports (package report, package htmlreport, or godog's Cucumber JSON)
+// fed from one collector of godog's events (collector.go); Summarise tells
+// people what ran, what was not checked and why, and what failed
+// (summary.go). Command agentruns-contract is its command line.
+package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/cucumber/godog"
 
 	"github.com/agentruns/agentruns/clientcheck"
+	"github.com/agentruns/agentruns/htmlreport"
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/steps"
 )
 
 // Status is the outcome of one scenario, as every report says it.
@@ -51,7 +52,7 @@ type ScenarioResult struct {
 // Result is the outcome of a whole run of the suite.
 type Result struct {
 	Scenarios []ScenarioResult // sorted by feature, then name
-	// Seed reproduces the order of the scenarios (Config.Seed).
+	// Seed reproduces the order of the scenarios (steps.Config.Seed).
 	Seed int64
 	// Control tells whether the server offered the mock's control API.
 	Control  bool
@@ -60,17 +61,18 @@ type Result struct {
 	Report report.Run
 	// NewestClient is what the run found of the newest client's surface,
 	// and whether it judged it.
-	NewestClient NewestSurface
+	NewestClient steps.NewestSurface
 }
 
 // Passed reports whether at least one scenario ran, none failed or was
-// interrupted, and no client version named by Config.FailOnClient breaks.
+// interrupted, and no client version named by steps.Config.FailOnClient
+// breaks.
 func (r Result) Passed() bool {
 	return len(r.Scenarios) > 0 && len(r.Failed()) == 0 && len(r.Interrupted()) == 0 && len(r.ClientsFailing()) == 0
 }
 
 // ClientsFailing names the client versions that break and that
-// Config.FailOnClient promised.
+// steps.Config.FailOnClient promised.
 func (r Result) ClientsFailing() []string {
 	var out []string
 	for _, c := range r.Report.Clients {
@@ -136,40 +138,45 @@ func (r Result) Count() (passed, failed, skipped int) {
 
 // ErrInterrupted means the run was stopped (its context cancelled) before
 // every scenario finished; the runs the suite had started were cancelled.
-var ErrInterrupted = errors.New("interrupted")
+var ErrInterrupted = steps.ErrInterrupted
+
+// clientVersions are the released client versions' facts, read once per
+// process; a Version is immutable.
+var clientVersions = sync.OnceValues(clientcheck.Load)
 
 // Run runs the selected scenarios against cfg.BaseURL and reports each
 // scenario's outcome. The error is for a suite that could not run at all
-// (a *PreflightError when the server is not one it can test) or was
+// (a *steps.ConfigError for a configuration it cannot run, a
+// *steps.PreflightError when the server is not one it can test) or was
 // interrupted (ErrInterrupted); failing scenarios are in the Result.
-func Run(ctx context.Context, cfg Config) (Result, error) {
-	su, err := NewSuite(ctx, cfg)
+func Run(ctx context.Context, cfg steps.Config) (Result, error) {
+	su, err := steps.NewSuite(ctx, cfg)
 	if err != nil {
 		return Result{}, err
 	}
-	return su.Run(ctx)
+	return RunSuite(ctx, su)
 }
 
-// Run runs the suite once.
-func (su *Suite) Run(ctx context.Context) (Result, error) {
+// RunSuite runs one pass of su's scenarios, as Run does.
+func RunSuite(ctx context.Context, su *steps.Suite) (Result, error) {
 	start := time.Now()
-	cfg := su.cfg
+	cfg := su.Config()
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = NewSeed()
 	}
 	rep := cfg.Report
 	if rep == nil {
-		rep = cfg.newReport()
+		rep = newReport(cfg)
 	}
 	if cfg.Progress != nil {
 		rep = report.Tee(rep, report.NewMarks(cfg.Progress, report.Options{}))
 	}
 	format := collectorFormat
-	if cfg.Report == nil && godogFormats[cfg.Format] {
+	if cfg.GodogFormat() {
 		format += "," + cfg.Format // one of godog's own formatters
 	}
-	col := newCollector(rep, func() bool { return ctx.Err() != nil }, su.avoidable)
+	col := newCollector(rep, func() bool { return ctx.Err() != nil }, su.Avoidable)
 	suiteName, unregister := col.register()
 	defer unregister()
 	versions, err := clientVersions()
@@ -179,28 +186,18 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 	failOn := map[string]bool{}
 	if cfg.FailOnClient != "" {
 		if failOn, err = clientcheck.Select(versions, cfg.FailOnClient); err != nil {
-			return Result{}, &ConfigError{Err: err}
+			return Result{}, &steps.ConfigError{Err: err}
 		}
 	}
 	clients := clientcheck.NewTally(versions)
-	su.book = newRunBook(cfg.MaxRuns, cfg.MaxRunsAtOnce) // this run's account
-	su.book.every, su.book.patience, su.book.look = cfg.PollInterval, cfg.Timeout, su.lookAtRunsInFlight
-	su.shares = &shares{}
-	su.mu.Lock()
-	su.collecting, su.runCtx, su.clients = col, ctx, clients
-	su.mu.Unlock()
-	defer func() {
-		su.mu.Lock()
-		su.collecting, su.runCtx, su.clients = nil, context.Background(), nil
-		su.mu.Unlock()
-	}()
+	su.Begin(ctx, col, clients)
 
 	opts := godog.Options{
 		Format:         format,
 		Output:         cfg.Output, // for godog's own formatters
 		NoColors:       cfg.NoColors,
 		Concurrency:    cfg.Concurrency,
-		Tags:           cfg.tagExpression(),
+		Tags:           cfg.TagExpression(),
 		Randomize:      seed,
 		Strict:         true,
 		FS:             cfg.Features,
@@ -208,27 +205,23 @@ func (su *Suite) Run(ctx context.Context) (Result, error) {
 		DefaultContext: ctx,
 	}
 	status := godog.TestSuite{
-		Name: suiteName,
-		ScenarioInitializer: func(sc *godog.ScenarioContext) {
-			su.trackScenario(sc)
-			su.InitializeScenario(sc)
-		},
-		Options: &opts,
+		Name:                suiteName,
+		ScenarioInitializer: su.InitializeScenario,
+		Options:             &opts,
 	}.Run()
-	su.cancelSharedRuns(ctx)
+	runs := su.End(ctx)
 
 	scenarios, repErr := col.finish()
 	run := report.Run{
-		Name: "agentruns-contract", Target: cfg.BaseURL, Mode: su.mode(), Tags: cfg.Tags, Seed: seed,
+		Name: "agentruns-contract", Target: cfg.BaseURL, Mode: su.Mode(), Tags: cfg.Tags, Seed: seed,
 		Start: start, Duration: time.Since(start), Scenarios: scenarios,
 		Clients: clientTable(clients.Counts(), failOn),
-		Runs:    su.book.bill(su.runs.lastLook),
+		Runs:    runs,
 	}
-	run.Runs.Marker = su.marking.describe()
 	if err := rep.Close(run); err != nil && repErr == nil {
 		repErr = err
 	}
-	res := Result{Seed: seed, Control: su.Control(), Duration: run.Duration, Report: run, NewestClient: su.newest}
+	res := Result{Seed: seed, Control: su.Control(), Duration: run.Duration, Report: run, NewestClient: su.NewestClient()}
 	for _, sc := range scenarios {
 		res.Scenarios = append(res.Scenarios, scenarioResult(sc))
 	}
@@ -276,20 +269,16 @@ func scenarioResult(sc report.Scenario) ScenarioResult {
 	return r
 }
 
-// collector returns the current Run's collector, nil outside Run.
-func (su *Suite) collector() *collector {
-	su.mu.Lock()
-	defer su.mu.Unlock()
-	return su.collecting
-}
-
-// record keeps one scenario's outcome; the after-scenario hook calls it.
-// The outcome itself comes from the steps' events: the hook adds why the
-// scenario was skipped, if it was, and the first contract violation it met.
-func (su *Suite) record(sc *godog.Scenario, _ error, skipReason string, need *report.Need, cause *report.Cause) {
-	if c := su.collector(); c != nil {
-		c.ended(sc, skipReason, need, cause)
+// newReport makes the report named by cfg.Format: one of package report's,
+// the HTML page, or none when godog's own formatter writes it.
+func newReport(cfg steps.Config) report.Formatter {
+	switch {
+	case report.Builtin[cfg.Format] != nil:
+		return report.Builtin[cfg.Format](cfg.Output, report.Options{Colors: !cfg.NoColors})
+	case cfg.Format == "html":
+		return htmlreport.New(cfg.Output, cfg.Features)
 	}
+	return noReport{}
 }
 
 // noReport is the formatter of a run reported by one of godog's own
@@ -298,20 +287,3 @@ type noReport struct{}
 
 func (noReport) Scenario(report.Scenario) error { return nil }
 func (noReport) Close(report.Run) error         { return nil }
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// randomHex returns n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
