@@ -67,7 +67,7 @@ func (s *Server) createRun(c *call) response {
 		if aerr != nil {
 			return fail(aerr)
 		}
-		creator, n.Executor, n.OnBehalfOf = member, c.principal, *req.OnBehalfOf
+		creator, n.Executor, n.OnBehalfOf = member, &store.Creator{Principal: c.principal}, *req.OnBehalfOf
 	}
 	if n.AgentIdentityUID != "" { // the agent identity the run acts as
 		p, err := c.session.ActAs(c.principal, n.AgentIdentityUID)
