@@ -22,8 +22,14 @@ import (
 // want a RunItem value (the Go API) decode this output (runItem), so the
 // encoder is the one place a run's shape is written.
 
-// RunItem is the JSON shape of a run, as the API returns it. The mock
-// writes it with runJSON.appendJSON; this type is for reading it.
+// RunItem is the JSON shape of a run, as the API returns it, and the one
+// declaration of the answer's members: the mock writes it with
+// runJSON.appendJSON, whose members (appendMembers, generated into
+// runs_fields.go) follow the show tags. A tag names the field of the
+// store.View shown ("Run.ParentRunID", a method's result too), written by
+// the line its type asks for, or a show method of runJSON that writes the
+// member ("showScope()"); "-" is a member the one before it writes.
+// Otherwise this type is for reading the answer.
 type RunItem struct {
 	RunID          string          `json:"run_id" show:"Run.ID"`
 	TaskID         string          `json:"task_id" show:"Run.ID"`
