@@ -18,8 +18,6 @@ import (
 // checking it (go generate).
 var generate = flag.Bool("generate", false, "write runs_fields.go from runRequest's and RunItem's fields")
 
-//go:generate go test -run TestRunFieldsAreGenerated -args -generate
-
 // TestRunFieldsAreGenerated: runs_fields.go is what the fields of
 // runRequest (the create reader's rows) and RunItem (the answer's members,
 // by their show tags) make of it. A field added to either is read or

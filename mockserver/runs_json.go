@@ -11,6 +11,9 @@ import (
 	"github.com/agentruns/agentruns/internal/store"
 )
 
+// runs_fields.go: requestFields and appendMembers.
+//go:generate go test -run TestRunFieldsAreGenerated -args -generate
+
 // A run's JSON. The answers the API gives most (a run, a page of runs, a
 // create) are written by hand, straight from the store's records:
 // encoding/json's reflection, and building RunItems to feed it, were most
