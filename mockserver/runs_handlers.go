@@ -14,7 +14,10 @@ import (
 // and how it changes is internal/store's runs.go; this file reads requests
 // and turns the store's answers and errors into the API's.
 
-// runRequest is a RunAgentRequest.
+// runRequest is a RunAgentRequest. Its fields are the typed reader's rows
+// (requestFields in runs_fields.go, generated): each is read by the reader
+// for its type, or as its read tag says ("-": left to the OpenAPI check;
+// "enum" and its values), in runs_request.go.
 type runRequest struct {
 	Prompt         *string      `json:"prompt"`
 	Config         *AgentConfig `json:"config"`
@@ -24,8 +27,8 @@ type runRequest struct {
 	ConversationID *string      `json:"conversation_id"`
 	// The OpenAPI check has held attachments and images to their schemas
 	// (fields, base64 data, at most five each); resolve counts them together.
-	Attachments      []json.RawMessage `json:"attachments"`
-	Images           []json.RawMessage `json:"images"` // older clients' attachments
+	Attachments      []json.RawMessage `json:"attachments" read:"-"`
+	Images           []json.RawMessage `json:"images" read:"-"` // older clients' attachments
 	AgentIdentityUID *string           `json:"agent_identity_uid"`
 	ParentRunID      *string           `json:"parent_run_id"`
 	Interactive      *bool             `json:"interactive"`
@@ -33,7 +36,7 @@ type runRequest struct {
 	// OpenAPI check has held metadata's keys, values and count, and mode,
 	// to their schemas.
 	Metadata   map[string]string `json:"metadata"`
-	Mode       *string           `json:"mode"`
+	Mode       *string           `json:"mode" read:"enum normal plan orchestrate"`
 	OnBehalfOf *string           `json:"on_behalf_of"`
 }
 
@@ -67,7 +70,7 @@ func (s *Server) createRun(c *call) response {
 		if aerr != nil {
 			return fail(aerr)
 		}
-		creator, n.Executor, n.OnBehalfOf = member, c.principal, *req.OnBehalfOf
+		creator, n.Executor, n.OnBehalfOf = member, &store.Creator{Principal: c.principal}, *req.OnBehalfOf
 	}
 	if n.AgentIdentityUID != "" { // the agent identity the run acts as
 		p, err := c.session.ActAs(c.principal, n.AgentIdentityUID)

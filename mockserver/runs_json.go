@@ -11,6 +11,9 @@ import (
 	"github.com/agentruns/agentruns/internal/store"
 )
 
+// runs_fields.go: requestFields and appendMembers.
+//go:generate go test -run TestRunFieldsAreGenerated -args -generate
+
 // A run's JSON. The answers the API gives most (a run, a page of runs, a
 // create) are written by hand, straight from the store's records:
 // encoding/json's reflection, and building RunItems to feed it, were most
@@ -22,38 +25,44 @@ import (
 // want a RunItem value (the Go API) decode this output (runItem), so the
 // encoder is the one place a run's shape is written.
 
-// RunItem is the JSON shape of a run, as the API returns it. The mock
-// writes it with runJSON.appendJSON; this type is for reading it.
+// RunItem is the JSON shape of a run, as the API returns it, and the one
+// declaration of the answer's members: the mock writes it with
+// runJSON.appendJSON, whose members (appendMembers, generated into
+// runs_fields.go) follow the show tags. A tag names the field of the
+// store.View shown ("Run.ParentRunID", a method's result too), written by
+// the line its type asks for, or a show method of runJSON that writes the
+// member ("showScope()"); "-" is a member the one before it writes.
+// Otherwise this type is for reading the answer.
 type RunItem struct {
-	RunID          string          `json:"run_id"`
-	TaskID         string          `json:"task_id"`
-	Title          string          `json:"title"`
-	State          State           `json:"state"`
-	Location       string          `json:"execution_location,omitempty"`
-	Prompt         string          `json:"prompt"`
-	CreatedAt      string          `json:"created_at"`
-	UpdatedAt      string          `json:"updated_at"`
-	StartedAt      *string         `json:"started_at,omitempty"`
-	StatusMessage  *StatusMessage  `json:"status_message,omitempty"`
-	Source         string          `json:"source,omitempty"`
-	SessionID      string          `json:"session_id,omitempty"`
-	SessionLink    string          `json:"session_link,omitempty"`
-	TriggerURL     string          `json:"trigger_url,omitempty"`
-	Creator        *creatorInfo    `json:"creator,omitempty"`
-	RequestUsage   *RequestUsage   `json:"request_usage,omitempty"`
-	AgentConfig    *AgentConfig    `json:"agent_config,omitempty"`
-	ConversationID string          `json:"conversation_id,omitempty"`
-	ParentRunID    string          `json:"parent_run_id,omitempty"`
-	SandboxRunning bool            `json:"is_sandbox_running"`
-	Schedule       *store.Schedule `json:"schedule,omitempty"`
-	Scope          *runScope       `json:"scope,omitempty"`
-	AgentSkill     *agentSkill     `json:"agent_skill,omitempty"`
-	Artifacts      []artifact      `json:"artifacts,omitempty"`
+	RunID          string          `json:"run_id" show:"Run.ID"`
+	TaskID         string          `json:"task_id" show:"Run.ID"`
+	Title          string          `json:"title" show:"Run.Title"`
+	State          State           `json:"state" show:"Snap.State"`
+	Location       string          `json:"execution_location,omitempty" show:"Run.ExecutionLocation()"`
+	Prompt         string          `json:"prompt" show:"Run.Prompt"`
+	CreatedAt      string          `json:"created_at" show:"Run.CreatedAt"`
+	UpdatedAt      string          `json:"updated_at" show:"Snap.UpdatedAt"`
+	StartedAt      *string         `json:"started_at,omitempty" show:"Snap.StartedAt"`
+	StatusMessage  *StatusMessage  `json:"status_message,omitempty" show:"Msg"`
+	Source         string          `json:"source,omitempty" show:"Run.Source"`
+	SessionID      string          `json:"session_id,omitempty" show:"showSession()"`
+	SessionLink    string          `json:"session_link,omitempty" show:"-"` // by showSession
+	TriggerURL     string          `json:"trigger_url,omitempty" show:"Run.TriggerURL"`
+	Creator        *creatorInfo    `json:"creator,omitempty" show:"Run.Creator"`
+	RequestUsage   *RequestUsage   `json:"request_usage,omitempty" show:"showUsage()"`
+	AgentConfig    *AgentConfig    `json:"agent_config,omitempty" show:"Run.Config"`
+	ConversationID string          `json:"conversation_id,omitempty" show:"showConversation()"`
+	ParentRunID    string          `json:"parent_run_id,omitempty" show:"Run.ParentRunID"`
+	SandboxRunning bool            `json:"is_sandbox_running" show:"showSandboxRunning()"`
+	Schedule       *store.Schedule `json:"schedule,omitempty" show:"Run.Schedule"`
+	Scope          *runScope       `json:"scope,omitempty" show:"showScope()"`
+	AgentSkill     *agentSkill     `json:"agent_skill,omitempty" show:"showSkill()"`
+	Artifacts      []artifact      `json:"artifacts,omitempty" show:"showArtifacts()"`
 	// Newer than the published document (oz-agent-sdk 1.4.0-alpha.6).
-	Executor             *creatorInfo      `json:"executor,omitempty"`
-	IsRunTypeCancellable bool              `json:"is_run_type_cancellable"`
-	Metadata             map[string]string `json:"metadata,omitempty"`
-	RunTime              string            `json:"run_time,omitempty"`
+	Executor             *creatorInfo      `json:"executor,omitempty" show:"showExecutor()"`
+	IsRunTypeCancellable bool              `json:"is_run_type_cancellable" show:"showTypeCancellable()"`
+	Metadata             map[string]string `json:"metadata,omitempty" show:"Run.Metadata"`
+	RunTime              string            `json:"run_time,omitempty" show:"showRunTime()"`
 }
 
 type agentSkill struct {
@@ -115,198 +124,215 @@ func runItem(v store.View, linkBase string) RunItem {
 
 // appendJSON writes the run's RunItem straight from the record: no RunItem,
 // no timestamp strings, no artifact maps. A page of runs costs what its
-// bytes cost.
+// bytes cost. The members are written in RunItem's order by appendMembers
+// (runs_fields.go), generated from RunItem's show tags: a member shown as a
+// field of the view is written by the generated line its type asks for,
+// any other by the show method its tag names, below.
 func (v runJSON) appendJSON(b []byte) []byte {
-	r, snap := v.Run, v.Snap
 	start := len(b)
 	o := openObject(b)
-	o.str("run_id", r.ID)
-	o.str("task_id", r.ID)
-	o.str("title", r.Title)
-	o.str("state", string(snap.State))
-	o.str("execution_location", r.ExecutionLocation())
-	o.str("prompt", r.Prompt)
-	o.time("created_at", r.CreatedAt)
-	o.time("updated_at", snap.UpdatedAt)
-	if !snap.StartedAt.IsZero() {
-		o.time("started_at", snap.StartedAt)
-	}
-	if m := v.Msg; m != nil {
-		o.key("status_message")
-		o.b = appendStatusMessage(o.b, m)
-	}
-	o.strOmit("source", r.Source)
-	if snap.Claimed {
-		var buf [36]byte
-		id := buf[:]
-		if rec := r.SessionIDText(); rec != "" { // as a recording saw it
-			id = append(id[:0], rec...)
-		} else {
-			hexUUID(&buf, r.AgentSession)
-		}
-		o.key("session_id")
-		o.b = append(append(append(o.b, '"'), id...), '"')
-		o.key("session_link")
-		o.b = appendEscaped(append(o.b, '"'), v.linkBase)
-		o.b = append(append(append(o.b, '/'), id...), '"')
-	}
-	o.strOmit("trigger_url", r.TriggerURL)
-	c := r.Creator
-	o.principal("creator", c)
-	if u := r.RecordedUsage(); u != nil {
-		// As a recording saw it, whatever the state: the mock does not
-		// grow figures it did not make.
-		o.key("request_usage")
-		o.b = append(o.b, u...)
-	} else if u, ok := usage(snap); ok {
-		o.key("request_usage")
-		uo := openObject(o.b)
-		uo.key("inference_cost")
-		uo.b = appendFloat(uo.b, u.InferenceCost)
-		uo.key("compute_cost")
-		uo.b = appendFloat(uo.b, u.ComputeCost)
-		for _, f := range []struct {
-			k string
-			v float64
-		}{{"platform_cost", u.PlatformCost}, {"inference_cost_usd", u.InferenceCostUSD}, {"compute_cost_usd", u.ComputeCostUSD}, {"platform_cost_usd", u.PlatformCostUSD}} {
-			uo.key(f.k)
-			uo.b = appendFloat(uo.b, f.v)
-		}
-		uo.key("total_tokens")
-		uo.b = strconv.AppendInt(uo.b, u.TotalTokens, 10)
-		o.b = uo.close()
-	}
-	if r.Config != nil {
-		o.key("agent_config")
-		o.b = appendAgentConfig(o.b, r.Config)
-	}
-	switch { // a run shows its conversation once it has one (conversations.go)
-	case r.ConversationID != "":
-		o.str("conversation_id", r.ConversationID)
-	case snap.Claimed && r.Recorded != nil && r.Recorded.Conversation != "":
-		o.str("conversation_id", r.Recorded.Conversation) // as recorded
-	case snap.Claimed:
-		var id [36]byte
-		hexUUID(&id, r.BegunConversation())
-		o.key("conversation_id")
-		o.b = append(append(append(o.b, '"'), id[:]...), '"')
-	}
-	o.strOmit("parent_run_id", r.ParentRunID)
-	o.key("is_sandbox_running")
-	o.b = strconv.AppendBool(o.b, sandboxRunning(snap))
-	if s := r.Schedule; s != nil {
-		o.key("schedule")
-		o.b = appendSchedule(o.b, s)
-	}
-	o.key("scope")
-	so := openObject(o.b)
-	if r.TeamScope {
-		so.str("type", "Team")
-		so.strOmit("uid", r.Team)
-	} else {
-		so.str("type", "User")
-		so.strOmit("uid", c.UID)
-	}
-	o.b = so.close()
-	if r.ShowsSkill() {
-		o.key("agent_skill")
-		ko := openObject(o.b)
-		ko.strOmit("name", store.SkillName(r.Config.SkillSpec))
-		ko.strOmit("full_path", r.Config.SkillSpec)
-		o.b = ko.close()
-	}
-	if v.ShowsArtifacts() {
-		// Each kind's data, with its keys in the sorted order encoding/json
-		// writes maps in.
-		o.key("artifacts")
-		o.b = append(o.b, '[')
-		short := r.Short()
-		for i, kind := range r.ArtifactTypes {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			ao := openObject(o.b)
-			ao.str("artifact_type", kind)
-			ao.time("created_at", snap.UpdatedAt)
-			ao.key("data")
-			do := openObject(ao.b)
-			var uid [36]byte
-			hexUUID(&uid, r.ArtifactUID(i))
-			// What GET /agent/artifacts/{artifactUid} answers shares these
-			// values (artifacts_handlers.go).
-			switch kind {
-			case store.ArtifactPlan:
-				do.prefixed("artifact_uid", "", string(uid[:]))
-				do.prefixed("document_uid", store.PlanDocumentPrefix, short)
-				do.prefixed("notebook_uid", store.PlanNotebookPrefix, short)
-				do.prefixed("title", store.PlanTitlePrefix, r.Title)
-				if rec := r.Recorded; rec != nil && rec.PlanURL != "" {
-					do.str("url", rec.PlanURL) // as recorded; the mock's own plans have none
-				}
-			case store.ArtifactPullRequest:
-				if rec := r.Recorded; rec != nil && rec.PullRequestURL != "" { // as recorded
-					do.str("branch", rec.PullRequestBranch)
-					do.str("url", rec.PullRequestURL)
-					break
-				}
-				do.prefixed("branch", store.PullRequestBranch, short)
-				do.prefixed("url", store.PullRequestURL, short)
-			case store.ArtifactScreenshot:
-				do.prefixed("artifact_uid", "", string(uid[:]))
-				do.str("description", store.ScreenshotDesc)
-				do.str("mime_type", store.ScreenshotMIMEType)
-			default: // FILE
-				do.prefixed("artifact_uid", "", string(uid[:]))
-				do.str("description", store.FileArtifactDesc)
-				do.str("filename", store.FileArtifactName)
-				do.str("filepath", store.FileArtifactPath)
-				do.str("mime_type", store.FileArtifactMIMEType)
-				do.key("size_bytes")
-				do.b = strconv.AppendInt(do.b, fileSize(r), 10)
-			}
-			ao.b = do.close()
-			o.b = ao.close()
-		}
-		o.b = append(o.b, ']')
-	}
-	// A recorded run shows these as its recording saw them, or not at all
-	// when it never saw them.
-	switch rec := r.Recorded; {
-	case !r.ShowsMember("executor"):
-	case rec != nil && rec.Executor != nil:
-		o.key("executor")
-		o.b = append(o.b, rec.Executor...)
-	default:
-		ex := c
-		if r.Executor != nil && r.Executor.Principal != nil {
-			ex = *r.Executor
-		}
-		o.principal("executor", ex)
-	}
-	switch rec := r.Recorded; {
-	case !r.ShowsMember("is_run_type_cancellable"):
-	case rec != nil && rec.TypeCancellable != nil:
-		o.key("is_run_type_cancellable")
-		o.b = strconv.AppendBool(o.b, *rec.TypeCancellable)
-	default:
-		o.key("is_run_type_cancellable")
-		o.b = strconv.AppendBool(o.b, r.TypeCancellable())
-	}
-	if len(r.Metadata) > 0 {
-		o.key("metadata")
-		o.b = appendStringMap(o.b, r.Metadata)
-	}
-	if d, ok := runTime(r, snap); ok {
-		o.key("run_time")
-		o.b = append(appendISODuration(append(o.b, '"'), d), '"')
-	}
+	v.appendMembers(&o)
 	b = o.close()
-	if x := r.Extra; len(x) > 0 {
+	if x := v.Run.Extra; len(x) > 0 {
 		// What a real server showed beyond the document (a recorded
 		// fixture's): rare, so only such a run pays for it.
 		b = extras.Insert(b[:start], bytes.Clone(b[start:]), x)
 	}
 	return b
+}
+
+// showSession writes session_id and session_link once a worker has the
+// run.
+func (v *runJSON) showSession(o *object, k string) {
+	if !v.Snap.Claimed {
+		return
+	}
+	var buf [36]byte
+	id := buf[:]
+	if rec := v.Run.SessionIDText(); rec != "" { // as a recording saw it
+		id = append(id[:0], rec...)
+	} else {
+		hexUUID(&buf, v.Run.AgentSession)
+	}
+	o.key(k)
+	o.b = append(append(append(o.b, '"'), id...), '"')
+	o.key("session_link")
+	o.b = appendEscaped(append(o.b, '"'), v.linkBase)
+	o.b = append(append(append(o.b, '/'), id...), '"')
+}
+
+func (v *runJSON) showUsage(o *object, k string) {
+	if u := v.Run.RecordedUsage(); u != nil {
+		// As a recording saw it, whatever the state: the mock does not
+		// grow figures it did not make.
+		o.key(k)
+		o.b = append(o.b, u...)
+		return
+	}
+	u, ok := usage(v.Snap)
+	if !ok {
+		return
+	}
+	o.key(k)
+	uo := openObject(o.b)
+	uo.key("inference_cost")
+	uo.b = appendFloat(uo.b, u.InferenceCost)
+	uo.key("compute_cost")
+	uo.b = appendFloat(uo.b, u.ComputeCost)
+	for _, f := range []struct {
+		k string
+		v float64
+	}{{"platform_cost", u.PlatformCost}, {"inference_cost_usd", u.InferenceCostUSD}, {"compute_cost_usd", u.ComputeCostUSD}, {"platform_cost_usd", u.PlatformCostUSD}} {
+		uo.key(f.k)
+		uo.b = appendFloat(uo.b, f.v)
+	}
+	uo.key("total_tokens")
+	uo.b = strconv.AppendInt(uo.b, u.TotalTokens, 10)
+	o.b = uo.close()
+}
+
+// showConversation: a run shows its conversation once it has one
+// (conversations.go).
+func (v *runJSON) showConversation(o *object, k string) {
+	r, snap := v.Run, &v.Snap
+	switch {
+	case r.ConversationID != "":
+		o.str(k, r.ConversationID)
+	case snap.Claimed && r.Recorded != nil && r.Recorded.Conversation != "":
+		o.str(k, r.Recorded.Conversation) // as recorded
+	case snap.Claimed:
+		var id [36]byte
+		hexUUID(&id, r.BegunConversation())
+		o.key(k)
+		o.b = append(append(append(o.b, '"'), id[:]...), '"')
+	}
+}
+
+func (v *runJSON) showSandboxRunning(o *object, k string) {
+	o.key(k)
+	o.b = strconv.AppendBool(o.b, sandboxRunning(v.Snap))
+}
+
+func (v *runJSON) showScope(o *object, k string) {
+	o.key(k)
+	so := openObject(o.b)
+	if v.Run.TeamScope {
+		so.str("type", "Team")
+		so.strOmit("uid", v.Run.Team)
+	} else {
+		so.str("type", "User")
+		so.strOmit("uid", v.Run.Creator.UID)
+	}
+	o.b = so.close()
+}
+
+func (v *runJSON) showSkill(o *object, k string) {
+	if !v.Run.ShowsSkill() {
+		return
+	}
+	o.key(k)
+	ko := openObject(o.b)
+	ko.strOmit("name", store.SkillName(v.Run.Config.SkillSpec))
+	ko.strOmit("full_path", v.Run.Config.SkillSpec)
+	o.b = ko.close()
+}
+
+// showArtifacts writes each kind's data, with its keys in the sorted order
+// encoding/json writes maps in.
+func (v *runJSON) showArtifacts(o *object, k string) {
+	if !v.ShowsArtifacts() {
+		return
+	}
+	r, snap := v.Run, &v.Snap
+	o.key(k)
+	o.b = append(o.b, '[')
+	short := r.Short()
+	for i, kind := range r.ArtifactTypes {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		ao := openObject(o.b)
+		ao.str("artifact_type", kind)
+		ao.time("created_at", snap.UpdatedAt)
+		ao.key("data")
+		do := openObject(ao.b)
+		var uid [36]byte
+		hexUUID(&uid, r.ArtifactUID(i))
+		// What GET /agent/artifacts/{artifactUid} answers shares these
+		// values (artifacts_handlers.go).
+		switch kind {
+		case store.ArtifactPlan:
+			do.prefixed("artifact_uid", "", string(uid[:]))
+			do.prefixed("document_uid", store.PlanDocumentPrefix, short)
+			do.prefixed("notebook_uid", store.PlanNotebookPrefix, short)
+			do.prefixed("title", store.PlanTitlePrefix, r.Title)
+			if rec := r.Recorded; rec != nil && rec.PlanURL != "" {
+				do.str("url", rec.PlanURL) // as recorded; the mock's own plans have none
+			}
+		case store.ArtifactPullRequest:
+			if rec := r.Recorded; rec != nil && rec.PullRequestURL != "" { // as recorded
+				do.str("branch", rec.PullRequestBranch)
+				do.str("url", rec.PullRequestURL)
+				break
+			}
+			do.prefixed("branch", store.PullRequestBranch, short)
+			do.prefixed("url", store.PullRequestURL, short)
+		case store.ArtifactScreenshot:
+			do.prefixed("artifact_uid", "", string(uid[:]))
+			do.str("description", store.ScreenshotDesc)
+			do.str("mime_type", store.ScreenshotMIMEType)
+		default: // FILE
+			do.prefixed("artifact_uid", "", string(uid[:]))
+			do.str("description", store.FileArtifactDesc)
+			do.str("filename", store.FileArtifactName)
+			do.str("filepath", store.FileArtifactPath)
+			do.str("mime_type", store.FileArtifactMIMEType)
+			do.key("size_bytes")
+			do.b = strconv.AppendInt(do.b, fileSize(r), 10)
+		}
+		ao.b = do.close()
+		o.b = ao.close()
+	}
+	o.b = append(o.b, ']')
+}
+
+// showExecutor: a recorded run shows its executor as its recording saw
+// it, or not at all when it never saw one.
+func (v *runJSON) showExecutor(o *object, k string) {
+	r := v.Run
+	switch rec := r.Recorded; {
+	case !r.ShowsMember(k):
+	case rec != nil && rec.Executor != nil:
+		o.key(k)
+		o.b = append(o.b, rec.Executor...)
+	default:
+		ex := r.Creator
+		if r.Executor != nil && r.Executor.Principal != nil {
+			ex = *r.Executor
+		}
+		o.principal(k, ex)
+	}
+}
+
+// showTypeCancellable: as showExecutor, as recorded.
+func (v *runJSON) showTypeCancellable(o *object, k string) {
+	r := v.Run
+	switch rec := r.Recorded; {
+	case !r.ShowsMember(k):
+	case rec != nil && rec.TypeCancellable != nil:
+		o.key(k)
+		o.b = strconv.AppendBool(o.b, *rec.TypeCancellable)
+	default:
+		o.key(k)
+		o.b = strconv.AppendBool(o.b, r.TypeCancellable())
+	}
+}
+
+func (v *runJSON) showRunTime(o *object, k string) {
+	if d, ok := runTime(v.Run, v.Snap); ok {
+		o.key(k)
+		o.b = append(appendISODuration(append(o.b, '"'), d), '"')
+	}
 }
 
 // runTime is how long the run has executed, every execution together, as

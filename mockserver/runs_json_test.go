@@ -46,6 +46,11 @@ func TestRunJSONIsItsItem(t *testing.T) {
 		{ID: "empty-config", Details: &store.Details{Source: "LOCAL"}, Creator: creator, Config: &AgentConfig{Harness: &store.Harness{}, HarnessAuthSecrets: &store.HarnessAuthSecrets{}}, FromSkill: true, ForcedState: Blocked, ForcedMsg: &StatusMessage{},
 			Timeline: store.Timeline{Anchor: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), AnchorState: Blocked, Final: Succeeded}},
 	} {
+		if extra.ID == "odd<&>-1234" {
+			// A Details field added since, if a string, a bool or a map
+			// of strings, is shown too.
+			fillPlain(reflect.ValueOf(extra.Details).Elem(), odd)
+		}
 		ms.Adopt(extra)
 	}
 	shown := map[string]bool{}
@@ -102,6 +107,22 @@ func TestRunJSONIsItsItem(t *testing.T) {
 	}
 }
 
+// fillPlain gives each string, bool or map[string]string field of v that
+// is still empty a value made of text.
+func fillPlain(v reflect.Value, text string) {
+	for i := range v.NumField() {
+		switch f := v.Field(i); {
+		case !f.CanSet() || !f.IsZero():
+		case f.Type() == reflect.TypeFor[string]():
+			f.SetString(text)
+		case f.Type() == reflect.TypeFor[bool]():
+			f.SetBool(true)
+		case f.Type() == reflect.TypeFor[map[string]string]():
+			f.Set(reflect.ValueOf(map[string]string{"k": text}))
+		}
+	}
+}
+
 // fieldPaths appends the JSON paths of typ's fields to out, nested ones
 // too ("agent_config.harness.type"): a slice's elements are at the slice's
 // path, a map's values at its path and ".*".
@@ -151,42 +172,21 @@ func markShown(typ reflect.Type, v any, prefix string, shown map[string]bool) {
 	}
 }
 
-// wantItem builds the RunItem of v field by field, independently of the
-// encoder, for TestRunJSONIsItsItem.
+// wantItem builds the RunItem of v independently of the encoder, for
+// TestRunJSONIsItsItem: the members its show tags take from fields of the
+// view by reflection (shownItem), the others field by field.
 func wantItem(v store.View, linkBase string) RunItem {
 	r, snap := v.Run, v.Snap
-	it := RunItem{
-		RunID:          r.ID,
-		TaskID:         r.ID,
-		Title:          r.Title,
-		State:          snap.State,
-		Prompt:         r.Prompt,
-		Location:       "REMOTE",
-		TriggerURL:     r.TriggerURL,
-		ParentRunID:    r.ParentRunID,
-		SandboxRunning: snap.Claimed && !snap.State.Terminal(),
-		CreatedAt:      formatTime(r.CreatedAt),
-		UpdatedAt:      formatTime(snap.UpdatedAt),
-		StatusMessage:  v.Msg,
-		Source:         r.Source,
-		AgentConfig:    r.Config,
-		ConversationID: r.ConversationID,
-		Schedule:       r.Schedule,
-		Creator: &creatorInfo{
-			Type: r.Creator.Type, UID: r.Creator.UID, DisplayName: r.Creator.DisplayName,
-			Email: r.Creator.Email, PhotoURL: r.Creator.PhotoURL,
-		},
-		Scope: &runScope{Type: "User", UID: r.Creator.UID},
-	}
+	it := shownItem(v)
+	it.Location = "REMOTE"
+	it.SandboxRunning = snap.Claimed && !snap.State.Terminal()
+	it.ConversationID = r.ConversationID
+	it.Scope = &runScope{Type: "User", UID: r.Creator.UID}
 	if r.TeamScope {
 		it.Scope = &runScope{Type: "Team", UID: r.Team}
 	}
 	if r.ConversationID == "" && snap.Claimed { // the conversation it began
 		it.ConversationID = r.BegunConversation().String()
-	}
-	if !snap.StartedAt.IsZero() {
-		s := formatTime(snap.StartedAt)
-		it.StartedAt = &s
 	}
 	if r.Source == "LOCAL" {
 		it.Location = "LOCAL"
@@ -202,7 +202,6 @@ func wantItem(v store.View, linkBase string) RunItem {
 	}
 	it.Executor = &creatorInfo{Type: ex.Type, UID: ex.UID, DisplayName: ex.DisplayName, Email: ex.Email, PhotoURL: ex.PhotoURL}
 	it.IsRunTypeCancellable = r.Source != "LOCAL" && r.Source != "GITHUB_ACTION"
-	it.Metadata = r.Metadata
 	if !snap.StartedAt.IsZero() || snap.State.Terminal() || r.Timeline.Execution > 0 {
 		it.RunTime = isoDuration(snap.RunTime)
 	}

@@ -24,29 +24,12 @@ import (
 // the same request, and TestCreateReaderFollowsTheDocument holds each
 // field's check to the document.
 //
-// requestFields and configFields are the one declaration of the request's
-// shape beside runRequest and AgentConfig: a row per JSON name, saying how
+// requestFields (runs_fields.go) are generated from runRequest's fields,
+// and configFields below are AgentConfig's: a row per JSON name, saying how
 // it is read and checked, or that it is left to the validator.
-// TestCreateReaderKnowsEveryField fails when a field is added to one but
-// not the other.
-
-// requestFields are runRequest's fields, by JSON name, in its order.
-var requestFields = newBodyFields(
-	stringField("prompt", func(r *runRequest) **string { return &r.Prompt }),
-	objectField("config", func(r *runRequest) **AgentConfig { return &r.Config }, configFields),
-	stringField("title", func(r *runRequest) **string { return &r.Title }),
-	stringField("skill", func(r *runRequest) **string { return &r.Skill }),
-	boolField("team", func(r *runRequest) **bool { return &r.Team }),
-	stringField("conversation_id", func(r *runRequest) **string { return &r.ConversationID }),
-	leftToValidator[runRequest]("attachments"), // files: fields, base64, a count shared with images
-	leftToValidator[runRequest]("images"),
-	stringField("agent_identity_uid", func(r *runRequest) **string { return &r.AgentIdentityUID }),
-	stringField("parent_run_id", func(r *runRequest) **string { return &r.ParentRunID }),
-	boolField("interactive", func(r *runRequest) **bool { return &r.Interactive }),
-	metadataField("metadata", func(r *runRequest) *map[string]string { return &r.Metadata }),
-	enumField("mode", func(r *runRequest) **string { return &r.Mode }, "normal", "plan", "orchestrate"),
-	stringField("on_behalf_of", func(r *runRequest) **string { return &r.OnBehalfOf }),
-)
+// TestRunFieldsAreGenerated fails when runs_fields.go is not what
+// runRequest makes (`go generate ./mockserver/` writes it again), and
+// TestCreateReaderKnowsEveryField when a field of AgentConfig has no row.
 
 // configFields are AgentConfig's fields, by JSON name, in its order, as a
 // create's config.

@@ -140,9 +140,9 @@ type Run struct {
 	Title     string       `json:"title"`
 	Prompt    string       `json:"prompt"`
 	Creator   Creator      `json:"creator"`
-	Team      string       `json:"team"` // the team that may see the run
+	Team      string       `json:"team" load:"readTeam"` // the team that may see the run
 	CreatedAt time.Time    `json:"created_at"`
-	Config    *AgentConfig `json:"config,omitempty"`
+	Config    *AgentConfig `json:"config,omitempty" load:"readConfig"`
 	// Details is never nil once the run is stored (runTable.insert); its
 	// fields read as the run's own.
 	*Details
@@ -164,7 +164,7 @@ type Run struct {
 	// claimed, derived from its id (agentSessionNamespace) when stored.
 	AgentSession uuid.UUID `json:"-"`
 
-	Timeline Timeline `json:"timeline"`
+	Timeline Timeline `json:"timeline" load:"readTimeline"`
 	// FateMsg is shown once the run reaches its final state; ForcedMsg while
 	// it is in ForcedState (set by a cancel or the control API).
 	FateMsg     *StatusMessage `json:"fate_message,omitempty"`
@@ -184,13 +184,13 @@ type Run struct {
 // the rest empty): such runs share one Details (sharedDetails) rather than
 // each keeping 200 bytes of empty fields.
 type Details struct {
-	Source         string    `json:"source"`
+	Source         string    `json:"source" load:"readSource"`
 	ConversationID string    `json:"conversation_id,omitempty"`
 	Schedule       *Schedule `json:"schedule,omitempty"`
 	// ArtifactTypes are the kinds of artifact the run shows once it has
 	// SUCCEEDED, one each, in this order (PLAN, PULL_REQUEST, SCREENSHOT,
 	// FILE).
-	ArtifactTypes []string `json:"artifact_types,omitempty"`
+	ArtifactTypes []string `json:"artifact_types,omitempty" load:"readArtifactTypes"`
 	// ArtifactsWhenStopped has a fixture run show its artifacts also while
 	// FAILED, ERROR or BLOCKED: a recording lists the artifacts a real
 	// server showed such a run, and the replay shows what was recorded.
@@ -299,9 +299,7 @@ func (d *Details) share() *Details {
 
 // shared is the shared record equal to d, nil if there is none.
 func (d *Details) shared() *Details {
-	if d.ConversationID != "" || d.Schedule != nil || len(d.ArtifactTypes) > 0 || d.ArtifactsWhenStopped || d.TriggerURL != "" ||
-		d.ParentRunID != "" || d.AgentIdentityUID != "" || d.Interactive || len(d.Metadata) > 0 ||
-		d.Mode != "" || d.OnBehalfOf != "" || d.Executor != nil || len(d.Handoff) > 0 || len(d.Extra) > 0 || d.Recorded != nil {
+	if d.holdsMoreThanSource() { // runs_fields.go, from Details' fields
 		return nil
 	}
 	return sharedDetails[d.Source]
@@ -729,19 +727,18 @@ func boolPtr(b bool) *bool { return &b }
 
 // NewRun is what a create asks for, already validated and resolved.
 type NewRun struct {
-	Title, Prompt    string
-	Config           *AgentConfig
-	FromSkill        bool
-	TeamScope        bool
-	ConversationID   string
-	ParentRunID      string // checked by Create: a run the caller may see
-	AgentIdentityUID string
-	Interactive      bool
-	Metadata         map[string]string
-	Mode             string
-	OnBehalfOf       string
-	Executor         *fixtures.Principal // when not the creator
-	Fate             Fate
+	Title, Prompt string
+	Config        *AgentConfig
+	FromSkill     bool
+	TeamScope     bool
+	// Details are what the request gives the run's record, kept as they
+	// are: Create sets only its source (API) and what the fate decides
+	// (the artifacts and the hand-off files). So a field the request
+	// carries into the record is set here by the mock's resolve and nowhere
+	// else. Its ParentRunID is checked by Create (a run the caller may
+	// see); its Executor is who executes the run when not its creator.
+	Details
+	Fate Fate
 }
 
 // Create stores a new run for p and returns it as it is now.
@@ -771,22 +768,15 @@ func (ms *Session) Create(p *fixtures.Principal, n NewRun) (View, error) {
 	}
 	now := ms.clock.Now()
 	ms.catchUpLocked(now) // scheduled runs due before this one come first
-	var executor *Creator
-	if n.Executor != nil {
-		executor = &Creator{n.Executor}
-	}
+	d := n.Details
+	d.Source = "API"
+	d.ArtifactTypes, d.Handoff = n.Fate.Artifacts, n.Fate.Handoff
 	r := &Run{
 		ID:    newRunID(),
 		Title: n.Title, Prompt: n.Prompt,
 		Creator: Creator{p}, Team: p.Team, TeamScope: n.TeamScope,
 		CreatedAt: now, Config: n.Config, FromSkill: n.FromSkill,
-		Details: newDetails(Details{
-			Source:         "API",
-			ConversationID: n.ConversationID,
-			ParentRunID:    n.ParentRunID, AgentIdentityUID: n.AgentIdentityUID, Interactive: n.Interactive,
-			Metadata: n.Metadata, Mode: n.Mode, OnBehalfOf: n.OnBehalfOf, Executor: executor,
-			ArtifactTypes: n.Fate.Artifacts, Handoff: n.Fate.Handoff,
-		}),
+		Details:  newDetails(d),
 		Timeline: Timeline{Anchor: now, AnchorState: Queued, Steps: n.Fate.Steps, Final: n.Fate.Final},
 	}
 	if n.Fate.Final != Succeeded {

@@ -177,99 +177,55 @@ func (rs *restorer) quickRun(raw []byte, r *Run) bool {
 
 // fieldReader is how quickRun reads one field of a T, by its JSON name as
 // Save writes it (the field's tag). runReaders, detailsReaders and
-// timelineReaders are the one place the reader spells a run's fields:
-// TestRunReaderKnowsEveryField fails when a field of Run, Details or
-// Timeline has no reader, or a reader no field.
+// timelineReaders (runs_fields.go) are generated from the fields of Run,
+// Details and Timeline, in their order: a field is read by the scanner's
+// reader for its type (a string, a bool, an integer, a time, a state, a
+// creator), by the general decoder when it has none (a pointer, a map, a
+// slice), or by the function its load tag names, one of those below.
+// TestRunFieldsAreGenerated fails when runs_fields.go is not what the
+// fields make; `go generate ./internal/store/` writes it again.
 type fieldReader[T any] struct {
 	name string
 	read func(rs *restorer, s *scanner, into *T) bool
 }
 
-var runReaders = []fieldReader[Run]{
-	{"id", func(_ *restorer, s *scanner, r *Run) bool { return s.str(&r.ID) }},
-	{"seq", func(_ *restorer, s *scanner, r *Run) bool { return s.int(&r.Seq, 64) }},
-	{"title", func(_ *restorer, s *scanner, r *Run) bool { return s.str(&r.Title) }},
-	{"prompt", func(_ *restorer, s *scanner, r *Run) bool { return s.str(&r.Prompt) }},
-	{"creator", func(rs *restorer, s *scanner, r *Run) bool { return rs.quickCreator(s, &r.Creator) }},
-	{"team", func(_ *restorer, s *scanner, r *Run) bool {
-		if r.Creator.Principal != nil { // the creator's team, mostly: one string for both
-			return s.known(&r.Team, r.Creator.Team)
-		}
-		return s.str(&r.Team)
-	}},
-	{"created_at", func(_ *restorer, s *scanner, r *Run) bool { return s.time(&r.CreatedAt) }},
-	{"config", func(rs *restorer, s *scanner, r *Run) bool {
-		v, ok := s.object0()
-		if !ok {
-			return false
-		}
-		cfg, err := rs.config(v)
-		r.Config = cfg
-		return err == nil
-	}},
-	{"team_scope", func(_ *restorer, s *scanner, r *Run) bool { return s.bool(&r.TeamScope) }},
-	{"from_skill", func(_ *restorer, s *scanner, r *Run) bool { return s.bool(&r.FromSkill) }},
-	{"logged", func(_ *restorer, s *scanner, r *Run) bool {
-		var n int64
-		ok := s.int(&n, 16)
-		r.Logged = int16(n)
-		return ok
-	}},
-	{"followups", func(rs *restorer, s *scanner, r *Run) bool { return rs.general1(s, &r.Followups) }},
-	{"timeline", func(_ *restorer, s *scanner, r *Run) bool { return quickTimeline(s, &r.Timeline) }},
-	{"fate_message", func(rs *restorer, s *scanner, r *Run) bool { return rs.general1(s, &r.FateMsg) }},
-	{"forced_message", func(rs *restorer, s *scanner, r *Run) bool { return rs.general1(s, &r.ForcedMsg) }},
-	{"forced_state", func(_ *restorer, s *scanner, r *Run) bool { return s.state(&r.ForcedState) }},
+//go:generate go test -run TestRunFieldsAreGenerated -args -generate
+
+// readTeam: the creator's team, mostly, so one string for both.
+func readTeam(_ *restorer, s *scanner, r *Run) bool {
+	if r.Creator.Principal != nil {
+		return s.known(&r.Team, r.Creator.Team)
+	}
+	return s.str(&r.Team)
 }
 
-var detailsReaders = []fieldReader[Details]{
-	{"source", func(_ *restorer, s *scanner, d *Details) bool {
-		if shared, ok := sharedDetails[string(s.peekPlain())]; ok {
-			return s.known(&d.Source, shared.Source)
-		}
-		return s.str(&d.Source)
-	}},
-	{"conversation_id", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.ConversationID) }},
-	{"schedule", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Schedule) }},
-	{"artifact_types", func(_ *restorer, s *scanner, d *Details) bool { return s.strings(&d.ArtifactTypes) }},
-	{"artifacts_when_stopped", func(_ *restorer, s *scanner, d *Details) bool { return s.bool(&d.ArtifactsWhenStopped) }},
-	{"trigger_url", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.TriggerURL) }},
-	{"parent_run_id", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.ParentRunID) }},
-	{"agent_identity_uid", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.AgentIdentityUID) }},
-	{"interactive", func(_ *restorer, s *scanner, d *Details) bool { return s.bool(&d.Interactive) }},
-	{"metadata", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Metadata) }},
-	{"mode", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.Mode) }},
-	{"on_behalf_of", func(_ *restorer, s *scanner, d *Details) bool { return s.str(&d.OnBehalfOf) }},
-	{"executor", func(rs *restorer, s *scanner, d *Details) bool {
-		d.Executor = new(Creator)
-		return rs.quickCreator(s, d.Executor)
-	}},
-	{"handoff", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Handoff) }},
-	{"extra", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Extra) }},
-	{"recorded", func(rs *restorer, s *scanner, d *Details) bool { return generalInto(rs, s, &d.Recorded) }},
+// readConfig: a config equal to one read before is that one (rs.config).
+func readConfig(rs *restorer, s *scanner, r *Run) bool {
+	v, ok := s.object0()
+	if !ok {
+		return false
+	}
+	cfg, err := rs.config(v)
+	r.Config = cfg
+	return err == nil
 }
 
-var timelineReaders = []fieldReader[Timeline]{
-	{"anchor", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.time(&tl.Anchor) }},
-	{"anchor_state", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.state(&tl.AnchorState) }},
-	{"steps_ns", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.steps(&tl.Steps) }},
-	{"final", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.state(&tl.Final) }},
-	{"started_at", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.time(&tl.StartedAt) }},
-	{"was_claimed", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.bool(&tl.WasClaimed) }},
-	{"execution", func(_ *restorer, s *scanner, tl *Timeline) bool {
-		var n int64
-		ok := s.int(&n, 32)
-		tl.Execution = int32(n)
-		return ok
-	}},
-	{"prior_run_ns", func(_ *restorer, s *scanner, tl *Timeline) bool {
-		var n int64
-		ok := s.int(&n, 64)
-		tl.PriorRun = time.Duration(n)
-		return ok
-	}},
-	{"exec_started_at", func(_ *restorer, s *scanner, tl *Timeline) bool { return s.time(&tl.ExecStart) }},
+func readTimeline(_ *restorer, s *scanner, r *Run) bool { return quickTimeline(s, &r.Timeline) }
+
+// readSource: a source of a shared record is that record's string.
+func readSource(_ *restorer, s *scanner, d *Details) bool {
+	if shared, ok := sharedDetails[string(s.peekPlain())]; ok {
+		return s.known(&d.Source, shared.Source)
+	}
+	return s.str(&d.Source)
 }
+
+// readArtifactTypes: one string per kind, not one per run.
+func readArtifactTypes(_ *restorer, s *scanner, d *Details) bool {
+	return s.strings(&d.ArtifactTypes)
+}
+
+func readSteps(_ *restorer, s *scanner, tl *Timeline) bool { return s.steps(&tl.Steps) }
 
 // indexOf numbers names, so that quickRun reads each field once (a bit
 // per number): a run's fields and its Details' are numbered together, the

@@ -239,9 +239,35 @@ func randomRun(rng *rand.Rand, st *Store, i int) *Run {
 				d.Recorded.Without = []string{"executor", "is_run_type_cancellable"}
 			}
 		}
+		fillPlain(reflect.ValueOf(d).Elem(), text, maybe)
 		r.Details = d
 	}
+	fillPlain(reflect.ValueOf(r).Elem(), text, maybe)
+	fillPlain(reflect.ValueOf(&r.Timeline).Elem(), text, maybe)
 	return r
+}
+
+// fillPlain gives a value, half of the time, to each string, bool,
+// []string or map[string]string field of v that is still empty: a field
+// of those types added to a run is written and read with a value without
+// randomRun naming it.
+func fillPlain(v reflect.Value, text func() string, maybe func() bool) {
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !f.CanSet() || !f.IsZero() || !maybe() {
+			continue
+		}
+		switch f.Type() {
+		case reflect.TypeFor[string]():
+			f.SetString(text())
+		case reflect.TypeFor[bool]():
+			f.SetBool(true)
+		case reflect.TypeFor[[]string]():
+			f.Set(reflect.ValueOf([]string{text()}))
+		case reflect.TypeFor[map[string]string]():
+			f.Set(reflect.ValueOf(map[string]string{text(): text()}))
+		}
+	}
 }
 
 // TestLoadReadsRunsInChunks: runs read by several workers keep the file's

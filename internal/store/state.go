@@ -99,7 +99,7 @@ type Steps [len(progression)]time.Duration
 type Timeline struct {
 	Anchor      time.Time `json:"anchor"`
 	AnchorState State     `json:"anchor_state"`
-	Steps       Steps     `json:"steps_ns"`
+	Steps       Steps     `json:"steps_ns" load:"readSteps"`
 	Final       State     `json:"final"`
 	// Facts settled before the anchor, kept when a run is re-anchored.
 	StartedAt  time.Time `json:"started_at,omitzero"`
