@@ -5,7 +5,8 @@
 // leaves its objects open), so drift is a list of its own, beside the
 // violations the validator finds.
 //
-// Doc reads the document once; Look walks one exchange against it. A
+// Doc is the document as its model (openapi.Model) reads it, once; Look
+// walks one exchange against it. A
 // Ledger keeps the facts seen, counted, with when first and last and one
 // redacted example, and writes them as an OpenAPI Overlay that, applied,
 // declares them. A Profile keeps the shape of every answer, documented or
