@@ -1,5 +1,7 @@
-// Package openapi holds the OpenAPI document of the Cloud Agent Runs API and a
-// validator that checks HTTP requests and responses against it.
+// Package openapi holds the OpenAPI document of the Cloud Agent Runs API, its
+// model (Model: the document read once, the one place it is parsed, which
+// every other package asks what the document says) and a validator that
+// checks HTTP requests and responses against it.
 //
 // The document is the contract of the whole project: the mock server validates
 // every request it receives with ValidateRequest, and the tests and the
