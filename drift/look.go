@@ -3,14 +3,12 @@ package drift
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"mime"
 	"net/url"
 	"strconv"
 	"strings"
 
-	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
-	"github.com/pb33f/libopenapi/orderedmap"
+	"github.com/agentruns/agentruns/openapi"
 )
 
 // Kind is what a fact of drift is about.
@@ -76,9 +74,6 @@ type Sighting struct {
 	// there.
 	Target string
 	Name   string
-	// Pointer is the JSON Pointer (RFC 6901) of a member in its body, set
-	// by Extras only.
-	Pointer string
 }
 
 // apiPrefix is the part of the API the document covers: the rest (the
@@ -93,7 +88,7 @@ func (d *Doc) Look(x Exchange, seen func(Sighting)) {
 		return
 	}
 	ct := mediaType(x.ContentType)
-	template, item, op := d.route(x.Method, x.Path)
+	template, op := d.model.Match(x.Method, x.Path)
 	if op == nil {
 		d.lookUndocumented(x, template, ct, seen)
 		return
@@ -102,9 +97,9 @@ func (d *Doc) Look(x Exchange, seen func(Sighting)) {
 	opTarget := "$" + key("paths") + key(template) + key(strings.ToLower(x.Method))
 	accepted := x.Status >= 200 && x.Status <= 299
 	if accepted {
-		d.lookRequest(x, opName, opTarget, item, op, seen)
+		d.lookRequest(x, opName, opTarget, op, seen)
 	}
-	resp, respTarget := responseFor(op, x.Status, opTarget)
+	resp := op.Response(x.Status)
 	seen(Sighting{Kind: KindStatus, Operation: opName, Status: x.Status, ContentType: ct})
 	body, isJSON := x.Decoded, x.Decoded != nil
 	if !isJSON {
@@ -114,7 +109,7 @@ func (d *Doc) Look(x Exchange, seen func(Sighting)) {
 		seen(Sighting{Drift: true, Kind: KindStatus, Operation: opName, Status: x.Status, ContentType: ct,
 			Location: "status", Example: body, Target: opTarget + key("responses"), Name: strconv.Itoa(x.Status)})
 		if isJSON {
-			w := walker{d: d, op: opName, status: x.Status, ct: ct, seen: seen, profile: true}
+			w := walker{op: opName, status: x.Status, ct: ct, seen: seen, profile: true}
 			w.shape(body, "body")
 		}
 		return
@@ -122,21 +117,21 @@ func (d *Doc) Look(x Exchange, seen func(Sighting)) {
 	if len(x.Body) == 0 && ct == "" {
 		return
 	}
-	media := mediaOf(resp.Content, ct)
+	media := resp.Media(ct)
 	if media == nil {
 		seen(Sighting{Drift: true, Kind: KindContentType, Operation: opName, Status: x.Status, ContentType: ct,
-			Location: "content-type", Example: body, Target: respTarget, Name: ct})
+			Location: "content-type", Example: body, Target: refTarget(resp.Where), Name: ct})
 		if isJSON {
-			w := walker{d: d, op: opName, status: x.Status, ct: ct, seen: seen, profile: true}
+			w := walker{op: opName, status: x.Status, ct: ct, seen: seen, profile: true}
 			w.shape(body, "body")
 		}
 		return
 	}
-	if !isJSON || media.Schema == nil {
+	if !isJSON || !media.HasSchema {
 		return
 	}
-	w := walker{d: d, op: opName, status: x.Status, ct: ct, kind: KindResponseField, drift: true, profile: true, seen: seen}
-	w.value(body, media.Schema, "body", respTarget+key("content")+key(mediaKey(resp.Content, ct))+key("schema"))
+	w := walker{op: opName, status: x.Status, ct: ct, kind: KindResponseField, drift: true, profile: true, seen: seen}
+	w.value(body, media.Schema, "body")
 }
 
 // lookUndocumented reports an operation the document lacks, unless the
@@ -163,121 +158,37 @@ func (d *Doc) lookUndocumented(x Exchange, template, ct string, seen func(Sighti
 		Location: template, Example: body, Target: target, Name: name})
 	seen(Sighting{Kind: KindStatus, Operation: opName, Status: x.Status, ContentType: ct})
 	if isJSON {
-		w := walker{d: d, op: opName, status: x.Status, ct: ct, seen: seen, profile: true}
+		w := walker{op: opName, status: x.Status, ct: ct, seen: seen, profile: true}
 		w.shape(body, "body")
 	}
 }
 
 // lookRequest reports the query parameters and request members the
 // operation does not declare.
-func (d *Doc) lookRequest(x Exchange, opName, opTarget string, item *v3.PathItem, op *v3.Operation, seen func(Sighting)) {
-	if len(x.Query) > 0 {
-		declared, deep := map[string]bool{}, map[string]bool{}
-		for _, list := range [][]*v3.Parameter{item.Parameters, op.Parameters} {
-			for _, p := range list {
-				if p != nil && p.In == "query" {
-					declared[p.Name] = true
-					// An object sent deepObject style comes as
-					// name[member]=value.
-					if p.Style == "deepObject" {
-						deep[p.Name] = true
-					}
-				}
-			}
+func (d *Doc) lookRequest(x Exchange, opName, opTarget string, op *openapi.Operation, seen func(Sighting)) {
+	for name, values := range x.Query {
+		if op.DeclaresQuery(name) {
+			continue
 		}
-		for name, values := range x.Query {
-			if declared[name] {
-				continue
-			}
-			if base, _, ok := strings.Cut(name, "["); ok && deep[base] && strings.HasSuffix(name, "]") {
-				continue
-			}
-			typ, example := "string", any(values[0])
-			if len(values) > 1 {
-				typ, example = "array", values
-			}
-			seen(Sighting{Drift: true, Kind: KindQueryParameter, Operation: opName, Location: "query." + name, Type: typ,
-				Example: example, Target: opTarget, Name: name})
+		typ, example := "string", any(values[0])
+		if len(values) > 1 {
+			typ, example = "array", values
 		}
+		seen(Sighting{Drift: true, Kind: KindQueryParameter, Operation: opName, Location: "query." + name, Type: typ,
+			Example: example, Target: opTarget, Name: name})
 	}
-	if op.RequestBody == nil || len(x.RequestBody) == 0 {
+	rb := op.RequestBody()
+	if rb == nil || len(x.RequestBody) == 0 {
 		return
 	}
 	ct := mediaType(x.RequestContentType)
-	media := mediaOf(op.RequestBody.Content, ct)
+	media := rb.Media(ct)
 	body, isJSON := decode(ct, x.RequestBody)
-	if media == nil || media.Schema == nil || !isJSON {
+	if media == nil || !media.HasSchema || !isJSON {
 		return
 	}
-	w := walker{d: d, op: opName, kind: KindRequestField, drift: true, seen: seen}
-	target := opTarget + key("requestBody")
-	if ref := op.RequestBody.GoLow(); ref != nil && ref.IsReference() {
-		target = refTarget(ref.GetReference())
-	}
-	w.value(body, media.Schema, "body", target+key("content")+key(mediaKey(op.RequestBody.Content, ct))+key("schema"))
-}
-
-// responseFor is the response documented for status (the exact code, then
-// its range, then default) and where it is declared in the document.
-func responseFor(op *v3.Operation, status int, opTarget string) (*v3.Response, string) {
-	if op.Responses == nil {
-		return nil, ""
-	}
-	keys := []string{strconv.Itoa(status), fmt.Sprintf("%dXX", status/100)}
-	if op.Responses.Codes != nil {
-		for _, k := range keys {
-			if r := op.Responses.Codes.GetOrZero(k); r != nil {
-				return r, responseTarget(r, opTarget+key("responses")+key(k))
-			}
-		}
-	}
-	if r := op.Responses.Default; r != nil {
-		return r, responseTarget(r, opTarget+key("responses")+key("default"))
-	}
-	return nil, ""
-}
-
-// responseTarget is where a response is declared: the component a
-// reference names, or in place.
-func responseTarget(r *v3.Response, inPlace string) string {
-	if low := r.GoLow(); low != nil && low.IsReference() {
-		return refTarget(low.GetReference())
-	}
-	return inPlace
-}
-
-// mediaOf finds the media type of a content map that serves ct: the same
-// type, a wildcard, or, for a request or answer without a type, the only
-// one.
-func mediaOf(content *orderedmap.Map[string, *v3.MediaType], ct string) *v3.MediaType {
-	k := mediaKey(content, ct)
-	if k == "" {
-		return nil
-	}
-	return content.GetOrZero(k)
-}
-
-func mediaKey(content *orderedmap.Map[string, *v3.MediaType], ct string) string {
-	if content == nil || content.Len() == 0 {
-		return ""
-	}
-	if ct == "" {
-		if content.Len() == 1 {
-			return content.First().Key()
-		}
-		return ""
-	}
-	major, _, _ := strings.Cut(ct, "/")
-	var wildcard string
-	for p := content.First(); p != nil; p = p.Next() {
-		k := strings.ToLower(p.Key())
-		if mt := mediaType(k); mt == ct {
-			return p.Key()
-		} else if mt == "*/*" || mt == major+"/*" {
-			wildcard = p.Key()
-		}
-	}
-	return wildcard
+	w := walker{op: opName, kind: KindRequestField, drift: true, seen: seen}
+	w.value(body, media.Schema, "body")
 }
 
 // mediaType is a Content-Type without its parameters, lower case.

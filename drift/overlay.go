@@ -19,8 +19,8 @@ import (
 // the document that needs a change, each an update (a merge: members are
 // added, lists appended), so that applying it declares every fact and
 // changes nothing else. A team reviews it like any change to the
-// document. Reading and applying overlays is libopenapi's (package
-// overlay), which also serves our document's validator.
+// document. Reading and applying overlays is the document model's
+// (openapi.ApplyOverlay).
 
 // OverlayVersion is the version of the Overlay specification written.
 const OverlayVersion = "1.0.0"
@@ -139,26 +139,6 @@ func Overlay(facts []Fact, extends string, written time.Time) ([]byte, error) {
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// reindent writes a YAML document again with two spaces a level, as
-// openapi.yaml is written (the overlay engine writes four), so that the
-// applied document differs from the one before by what the overlay adds.
-func reindent(doc []byte) ([]byte, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(&root); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

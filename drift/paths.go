@@ -1,12 +1,6 @@
 package drift
 
-import (
-	"encoding/json"
-	"strings"
-
-	"github.com/pb33f/go-yaml"
-	"github.com/pb33f/libopenapi/datamodel/high/base"
-)
+import "strings"
 
 // Where things are in the document, as the JSONPath (RFC 9535) an
 // overlay's action targets: every name in brackets, so that a path
@@ -34,38 +28,13 @@ func refTarget(ref string) string {
 
 var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 
-// targetOf is where sp's schema is declared: the component its reference
-// names, or inPlace.
-func targetOf(sp *base.SchemaProxy, inPlace string) string {
-	if sp != nil && sp.IsReference() && strings.HasPrefix(sp.GetReference(), "#") {
-		return refTarget(sp.GetReference())
-	}
-	return inPlace
-}
-
-// yamlJSON is the JSON of a value written in the document.
-func yamlJSON(n *yaml.Node) string {
-	if n == nil {
-		return ""
-	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return n.Value
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return n.Value
-	}
-	return string(b)
-}
-
 // templateOf guesses the template of a path the document has no
 // operation for: the longest documented template it begins with, then
 // its own segments, those that look like an id made parameters.
 func (d *Doc) templateOf(path string) string {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	var best []string
-	for _, t := range d.templates {
+	for _, t := range d.model.Templates() {
 		if len(t) <= len(best) || len(t) > len(segs) {
 			continue
 		}

@@ -2,18 +2,14 @@ package mockserver
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 
-	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/extras"
 	"github.com/agentruns/agentruns/openapi"
 )
 
@@ -69,65 +65,8 @@ var (
 )
 
 // checkExtras refuses an extra member of a fixture that the document
-// declares: the mock sends those members itself, from the fixture's own
-// fields, and an extra of the same name would be a second, silent answer
-// for them. An extra is the topmost member the document does not declare,
-// as the recorder keeps them; one inside another undocumented member
-// belongs in that member's value. The document is read only when some
-// fixture has extras.
+// declares (fixtures.CheckExtras); the document's model is read only when
+// some fixture has extras.
 func checkExtras(set *fixtures.Set) error {
-	type object struct {
-		where, component string
-		extra            fixtures.Extra
-	}
-	var objects []object
-	for _, r := range set.Runs {
-		objects = append(objects, object{"runs.json: run " + r.ID, "RunItem", r.Extra})
-	}
-	for _, e := range set.Environments {
-		objects = append(objects, object{"environments.json: " + e.UID, "CloudEnvironment", e.Extra})
-	}
-	for _, m := range set.Models {
-		objects = append(objects, object{"models.json: " + m.ID, "ModelInfo", m.Extra})
-	}
-	for _, a := range set.Identities {
-		objects = append(objects, object{"identities.json: " + a.UID, "AgentResponse", a.Extra})
-	}
-	for _, sc := range set.Schedules {
-		objects = append(objects, object{"schedules.json: schedule " + sc.ID, "ScheduledAgentItem", sc.Extra})
-	}
-	var doc *drift.Doc
-	var errs []error
-	for _, o := range objects {
-		for _, ptr := range o.extra.Pointers() {
-			if doc == nil {
-				var err error
-				if doc, err = drift.Embedded(); err != nil {
-					return fmt.Errorf("fixtures: checking extra members: %w", err)
-				}
-			}
-			if err := CheckExtra(doc, o.component, ptr, o.extra[ptr]); err != nil {
-				errs = append(errs, fmt.Errorf("fixtures: %s: %w", o.where, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// CheckExtra says why the mock would refuse an extra member at ptr, with
-// value, of an object of the document's component schema (RunItem,
-// CloudEnvironment, ModelInfo, AgentResponse, ScheduledAgentItem): the
-// document declares it, or it lies inside a member the document does not
-// declare (which is then the extra, whole). nil when the mock takes it.
-func CheckExtra(doc *drift.Doc, component, ptr string, value json.RawMessage) error {
-	found := doc.Extras(component, extras.Skeleton(ptr, value))
-	if _, ok := found[ptr]; ok {
-		return nil
-	}
-	for p := range found {
-		if strings.HasPrefix(ptr, p+"/") {
-			return fmt.Errorf("extra %q lies inside %q, which the document does not declare either: keep the whole member at %q", ptr, p, p)
-		}
-	}
-	return fmt.Errorf("extra %q is a member the document declares (%s): the mock sends it itself, from the fixture's own fields", ptr, component)
+	return fixtures.CheckExtras(set, func() (fixtures.Document, error) { return openapi.Embedded() })
 }

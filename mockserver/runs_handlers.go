@@ -301,10 +301,5 @@ func (s *Server) cancelRun(c *call) response {
 	return ok(c.id)
 }
 
-// IsID reports whether the mock takes s as an id in a path (a run's, a
-// schedule's, an identity's): 1 to 128 letters, digits, '-' or '_'. The
-// recorder keeps only what the mock can serve by id.
-func IsID(s string) bool { return isRunID(s) }
-
 // isRunID reports whether s is a run id the mock accepts (fixtures.IsPathID).
 func isRunID(s string) bool { return fixtures.IsPathID(s) }

@@ -1,5 +1,7 @@
-// Package openapi holds the OpenAPI document of the Cloud Agent Runs API and a
-// validator that checks HTTP requests and responses against it.
+// Package openapi holds the OpenAPI document of the Cloud Agent Runs API, its
+// model (Model: the document read once, the one place it is parsed, which
+// every other package asks what the document says) and a validator that
+// checks HTTP requests and responses against it.
 //
 // The document is the contract of the whole project: the mock server validates
 // every request it receives with ValidateRequest, and the tests and the
@@ -20,7 +22,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/cache"
 	"github.com/pb33f/libopenapi-validator/config"
@@ -29,7 +30,6 @@ import (
 	"github.com/pb33f/libopenapi-validator/parameters"
 	"github.com/pb33f/libopenapi-validator/router"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
-	"github.com/pb33f/libopenapi/datamodel"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
@@ -69,9 +69,11 @@ type Validator struct {
 // takes tens of milliseconds (every schema is compiled up front), so build it
 // once and share it.
 func NewValidator() (*Validator, error) {
-	// The embedded document is checked against the OpenAPI schema by the
-	// tests, so it skips that (slow) check here.
-	return newValidator(Document, false)
+	m, err := Embedded()
+	if err != nil {
+		return nil, err
+	}
+	return NewValidatorFor(m), nil
 }
 
 // NewValidatorFromBytes returns a Validator for an OpenAPI 3.x document given
@@ -79,50 +81,17 @@ func NewValidator() (*Validator, error) {
 // parses the document and compiles every schema once, so validating a request
 // later does no parsing.
 func NewValidatorFromBytes(doc []byte) (*Validator, error) {
-	return newValidator(doc, true)
-}
-
-// buildModel parses doc and builds its model, checked against the OpenAPI
-// schema when checkDocument is set: all of NewValidatorFromBytes but the
-// validator, whose schemas compiled up front cost several times as much
-// for a large document.
-func buildModel(doc []byte, checkDocument bool) (*v3.Document, error) {
-	// libopenapi logs some model problems (to stdout, by default) instead of
-	// returning them; collecting the log turns them into errors.
-	logged := &logCollector{}
-	cfg := datamodel.NewDocumentConfiguration()
-	cfg.Logger = slog.New(logged)
-	// A conversation step holds its sub-steps: an array of itself, which
-	// an empty array ends. libopenapi calls such a cycle infinite unless
-	// told that array cycles are fine.
-	cfg.IgnoreArrayCircularReferences = true
-	parsed, err := libopenapi.NewDocumentWithConfiguration(doc, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: parse document: %w", err)
-	}
-	built, err := parsed.BuildV3Model()
-	if msgs := logged.all(); err == nil && len(msgs) > 0 {
-		err = errors.New(strings.Join(msgs, "; "))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("openapi: build model: %w", err)
-	}
-	if built == nil {
-		return nil, errors.New("openapi: build model: the document is not OpenAPI 3")
-	}
-	if checkDocument {
-		if ok, errs := schema_validation.ValidateOpenAPIDocument(parsed); !ok {
-			return nil, documentError(errs)
-		}
-	}
-	return &built.Model, nil
-}
-
-func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
-	model, err := buildModel(doc, checkDocument)
+	m, err := LoadChecked(doc)
 	if err != nil {
 		return nil, err
 	}
+	return NewValidatorFor(m), nil
+}
+
+// NewValidatorFor returns a Validator for the document m was read from,
+// compiling every schema once.
+func NewValidatorFor(m *Model) *Validator {
+	model := m.model
 	schemas := cache.NewDefaultCache()
 	opts := []config.Option{
 		// Without format assertions "created_after=yesterday" or a
@@ -145,11 +114,11 @@ func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
 	return &Validator{
 		lib:        lib,
 		bodyChecks: newBodyChecks(model, schemas, opts),
-		// A router of our own names the operation in findings; path-only
+		// The model's router names the operation in findings; path-only
 		// matching is the same rule the library applies (see Validator).
-		router:   router.NewRouter(model, router.WithPathOnlyMatching()),
+		router:   m.router,
 		security: parameters.NewParameterValidator(model),
-	}, nil
+	}
 }
 
 // logCollector is a slog.Handler that keeps the messages of errors.

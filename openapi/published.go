@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pb33f/go-yaml"
 )
@@ -27,11 +28,29 @@ const newestClientMark = "x-agentruns-source"
 // published document must answer, the newest client's additions accepted
 // but never required.
 func NewPublishedValidator() (*Validator, error) {
-	view, err := PublishedView(Document)
+	m, err := Embedded()
 	if err != nil {
 		return nil, err
 	}
-	return newValidator(view, false)
+	published, err := m.Published()
+	if err != nil {
+		return nil, err
+	}
+	return NewValidatorFor(published), nil
+}
+
+// Published is the model of the published view of m's document (see
+// PublishedView), read once.
+func (m *Model) Published() (*Model, error) { return m.published() }
+
+func publishedOf(m *Model) func() (*Model, error) {
+	return sync.OnceValues(func() (*Model, error) {
+		view, err := PublishedView(m.doc)
+		if err != nil {
+			return nil, err
+		}
+		return Load(view)
+	})
 }
 
 // PublishedView returns doc with every field marked as the newest
@@ -40,11 +59,11 @@ func NewPublishedValidator() (*Validator, error) {
 // it. Everything else, the newest client's fields, operations and enum
 // values included, stays as it is.
 func PublishedView(doc []byte) ([]byte, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
+	root, err := parseNode(doc)
+	if err != nil {
 		return nil, fmt.Errorf("openapi: published view: %w", err)
 	}
-	marked := markedComponents(&root)
+	marked := markedComponents(root)
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if n.Kind == yaml.MappingNode {
@@ -54,8 +73,8 @@ func PublishedView(doc []byte) ([]byte, error) {
 			walk(c)
 		}
 	}
-	walk(&root)
-	out, err := yaml.Marshal(&root)
+	walk(root)
+	out, err := yaml.Marshal(root)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: published view: %w", err)
 	}
@@ -125,11 +144,11 @@ func value(m *yaml.Node, key string) *yaml.Node {
 // with a success serves the newest client's surface; one that answers
 // them 404, 405 or 501 serves the published document.
 func NewestClientOperations(doc []byte) (map[string]bool, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
+	root, err := parseNode(doc)
+	if err != nil {
 		return nil, fmt.Errorf("openapi: newest client's operations: %w", err)
 	}
-	top := &root
+	top := root
 	if top.Kind == yaml.DocumentNode && len(top.Content) > 0 {
 		top = top.Content[0]
 	}
@@ -165,15 +184,15 @@ type NewestRequestParts struct {
 // not know; judging such a server, they are what to read a request
 // without.
 func NewestClientRequestParts(doc []byte) (map[string]NewestRequestParts, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
+	root, err := parseNode(doc)
+	if err != nil {
 		return nil, fmt.Errorf("openapi: newest client's request parts: %w", err)
 	}
-	top := &root
+	top := root
 	if top.Kind == yaml.DocumentNode && len(top.Content) > 0 {
 		top = top.Content[0]
 	}
-	marked := markedComponents(&root)
+	marked := markedComponents(root)
 	components := value(top, "components")
 	resolve := func(n *yaml.Node) (*yaml.Node, string) {
 		ref := value(n, "$ref")

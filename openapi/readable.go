@@ -29,8 +29,8 @@ func CheckDocument(doc []byte) error {
 	if strings.TrimSpace(string(doc)) == "" {
 		return errors.New("the file is empty")
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
+	root, err := parseNode(doc)
+	if err != nil {
 		return fmt.Errorf("neither YAML nor JSON: %w", err)
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
@@ -58,13 +58,13 @@ func CheckDocument(doc []byte) error {
 	if version.Kind != yaml.ScalarNode || !readableVersion.MatchString(version.Value) {
 		return fmt.Errorf("OpenAPI %q: only 3.0.x and 3.1.x are read", version.Value)
 	}
-	if err := refCycle(&root); err != nil {
+	if err := refCycle(root); err != nil {
 		return err
 	}
-	if err := duplicateKeys(&root); err != nil {
+	if err := duplicateKeys(root); err != nil {
 		return err
 	}
-	_, err := buildModel(asJSON(&root, doc), true)
+	_, err = LoadChecked(asJSON(root, doc))
 	return err
 }
 

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pb33f/go-yaml"
+	"github.com/agentruns/agentruns/openapi"
 )
 
 // Generator draws values from one document. It is not safe for concurrent
@@ -33,10 +33,10 @@ type Generator struct {
 	Optional float64
 }
 
-// New reads an OpenAPI document (YAML or JSON).
-func New(doc []byte, rng *rand.Rand) (*Generator, error) {
-	var root map[string]any
-	if err := yaml.Unmarshal(doc, &root); err != nil {
+// New draws from the document of m, as its plain tree (openapi.Model.Tree).
+func New(m *openapi.Model, rng *rand.Rand) (*Generator, error) {
+	root, err := m.Tree()
+	if err != nil {
 		return nil, fmt.Errorf("schemagen: %w", err)
 	}
 	return &Generator{root: root, rng: rng, Optional: 1}, nil

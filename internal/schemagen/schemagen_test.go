@@ -32,7 +32,7 @@ func concrete(path string) string {
 func TestDrawnBodiesFollowTheDocument(t *testing.T) {
 	v, err := openapi.NewValidator()
 	require.NoError(t, err)
-	g, err := schemagen.New(openapi.Document, rand.New(rand.NewSource(3)))
+	g, err := schemagen.New(embedded(t), rand.New(rand.NewSource(3)))
 	require.NoError(t, err)
 	ops := g.Operations()
 	require.Contains(t, ops, "POST /agent/runs")
@@ -81,10 +81,18 @@ func TestDrawnBodiesFollowTheDocument(t *testing.T) {
 
 // Optional 1 puts in every property a schema names.
 func TestEveryPropertyWhenOptionalIsOne(t *testing.T) {
-	g, err := schemagen.New(openapi.Document, rand.New(rand.NewSource(1)))
+	g, err := schemagen.New(embedded(t), rand.New(rand.NewSource(1)))
 	require.NoError(t, err)
 	cfg := g.Component("AmbientAgentConfig").(map[string]any)
 	for _, name := range []string{"harness_auth_secrets", "mcp_servers", "credential_strategy", "inference_providers", "memory_stores", "session_sharing"} {
 		assert.Contains(t, cfg, name)
 	}
+}
+
+// embedded is the model of the project's document.
+func embedded(t *testing.T) *openapi.Model {
+	t.Helper()
+	m, err := openapi.Embedded()
+	require.NoError(t, err)
+	return m
 }

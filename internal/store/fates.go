@@ -213,13 +213,9 @@ func (f *Fate) Set(key, value string) error {
 	return nil
 }
 
-// MaxStep bounds how long a run may be told to stay in one state (a fate,
-// a fate rule, a fixture, --step and its kind). A year is far more than a
-// test waits for, and small enough that every sum the mock makes of steps
-// (a run's whole timeline, run_time over many executions) stays well
-// inside what a time.Duration holds: 2562047h is its largest value, and a
-// timeline ending past it once wrapped round and stopped the mock.
-const MaxStep = 365 * 24 * time.Hour
+// MaxStep bounds how long a run may be told to stay in one state
+// (fixtures.MaxStep, where the recorder finds it too).
+const MaxStep = fixtures.MaxStep
 
 const maxStepText = "8760h (a year)"
 

@@ -218,10 +218,6 @@ type ScheduleSpec struct {
 	Mode      string
 }
 
-// cronParser reads the standard 5 fields (minute, hour, day of month,
-// month, day of week) and nothing else: no seconds, no @descriptors.
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
-
 // Cron is a cron expression, parsed once.
 type Cron struct {
 	// Expr is the expression with its fields single-spaced, as a schedule
@@ -230,21 +226,14 @@ type Cron struct {
 	sched cron.Schedule
 }
 
-// ParseCron reads a 5-field cron expression, in UTC. A time-zone prefix
-// (TZ=, CRON_TZ=) is refused: the API's crons are UTC.
+// ParseCron reads a 5-field cron expression, in UTC, as the fixtures read
+// it (fixtures.ParseCron): a time-zone prefix (TZ=, CRON_TZ=) is refused.
 func ParseCron(expr string) (Cron, error) {
-	f := strings.Fields(expr)
-	if len(f) != 5 {
-		return Cron{}, ErrBadCron.because("cron_schedule: %q has %d fields; want minute hour day-of-month month day-of-week", expr, len(f))
-	}
-	if strings.Contains(expr, "TZ=") {
-		return Cron{}, ErrBadCron.because("cron_schedule: %q: crons are read in UTC, a time zone cannot be given", expr)
-	}
-	s, err := cronParser.Parse(expr)
+	c, err := fixtures.ParseCron(expr)
 	if err != nil {
-		return Cron{}, ErrBadCron.because("cron_schedule: %q: %v", expr, err)
+		return Cron{}, ErrBadCron.because("%s", err)
 	}
-	return Cron{Expr: strings.Join(f, " "), sched: s}, nil
+	return Cron{Expr: c.Expr, sched: c.Schedule}, nil
 }
 
 // check refuses a Cron that ParseCron did not make.

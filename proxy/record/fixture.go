@@ -9,8 +9,6 @@ import (
 
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/scrub"
-	"github.com/agentruns/agentruns/internal/store"
-	"github.com/agentruns/agentruns/mockserver"
 	"github.com/google/uuid"
 )
 
@@ -91,8 +89,8 @@ func fixtureRun(s *seenRun, ids map[string]bool, origin time.Time) fixtures.Run 
 	// fixture takes (a year), rather than move on by the mock's default
 	// step, which a run last updated more than an hour before would have
 	// long passed.
-	if !store.State(f.State).Terminal() {
-		f.Step = fixtures.Duration(store.MaxStep)
+	if !fixtures.Terminal(f.State) {
+		f.Step = fixtures.Duration(fixtures.MaxStep)
 	}
 	f.CreatedAgo = fixtures.Duration(max(0, origin.Sub(t.created)))
 	f.UpdatedAgo = fixtures.Duration(min(time.Duration(f.CreatedAgo), max(0, origin.Sub(t.updated))))
@@ -120,7 +118,7 @@ func keepRecorded(f *fixtures.Run, run map[string]any) {
 			f.SessionID = id
 		}
 	}
-	if c := str(run["conversation_id"]); mockserver.IsID(c) {
+	if c := str(run["conversation_id"]); fixtures.IsPathID(c) {
 		f.ConversationID = c
 	}
 	// Members only the newest client's document declares: as seen, or

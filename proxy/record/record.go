@@ -35,12 +35,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/fixtures"
 	"github.com/agentruns/agentruns/internal/extras"
 	"github.com/agentruns/agentruns/internal/scrub"
-	"github.com/agentruns/agentruns/internal/store"
-	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
 )
 
@@ -432,7 +430,7 @@ func (r *Recorder) servable(id string) bool {
 	if id == "" {
 		return false
 	}
-	if !mockserver.IsID(id) {
+	if !fixtures.IsPathID(id) {
 		r.unservable.add(id)
 		return false
 	}
@@ -447,7 +445,7 @@ func (r *Recorder) schedule(sc map[string]any) {
 	if !r.servable(id) || r.deletedSchedules[id] || strings.TrimSpace(prompt) == "" || strings.TrimSpace(str(sc["name"])) == "" {
 		return
 	}
-	if _, err := store.ParseCron(cron); err != nil {
+	if _, err := fixtures.ParseCron(cron); err != nil {
 		return // a cron the mock cannot tick (the document does not say the form)
 	}
 	var config json.RawMessage
@@ -525,18 +523,18 @@ type Summary struct {
 }
 
 // extraOf are the members of seen, an object as last answered, that the
-// document's component schema does not declare (drift.Doc.Extras), by
+// document's component schema does not declare (openapi.Model.Undeclared), by
 // JSON Pointer, their secrets replaced as the path to each names them (as
 // in a run's configuration). One the mock would refuse is left out and
 // counted.
-func extraOf(doc *drift.Doc, component string, seen any, sum *Summary) fixtures.Extra {
-	found := doc.Extras(component, seen)
+func extraOf(doc *openapi.Model, component string, seen any, sum *Summary) fixtures.Extra {
+	found := doc.Undeclared(component, seen)
 	if len(found) == 0 {
 		return nil
 	}
 	out := fixtures.Extra{}
 	for ptr, raw := range found {
-		if extras.Check(ptr) != nil || mockserver.CheckExtra(doc, component, ptr, raw) != nil {
+		if extras.Check(ptr) != nil || fixtures.CheckExtra(doc, component, ptr, raw) != nil {
 			sum.ExtrasLeftOut++
 			continue
 		}
@@ -589,9 +587,10 @@ func withoutExtras(cfg json.RawMessage, ptr string, found map[string]json.RawMes
 	return out
 }
 
-// Write writes the fixtures folder, then loads it back and starts a mock
-// on it as --fixtures does: a folder the mock would refuse is an error,
-// never left half written in place of a good one. The files are written
+// Write writes the fixtures folder, then loads it back and checks it as
+// the mock checks a --fixtures folder (fixtures.Load, fixtures.Check): a
+// folder the mock would refuse is an error, never left half written in
+// place of a good one. The files are written
 // in a folder of their own inside the recording's folder, so that moving
 // them into place is a rename on one file system wherever the folder
 // lies (a folder that is a mount point, or a link to another disk), and
@@ -625,8 +624,11 @@ func (r *Recorder) Write() (any, error) {
 	set, err := fixtures.Load(os.DirFS(tmp))
 	if err == nil {
 		// What the mock checks as it starts, beyond the files' own form:
-		// every run's agent_config decodes into its types, every cron parses.
-		_, err = mockserver.New(mockserver.Options{Fixtures: set})
+		// every run's agent_config fits its types, every cron parses.
+		var doc *openapi.Model
+		if doc, err = openapi.Embedded(); err == nil {
+			err = fixtures.Check(set, doc)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the recorded fixtures do not load: %w", err)
@@ -664,7 +666,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 	sum := Summary{Dropped: r.dropped.n, Unservable: r.unservable.n, DroppedSchedules: r.left.schedules.n,
 		DroppedEnvironments: r.left.environments.n, DroppedAgents: r.left.agents.n, DroppedModels: r.left.models.n}
 	sum.LeftOut = leftOutSays(sum, r.limit)
-	doc, err := drift.Embedded()
+	doc, err := openapi.Embedded()
 	if err != nil {
 		return nil, Summary{}, err
 	}
@@ -704,9 +706,9 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		}
 		f := fixtureRun(s, ids, origin)
 		f.Extra = extra("RunItem", s.latest)
-		f.Config = withoutExtras(f.Config, "/agent_config", doc.Extras("RunItem", s.latest))
+		f.Config = withoutExtras(f.Config, "/agent_config", doc.Undeclared("RunItem", s.latest))
 		// The run's extra gives back what the document does not declare.
-		f.RequestUsage = withoutExtras(f.RequestUsage, "/request_usage", doc.Extras("RunItem", s.latest))
+		f.RequestUsage = withoutExtras(f.RequestUsage, "/request_usage", doc.Undeclared("RunItem", s.latest))
 		var cfg struct {
 			ModelID       string `json:"model_id"`
 			EnvironmentID string `json:"environment_id"`
@@ -784,7 +786,7 @@ func (r *Recorder) files() (map[string]any, Summary, error) {
 		sc.CreatedAgo = fixtures.Duration(max(0, now.Sub(sc.created)))
 		sc.UpdatedAgo = min(fixtures.Duration(max(0, now.Sub(sc.updated))), sc.CreatedAgo)
 		sc.Extra = extra("ScheduledAgentItem", sc.seen)
-		sc.Config = withoutExtras(sc.Config, "/agent_config", doc.Extras("ScheduledAgentItem", sc.seen))
+		sc.Config = withoutExtras(sc.Config, "/agent_config", doc.Undeclared("ScheduledAgentItem", sc.seen))
 		schedules = append(schedules, sc.Schedule)
 	}
 	if len(schedules) > 0 {

@@ -208,7 +208,7 @@ func TestAnyValidTrafficRecordsAFolderThatReplays(t *testing.T) {
 		seed := int64(round + 1)
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
-			gen, err := schemagen.New(openapi.Document, rng)
+			gen, err := schemagen.New(embeddedModel(t), rng)
 			require.NoError(t, err)
 			gen.Optional = []float64{1, 0.7, 0.3}[round%3]
 			world := &drawnWorld{t: t, v: v, gen: gen, configs: map[string]any{}, seen: map[string]any{}}
@@ -421,4 +421,12 @@ func recordingProxy(t *testing.T, upstream string, v *openapi.Validator) (dir st
 	srv = httptest.NewServer(p)
 	t.Cleanup(func() { srv.Close(); p.Close() })
 	return dir, rec, p, srv
+}
+
+// embeddedModel is the model of the project's document.
+func embeddedModel(t *testing.T) *openapi.Model {
+	t.Helper()
+	m, err := openapi.Embedded()
+	require.NoError(t, err)
+	return m
 }

@@ -1,4 +1,4 @@
-package drift
+package openapi
 
 import (
 	"fmt"
@@ -8,8 +8,6 @@ import (
 	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentruns/agentruns/openapi"
 )
 
 // The engine merges an update of a few members into a wide object by a
@@ -31,7 +29,7 @@ func TestUpdatesOfOneObjectReachTheEngineAsOneWhereverTheyStand(t *testing.T) {
 	ov, err := libopenapi.NewOverlayDocument([]byte(b.String()))
 	require.NoError(t, err)
 	var doc yaml.Node
-	require.NoError(t, yaml.Unmarshal(openapi.Document, &doc))
+	require.NoError(t, yaml.Unmarshal(Document, &doc))
 	merged := coalesce(&doc, ov.Actions)
 	require.Equal(t, 3, len(merged), "actions reaching the engine")
 	require.True(t, merged[0].Remove)
