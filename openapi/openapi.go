@@ -63,6 +63,9 @@ type Validator struct {
 	bodyChecks map[string]*bodyCheck
 	router     router.Router
 	security   parameters.ParameterValidator
+	// answers accept valid answers from a value decoded already
+	// (answercheck.go).
+	answers *answerChecks
 }
 
 // NewValidator returns a Validator for the embedded Document. Building one
@@ -142,14 +145,16 @@ func newValidator(doc []byte, checkDocument bool) (*Validator, error) {
 	}
 	lib := validator.NewValidatorFromV3Model(model, opts...)
 	warmQueryArrayItems(model, schemas, config.NewValidationOptions(opts...))
-	return &Validator{
+	v := &Validator{
 		lib:        lib,
 		bodyChecks: newBodyChecks(model, schemas, opts),
 		// A router of our own names the operation in findings; path-only
 		// matching is the same rule the library applies (see Validator).
 		router:   router.NewRouter(model, router.WithPathOnlyMatching()),
 		security: parameters.NewParameterValidator(model),
-	}, nil
+	}
+	v.answers = newAnswerChecks(v, model, schemas, opts)
+	return v, nil
 }
 
 // logCollector is a slog.Handler that keeps the messages of errors.
