@@ -47,6 +47,10 @@ type Exchange struct {
 	// RequestContentType and RequestBody are the request's.
 	RequestContentType string
 	RequestBody        []byte
+	// RequestDecoded, when set, is RequestBody decoded as Look decodes it
+	// (its first JSON value, numbers as written: json.Number), for a
+	// caller that decoded it already: Look then does not again.
+	RequestDecoded any
 	Status             int
 	ContentType        string
 	Body               []byte // without its Content-Encoding
@@ -205,7 +209,10 @@ func (d *Doc) lookRequest(x Exchange, opName, opTarget string, item *v3.PathItem
 	}
 	ct := mediaType(x.RequestContentType)
 	media := mediaOf(op.RequestBody.Content, ct)
-	body, isJSON := decode(ct, x.RequestBody)
+	body, isJSON := x.RequestDecoded, x.RequestDecoded != nil && (ct == "" || strings.Contains(ct, "json"))
+	if x.RequestDecoded == nil {
+		body, isJSON = decode(ct, x.RequestBody)
+	}
 	if media == nil || media.Schema == nil || !isJSON {
 		return
 	}
