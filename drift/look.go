@@ -51,9 +51,9 @@ type Exchange struct {
 	// (its first JSON value, numbers as written: json.Number), for a
 	// caller that decoded it already: Look then does not again.
 	RequestDecoded any
-	Status             int
-	ContentType        string
-	Body               []byte // without its Content-Encoding
+	Status         int
+	ContentType    string
+	Body           []byte // without its Content-Encoding
 	// Decoded, when set, is Body as encoding/json decodes it into any,
 	// for a caller that decoded it already: Look then does not again.
 	Decoded any
