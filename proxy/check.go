@@ -94,7 +94,7 @@ type checker struct {
 	mu           sync.RWMutex // held for reading while enqueueing, for writing by close
 	closed       bool
 	beforeCheck  func(*pending)    // for tests; see Options
-	decoded      func(part string) // for tests; see Options
+	decoded      func(x *pending, part string) // for tests; see Options
 }
 
 // job is an exchange to check, a marker whose channel closes once

@@ -76,12 +76,12 @@ func (c *checker) classify(x *pending) *exchange {
 	e.body = body
 	e.answerOK = true
 	if len(body) > 0 {
-		c.decoding("answer")
+		c.decoding(x, "answer")
 		e.answerOK = json.Unmarshal(body, &e.answer) == nil
 	}
 	var forRules any
 	if reqBody := x.reqBody.bytes(); len(reqBody) > 0 {
-		c.decoding("request")
+		c.decoding(x, "request")
 		var whole bool
 		e.requestAsWritten, whole = decodeAsWritten(reqBody)
 		if whole {
@@ -105,9 +105,9 @@ func (c *checker) classify(x *pending) *exchange {
 }
 
 // decoding counts one body decoded (Options.decoded, for tests).
-func (c *checker) decoding(part string) {
+func (c *checker) decoding(x *pending, part string) {
 	if c.decoded != nil {
-		c.decoded(part)
+		c.decoded(x, part)
 	}
 }
 

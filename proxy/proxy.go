@@ -93,7 +93,7 @@ type Options struct {
 	// decoded, set by this package's tests, is called each time the
 	// checker decodes a body, with "request" or "answer": each is decoded
 	// once, whoever reads it.
-	decoded func(part string)
+	decoded func(x *pending, part string)
 }
 
 // Proxy is an http.Handler. Close it to stop its checker.
