@@ -40,11 +40,11 @@ type answerChecks struct {
 	accepted *Accepted
 }
 
-// Answers remembered, each at most acceptedAnswerMaxBytes of body: a
-// bounded few MiB.
+// Answers remembered, each at most acceptedAnswerMaxBytes of body (a page
+// of 20 runs is 10 to 40 KiB): at most 16 MiB.
 const (
 	acceptedAnswersMax     = 256
-	acceptedAnswerMaxBytes = 16 << 10
+	acceptedAnswerMaxBytes = 64 << 10
 )
 
 func newAnswerChecks(v *Validator, model *v3.Document, schemas cache.SchemaCache, opts []config.Option) *answerChecks {
@@ -57,7 +57,7 @@ func newAnswerChecks(v *Validator, model *v3.Document, schemas cache.SchemaCache
 // is that value, isJSON false when the body is no JSON. An answer it can
 // tell is valid is judged on that value, without the body being decoded
 // again, and the same answer again (the same operation, status,
-// Content-Type and bytes, up to 16 KiB) is accepted as before; any other
+// Content-Type and bytes, up to 64 KiB) is accepted as before; any other
 // is judged by ValidateResponse, so a finding reads as it always did.
 func (v *Validator) ValidateResponseValue(req *http.Request, resp *http.Response, body []byte, decoded any, isJSON bool) error {
 	if isJSON && resp != nil && v.answers.accepts(req, resp, body, decoded) {

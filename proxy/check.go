@@ -82,6 +82,7 @@ type checker struct {
 	// worker it belongs to is left only the rules across answers. When
 	// spare is full an exchange is simply not offered.
 	spare        chan *work
+	ahead        atomic.Int64  // exchanges prepared by a worker not their own, not yet finished
 	turn         atomic.Uint64 // the next worker in turn
 	queued       atomic.Int64  // bytes waiting (exchangeBytes)
 	queueLimit   int64
@@ -93,7 +94,7 @@ type checker struct {
 	stopped      sync.WaitGroup
 	mu           sync.RWMutex // held for reading while enqueueing, for writing by close
 	closed       bool
-	beforeCheck  func(*pending)    // for tests; see Options
+	beforeCheck  func(*pending)                // for tests; see Options
 	decoded      func(x *pending, part string) // for tests; see Options
 }
 
@@ -112,6 +113,7 @@ type work struct {
 	taken    atomic.Bool
 	prepared chan struct{} // closed once e is set
 	e        *exchange
+	ahead    bool // prepared by another worker than its own
 }
 
 func newWork(x *pending) *work { return &work{x: x, prepared: make(chan struct{})} }
@@ -177,8 +179,14 @@ func (q *queue) next() (j job, ok, done bool) {
 	return j, true, false
 }
 
-// spareSlots is how many exchanges spare offers at once.
-const spareSlots = 1 << 12
+// spareSlots is how many exchanges spare offers at once; maxAhead is how
+// many, prepared by an idle worker, may wait for their own worker to
+// finish them: a prepared exchange holds its decoded bodies, which cost
+// several times their bytes, so an idle worker stays only so far ahead.
+const (
+	spareSlots = 1 << 12
+	maxAhead   = 64
+)
 
 // exchangeBytes is what an exchange costs waiting beyond its bodies (its
 // request line, headers, times), counted so that a flood of exchanges
@@ -216,7 +224,9 @@ func (c *checker) loop(q *queue) {
 			select {
 			case <-q.ready:
 			case w := <-c.spare: // nil without spare: never
-				c.prepare(w)
+				if c.ahead.Load() < maxAhead {
+					c.prepareAhead(w)
+				}
 			}
 			continue
 		}
@@ -440,18 +450,33 @@ func (c *checker) close() {
 // check checks one exchange, in its turn on its worker: prepared already
 // by an idle worker, or now.
 func (c *checker) check(w *work) {
-	c.prepare(w)
+	if !w.taken.Swap(true) {
+		c.prepare(w)
+	}
 	<-w.prepared
 	c.finish(w.e)
+	if w.ahead {
+		c.ahead.Add(-1)
+	}
+	// spare may still offer w: it keeps nothing of the exchange.
+	w.x, w.e = nil, nil
 }
 
-// prepare builds w's exchange and does the order-free part of its check,
-// unless another worker has taken it: the document's findings, the client
-// versions and drift. Safe for every worker at once.
-func (c *checker) prepare(w *work) {
+// prepareAhead prepares w, queued on another worker, unless a worker has
+// taken it already.
+func (c *checker) prepareAhead(w *work) {
 	if w.taken.Swap(true) {
 		return
 	}
+	w.ahead = true
+	c.ahead.Add(1)
+	c.prepare(w)
+}
+
+// prepare builds w's exchange and does the order-free part of its check:
+// the document's findings, the client versions and drift. The worker that
+// took w (work.taken) calls it; safe for every worker at once.
+func (c *checker) prepare(w *work) {
 	defer close(w.prepared)
 	c.leave(w.x)
 	e := c.classify(w.x) // exchange.go
