@@ -495,7 +495,7 @@ func (c *checker) prepare(w *work) {
 		}
 	}
 	if value := e.json(); value != nil {
-		c.clients.AnswerValue(x.method, x.apiPath, x.status, value) // clients.go
+		c.clients.AnswerJudged(x.method, x.apiPath, x.status, e.body, value) // clients.go
 	}
 	c.lookForDrift(e) // drift.go
 }
