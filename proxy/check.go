@@ -48,12 +48,23 @@ import (
 //     so checking two of them out of order can at worst miss a finding,
 //     never invent one.
 //
+// Each exchange is checked in two parts (prepare and finish). Preparing it
+// builds the exchange once (exchange.go: its bodies decoded, the document
+// that judges it) and does what needs no order: the document's findings,
+// the client versions, drift. Finishing it applies the rules across
+// answers, which need its run's exchanges in order, and records what was
+// found. Its own worker finishes it in its turn; an idle worker, finding
+// its own queue empty, prepares what the others' queues hold (spare), at
+// most maxAhead exchanges ahead, so one very busy run (every GET of a
+// load naming it) is checked by every core, not by its worker alone.
+//
 // With an Observer (the recorder) there is one worker: it learns from the
 // order of all the traffic, a delete after a read of the same schedule.
 //
-// The queues hold at most QueueBytes of bodies between them. Past that an
-// exchange passes unchecked and is counted so, rather than memory growing
-// without bound, or, with Backpressure, its caller waits for room.
+// The queues hold at most QueueBytes between them: the bodies waiting, and
+// exchangeBytes for each exchange besides; no count bounds a queue. Past
+// that an exchange passes unchecked and is counted so, rather than memory
+// growing without bound, or, with Backpressure, its caller waits for room.
 
 type checker struct {
 	// judge says which document each exchange is held to (document.go).
