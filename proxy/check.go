@@ -85,6 +85,8 @@ type checker struct {
 	// maxBody is the largest body checked (Options.MaxBodyBytes), a
 	// decoded answer's included.
 	maxBody int
+	// repeats remembers what an exchange seen before gave (repeat.go).
+	repeats repeats
 
 	workers []*queue
 	// spare offers every exchange queued on a worker to the others: an

@@ -35,11 +35,7 @@ func (c *checker) lookForDrift(e *exchange) {
 		return
 	}
 	x := e.x
-	c.drift.Look(drift.Exchange{
-		Method: x.method, Path: x.apiPath, Query: x.query,
-		RequestContentType: x.header.Get("Content-Type"), RequestBody: x.reqBody.bytes(), RequestDecoded: e.requestAsWritten,
-		Status: x.status, ContentType: x.respHeader.Get("Content-Type"), Body: e.body, Decoded: e.json(),
-	}, func(s drift.Sighting) {
+	seen := func(s drift.Sighting) {
 		// A request without credentials is answered by the server's
 		// door, not its API: what it shows is no drift of the upstream
 		// (the profile, two servers' answers to the same traffic, keeps it).
@@ -47,7 +43,25 @@ func (c *checker) lookForDrift(e *exchange) {
 			c.ledger.Add(s, x.received)
 		}
 		c.profile.Add(s)
+	}
+	look := func(seen func(drift.Sighting)) {
+		c.drift.Look(drift.Exchange{
+			Method: x.method, Path: x.apiPath, Query: x.query,
+			RequestContentType: x.header.Get("Content-Type"), RequestBody: x.reqBody.bytes(), RequestDecoded: e.requestAsWritten,
+			Status: x.status, ContentType: x.respHeader.Get("Content-Type"), Body: e.body, Decoded: e.json(),
+		}, seen)
+	}
+	if e.repeat == nil {
+		look(seen)
+		return
+	}
+	// The same exchange shows the same sightings: walked once (repeat.go).
+	e.repeat.walked.Do(func() {
+		look(func(s drift.Sighting) { e.repeat.sightings = append(e.repeat.sightings, s) })
 	})
+	for _, s := range e.repeat.sightings {
+		seen(s)
+	}
 }
 
 // Drift is what the traffic showed that the document does not declare.

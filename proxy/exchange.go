@@ -41,6 +41,9 @@ type exchange struct {
 	// server of the published document reads it, when one judges).
 	ex, judged rules.Exchange
 	verdict    verdict
+	// repeat is what the same exchange gave before, or will give the next
+	// time (repeat.go); nil for one too large to remember.
+	repeat *repeat
 	// found are the document's findings, issues the request's problems
 	// (a request off the document).
 	found  []rules.Violation
@@ -74,10 +77,22 @@ func (c *checker) classify(x *pending) *exchange {
 		return e
 	}
 	e.body = body
-	e.answerOK = true
-	if len(body) > 0 {
-		c.decoding(x, "answer")
-		e.answerOK = json.Unmarshal(body, &e.answer) == nil
+	key, remember := repeatKey(x, body)
+	if remember {
+		e.repeat = c.repeats.get(key)
+	}
+	if e.repeat != nil {
+		e.answer, e.answerOK = e.repeat.answer, e.repeat.answerOK // repeat.go
+	} else {
+		e.answerOK = true
+		if len(body) > 0 {
+			c.decoding(x, "answer")
+			e.answerOK = json.Unmarshal(body, &e.answer) == nil
+		}
+		if remember {
+			e.repeat = &repeat{answer: e.answer, answerOK: e.answerOK}
+			c.repeats.put(key, e.repeat)
+		}
 	}
 	var forRules any
 	if reqBody := x.reqBody.bytes(); len(reqBody) > 0 {

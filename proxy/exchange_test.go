@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -73,4 +74,34 @@ func readJSON(t *testing.T, resp *http.Response) map[string]any {
 	var v map[string]any
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&v))
 	return v
+}
+
+// The same exchange again (a client polling a run that has not changed)
+// is not decoded again: its decoded answer and its drift come from the
+// first. Every one is still checked, and the rules see each.
+func TestTheSameExchangeAgainIsNotDecodedAgain(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"run_id":"r1","task_id":"r1","title":"t","prompt":"p","state":"QUEUED","undeclared":1,` +
+			`"created_at":"2026-01-01T10:00:00Z","updated_at":"2026-01-01T10:00:05Z"}`))
+	}))
+	t.Cleanup(upstream.Close)
+	var mu sync.Mutex
+	answers := 0
+	p, drained, url := serveProxy(t, Options{Upstream: upstream.URL, decoded: func(x *pending, part string) {
+		mu.Lock()
+		defer mu.Unlock()
+		answers++
+	}})
+	for range 3 {
+		getWithKey(t, url+"/agent/runs/r1")
+	}
+	require.NoError(t, drained())
+	assert.Equal(t, 1, answers)
+	s := p.Summary()
+	assert.Equal(t, 3, s.Checked)
+	require.NotEmpty(t, s.Drift.Facts, "the member the document does not declare")
+	for _, f := range s.Drift.Facts {
+		assert.Equal(t, 3, f.Count, "every exchange counts: %+v", f)
+	}
 }
