@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -21,7 +22,24 @@ type Tally struct {
 	versions []*Version
 	mu       sync.Mutex
 	counts   []Count
+	// judged remembers the verdicts of answers judged before, by their
+	// bytes (AnswerJudged): judging is a function of the answer alone.
+	judgedMu sync.Mutex
+	judged   map[string][]verdict
 }
+
+// verdict is what one version made of one answer.
+type verdict struct {
+	version int
+	breaks  []Break
+}
+
+// Answers whose verdicts a Tally remembers, each at most
+// judgedAnswerMaxBytes of body: at most 16 MiB. When full it starts over.
+const (
+	judgedAnswersMax     = 256
+	judgedAnswerMaxBytes = 64 << 10
+)
 
 // Count is what a Tally found for one client version.
 type Count struct {
@@ -72,6 +90,67 @@ func (t *Tally) AnswerBody(method, path string, status int, body []byte) {
 // decodes into any), for a caller that reads it for more than this.
 func (t *Tally) AnswerValue(method, path string, status int, decoded any) {
 	t.answer(method, path, status, func() (any, bool) { return decoded, true })
+}
+
+// AnswerJudged is AnswerValue for a caller that has the body's bytes too
+// (body): the same answer again (method, path, status and bytes, up to 64
+// KiB; a client polling a run that has not changed) is counted as it was
+// judged the first time, without judging it again.
+func (t *Tally) AnswerJudged(method, path string, status int, body []byte, decoded any) {
+	if t == nil || status < 200 || status > 299 {
+		return
+	}
+	if len(body) > judgedAnswerMaxBytes {
+		t.AnswerValue(method, path, status, decoded)
+		return
+	}
+	key := method + "\x00" + path + "\x00" + strconv.Itoa(status) + "\x00" + string(body)
+	t.judgedMu.Lock()
+	vs, ok := t.judged[key]
+	t.judgedMu.Unlock()
+	if !ok {
+		vs = t.judge(method, path, status, decoded)
+		t.judgedMu.Lock()
+		if t.judged == nil || len(t.judged) >= judgedAnswersMax {
+			t.judged = make(map[string][]verdict, 64)
+		}
+		t.judged[key] = vs
+		t.judgedMu.Unlock()
+	}
+	t.count(vs)
+}
+
+// judge is what each version that calls the operation and reads the
+// answer makes of it.
+func (t *Tally) judge(method, path string, status int, decoded any) []verdict {
+	var out []verdict
+	for i, v := range t.versions {
+		if _, calls := v.Calls(method, path); !calls {
+			continue
+		}
+		if checked, breaks := v.Judge(method, path, status, decoded); checked {
+			out = append(out, verdict{version: i, breaks: breaks})
+		}
+	}
+	return out
+}
+
+// count counts verdicts.
+func (t *Tally) count(vs []verdict) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, v := range vs {
+		c := &t.counts[v.version]
+		c.Checked++
+		if len(v.breaks) > 0 {
+			c.Broken++
+			for _, b := range v.breaks {
+				if len(c.First) < FirstBreaks && !slices.Contains(c.First, b) {
+					c.First = append(c.First, b)
+				}
+			}
+		}
+	}
 }
 
 // answer judges an answer for each version that calls its operation,

@@ -45,9 +45,13 @@ type Exchange struct {
 	// RequestContentType and RequestBody are the request's.
 	RequestContentType string
 	RequestBody        []byte
-	Status             int
-	ContentType        string
-	Body               []byte // without its Content-Encoding
+	// RequestDecoded, when set, is RequestBody decoded as Look decodes it
+	// (its first JSON value, numbers as written: json.Number), for a
+	// caller that decoded it already: Look then does not again.
+	RequestDecoded any
+	Status         int
+	ContentType    string
+	Body           []byte // without its Content-Encoding
 	// Decoded, when set, is Body as encoding/json decodes it into any,
 	// for a caller that decoded it already: Look then does not again.
 	Decoded any
@@ -183,7 +187,10 @@ func (d *Doc) lookRequest(x Exchange, opName, opTarget string, op *openapi.Opera
 	}
 	ct := mediaType(x.RequestContentType)
 	media := rb.Media(ct)
-	body, isJSON := decode(ct, x.RequestBody)
+	body, isJSON := x.RequestDecoded, x.RequestDecoded != nil && (ct == "" || strings.Contains(ct, "json"))
+	if x.RequestDecoded == nil {
+		body, isJSON = decode(ct, x.RequestBody)
+	}
 	if media == nil || !media.HasSchema || !isJSON {
 		return
 	}

@@ -63,6 +63,9 @@ type Validator struct {
 	bodyChecks map[string]*bodyCheck
 	router     router.Router
 	security   parameters.ParameterValidator
+	// answers accept valid answers from a value decoded already
+	// (answercheck.go).
+	answers *answerChecks
 }
 
 // NewValidator returns a Validator for the embedded Document. Building one
@@ -111,7 +114,7 @@ func NewValidatorFor(m *Model) *Validator {
 	}
 	lib := validator.NewValidatorFromV3Model(model, opts...)
 	warmQueryArrayItems(model, schemas, config.NewValidationOptions(opts...))
-	return &Validator{
+	v := &Validator{
 		lib:        lib,
 		bodyChecks: newBodyChecks(model, schemas, opts),
 		// The model's router names the operation in findings; path-only
@@ -119,6 +122,8 @@ func NewValidatorFor(m *Model) *Validator {
 		router:   m.router,
 		security: parameters.NewParameterValidator(model),
 	}
+	v.answers = newAnswerChecks(v, model, schemas, opts)
+	return v
 }
 
 // logCollector is a slog.Handler that keeps the messages of errors.

@@ -48,12 +48,23 @@ import (
 //     so checking two of them out of order can at worst miss a finding,
 //     never invent one.
 //
+// Each exchange is checked in two parts (prepare and finish). Preparing it
+// builds the exchange once (exchange.go: its bodies decoded, the document
+// that judges it) and does what needs no order: the document's findings,
+// the client versions, drift. Finishing it applies the rules across
+// answers, which need its run's exchanges in order, and records what was
+// found. Its own worker finishes it in its turn; an idle worker, finding
+// its own queue empty, prepares what the others' queues hold (spare), at
+// most maxAhead exchanges ahead, so one very busy run (every GET of a
+// load naming it) is checked by every core, not by its worker alone.
+//
 // With an Observer (the recorder) there is one worker: it learns from the
 // order of all the traffic, a delete after a read of the same schedule.
 //
-// The queues hold at most QueueBytes of bodies between them. Past that an
-// exchange passes unchecked and is counted so, rather than memory growing
-// without bound, or, with Backpressure, its caller waits for room.
+// The queues hold at most QueueBytes between them: the bodies waiting, and
+// exchangeBytes for each exchange besides; no count bounds a queue. Past
+// that an exchange passes unchecked and is counted so, rather than memory
+// growing without bound, or, with Backpressure, its caller waits for room.
 
 type checker struct {
 	// judge says which document each exchange is held to (document.go).
@@ -74,10 +85,19 @@ type checker struct {
 	// maxBody is the largest body checked (Options.MaxBodyBytes), a
 	// decoded answer's included.
 	maxBody int
+	// repeats remembers what an exchange seen before gave (repeat.go).
+	repeats repeats
 
-	workers      []chan job
+	workers []*queue
+	// spare offers every exchange queued on a worker to the others: an
+	// idle worker takes one and classifies it and holds it to the
+	// document (prepare), the order-free part of its check, so the
+	// worker it belongs to is left only the rules across answers. When
+	// spare is full an exchange is simply not offered.
+	spare        chan *work
+	ahead        atomic.Int64  // exchanges prepared by a worker not their own, not yet finished
 	turn         atomic.Uint64 // the next worker in turn
-	queued       atomic.Int64  // bytes of bodies waiting
+	queued       atomic.Int64  // bytes waiting (exchangeBytes)
 	queueLimit   int64
 	backpressure bool
 	room         *sync.Cond // with backpressure: signalled as bodies leave the queues
@@ -87,29 +107,104 @@ type checker struct {
 	stopped      sync.WaitGroup
 	mu           sync.RWMutex // held for reading while enqueueing, for writing by close
 	closed       bool
-	beforeCheck  func(*pending) // for tests; see Options
+	beforeCheck  func(*pending)                // for tests; see Options
+	decoded      func(x *pending, part string) // for tests; see Options
 }
 
 // job is an exchange to check, a marker whose channel closes once
 // everything before it on its worker is checked, or a barrier.
 type job struct {
-	x       *pending
+	w       *work
 	marker  chan struct{}
 	barrier *barrier
 }
 
+// work is one exchange on its way through the checker: prepared once, by
+// whichever worker takes it first, then finished by its own worker.
+type work struct {
+	x        *pending
+	taken    atomic.Bool
+	prepared chan struct{} // closed once e is set
+	e        *exchange
+	ahead    bool // prepared by another worker than its own
+}
+
+func newWork(x *pending) *work { return &work{x: x, prepared: make(chan struct{})} }
+
 // barrier is an exchange queued on every worker: the last worker to reach
 // it checks it, and the others wait until then.
 type barrier struct {
-	x       *pending
+	w       *work
 	waiting atomic.Int32 // workers yet to reach it
 	done    chan struct{}
 }
 
-// queueSlots is the most exchanges one worker's queue holds: enough that
-// QueueBytes binds first (a few MiB of slots per worker), even when all
-// the exchanges are about one run and go to one worker.
-const queueSlots = 1 << 16
+// queue is one worker's queue: as long as the bytes waiting allow
+// (QueueBytes), never full by count.
+type queue struct {
+	mu     sync.Mutex
+	jobs   []job
+	head   int
+	ready  chan struct{} // holds a token while jobs may be waiting
+	closed bool
+}
+
+func newQueue() *queue { return &queue{ready: make(chan struct{}, 1)} }
+
+func (q *queue) push(j job) {
+	q.mu.Lock()
+	q.jobs = append(q.jobs, j)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *queue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+// next takes the first job; ok is false when there is none, and done
+// when there will be none (the queue is closed and empty).
+func (q *queue) next() (j job, ok, done bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.jobs) {
+		if len(q.jobs) > 0 {
+			q.jobs, q.head = q.jobs[:0], 0
+		}
+		return job{}, false, q.closed
+	}
+	j = q.jobs[q.head]
+	q.jobs[q.head] = job{}
+	q.head++
+	if q.head > 1024 && q.head*2 > len(q.jobs) {
+		q.jobs, q.head = append([]job(nil), q.jobs[q.head:]...), 0
+	}
+	return j, true, false
+}
+
+// spareSlots is how many exchanges spare offers at once; maxAhead is how
+// many, prepared by an idle worker, may wait for their own worker to
+// finish them: a prepared exchange holds its decoded bodies, which cost
+// several times their bytes, so an idle worker stays only so far ahead.
+const (
+	spareSlots = 1 << 12
+	maxAhead   = 64
+)
+
+// exchangeBytes is what an exchange costs waiting beyond its bodies (its
+// request line, headers, times), counted so that a flood of exchanges
+// without bodies is bounded by QueueBytes too.
+const exchangeBytes = 512
 
 func newChecker(j *judge, m *rules.Memory, f *findings, runs *seenRuns, o Observer, queueLimit int64, workers int, backpressure bool) *checker {
 	if o != nil || workers < 1 {
@@ -117,18 +212,37 @@ func newChecker(j *judge, m *rules.Memory, f *findings, runs *seenRuns, o Observ
 	}
 	c := &checker{judge: j, memory: m, found: f, runs: runs, observer: o, queueLimit: queueLimit, backpressure: backpressure}
 	c.room = sync.NewCond(&c.roomMu)
-	c.workers = make([]chan job, workers)
+	c.workers = make([]*queue, workers)
+	if workers > 1 {
+		c.spare = make(chan *work, spareSlots)
+	}
 	for i := range c.workers {
-		c.workers[i] = make(chan job, queueSlots)
+		c.workers[i] = newQueue()
 		c.stopped.Add(1)
 		go c.loop(c.workers[i])
 	}
 	return c
 }
 
-func (c *checker) loop(queue chan job) {
+// loop checks the jobs of its queue in order; while it has none, it
+// prepares the exchanges spare offers.
+func (c *checker) loop(q *queue) {
 	defer c.stopped.Done()
-	for j := range queue {
+	for {
+		j, ok, done := q.next()
+		switch {
+		case done:
+			return
+		case !ok:
+			select {
+			case <-q.ready:
+			case w := <-c.spare: // nil without spare: never
+				if c.ahead.Load() < maxAhead {
+					c.prepareAhead(w)
+				}
+			}
+			continue
+		}
 		switch {
 		case j.marker != nil:
 			close(j.marker)
@@ -138,21 +252,19 @@ func (c *checker) loop(queue chan job) {
 				<-b.done
 				continue
 			}
-			c.leave(b.x)
-			c.checkOne(b.x)
+			c.check(b.w)
 			close(b.done)
 		default:
-			c.leave(j.x)
-			c.checkOne(j.x)
+			c.check(j.w)
 		}
 	}
 }
 
 func size(x *pending) int64 {
-	return int64(x.respBody.buf.Len()) + int64(len(x.reqBody.bytes()))
+	return int64(x.respBody.buf.Len()) + int64(len(x.reqBody.bytes())) + exchangeBytes
 }
 
-// leave takes x's bodies off the bytes waiting, making room.
+// leave takes x off the bytes waiting, making room.
 func (c *checker) leave(x *pending) {
 	c.queued.Add(-size(x))
 	if c.backpressure {
@@ -163,8 +275,8 @@ func (c *checker) leave(x *pending) {
 }
 
 // reserve counts n more bytes waiting, false when they do not fit. With
-// backpressure it waits for room instead; a body larger than the whole
-// bound waits for empty queues.
+// backpressure it waits for room instead; an exchange larger than the
+// whole bound waits for empty queues.
 func (c *checker) reserve(n int64) bool {
 	if !c.backpressure {
 		if c.queued.Add(n) > c.queueLimit {
@@ -194,35 +306,32 @@ func (c *checker) enqueue(x *pending) {
 		c.found.notChecked(x, "the check queue was full")
 		return
 	}
-	n := size(x)
-	w, ok := c.workerOf(x)
+	w := newWork(x)
+	i, ok := c.workerOf(x)
 	if ok {
-		if !c.reserve(n) {
+		if !c.reserve(size(x)) {
 			c.found.notChecked(x, "the check queue was full")
 			return
 		}
-		if c.backpressure {
-			c.workers[w] <- job{x: x}
-			return
-		}
-		select {
-		case c.workers[w] <- job{x: x}:
-		default:
-			c.queued.Add(-n)
-			c.found.notChecked(x, "the check queue was full")
+		c.workers[i].push(job{w: w})
+		if c.spare != nil {
+			select {
+			case c.spare <- w:
+			default:
+			}
 		}
 		return
 	}
 	// A barrier is never skipped, and waits for room: skipping a
 	// session's reset would judge what follows it against the world before
 	// it.
-	c.queued.Add(n)
-	b := &barrier{x: x, done: make(chan struct{})}
+	c.queued.Add(size(x))
+	b := &barrier{w: w, done: make(chan struct{})}
 	b.waiting.Store(int32(len(c.workers)))
 	c.barrierMu.Lock()
 	defer c.barrierMu.Unlock()
 	for _, q := range c.workers {
-		q <- job{barrier: b}
+		q.push(job{barrier: b})
 	}
 }
 
@@ -310,12 +419,7 @@ func (c *checker) drain(ctx context.Context) error {
 	markers := make([]chan struct{}, len(c.workers))
 	for i, q := range c.workers {
 		markers[i] = make(chan struct{})
-		select {
-		case q <- job{marker: markers[i]}:
-		case <-ctx.Done():
-			c.mu.RUnlock()
-			return ctx.Err()
-		}
+		q.push(job{marker: markers[i]})
 	}
 	c.mu.RUnlock()
 	for _, m := range markers {
@@ -348,7 +452,7 @@ func (c *checker) close() {
 		c.mu.Lock()
 		c.closed = true
 		for _, q := range c.workers {
-			close(q)
+			q.close()
 		}
 		c.mu.Unlock()
 		c.stopped.Wait()
@@ -356,60 +460,80 @@ func (c *checker) close() {
 	})
 }
 
-// checkOne checks one exchange against the document and the rules, and
-// records what it found.
-func (c *checker) checkOne(x *pending) {
+// check checks one exchange, in its turn on its worker: prepared already
+// by an idle worker, or now.
+func (c *checker) check(w *work) {
+	if !w.taken.Swap(true) {
+		c.prepare(w)
+	}
+	<-w.prepared
+	c.finish(w.e)
+	if w.ahead {
+		c.ahead.Add(-1)
+	}
+	// spare may still offer w: it keeps nothing of the exchange.
+	w.x, w.e = nil, nil
+}
+
+// prepareAhead prepares w, queued on another worker, unless a worker has
+// taken it already.
+func (c *checker) prepareAhead(w *work) {
+	if w.taken.Swap(true) {
+		return
+	}
+	w.ahead = true
+	c.ahead.Add(1)
+	c.prepare(w)
+}
+
+// prepare builds w's exchange and does the order-free part of its check:
+// the document's findings, the client versions and drift. The worker that
+// took w (work.taken) calls it; safe for every worker at once.
+func (c *checker) prepare(w *work) {
+	defer close(w.prepared)
+	c.leave(w.x)
+	e := c.classify(w.x) // exchange.go
+	w.e = e
+	if e.unchecked != "" {
+		return
+	}
+	x := e.x
+	if strings.HasPrefix(x.apiPath, "/agent") {
+		v := e.verdict.validator
+		issues, routed := c.requestIssues(v, e)
+		e.issues = issues
+		e.found = append(e.found, rules.Refused(x.status, issues)...)
+		if routed && !e.verdict.notServed {
+			e.found = append(e.found, c.responseViolations(v, e)...)
+		}
+	}
+	if value := e.json(); value != nil {
+		c.clients.AnswerJudged(x.method, x.apiPath, x.status, e.body, value) // clients.go
+	}
+	c.lookForDrift(e) // drift.go
+}
+
+// finish does the part of an exchange's check that needs its run's
+// exchanges in order: the rules across answers, then records what was
+// found; the runs the dashboard shows and the Observer see it too.
+func (c *checker) finish(e *exchange) {
+	x := e.x
 	if c.beforeCheck != nil {
 		c.beforeCheck(x)
 	}
-	body, err := decoded(x.respHeader, x.respBody.bytes(), c.maxBody)
-	switch {
-	case errors.Is(err, errDecodedTooLarge):
-		// A small gzip answer may decode to a huge one (a bomb): it is
-		// not decoded past the size a plain body is checked to, and is
-		// counted, not walked, as a plain body over it is.
-		c.found.notChecked(x, "an answer over the size the proxy checks, once decoded")
-		return
-	case err != nil:
-		c.found.notChecked(x, "an answer body the proxy could not decode: "+err.Error())
+	if e.unchecked != "" {
+		c.found.notChecked(x, e.unchecked)
 		return
 	}
-	ex := rules.Exchange{
-		Method: x.method, Path: x.apiPath, Query: x.query, Session: x.session, Caller: x.caller,
-		Status: x.status, Body: body, RequestBody: x.reqBody.bytes(), Sent: x.sent, Received: x.received,
-		Request: requestName(x.method, x.apiPath, x.query),
+	if len(e.issues) > 0 {
+		c.found.offDocument(x, e.ex.Request, e.issues)
 	}
-	// The answer is decoded once, for every reader after the validator:
-	// the violations' values, the client versions and drift.
-	value := decodeJSON(x.respHeader, body)
-	var found []rules.Violation
-	judged := ex
-	lacked := false
-	if strings.HasPrefix(x.apiPath, "/agent") {
-		j := c.judge.judging(x) // document.go
-		lacked = j.lacked
-		issues, routed := c.requestIssues(j.validator, x)
-		found = append(found, rules.Refused(x.status, issues)...)
-		if len(issues) > 0 {
-			c.found.offDocument(x, ex.Request, issues)
-		}
-		if routed && !j.notServed {
-			found = append(found, c.responseViolations(j.validator, x, body, value)...)
-		}
-		if j.asPublished {
-			judged = c.judge.asPublishedServerReads(ex, j.operation)
-		}
-	}
-	found = append(found, c.memory.Observe(judged)...)
-	c.found.record(x, ex.Request, found)
-	c.runs.observe(ex)
-	if value != nil {
-		c.clients.AnswerValue(ex.Method, ex.Path, ex.Status, value) // clients.go
-	}
-	c.lookForDrift(x, body, value, lacked) // drift.go
+	found := append(e.found, c.memory.Observe(e.judged)...)
+	c.found.record(x, e.ex.Request, found)
+	c.runs.observe(e)
 	if c.observer != nil {
 		c.observeMu.Lock()
-		c.observer.Observe(ex)
+		c.observer.Observe(e.ex)
 		c.observeMu.Unlock()
 	}
 }
@@ -417,8 +541,8 @@ func (c *checker) checkOne(x *pending) {
 // requestIssues checks the request against the document; routed is false
 // when the document has no operation for it (its answer is then not
 // checked against the document either).
-func (c *checker) requestIssues(v *openapi.Validator, x *pending) (issues []string, routed bool) {
-	req := c.request(x)
+func (c *checker) requestIssues(v *openapi.Validator, e *exchange) (issues []string, routed bool) {
+	req := e.x.request()
 	routed = true
 	collect := func(err error) {
 		var ve *openapi.ValidationError
@@ -437,17 +561,20 @@ func (c *checker) requestIssues(v *openapi.Validator, x *pending) (issues []stri
 	}
 	collect(v.ValidateSecurity(req))
 	if routed {
-		collect(v.ValidateRequest(req))
+		collect(v.ValidateRequestBody(req, e.x.reqBody.bytes()))
 	}
 	return dedupe(issues), routed
 }
 
-func (c *checker) responseViolations(v *openapi.Validator, x *pending, body []byte, doc any) []rules.Violation {
-	req := c.request(x)
-	h := x.respHeader.Clone()
+func (c *checker) responseViolations(v *openapi.Validator, e *exchange) []rules.Violation {
+	req := e.x.request()
+	h := e.x.respHeader.Clone()
 	h.Del("Content-Encoding") // the body is decoded already
-	resp := &http.Response{StatusCode: x.status, Header: h, Body: io.NopCloser(bytes.NewReader(body)), Request: req}
-	err := v.ValidateResponse(req, resp)
+	resp := &http.Response{StatusCode: e.x.status, Header: h, Body: io.NopCloser(bytes.NewReader(e.body)), Request: req}
+	// The validator judges the answer from the value decoded already,
+	// and decodes the bytes itself only for what it finds wrong.
+	err := v.ValidateResponseValue(req, resp, e.body, e.answer, e.answerOK)
+	doc := e.json()
 	var ve *openapi.ValidationError
 	if !errors.As(err, &ve) {
 		return nil
@@ -532,7 +659,7 @@ func short(v any) string {
 }
 
 // request rebuilds the request for the validator from what was kept.
-func (c *checker) request(x *pending) *http.Request {
+func (x *pending) request() *http.Request {
 	body := x.reqBody.bytes()
 	return &http.Request{
 		Method: x.method, URL: &url.URL{Path: x.path, RawQuery: x.rawQuery}, Header: x.header,

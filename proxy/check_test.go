@@ -16,7 +16,7 @@ import (
 	"github.com/agentruns/agentruns/rules"
 )
 
-func mockUpstream(t *testing.T) string {
+func mockUpstream(t testing.TB) string {
 	t.Helper()
 	m, err := mockserver.New(mockserver.Options{})
 	require.NoError(t, err)

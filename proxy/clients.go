@@ -15,7 +15,7 @@ import (
 // client versions panel, GET /__mock/proxy's "clients" and both reports
 // show, per version, the answers checked, those that break it and the
 // first breaks. A break is told, never a failure: the document is the
-// contract. Every checking worker feeds the one tally (checker.checkOne).
+// contract. Every checking worker feeds the one tally (checker.prepare).
 
 // newClientTally makes the tally of the known client versions.
 func newClientTally() (*clientcheck.Tally, error) {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -181,7 +180,8 @@ func (j *judge) judging(x *pending) verdict {
 // it: without the query parameters and body fields only the newest client
 // sends, which such a server ignores. The rules across answers then never
 // hold it to a filter or a field it does not have (a listing by executor,
-// the metadata a creation sent).
+// the metadata a creation sent). The body is taken out of ex.Decoded, which
+// the rules read; RequestBody stays as sent.
 func (j *judge) asPublishedServerReads(ex rules.Exchange, op string) rules.Exchange {
 	parts, ok := j.newestParts[op]
 	if !ok {
@@ -197,15 +197,18 @@ func (j *judge) asPublishedServerReads(ex rules.Exchange, op string) rules.Excha
 		}
 		ex.Query = q
 	}
-	if len(parts.Body) > 0 && len(ex.RequestBody) > 0 {
-		var body map[string]json.RawMessage
-		if json.Unmarshal(ex.RequestBody, &body) == nil {
-			for k := range parts.Body {
-				delete(body, k)
+	if len(parts.Body) > 0 && ex.Decoded != nil {
+		// The rules read the request from its decoded body.
+		if body, ok := ex.Decoded.Request.(map[string]any); ok {
+			kept := make(map[string]any, len(body))
+			for k, v := range body {
+				if !parts.Body[k] {
+					kept[k] = v
+				}
 			}
-			if b, err := json.Marshal(body); err == nil {
-				ex.RequestBody = b
-			}
+			d := *ex.Decoded
+			d.Request = kept
+			ex.Decoded = &d
 		}
 	}
 	return ex

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/agentruns/agentruns/drift"
@@ -30,38 +28,40 @@ const OverlayExtends = "openapi/openapi.yaml"
 // judging document lacks the operation of, answered 404, 405 or 501
 // (lacked: the suite probing the newest client's operations on a server
 // held to the published document), is no drift of the upstream: the
-// profile keeps it, the ledger does not.
-func (c *checker) lookForDrift(x *pending, body []byte, decoded any, lacked bool) {
+// profile keeps it, the ledger does not. Drift reads the bodies as the
+// exchange decoded them.
+func (c *checker) lookForDrift(e *exchange) {
 	if c.drift == nil {
 		return
 	}
-	c.drift.Look(drift.Exchange{
-		Method: x.method, Path: x.apiPath, Query: x.query,
-		RequestContentType: x.header.Get("Content-Type"), RequestBody: x.reqBody.bytes(),
-		Status: x.status, ContentType: x.respHeader.Get("Content-Type"), Body: body, Decoded: decoded,
-	}, func(s drift.Sighting) {
+	x := e.x
+	seen := func(s drift.Sighting) {
 		// A request without credentials is answered by the server's
 		// door, not its API: what it shows is no drift of the upstream
 		// (the profile, two servers' answers to the same traffic, keeps it).
-		if x.caller != "" && !lacked {
+		if x.caller != "" && !e.verdict.lacked {
 			c.ledger.Add(s, x.received)
 		}
 		c.profile.Add(s)
+	}
+	look := func(seen func(drift.Sighting)) {
+		c.drift.Look(drift.Exchange{
+			Method: x.method, Path: x.apiPath, Query: x.query,
+			RequestContentType: x.header.Get("Content-Type"), RequestBody: x.reqBody.bytes(), RequestDecoded: e.requestAsWritten,
+			Status: x.status, ContentType: x.respHeader.Get("Content-Type"), Body: e.body, Decoded: e.json(),
+		}, seen)
+	}
+	if e.repeat == nil {
+		look(seen)
+		return
+	}
+	// The same exchange shows the same sightings: walked once (repeat.go).
+	e.repeat.walked.Do(func() {
+		look(func(s drift.Sighting) { e.repeat.sightings = append(e.repeat.sightings, s) })
 	})
-}
-
-// decodeJSON is a JSON answer decoded once for the readers after the
-// validator; nil for another media type, an empty body or one that is no
-// JSON (a body without a media type is tried).
-func decodeJSON(h http.Header, body []byte) any {
-	if ct := h.Get("Content-Type"); len(body) == 0 || ct != "" && !strings.Contains(strings.ToLower(ct), "json") {
-		return nil
+	for _, s := range e.repeat.sightings {
+		seen(s)
 	}
-	var v any
-	if json.Unmarshal(body, &v) != nil {
-		return nil
-	}
-	return v
 }
 
 // Drift is what the traffic showed that the document does not declare.

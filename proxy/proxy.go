@@ -90,6 +90,10 @@ type Options struct {
 	// just before it checks an exchange: to hold the workers back, or to
 	// see the order they check in.
 	beforeCheck func(*pending)
+	// decoded, set by this package's tests, is called each time the
+	// checker decodes a body, with "request" or "answer": each is decoded
+	// once, whoever reads it.
+	decoded func(x *pending, part string)
 }
 
 // Proxy is an http.Handler. Close it to stop its checker.
@@ -162,7 +166,7 @@ func New(opts Options) (*Proxy, error) {
 		overlayExtends: overlayExtends}
 	_, _ = rand.Read(p.salt)
 	p.check = newChecker(judge, rules.NewMemory(opts.Limits), p.found, p.runs, opts.Observer, opts.QueueBytes, opts.Workers, opts.Backpressure)
-	p.check.beforeCheck = opts.beforeCheck
+	p.check.beforeCheck, p.check.decoded = opts.beforeCheck, opts.decoded
 	p.check.clients = clients
 	p.check.maxBody = opts.MaxBodyBytes
 	p.check.drift, p.check.ledger, p.check.profile = opts.Drift, drift.NewLedger(0), drift.NewProfile()

@@ -3,6 +3,7 @@ package proxy
 import (
 	"container/list"
 	"encoding/json"
+	"hash/maphash"
 	"net/http"
 	"sort"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/internal/scrub"
-	"github.com/agentruns/agentruns/rules"
 )
 
 // The runs the proxy saw: the latest look at each run an answer showed (a
@@ -42,42 +42,60 @@ type seenRun struct {
 	id      string
 	created time.Time
 	run     json.RawMessage // kept as JSON: a decoded run costs several times its text
+	// from is the answer the look came from (a digest of its bytes) and
+	// at its place in it: the same answer again shows the same look, kept
+	// already, so it is not taken out of its secrets and encoded again (a
+	// client polling a run, or a page, that has not changed).
+	from uint64
+	at   int
 }
 
 func newSeenRuns() *seenRuns {
 	return &seenRuns{byID: map[string]*list.Element{}, order: list.New()}
 }
 
-// observe keeps the runs a successful read of runs shows.
-func (s *seenRuns) observe(ex rules.Exchange) {
-	if ex.Method != http.MethodGet || ex.Status != http.StatusOK || !strings.HasPrefix(ex.Path, "/agent/runs") {
+// digestSeed makes the digests of answers (seenRun.from).
+var digestSeed = maphash.MakeSeed()
+
+// observe keeps the runs a successful read of runs shows, from the
+// exchange's decoded answer.
+func (s *seenRuns) observe(e *exchange) {
+	ex := e.ex
+	if ex.Method != http.MethodGet || ex.Status != http.StatusOK || !strings.HasPrefix(ex.Path, "/agent/runs") || !e.answerOK {
 		return
 	}
 	var runs []map[string]any
 	switch rest := strings.TrimPrefix(ex.Path, "/agent/runs"); {
 	case rest == "":
-		var page struct {
-			Runs []map[string]any `json:"runs"`
-		}
-		if json.Unmarshal(ex.Body, &page) != nil {
+		var ok bool
+		if runs, ok = runsOfPage(e.answer); !ok {
 			return
 		}
-		runs = page.Runs
 	case strings.Count(rest, "/") == 1:
-		var run map[string]any
-		if json.Unmarshal(ex.Body, &run) != nil {
+		switch run := e.answer.(type) {
+		case nil:
+			return // null: no run
+		case map[string]any:
+			runs = []map[string]any{run}
+		default:
 			return
 		}
-		runs = []map[string]any{run}
 	default:
 		return
 	}
+	from := maphash.Bytes(digestSeed, e.body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, run := range runs {
+	for i, run := range runs {
 		id, _ := run["run_id"].(string)
 		if id == "" {
 			continue
+		}
+		if el, ok := s.byID[id]; ok {
+			if kept := el.Value.(*seenRun); kept.from == from && kept.at == i {
+				s.order.MoveToFront(el)
+				continue
+			}
 		}
 		created, _ := run["created_at"].(string)
 		at, _ := time.Parse(time.RFC3339Nano, created)
@@ -87,7 +105,7 @@ func (s *seenRuns) observe(ex rules.Exchange) {
 			s.tooLong++
 			continue
 		}
-		seen := &seenRun{id: id, created: at, run: b}
+		seen := &seenRun{id: id, created: at, run: b, from: from, at: i}
 		if e, ok := s.byID[id]; ok {
 			s.bytes -= e.Value.(*seenRun).size()
 			e.Value = seen
@@ -103,6 +121,41 @@ func (s *seenRuns) observe(ex rules.Exchange) {
 			delete(s.byID, last.Value.(*seenRun).id)
 		}
 	}
+}
+
+// runsOfPage reads a page of runs as encoding/json reads it into a struct
+// with a runs []map[string]any: ok is false where Unmarshal failed.
+func runsOfPage(answer any) (runs []map[string]any, ok bool) {
+	page, isObject := answer.(map[string]any)
+	if !isObject {
+		return nil, answer == nil
+	}
+	list, found := page["runs"]
+	if !found {
+		for k, v := range page {
+			if strings.EqualFold(k, "runs") {
+				list = v
+				break
+			}
+		}
+	}
+	switch list := list.(type) {
+	case nil:
+		return nil, true
+	case []any:
+		runs = make([]map[string]any, len(list))
+		for i, r := range list {
+			switch r := r.(type) {
+			case nil:
+			case map[string]any:
+				runs[i] = r
+			default:
+				return nil, false
+			}
+		}
+		return runs, true
+	}
+	return nil, false
 }
 
 // size is about what r costs kept.

@@ -36,6 +36,9 @@ type Exchange struct {
 	Sent, Received time.Time
 	// Request names the request in messages, e.g. "GET /agent/runs?limit=5".
 	Request string
+	// Decoded, when set, holds Body and RequestBody decoded already; Memory
+	// then reads them from it and decodes neither.
+	Decoded *Decoded
 }
 
 // Limits bound a Memory. The zero value means the defaults.
@@ -216,8 +219,8 @@ func (m *Memory) Observe(ex Exchange) []Violation {
 		m.control(ex)
 		return nil
 	}
-	var doc any
-	if len(ex.Body) > 0 && json.Unmarshal(ex.Body, &doc) != nil {
+	doc, ok := ex.answer()
+	if !ok {
 		return nil // not JSON: the document check says what is wrong
 	}
 	obj, _ := doc.(map[string]any)
@@ -308,23 +311,23 @@ func (m *Memory) refusal(ex Exchange) []Violation {
 }
 
 func (m *Memory) listingLocked(scope string, ex Exchange, obj map[string]any) []Violation {
-	var page struct {
-		Runs     []map[string]any `json:"runs"`
-		PageInfo struct {
-			NextCursor string `json:"next_cursor"`
-			HasNext    bool   `json:"has_next_page"`
-		} `json:"page_info"`
-	}
-	if obj == nil || json.Unmarshal(ex.Body, &page) != nil {
+	if obj == nil {
 		return nil
 	}
-	out := ListingMatchesQuery(ex.Query, page.Runs)
-	out = append(out, AncestorListing(ex.Query, page.Runs, func(id string) (string, bool) { return m.parents.get(scope + "/" + id) })...)
-	out = append(out, ListingInOrder(ex.Query, page.Runs)...)
-	out = append(out, PageWithin(ex.Query, page.Runs)...)
-	out = append(out, OneRunPerTick(page.Runs)...)
-	out = append(out, m.walkLocked(scope, ex, page.Runs, page.PageInfo.NextCursor, page.PageInfo.HasNext)...)
-	for i, run := range page.Runs {
+	page := membersOf(obj)
+	runs := page.objs("runs")
+	info := page.object("page_info")
+	next, hasNext := info.str("next_cursor"), info.boolean("has_next_page")
+	if !page.ok || !info.ok {
+		return nil
+	}
+	out := ListingMatchesQuery(ex.Query, runs)
+	out = append(out, AncestorListing(ex.Query, runs, func(id string) (string, bool) { return m.parents.get(scope + "/" + id) })...)
+	out = append(out, ListingInOrder(ex.Query, runs)...)
+	out = append(out, PageWithin(ex.Query, runs)...)
+	out = append(out, OneRunPerTick(runs)...)
+	out = append(out, m.walkLocked(scope, ex, runs, next, hasNext)...)
+	for i, run := range runs {
 		out = append(out, m.runLocked(scope, ex, at("body.runs", i), run, true)...)
 	}
 	return out
@@ -540,10 +543,13 @@ func (m *Memory) reportedLocked(scope string, ex Exchange) []Violation {
 	if ex.Status < 200 || ex.Status > 299 {
 		return nil
 	}
-	var report struct {
-		EventType string `json:"event_type"`
+	body, ok := ex.request()
+	if !ok {
+		return nil
 	}
-	if json.Unmarshal(ex.RequestBody, &report) != nil {
+	var report struct{ EventType string }
+	read := membersOf(body)
+	if report.EventType = read.str("event_type"); !read.ok {
 		return nil
 	}
 	id := lastSegment(ex.Path)

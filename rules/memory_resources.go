@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -96,16 +95,21 @@ func objects(v any) []map[string]any {
 // createdLocked notes what a run's creation says of it: its prompt, and
 // the environment it was created in.
 func (m *Memory) createdLocked(scope string, ex Exchange, id string) {
-	var req struct {
-		Prompt     string         `json:"prompt"`
-		Metadata   map[string]any `json:"metadata"`
-		OnBehalfOf string         `json:"on_behalf_of"`
-		Parent     string         `json:"parent_run_id"`
-		Config     struct {
-			EnvironmentID string `json:"environment_id"`
-		} `json:"config"`
+	body, ok := ex.request()
+	if !ok {
+		return
 	}
-	if json.Unmarshal(ex.RequestBody, &req) != nil {
+	var req struct {
+		Prompt, OnBehalfOf, Parent string
+		Metadata                   map[string]any
+		Config                     struct{ EnvironmentID string }
+	}
+	read := membersOf(body)
+	req.Prompt, req.Metadata = read.str("prompt"), read.mapOf("metadata")
+	req.OnBehalfOf, req.Parent = read.str("on_behalf_of"), read.str("parent_run_id")
+	config := read.object("config")
+	req.Config.EnvironmentID = config.str("environment_id")
+	if !read.ok || !config.ok {
 		return
 	}
 	f := m.factsLocked(scope, id)
@@ -199,10 +203,13 @@ func (m *Memory) stillThereLocked(scope string, ex Exchange, field, uid string) 
 // messageSentLocked checks an accepted send against the recipients seen
 // finished before it was asked for.
 func (m *Memory) messageSentLocked(scope string, ex Exchange) []Violation {
-	var req struct {
-		To []string `json:"to"`
+	body, ok := ex.request()
+	if !ok {
+		return nil
 	}
-	if json.Unmarshal(ex.RequestBody, &req) != nil {
+	var req struct{ To []string }
+	read := membersOf(body)
+	if req.To = read.strs("to"); !read.ok {
 		return nil
 	}
 	for i, id := range req.To {
