@@ -105,8 +105,8 @@ bench:
 FUZZTIME ?= 30s
 FUZZ_SMOKE_TIME ?= 500x
 FUZZ_TARGETS := mockserver:FuzzCreateBody mockserver:FuzzListQuery mockserver:FuzzCursor mockserver:FuzzDurations \
-	mockserver:FuzzSignedCursor mockserver:FuzzCreateReader internal/store:FuzzRunReader \
-	internal/store:FuzzCompareLower
+	mockserver:FuzzSignedCursor mockserver:FuzzCreateReader mockserver/store:FuzzRunReader \
+	mockserver/store:FuzzCompareLower
 
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \

@@ -3,7 +3,7 @@ package mockserver
 import (
 	"regexp"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The rules an agent config follows, whether a run is created with it or a

@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/google/uuid"
 )
 
-// Artifacts over HTTP (internal/store/artifacts.go): GET
+// Artifacts over HTTP (mockserver/store/artifacts.go): GET
 // /agent/artifacts/{artifactUid}, and the mock's own download address that
 // the time-limited download_url of a screenshot or a file points to.
 //

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

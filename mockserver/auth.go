@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The one bearer check, used by the API and the control API alike.

@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // benchSizes are the store sizes the scale benchmarks run at;

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 
-	"github.com/agentruns/agentruns/internal/jsonfill"
+	"github.com/agentruns/agentruns/mockserver/jsonfill"
 	"github.com/agentruns/agentruns/openapi"
 )
 

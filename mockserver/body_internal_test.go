@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentruns/agentruns/internal/jsonfill"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/jsonfill"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/agentruns/agentruns/openapi"
 )
 

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/errcode"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/errcode"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The control API lives under /__mock/, outside the API's paths, so no API

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/google/uuid"
 )
 
 // The conversations resource over HTTP: a run's conversation, a
 // conversation by id, a run's raw transcript (a 302 to a download link the
 // mock serves itself) and the agent session redirect. What a conversation
-// holds and how it follows its runs is internal/store's conversations.go.
+// holds and how it follows its runs is mockserver/store's conversations.go.
 
 // transcriptLinkTTL is how long, on the mock session's clock, a transcript
 // download link works, unless Options.LinkLifetime says otherwise.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // FuzzSignedCursor signs cursors with the mock session's own key, so the

@@ -3,8 +3,8 @@ package mockserver
 import (
 	"testing"
 
-	"github.com/agentruns/agentruns/internal/errcode"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/errcode"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/pb33f/go-yaml"
 	"github.com/stretchr/testify/assert"
@@ -34,7 +34,7 @@ func TestTablesFollowTheDocument(t *testing.T) {
 	for _, s := range store.States() {
 		states = append(states, string(s))
 	}
-	assert.ElementsMatch(t, enum("RunState"), states, "run states (internal/store/state.go)")
+	assert.ElementsMatch(t, enum("RunState"), states, "run states (mockserver/store/state.go)")
 
 	var srcs []string
 	for s := range sources {
@@ -54,7 +54,7 @@ func TestTablesFollowTheDocument(t *testing.T) {
 			codes = append(codes, string(c))
 		}
 	}
-	assert.ElementsMatch(t, enum("PlatformErrorCode"), codes, "error codes (internal/errcode)")
+	assert.ElementsMatch(t, enum("PlatformErrorCode"), codes, "error codes (mockserver/errcode)")
 	for _, c := range enum("PlatformErrorCode") {
 		assert.False(t, gateway[errcode.Code(c)], "%s is the document's, not only the gateway's", c)
 	}

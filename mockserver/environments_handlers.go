@@ -6,12 +6,12 @@ import (
 	"sort"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // Environments over HTTP. Environments are fixtures; an environment's use
 // (its newest run and whether setup failed) is derived from the caller's
-// team's runs when asked (internal/store/environments.go).
+// team's runs when asked (mockserver/store/environments.go).
 
 // CloudEnvironment is an environment as the API shows it.
 type CloudEnvironment struct {
@@ -28,7 +28,7 @@ type CloudEnvironment struct {
 }
 
 // MarshalJSON writes the fields above, then the fixture's extra members
-// where their parents are (internal/extras).
+// where their parents are (fixtures/undeclared).
 func (e CloudEnvironment) MarshalJSON() ([]byte, error) {
 	type plain CloudEnvironment
 	return marshalWithExtra(plain(e), e.extra)

@@ -1,13 +1,13 @@
 package mockserver
 
 import (
-	"github.com/agentruns/agentruns/internal/ruleset"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/numbered"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The errors the mock's Go API returns, for callers to match with
 // errors.Is: each is the store's own sentinel, under the same name, so a
-// caller outside this module (which cannot import internal/store) can
+// caller outside this module (which cannot import mockserver/store) can
 // tell a run that is not there from a clock moved backwards. Every
 // sentinel the store exports is here (TestEveryStoreErrorIsExported).
 var (
@@ -83,4 +83,4 @@ var (
 // already holds the most rules of that kind (100). A rule that does not
 // parse is refused with an error that names what is wrong in it, matched
 // by no sentinel: there is nothing to do about it but fix the rule.
-var ErrTooManyRules = ruleset.ErrFull
+var ErrTooManyRules = numbered.ErrFull

@@ -19,7 +19,7 @@ import (
 )
 
 // A caller of the Go API outside this module matches the mock's errors
-// through package mockserver alone: it cannot import internal/store.
+// through package mockserver alone: it cannot import mockserver/store.
 func TestGoCallersMatchTheMocksErrors(t *testing.T) {
 	srv, err := mockserver.New(mockserver.Options{})
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func TestEveryStoreErrorIsExported(t *testing.T) {
 	for _, of := range exported(".") {
 		reexported[of] = true
 	}
-	for name := range exported("../internal/store") {
+	for name := range exported("../mockserver/store") {
 		assert.True(t, reexported[name], "store.%s is not exported by package mockserver", name)
 	}
 }

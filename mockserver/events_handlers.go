@@ -5,12 +5,12 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The events resource over HTTP: polling the event log and reporting an
 // event. What an event is, and how the log follows the runs' timelines, is
-// internal/store's events.go.
+// mockserver/store's events.go.
 
 // Limits of an event poll, as the document has them.
 const (

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/errcode"
-	"github.com/agentruns/agentruns/internal/ruleset"
+	"github.com/agentruns/agentruns/mockserver/errcode"
+	"github.com/agentruns/agentruns/mockserver/numbered"
 )
 
 // FaultHeader makes the mock misbehave for one request, e.g.
@@ -157,7 +157,7 @@ func parseFaultHeader(h string) (Fault, error) {
 }
 
 // faultRules are one mock session's fault rules.
-type faultRules struct{ ruleset.Set[FaultRule] }
+type faultRules struct{ numbered.Set[FaultRule] }
 
 func (fr *faultRules) add(r FaultRule) (FaultRule, error) {
 	if r.Path == "" {

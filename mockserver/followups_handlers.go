@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Follow-ups and handoff files over HTTP (internal/store/followups.go and
+// Follow-ups and handoff files over HTTP (mockserver/store/followups.go and
 // handoff.go): POST /agent/runs/{runId}/followups, GET
 // /agent/runs/{runId}/handoff/attachments, and the signed download of a
 // handoff file.

@@ -6,11 +6,11 @@ import (
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // Agent identities over HTTP: list, create, rename and delete a team's
-// agents (internal/store/identities.go), a run that acts as one, and the
+// agents (mockserver/store/identities.go), a run that acts as one, and the
 // control API's way to get an agent an API key. The published document
 // returns no key on create (keys are issued elsewhere in the service), so
 // the mock issues them from POST /__mock/identities/{uid}/keys.

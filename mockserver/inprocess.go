@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/jarcoal/httpmock"
 )
 

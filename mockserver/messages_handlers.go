@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
-// Run-to-run messages over HTTP (internal/store/messages.go): send, a
+// Run-to-run messages over HTTP (mockserver/store/messages.go): send, a
 // run's inbox, read one, mark one delivered.
 
 type sendMessageRequest struct {

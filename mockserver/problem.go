@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/errcode"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/errcode"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
-// errorCode names a kind of failure (internal/errcode has the table).
+// errorCode names a kind of failure (mockserver/errcode has the table).
 type errorCode = errcode.Code
 
 const (

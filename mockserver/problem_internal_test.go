@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentruns/agentruns/internal/errcode"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/errcode"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/stretchr/testify/assert"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/agentruns/agentruns/openapi"
 )
 

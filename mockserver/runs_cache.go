@@ -4,7 +4,7 @@ import (
 	"hash/maphash"
 	"sync/atomic"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The JSON of runs recently shown, kept so that showing one again is a

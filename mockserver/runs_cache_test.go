@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // TestRunCacheIsFresh holds what the run cache gives to what the encoder

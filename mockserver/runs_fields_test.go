@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // generate has TestRunFieldsAreGenerated write runs_fields.go instead of

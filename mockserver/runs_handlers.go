@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The runs resource over HTTP: create, list, get and cancel. What a run is
-// and how it changes is internal/store's runs.go; this file reads requests
+// and how it changes is mockserver/store's runs.go; this file reads requests
 // and turns the store's answers and errors into the API's.
 
 // runRequest is a RunAgentRequest. Its fields are the typed reader's rows

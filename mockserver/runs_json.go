@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/extras"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/fixtures/undeclared"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // runs_fields.go: requestFields and appendMembers.
@@ -136,7 +136,7 @@ func (v runJSON) appendJSON(b []byte) []byte {
 	if x := v.Run.Extra; len(x) > 0 {
 		// What a real server showed beyond the document (a recorded
 		// fixture's): rare, so only such a run pays for it.
-		b = extras.Insert(b[:start], bytes.Clone(b[start:]), x)
+		b = undeclared.Insert(b[:start], bytes.Clone(b[start:]), x)
 	}
 	return b
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // TestRunJSONIsItsItem holds the answers written straight from a run

@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The schedules resource over HTTP: create, list, get, replace, delete,
 // pause and resume. What a schedule is, and how its ticks become runs, is
-// internal/store's schedules.go.
+// mockserver/store's schedules.go.
 
 // scheduleRequest is a CreateScheduledAgentRequest or an
 // UpdateScheduledAgentRequest (which has no team).

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/store"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -6,7 +6,7 @@
 // This package is the mock's HTTP side: the request pipeline (pipeline.go),
 // the routing table (routes.go), one handlers file per resource, the JSON
 // and problem encoding, faults and the request journal. What the mock
-// remembers lives in internal/store.
+// remembers lives in mockserver/store.
 package mockserver
 
 import (
@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 	"github.com/agentruns/agentruns/openapi"
 )
 

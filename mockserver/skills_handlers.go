@@ -4,12 +4,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The skills list over HTTP (GET /agent): the skills of the caller's
 // environments, grouped by name, which the API calls agents. What it lists
-// is internal/store's skills.go.
+// is mockserver/store's skills.go.
 
 // ListAgentsResponse answers GET /agent.
 type ListAgentsResponse struct {

@@ -1,6 +1,6 @@
 package mockserver
 
-import "github.com/agentruns/agentruns/internal/store"
+import "github.com/agentruns/agentruns/mockserver/store"
 
 // The store's words, under the names the mock's Go API has always used.
 type (

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/extras"
+	"github.com/agentruns/agentruns/fixtures/undeclared"
 )
 
 // The wire helpers every answer shares: timestamps and durations as the
@@ -344,11 +344,11 @@ func appendEscaped(dst []byte, src string) []byte {
 
 // marshalWithExtra is v's JSON with a fixture's extra members, those a
 // real server showed beyond the document, put in where their parents are
-// (internal/extras); v's own members are never replaced.
+// (fixtures/undeclared); v's own members are never replaced.
 func marshalWithExtra(v any, extra fixtures.Extra) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil || len(extra) == 0 {
 		return b, err
 	}
-	return extras.Insert(nil, b, extra), nil
+	return undeclared.Insert(nil, b, extra), nil
 }

@@ -149,3 +149,21 @@ func TestPackagesImportWhatTheMapAllows(t *testing.T) {
 		}
 	}
 }
+
+// TestTheMapsArrowsPointDown holds README's promise that arrows point down
+// the package map: every package a row allows sits in an earlier row, so
+// a reader going down the table meets a package after everything it
+// builds on, and no two rows allow each other (within
+// one row, as `features`, `steps`, one may import the other).
+func TestTheMapsArrowsPointDown(t *testing.T) {
+	rows := packageMap(t)
+	for i, r := range rows {
+		for _, imp := range r.mayImport {
+			above := r.names(imp) // a row of two: steps imports features
+			for _, earlier := range rows[:i] {
+				above = above || earlier.names(imp)
+			}
+			assert.True(t, above, "README's package map: %s may import %s, which is not above it: %s", strings.Join(r.packages, ", "), imp, r.line)
+		}
+	}
+}

@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/extras"
+	"github.com/agentruns/agentruns/fixtures/undeclared"
 	"github.com/agentruns/agentruns/internal/scrub"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
@@ -534,11 +534,11 @@ func extraOf(doc *openapi.Model, component string, seen any, sum *Summary) fixtu
 	}
 	out := fixtures.Extra{}
 	for ptr, raw := range found {
-		if extras.Check(ptr) != nil || fixtures.CheckExtra(doc, component, ptr, raw) != nil {
+		if undeclared.Check(ptr) != nil || fixtures.CheckExtra(doc, component, ptr, raw) != nil {
 			sum.ExtrasLeftOut++
 			continue
 		}
-		value, err := json.Marshal(extras.At(scrub.Value(extras.Skeleton(ptr, raw)), ptr))
+		value, err := json.Marshal(undeclared.At(scrub.Value(undeclared.Skeleton(ptr, raw)), ptr))
 		if err != nil {
 			sum.ExtrasLeftOut++
 			continue
@@ -567,7 +567,7 @@ func withoutExtras(cfg json.RawMessage, ptr string, found map[string]json.RawMes
 		if !ok {
 			continue
 		}
-		tokens := extras.Tokens("/" + rest)
+		tokens := undeclared.Tokens("/" + rest)
 		at := v
 		for _, t := range tokens[:len(tokens)-1] {
 			at, _ = at[t].(map[string]any)

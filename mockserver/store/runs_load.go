@@ -183,7 +183,7 @@ func (rs *restorer) quickRun(raw []byte, r *Run) bool {
 // creator), by the general decoder when it has none (a pointer, a map, a
 // slice), or by the function its load tag names, one of those below.
 // TestRunFieldsAreGenerated fails when runs_fields.go is not what the
-// fields make; `go generate ./internal/store/` writes it again.
+// fields make; `go generate ./mockserver/store/` writes it again.
 type fieldReader[T any] struct {
 	name string
 	read func(rs *restorer, s *scanner, into *T) bool

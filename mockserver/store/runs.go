@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/errcode"
+	"github.com/agentruns/agentruns/mockserver/errcode"
 	"github.com/google/uuid"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/store"
+	"github.com/agentruns/agentruns/mockserver/store"
 )
 
 // The recorder reads which states end a run from package fixtures, which

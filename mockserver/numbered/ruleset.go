@@ -1,6 +1,6 @@
-// Package ruleset keeps one mock session's rules of one kind (fault rules,
+// Package numbered keeps one mock session's rules of one kind (fault rules,
 // fate rules) in the order they were added, numbering each as it comes in.
-package ruleset
+package numbered
 
 import (
 	"errors"

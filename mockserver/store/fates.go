@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/fixtures"
-	"github.com/agentruns/agentruns/internal/errcode"
+	"github.com/agentruns/agentruns/mockserver/errcode"
 )
 
 // Fate is how a new run will end and how long each state before that lasts.

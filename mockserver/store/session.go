@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentruns/agentruns/internal/ruleset"
+	"github.com/agentruns/agentruns/mockserver/numbered"
 )
 
 // Session is one mock session: an isolated world with its own runs, clock
@@ -14,7 +14,7 @@ type Session struct {
 	st *Store
 	// lastUsed (unix nanoseconds) picks the mock session to close when too many are open.
 	lastUsed   atomic.Int64
-	fates      ruleset.Set[FateRule]
+	fates      numbered.Set[FateRule]
 	attachment Attachment
 
 	mu sync.RWMutex
