@@ -1,7 +1,6 @@
 package steps_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io/fs"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/report"
-	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -50,27 +47,6 @@ func featuresOnly(names ...string) func(c *steps.Config) {
 		}
 		c.Features = sub
 	}
-}
-
-// broken names the versions an answer broke in a run, and checks that
-// every version was reached.
-func broken(t *testing.T, res runner.Result) []string {
-	t.Helper()
-	var names []string
-	for _, c := range res.Report.Clients {
-		assert.Positive(t, c.Checked, "%s read no answer", c.Name)
-		if c.Broken > 0 {
-			names = append(names, c.Name)
-		}
-	}
-	return names
-}
-
-func clientTable(t *testing.T, res runner.Result) string {
-	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, report.WriteClientTable(&b, res.Report.Clients))
-	return b.String()
 }
 
 func TestTheCleanFeaturesBreakNoClientVersionOfTheMock(t *testing.T) {

@@ -1,7 +1,6 @@
 package steps_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -25,45 +24,6 @@ import (
 // those servers, run the suite through it, and read what it found. (Its
 // clean verdicts in front of the reference server and the mock, and the
 // replay of what it records, are package e2e's.)
-
-// newProxy starts the proxy over real HTTP in front of upstream.
-func newProxy(t *testing.T, upstream string, opts proxy.Options) (*proxy.Proxy, string) {
-	t.Helper()
-	v, err := sharedValidator()
-	require.NoError(t, err)
-	opts.Upstream = upstream
-	if opts.Validator == nil {
-		opts.Validator = v
-	}
-	p, err := proxy.New(opts)
-	require.NoError(t, err)
-	srv := httptest.NewServer(p)
-	t.Cleanup(func() { srv.Close(); p.Close() })
-	return p, srv.URL
-}
-
-// foundBy waits for the proxy to have checked everything and returns what
-// it found.
-func foundBy(t *testing.T, p *proxy.Proxy) proxy.Summary {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, p.Drain(ctx))
-	return p.Summary()
-}
-
-func describe(s proxy.Summary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d exchanges, %d checked, unchecked %v, %d violations\n", s.Exchanges, s.Checked, s.Unchecked, s.Violations)
-	for i, f := range s.Latest {
-		if i == 5 {
-			fmt.Fprintf(&b, "  ...\n")
-			break
-		}
-		fmt.Fprintf(&b, "  %s (%d) %s\n", f.Request, f.Status, f.Violation)
-	}
-	return b.String()
-}
 
 // proxyCatches names, for each broken server, the rule the proxy must
 // report it breaking while the suite runs through it.

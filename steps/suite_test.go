@@ -1,90 +1,16 @@
 package steps_test
 
 import (
-	"bytes"
-	"context"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/openapi"
-	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
 )
-
-// sharedValidator is loaded once: compiling the document's schemas is the
-// slowest part of a run.
-var sharedValidator = sync.OnceValues(openapi.NewValidator)
-
-// newMock starts the mock over real HTTP, optionally wrapped.
-func newMock(t *testing.T, opts mockserver.Options, wrap func(http.Handler) http.Handler) *httptest.Server {
-	t.Helper()
-	m, err := mockserver.New(opts)
-	require.NoError(t, err)
-	var h http.Handler = m
-	if wrap != nil {
-		h = wrap(m)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// runSuite runs the suite against baseURL and returns the result and output.
-func runSuite(t *testing.T, baseURL string, tune func(*steps.Config)) (runner.Result, string) {
-	t.Helper()
-	var out bytes.Buffer
-	// A transport of the run's own: suites run side by side in these tests,
-	// and each httptest server's Close closes http.DefaultTransport's idle
-	// connections, which can break a request of another suite that has just
-	// picked one up ("CloseIdleConnections called"); a DELETE is not retried.
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(transport.CloseIdleConnections)
-	cfg := steps.Config{
-		HTTPClient:  &http.Client{Transport: transport},
-		BaseURL:     baseURL,
-		APIKey:      "wk-mock-alice",
-		OtherAPIKey: "wk-mock-carol", // of another team than alice's (fixtures/principals.json)
-		// The mock fails a prompt holding this marker (fixtures/fates.json).
-		FailingPrompt: "Contract suite run that fails: [mock:fail]",
-		IdentityPlan:  3, // of alice's team (fixtures/principals.json)
-		// No Validator: the suite's own choice, the document or its
-		// published view by the tags, is under test too.
-		Format:       "progress",
-		Output:       &out,
-		NoColors:     true,
-		Concurrency:  8,
-		Timeout:      10 * time.Minute,
-		PollInterval: 20 * time.Millisecond,
-		Spacing:      20 * time.Millisecond,
-	}
-	if tune != nil {
-		tune(&cfg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := runner.Run(ctx, cfg)
-	require.NoError(t, err, out.String())
-	return res, out.String()
-}
-
-// assertAllPassed fails the test for every failed scenario.
-func assertAllPassed(t *testing.T, res runner.Result, out string) {
-	t.Helper()
-	for _, f := range res.Failed() {
-		t.Errorf("scenario %s: %q failed:\n%s", f.Feature, f.Name, f.Message)
-	}
-	if t.Failed() {
-		t.Log(out)
-	}
-}
 
 // TestSuitePassesAgainstTheMock runs every scenario against the mock over
 // real HTTP, driving it through its control API.
@@ -102,22 +28,6 @@ func TestSuitePassesAgainstTheMock(t *testing.T) {
 		names[s.Name] = true
 	}
 	t.Logf("%d scenarios passed in %s", passed, res.Duration)
-}
-
-// leftToTheServer tells whether a scenario was skipped for a choice the
-// document leaves to the server: an ending that leaves nothing to judge
-// (inconclusive), a field shown only if available, messaging kept from
-// the suite's key. Such a skip is reported, never a failure.
-func leftToTheServer(s runner.ScenarioResult) bool {
-	return strings.HasPrefix(s.Message, "inconclusive: ") || strings.Contains(s.Message, "only if available") ||
-		strings.Contains(s.Message, "does not offer sending messages")
-}
-
-// skippedForAnOption tells whether a scenario was skipped for want of an
-// option that would have run it, saying which: minutes of waiting for a
-// schedule's tick (--wait-for-ticks), say.
-func skippedForAnOption(s runner.ScenarioResult) bool {
-	return s.Needs != nil && strings.Contains(s.Message, s.Needs.Flag)
 }
 
 // TestSuitePassesAgainstTheMockByPolling runs the suite as against a real
@@ -169,3 +79,26 @@ func TestSuitePassesAgainstTheMockAtAnyPace(t *testing.T) {
 		})
 	}
 }
+
+// The servers and the suite as the tests start them: package suitetest's,
+// which the tests of runner and e2e use too.
+var (
+	sharedValidator                = suitetest.SharedValidator
+	newMock                        = suitetest.NewMock
+	newReferenceServer             = suitetest.NewReferenceServer
+	newProxy                       = suitetest.NewProxy
+	foundBy                        = suitetest.FoundBy
+	describe                       = suitetest.Describe
+	runSuite                       = suitetest.RunSuite
+	assertAllPassed                = suitetest.AssertAllPassed
+	oneCaller                      = suitetest.OneCaller
+	runFeatures                    = suitetest.RunFeatures
+	runFeaturesOnly                = suitetest.RunFeaturesOnly
+	assertOnlyMockScenariosSkipped = suitetest.AssertOnlyMockScenariosSkipped
+	leftToTheServer                = suitetest.LeftToTheServer
+	skippedForAnOption             = suitetest.SkippedForAnOption
+	broken                         = suitetest.Broken
+	clientTable                    = suitetest.ClientTable
+)
+
+const refserverPlan = suitetest.RefserverPlan
