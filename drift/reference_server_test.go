@@ -2,14 +2,11 @@ package drift_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/drift"
+	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/proxy"
@@ -28,67 +26,17 @@ import (
 // given the same traffic are compared by the shape of their answers
 // (package drift, docs/proxy.md "Drift").
 
-// sharedValidator is loaded once: compiling the document's schemas is the
-// slowest part of starting a proxy.
-var sharedValidator = sync.OnceValues(openapi.NewValidator)
+// The mock, the reference server and the proxy as the tests of several
+// packages start them (package suitetest).
+var (
+	newReferenceServer = suitetest.NewReferenceServer
+	newProxy           = suitetest.NewProxy
+	foundBy            = suitetest.FoundBy
+	describe           = suitetest.Describe
+)
 
-// newMock starts the bundled mock over real HTTP.
 func newMock(t *testing.T, opts mockserver.Options) *httptest.Server {
-	t.Helper()
-	m, err := mockserver.New(opts)
-	require.NoError(t, err)
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// newReferenceServer starts the reference server over real HTTP and
-// returns its API's base URL.
-func newReferenceServer(t *testing.T, opts refserver.Options) string {
-	t.Helper()
-	srv := httptest.NewServer(refserver.New(opts))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/api/v1"
-}
-
-// newProxy starts the proxy over real HTTP in front of upstream.
-func newProxy(t *testing.T, upstream string, opts proxy.Options) (*proxy.Proxy, string) {
-	t.Helper()
-	v, err := sharedValidator()
-	require.NoError(t, err)
-	opts.Upstream = upstream
-	if opts.Validator == nil {
-		opts.Validator = v
-	}
-	p, err := proxy.New(opts)
-	require.NoError(t, err)
-	srv := httptest.NewServer(p)
-	t.Cleanup(func() { srv.Close(); p.Close() })
-	return p, srv.URL
-}
-
-// foundBy waits for the proxy to have checked everything and returns what
-// it found.
-func foundBy(t *testing.T, p *proxy.Proxy) proxy.Summary {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, p.Drain(ctx))
-	return p.Summary()
-}
-
-// describe says what the proxy found, for a failing assertion.
-func describe(s proxy.Summary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d exchanges, %d checked, unchecked %v, %d violations\n", s.Exchanges, s.Checked, s.Unchecked, s.Violations)
-	for i, f := range s.Latest {
-		if i == 5 {
-			fmt.Fprintf(&b, "  ...\n")
-			break
-		}
-		fmt.Fprintf(&b, "  %s (%d) %s\n", f.Request, f.Status, f.Violation)
-	}
-	return b.String()
+	return suitetest.NewMock(t, opts, nil)
 }
 
 // call sends one request with the team's key and returns the status and

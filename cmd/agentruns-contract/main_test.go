@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/internal/junitcheck"
+	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
@@ -41,18 +42,7 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 }
 
 // newMock serves the mock over HTTP; wrap, when given, rewrites its answers.
-func newMock(t *testing.T, opts mockserver.Options, wrap func(http.Handler) http.Handler) *httptest.Server {
-	t.Helper()
-	m, err := mockserver.New(opts)
-	require.NoError(t, err)
-	var h http.Handler = m
-	if wrap != nil {
-		h = wrap(m)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv
-}
+var newMock = suitetest.NewMock
 
 // With no base URL the command starts the bundled mock and verifies it.
 func TestRunVerifiesTheBundledMock(t *testing.T) {

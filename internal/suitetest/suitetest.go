@@ -1,8 +1,8 @@
 // Package suitetest starts what the tests of several packages put side
 // by side (the mock, the reference server, the validating proxy) over
 // real HTTP, and runs the contract suite against them with the settings
-// those tests share, so that the tests of steps, runner and e2e judge
-// servers alike. Tests only: no command imports it.
+// those tests share, so that the tests of steps, runner, e2e, drift and
+// the contract command judge servers alike. Tests only: no command imports it.
 package suitetest
 
 import (
