@@ -44,3 +44,19 @@ type Finding struct {
 	// Seed replays the exploration that found it.
 	Seed int64
 }
+
+// Result is what one exploration did and found.
+type Result struct {
+	Seed     int64     // replays the exploration (--seed)
+	Calls    int       // requests sent
+	Findings []Finding // each shrunk; one per cause and operation at most
+	// Created counts what the exploration created on the server, by kind
+	// ("runs", "schedules", "agent identities", ...), so that a report can
+	// say what it cost.
+	Created map[string]int
+	// ReadOnly tells whether only reads were sent.
+	ReadOnly bool
+	// Unreached names the operations the exploration never called, and
+	// why (read-only, budget, nothing to call them on).
+	Unreached map[string]string
+}
