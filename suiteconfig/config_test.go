@@ -1,7 +1,9 @@
 package suiteconfig
 
 import (
+	"io/fs"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,4 +51,38 @@ func TestFailOnClientRefusesAnUnknownVersion(t *testing.T) {
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.EqualError(t, err, `fail on client: no client version "typescript-2.0.0": the known ones are python-0.11.0, typescript-1.0.0-alpha.8, typescript-1.4.0-alpha.6, or all`)
+}
+
+// A tag no scenario carries is a typo, refused with the nearest known tag;
+// a tag of the suite's own features is known even when the features chosen
+// (a subset, in tests) do not carry it.
+func TestATagNoScenarioCarriesIsRefused(t *testing.T) {
+	err := Config{BaseURL: "http://127.0.0.1:1", APIKey: "k", Tags: "not @sloww"}.Check()
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, err.Error(), "no scenario is tagged @sloww; did you mean @slow? the tags are @")
+
+	one := fstest.MapFS{"one.feature": {Data: []byte("Feature: One\n  @mine\n  Scenario: It\n    Given nothing\n")}}
+	assert.NoError(t, Config{BaseURL: "http://127.0.0.1:1", APIKey: "k", Tags: "@slow or @mine", Features: one}.Check())
+}
+
+// Whether a run selects the newest client's scenarios is read from the
+// features it runs, the embedded ones or the caller's.
+func TestSelectsNewestClientReadsTheFeaturesRun(t *testing.T) {
+	for _, tc := range []struct {
+		tags     string
+		features fs.FS
+		selects  bool
+	}{
+		{"", nil, true},
+		{"not " + NewestClientTag, nil, false},
+		{"", fstest.MapFS{"one.feature": {Data: []byte("Feature: One\n  Scenario: It\n    Given nothing\n")}}, false},
+		{"", fstest.MapFS{"one.feature": {Data: []byte("Feature: One\n  " + NewestClientTag + "\n  Scenario: It\n    Given nothing\n")}}, true},
+	} {
+		c, err := Config{BaseURL: "http://127.0.0.1:1", APIKey: "k", Tags: tc.tags, Features: tc.features}.WithDefaults()
+		require.NoError(t, err)
+		selects, err := c.SelectsNewestClient()
+		require.NoError(t, err)
+		assert.Equal(t, tc.selects, selects, "tags %q", tc.tags)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/htmlreport"
@@ -33,15 +34,13 @@ func (c Config) knownTags() error {
 	// features chosen (a subset, in tests) do not carry it.
 	known := map[string]bool{}
 	for _, fsys := range []fs.FS{c.Features, features.FS} {
-		spec, err := htmlreport.Parse(fsys)
+		scenarios, err := scenarioTags(fsys)
 		if err != nil {
-			return fmt.Errorf("reading the features: %w", err)
+			return err
 		}
-		for _, f := range spec {
-			for _, s := range f.Scenarios {
-				for _, t := range s.AllTags {
-					known[t] = true
-				}
+		for _, tags := range scenarios {
+			for _, t := range tags {
+				known[t] = true
 			}
 		}
 	}
@@ -130,16 +129,43 @@ func (c Config) SelectsNewestClient() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	spec, err := htmlreport.Parse(c.Features)
+	scenarios, err := scenarioTags(c.Features)
 	if err != nil {
-		return false, fmt.Errorf("reading the features: %w", err)
+		return false, err
 	}
-	for _, f := range spec {
-		for _, sc := range f.Scenarios {
-			if slices.Contains(sc.AllTags, NewestClientTag) && x.Match(sc.AllTags) {
-				return true, nil
-			}
+	for _, tags := range scenarios {
+		if slices.Contains(tags, NewestClientTag) && x.Match(tags) {
+			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// scenarioTags are the tags of each scenario of the feature files in fsys,
+// with its feature's, rule's and examples' (htmlreport's AllTags), read
+// once per process for the suite's own embedded features.
+func scenarioTags(fsys fs.FS) ([][]string, error) {
+	if fsys == fs.FS(features.FS) {
+		return embeddedScenarioTags()
+	}
+	return readScenarioTags(fsys)
+}
+
+// embeddedScenarioTags are the tags of the suite's own features: every
+// check of a configuration reads them, up to three times, and they never
+// change. Callers only read the slices.
+var embeddedScenarioTags = sync.OnceValues(func() ([][]string, error) { return readScenarioTags(features.FS) })
+
+func readScenarioTags(fsys fs.FS) ([][]string, error) {
+	spec, err := htmlreport.Parse(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("reading the features: %w", err)
+	}
+	var out [][]string
+	for _, f := range spec {
+		for _, sc := range f.Scenarios {
+			out = append(out, sc.AllTags)
+		}
+	}
+	return out, nil
 }
