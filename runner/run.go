@@ -165,7 +165,9 @@ func Run(ctx context.Context, cfg suiteconfig.Config) (Result, error) {
 	return RunSuite(ctx, su)
 }
 
-// RunSuite runs one pass of su's scenarios, as Run does.
+// RunSuite runs one pass of su's scenarios, as Run does once it has built
+// su; the server is not asked Run's pre-flight questions again, so a
+// caller that builds su itself goes without them.
 func RunSuite(ctx context.Context, su *steps.Suite) (Result, error) {
 	start := time.Now()
 	cfg := su.Config()
