@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/refserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The suite judges every success answer as each released client version
@@ -37,7 +37,7 @@ func TestServersBuiltToAClientsSurfaceBreakNoneOfIt(t *testing.T) {
 	})
 	t.Run("the reference server", func(t *testing.T) {
 		t.Parallel()
-		res, out := runSuite(t, newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond}), func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
+		res, out := runSuite(t, newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond}), func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c) })
 		assertAllPassed(t, res, out)
 		assert.NotContains(t, broken(t, res), newest, clientTable(t, res))
 		t.Logf("the reference server:\n%s", clientTable(t, res))
@@ -45,7 +45,7 @@ func TestServersBuiltToAClientsSurfaceBreakNoneOfIt(t *testing.T) {
 	t.Run("the reference server, published document alone", func(t *testing.T) {
 		t.Parallel()
 		res, out := runSuite(t, newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Published: true}),
-			func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c); c.Tags = "not @newest-client" })
+			func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c); c.Tags = "not @newest-client" })
 		assertAllPassed(t, res, out)
 		for _, c := range res.Report.Clients {
 			if c.Name != newest {

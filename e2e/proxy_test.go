@@ -17,7 +17,7 @@ import (
 	"github.com/agentruns/agentruns/proxy"
 	"github.com/agentruns/agentruns/proxy/record"
 	"github.com/agentruns/agentruns/refserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The validating proxy (package proxy) must see nothing wrong in the traffic
@@ -39,7 +39,7 @@ func TestProxySeesNoViolationInFrontOfTheReferenceServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, base := newProxy(t, newReferenceServer(t, tc.opts), proxy.Options{})
-			res, out := runSuite(t, base, func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
+			res, out := runSuite(t, base, func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c) })
 			assertAllPassed(t, res, out)
 			s := foundBy(t, p)
 			assert.Zero(t, s.Violations, describe(s))
@@ -75,7 +75,7 @@ func TestARecordedSuiteRunReplaysOnTheMock(t *testing.T) {
 	dir := t.TempDir()
 	rec := record.New(dir, 0)
 	p, base := newProxy(t, newReferenceServer(t, refserver.Options{Step: 100 * time.Millisecond, BlockedFor: 300 * time.Millisecond}), proxy.Options{Observer: rec})
-	res, out := runSuite(t, base, func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
+	res, out := runSuite(t, base, func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c) })
 	assertAllPassed(t, res, out)
 	foundBy(t, p)
 	written, err := rec.Write()
@@ -97,7 +97,7 @@ func TestARecordedSuiteRunReplaysOnTheMock(t *testing.T) {
 	// feature of it. The replaying mock's plan is its own, not the recorded
 	// server's: the recording names no plan, so the mock's default.
 	replay := newMock(t, mockserver.Options{Fixtures: set, DisableControl: true})
-	res, out = runSuite(t, replay.URL, func(c *steps.Config) {
+	res, out = runSuite(t, replay.URL, func(c *suiteconfig.Config) {
 		oneCaller(c)
 		c.ReadOnly, c.IdentityPlan = true, fixtures.DefaultPlanLimit
 	})

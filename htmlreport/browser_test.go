@@ -22,7 +22,7 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 func TestMain(m *testing.M) { browsertest.Main(m) }
@@ -61,7 +61,7 @@ func TestReportInABrowser(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "report.html")
 	f, err := os.Create(path)
 	require.NoError(t, err)
-	res, err := runner.Run(context.Background(), steps.Config{
+	res, err := runner.Run(context.Background(), suiteconfig.Config{
 		BaseURL: srv.URL, APIKey: "wk-mock-alice", Tags: "~@slow",
 		Format: "html", Output: f, NoColors: true,
 		PollInterval: 20 * time.Millisecond, Spacing: 5 * time.Millisecond, Timeout: 20 * time.Second,
@@ -138,7 +138,7 @@ func TestWideExampleTablesStayInTheirBox(t *testing.T) {
 	runPath := filepath.Join(dir, "report.html")
 	f, err = os.Create(runPath)
 	require.NoError(t, err)
-	_, err = runner.Run(context.Background(), steps.Config{
+	_, err = runner.Run(context.Background(), suiteconfig.Config{
 		BaseURL: srv.URL, APIKey: "wk-mock-alice", Tags: "~@slow",
 		Format: "html", Output: f, NoColors: true,
 		PollInterval: 20 * time.Millisecond, Spacing: 5 * time.Millisecond, Timeout: 20 * time.Second,

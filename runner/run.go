@@ -13,7 +13,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/cucumber/godog"
@@ -22,6 +21,7 @@ import (
 	"github.com/agentruns/agentruns/htmlreport"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // Status is the outcome of one scenario, as every report says it.
@@ -52,7 +52,7 @@ type ScenarioResult struct {
 // Result is the outcome of a whole run of the suite.
 type Result struct {
 	Scenarios []ScenarioResult // sorted by feature, then name
-	// Seed reproduces the order of the scenarios (steps.Config.Seed).
+	// Seed reproduces the order of the scenarios (suiteconfig.Config.Seed).
 	Seed int64
 	// Control tells whether the server offered the mock's control API.
 	Control  bool
@@ -65,14 +65,14 @@ type Result struct {
 }
 
 // Passed reports whether at least one scenario ran, none failed or was
-// interrupted, and no client version named by steps.Config.FailOnClient
+// interrupted, and no client version named by suiteconfig.Config.FailOnClient
 // breaks.
 func (r Result) Passed() bool {
 	return len(r.Scenarios) > 0 && len(r.Failed()) == 0 && len(r.Interrupted()) == 0 && len(r.ClientsFailing()) == 0
 }
 
 // ClientsFailing names the client versions that break and that
-// steps.Config.FailOnClient promised.
+// suiteconfig.Config.FailOnClient promised.
 func (r Result) ClientsFailing() []string {
 	var out []string
 	for _, c := range r.Report.Clients {
@@ -140,16 +140,24 @@ func (r Result) Count() (passed, failed, skipped int) {
 // every scenario finished; the runs the suite had started were cancelled.
 var ErrInterrupted = steps.ErrInterrupted
 
-// clientVersions are the released client versions' facts, read once per
-// process; a Version is immutable.
-var clientVersions = sync.OnceValues(clientcheck.Load)
-
 // Run runs the selected scenarios against cfg.BaseURL and reports each
 // scenario's outcome. The error is for a suite that could not run at all
-// (a *steps.ConfigError for a configuration it cannot run, a
-// *steps.PreflightError when the server is not one it can test) or was
+// (a *suiteconfig.ConfigError for a configuration it cannot run, a
+// *PreflightError when the server is not one it can test) or was
 // interrupted (ErrInterrupted); failing scenarios are in the Result.
-func Run(ctx context.Context, cfg steps.Config) (Result, error) {
+func Run(ctx context.Context, cfg suiteconfig.Config) (Result, error) {
+	// The configuration is checked, then the server (preflight.go), before
+	// the suite is built: a wrong target is told in one sentence.
+	checked, err := cfg.WithDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := checked.SelectsNewestClient(); err != nil {
+		return Result{}, err // features that cannot be read, as NewSuite would say
+	}
+	if err := checkServer(ctx, checked); err != nil {
+		return Result{}, err
+	}
 	su, err := steps.NewSuite(ctx, cfg)
 	if err != nil {
 		return Result{}, err
@@ -157,7 +165,9 @@ func Run(ctx context.Context, cfg steps.Config) (Result, error) {
 	return RunSuite(ctx, su)
 }
 
-// RunSuite runs one pass of su's scenarios, as Run does.
+// RunSuite runs one pass of su's scenarios, as Run does once it has built
+// su; the server is not asked Run's pre-flight questions again, so a
+// caller that builds su itself goes without them.
 func RunSuite(ctx context.Context, su *steps.Suite) (Result, error) {
 	start := time.Now()
 	cfg := su.Config()
@@ -179,14 +189,14 @@ func RunSuite(ctx context.Context, su *steps.Suite) (Result, error) {
 	col := newCollector(rep, func() bool { return ctx.Err() != nil }, su.Avoidable)
 	suiteName, unregister := col.register()
 	defer unregister()
-	versions, err := clientVersions()
+	versions, err := suiteconfig.ClientVersions()
 	if err != nil {
 		return Result{}, fmt.Errorf("loading the client versions' facts: %w", err)
 	}
 	failOn := map[string]bool{}
 	if cfg.FailOnClient != "" {
 		if failOn, err = clientcheck.Select(versions, cfg.FailOnClient); err != nil {
-			return Result{}, &steps.ConfigError{Err: err}
+			return Result{}, &suiteconfig.ConfigError{Err: err}
 		}
 	}
 	clients := clientcheck.NewTally(versions)
@@ -271,7 +281,7 @@ func scenarioResult(sc report.Scenario) ScenarioResult {
 
 // newReport makes the report named by cfg.Format: one of package report's,
 // the HTML page, or none when godog's own formatter writes it.
-func newReport(cfg steps.Config) report.Formatter {
+func newReport(cfg suiteconfig.Config) report.Formatter {
 	switch {
 	case report.Builtin[cfg.Format] != nil:
 		return report.Builtin[cfg.Format](cfg.Output, report.Options{Colors: !cfg.NoColors})

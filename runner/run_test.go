@@ -18,7 +18,7 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // createdRuns records the ids of the runs a server created, and calls
@@ -100,7 +100,7 @@ func TestAnInterruptCancelsTheRunsAndReportsInterrupted(t *testing.T) {
 	v, err := sharedValidator()
 	require.NoError(t, err)
 	var out bytes.Buffer
-	res, err := runner.Run(ctx, steps.Config{
+	res, err := runner.Run(ctx, suiteconfig.Config{
 		BaseURL: srv.URL, APIKey: "wk-mock-alice", Validator: v,
 		Tags: "@creates-runs and not @mock-control", Concurrency: 1,
 		Format: "pretty", Output: &out, NoColors: true,
@@ -126,7 +126,7 @@ func TestAnInterruptCancelsTheRunsAndReportsInterrupted(t *testing.T) {
 func TestTagExpressionsSelectScenarios(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
 	names := func(tags string, readOnly bool) []string {
-		res, out := runSuite(t, srv.URL, func(c *steps.Config) { c.Tags, c.ReadOnly = tags, readOnly })
+		res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) { c.Tags, c.ReadOnly = tags, readOnly })
 		assertAllPassed(t, res, out)
 		var n []string
 		for _, s := range res.Scenarios {
@@ -141,7 +141,7 @@ func TestTagExpressionsSelectScenarios(t *testing.T) {
 	assert.ElementsMatch(t, cucumber, names("@mock-control && ~@slow", false))
 	assert.ElementsMatch(t, cucumber, names("(@mock-control) and not (@slow)", false))
 
-	_, err := runner.Run(context.Background(), steps.Config{BaseURL: srv.URL, APIKey: "k", Tags: "@mock-control or"})
+	_, err := runner.Run(context.Background(), suiteconfig.Config{BaseURL: srv.URL, APIKey: "k", Tags: "@mock-control or"})
 	assert.ErrorContains(t, err, `tag expression "@mock-control or": ends where a tag was expected`)
 }
 
@@ -151,7 +151,7 @@ func TestTagExpressionsSelectScenarios(t *testing.T) {
 func TestPrettyReportPrintsEachScenarioWhole(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
 	var out bytes.Buffer
-	res, _ := runSuite(t, srv.URL, func(c *steps.Config) {
+	res, _ := runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 		c.Report = report.NewPretty(&out, report.Options{})
 		c.Concurrency = 8
 	})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/report"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The summary is what a run of the command agentruns-contract prints last,
@@ -19,7 +19,7 @@ import (
 
 // Summarise tells people what ran, what was not checked and why, and what
 // failed; scenarios skipped or failed with the same message are told once.
-func Summarise(w io.Writer, res Result, cfg steps.Config) {
+func Summarise(w io.Writer, res Result, cfg suiteconfig.Config) {
 	if len(res.Scenarios) == 0 {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // One mistake of a server fails many scenarios with one message (its
@@ -30,7 +31,7 @@ func TestSummaryGroupsIdenticalFailures(t *testing.T) {
 		res.Scenarios = append(res.Scenarios, runner.ScenarioResult{Feature: sc.URI, Name: sc.Name, Status: sc.Status, Message: sc.Message})
 	}
 	var out strings.Builder
-	runner.Summarise(&out, res, steps.Config{})
+	runner.Summarise(&out, res, suiteconfig.Config{})
 	assert.Contains(t, out.String(), "FAILED  5 scenarios with the same failure: create_run.feature: Create A; create_run.feature: Create B; create_run.feature: Create C; and 2 more\n"+
 		"        "+created+"\n          body: {\"run_id\":\"A\"}\n")
 	assert.Equal(t, 1, strings.Count(out.String(), created), out.String())
@@ -56,7 +57,7 @@ func TestTheSummarySaysFirstWhetherTheNewestClientIsServed(t *testing.T) {
 		res.Scenarios = append(res.Scenarios, runner.ScenarioResult{Feature: sc.URI, Name: sc.Name, Status: sc.Status, Message: sc.Message, Needs: sc.Needs})
 	}
 	var out strings.Builder
-	runner.Summarise(&out, res, steps.Config{})
+	runner.Summarise(&out, res, suiteconfig.Config{})
 	lines := strings.Split(strings.TrimPrefix(out.String(), "\n"), "\n")
 	require.Greater(t, len(lines), 3, out.String())
 	assert.True(t, strings.HasPrefix(lines[0], "2 scenarios: 1 passed, 0 failed, 1 skipped"), out.String())
@@ -88,7 +89,7 @@ func TestTheFirstCauseReadsTheSameInAnyOrder(t *testing.T) {
 			res.Scenarios = append(res.Scenarios, runner.ScenarioResult{Feature: sc.URI, Name: sc.Name, Tags: sc.Tags, Status: sc.Status, Message: sc.Message})
 		}
 		var out strings.Builder
-		runner.Summarise(&out, res, steps.Config{})
+		runner.Summarise(&out, res, suiteconfig.Config{})
 		return out.String()
 	}
 	first := summary([]int{0, 1, 2, 3, 4})

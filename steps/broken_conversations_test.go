@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // Broken servers for the conversations feature: it must fail against each.
@@ -155,7 +155,7 @@ func TestRunsEndedBeforeAClaimSkipTheConversationScenarios(t *testing.T) {
 		}
 	})
 	srv := newMock(t, mockserver.Options{}, neverClaimed)
-	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+	res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 		c.Features = someFeatures(t, "conversations.feature")
 		c.Tags = "not @mock-only"
 	})

@@ -20,7 +20,7 @@ import (
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // A contract suite that passes against a broken server is worthless. These
@@ -625,7 +625,7 @@ func TestSuiteCatchesBrokenServers(t *testing.T) {
 	for _, bs := range brokenServers {
 		t.Run(bs.name, func(t *testing.T) {
 			srv := newMock(t, mockserver.Options{}, bs.wrap)
-			res, out := runSuite(t, srv.URL, func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) })
+			res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) { c.Features = someFeatures(t, bs.features...) })
 			require.False(t, res.Passed(), "the suite passed against %s\n%s", bs.name, out)
 			var failed []string
 			for _, f := range res.Failed() {

@@ -17,7 +17,7 @@ import (
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // fakeClock is the reference server's time, moved by the suite's waits:
@@ -73,11 +73,11 @@ func TestARunQueuedBehindTheTeamsCapacityIsNotLate(t *testing.T) {
 	// Three runs of 40 s each ahead, one at a time: the suite's run waits
 	// about two minutes in QUEUED, then takes 40 s; the timeout is 45 s.
 	base, clock := atCapacityServer(t, 10*time.Second, 3)
-	res, out := runSuite(t, base, func(c *steps.Config) {
+	res, out := runSuite(t, base, func(c *suiteconfig.Config) {
 		oneCaller(c)
 		c.Features = fstest.MapFS{"state_progression.feature": {Data: data}}
 		c.Tags, c.Concurrency, c.Timeout, c.PollInterval = "@slow", 1, 45*time.Second, time.Second
-		steps.LetTimePassWith(c, clock.wait)
+		c.LetTimePass = clock.wait
 	})
 	s, ok := res.Find(scenario)
 	require.True(t, ok, out)

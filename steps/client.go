@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/report"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // sessionHeader isolates a scenario inside a mock that offers the control API.
@@ -29,7 +30,7 @@ type apiClient struct {
 	control   *url.URL // the mock's control API, nil when there is none
 	key       string
 	session   string // X-Mock-Session value, "" outside the mock
-	validator ResponseValidator
+	validator suiteconfig.ResponseValidator
 	// clients judges each success answer as each released client version
 	// reads it (nil: not judged).
 	clients *clientcheck.Tally

@@ -8,11 +8,10 @@ import (
 	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The suite judges every success answer as each released client version
@@ -35,8 +34,8 @@ const (
 var cleanFeatures = []string{"conversations.feature", "schedules.feature", "environments_and_models.feature"}
 
 // featuresOnly runs only the named feature files.
-func featuresOnly(names ...string) func(c *steps.Config) {
-	return func(c *steps.Config) {
+func featuresOnly(names ...string) func(c *suiteconfig.Config) {
+	return func(c *suiteconfig.Config) {
 		sub := fstest.MapFS{}
 		for _, n := range names {
 			data, err := fs.ReadFile(features.FS, n)
@@ -128,7 +127,7 @@ func TestFailOnClientFailsTheRunOnlyForThePromisedVersions(t *testing.T) {
 	} {
 		t.Run("--fail-on-client="+tc.failOn, func(t *testing.T) {
 			t.Parallel()
-			res, out := runSuite(t, newMock(t, mockserver.Options{}, pythonBreaker).URL, func(c *steps.Config) {
+			res, out := runSuite(t, newMock(t, mockserver.Options{}, pythonBreaker).URL, func(c *suiteconfig.Config) {
 				featuresOnly(cleanFeatures...)(c)
 				c.FailOnClient = tc.failOn
 			})
@@ -137,11 +136,4 @@ func TestFailOnClientFailsTheRunOnlyForThePromisedVersions(t *testing.T) {
 			assert.Equal(t, tc.failing, res.ClientsFailing())
 		})
 	}
-}
-
-func TestFailOnClientRefusesAnUnknownVersion(t *testing.T) {
-	err := steps.Config{BaseURL: "http://127.0.0.1:1", APIKey: "k", FailOnClient: "typescript-2.0.0"}.Check()
-	var ce *steps.ConfigError
-	require.ErrorAs(t, err, &ce)
-	assert.EqualError(t, err, `fail on client: no client version "typescript-2.0.0": the known ones are python-0.11.0, typescript-1.0.0-alpha.8, typescript-1.4.0-alpha.6, or all`)
 }

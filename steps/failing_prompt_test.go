@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // A --failing-prompt the server does not fail leaves a run that succeeds:
@@ -16,7 +16,7 @@ import (
 // and the scenario must not pass as if it did.
 func TestFollowupToAFailedRunNeedsARunThatFailed(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
-	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+	res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 		c.Tags = "@failing-prompt"
 		c.FailingPrompt = "Tidy the test helpers" // an ordinary prompt: the mock ends it SUCCEEDED
 	})

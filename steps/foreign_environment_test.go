@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // theirEnvironmentScenario is the scenario of issue 47, point 1.
@@ -85,7 +85,7 @@ func TestARunInAnotherTeamsEnvironmentIsJudgedByTheContract(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, out := runSuite(t, referenceServerWrapped(t, tc.opts, tc.wrap), func(c *steps.Config) {
+			res, out := runSuite(t, referenceServerWrapped(t, tc.opts, tc.wrap), func(c *suiteconfig.Config) {
 				oneCaller(c)
 				c.OtherAPIKey = refserver.OtherTeamKeyPrefix + "suite" // a key of its second team
 				c.Features = someFeatures(t, "tenancy.feature")

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The mock, made to take the choices the published document leaves open
@@ -92,7 +92,7 @@ func TestARunThatEndsInErrorOnItsOwnIsInconclusive(t *testing.T) {
 	// A second in each state: the cancel that follows a create lands while
 	// the run is still queued, and is accepted.
 	srv := newMock(t, mockserver.Options{Step: time.Second, DisableControl: true}, erroredInstead)
-	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+	res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 		c.Features = someFeatures(t, "state_progression.feature")
 		c.Tags = "not @mock-control and not @mock-only"
 	})

@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The mutation test measures the suite against mistakes a server team could
@@ -324,7 +324,7 @@ func TestMutants(t *testing.T) {
 // the size of the plan. (--wait-for-ticks is given where the mock's clock
 // runs fast enough for a tick to come within the suite's patience:
 // tuneForMutants.)
-func diligentFlags(c *steps.Config) {
+func diligentFlags(c *suiteconfig.Config) {
 	c.OtherAPIKey = "wk-mock-carol"                                // of another team than alice's (fixtures/principals.json)
 	c.FailingPrompt = "Contract suite run that fails: [mock:fail]" // fixtures/fates.json
 	c.IdentityPlan = 3                                             // the plan of wk-mock-alice's team
@@ -412,7 +412,7 @@ func passesUnbroken(t *testing.T, mode string, base mockserver.Options, ms []mut
 	for speed, areas := range speeds {
 		slices.Sort(areas)
 		areas = slices.Compact(areas)
-		res, out := runSuite(t, newMock(t, pace(base, speed, slower), nil).URL, func(c *steps.Config) {
+		res, out := runSuite(t, newMock(t, pace(base, speed, slower), nil).URL, func(c *suiteconfig.Config) {
 			tuneForMutants(mode, speed)(c)
 			if speed > 1 || slower > 1 || *onlyNamed != "" {
 				c.Features = someFeatures(t, areas...)
@@ -433,7 +433,7 @@ func runMutants(t *testing.T, group, mode string, base mockserver.Options, ms []
 			t.Run(m.name, func(t *testing.T) {
 				t.Parallel()
 				speed := m.speed(mode)
-				res, _ := runSuite(t, newMock(t, pace(base, speed, slower), m.wrap()).URL, func(c *steps.Config) {
+				res, _ := runSuite(t, newMock(t, pace(base, speed, slower), m.wrap()).URL, func(c *suiteconfig.Config) {
 					tuneForMutants(mode, speed)(c)
 					if !*fullSuite {
 						c.Features = someFeatures(t, m.area.features...)
@@ -470,8 +470,8 @@ func (m mutant) speed(mode string) int {
 // polling mode ends within a few seconds. On a mock whose clock runs
 // faster than the wall a schedule's tick comes within that patience, so
 // the suite waits for ticks there.
-func tuneForMutants(mode string, clockSpeed int) func(*steps.Config) {
-	return func(c *steps.Config) {
+func tuneForMutants(mode string, clockSpeed int) func(*suiteconfig.Config) {
+	return func(c *suiteconfig.Config) {
 		diligentFlags(c)
 		// The mock keeps its instants to the millisecond it shows: a bound
 		// made inclusive is a failure, polled too, not an inconclusive.

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentruns/agentruns/internal/probe"
 	"github.com/agentruns/agentruns/openapi"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // A server built to the published document serves none of what the newest
@@ -145,17 +147,17 @@ func surveyNewestSurface(ctx context.Context, hc *http.Client, base, key string,
 			ConversationID string `json:"conversation_id"`
 		} `json:"runs"`
 	}
-	if askJSON(ctx, hc, http.MethodGet, base+"/agent/runs?limit=1", key, nil, &runs) == nil && len(runs.Runs) > 0 {
+	if probe.JSON(ctx, hc, http.MethodGet, base+"/agent/runs?limit=1", key, nil, &runs) == nil && len(runs.Runs) > 0 {
 		ids["runId"], ids["conversationId"] = runs.Runs[0].RunID, runs.Runs[0].ConversationID
 	} else if !readOnly {
 		var created struct {
 			RunID string `json:"run_id"`
 		}
 		body, _ := json.Marshal(map[string]string{"prompt": surveyPrompt})
-		if askJSON(ctx, hc, http.MethodPost, base+"/agent/run", key, body, &created) == nil && created.RunID != "" {
+		if probe.JSON(ctx, hc, http.MethodPost, base+"/agent/run", key, body, &created) == nil && created.RunID != "" {
 			ids["runId"] = created.RunID
 			defer func() {
-				_ = askJSON(context.WithoutCancel(ctx), hc, http.MethodPost, base+"/agent/runs/"+url.PathEscape(created.RunID)+"/cancel", key, nil, nil)
+				_ = probe.JSON(context.WithoutCancel(ctx), hc, http.MethodPost, base+"/agent/runs/"+url.PathEscape(created.RunID)+"/cancel", key, nil, nil)
 			}()
 		}
 	}
@@ -164,7 +166,7 @@ func surveyNewestSurface(ctx context.Context, hc *http.Client, base, key string,
 			UID string `json:"uid"`
 		} `json:"agents"`
 	}
-	if askJSON(ctx, hc, http.MethodGet, base+"/agent/identities", key, nil, &identities) == nil && len(identities.Agents) > 0 {
+	if probe.JSON(ctx, hc, http.MethodGet, base+"/agent/identities", key, nil, &identities) == nil && len(identities.Agents) > 0 {
 		ids["uid"] = identities.Agents[0].UID
 	}
 
@@ -178,13 +180,13 @@ func surveyNewestSurface(ctx context.Context, hc *http.Client, base, key string,
 		if method != http.MethodGet || !ok {
 			continue // a write is never sent to ask; an id the server gave none of cannot be asked about
 		}
-		status, _, err := ask(ctx, &direct, base+target, "Bearer "+key)
+		status, _, err := probe.Get(ctx, &direct, base+target, "Bearer "+key)
 		a := SurfaceAnswer{Operation: op, Status: status}
 		if err != nil {
 			if run.Err() != nil {
 				return NewestSurface{}, fmt.Errorf("%w before any scenario", ErrInterrupted)
 			}
-			a.Status, a.Problem = 0, reason(err)
+			a.Status, a.Problem = 0, probe.Reason(err)
 		}
 		n.Asked = append(n.Asked, a)
 		n.Judged = n.Judged || a.served()
@@ -216,7 +218,7 @@ func fillPath(template string, ids map[string]string) (string, bool) {
 // callersOf lists the released client versions that call any of ops, each
 // with the ones it calls.
 func callersOf(ops []string) ([]ClientCalls, error) {
-	versions, err := clientVersions()
+	versions, err := suiteconfig.ClientVersions()
 	if err != nil {
 		return nil, fmt.Errorf("loading the client versions' facts: %w", err)
 	}

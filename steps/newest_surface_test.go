@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // Issue 47, point 2: the headline command, no tags, is green against a
@@ -25,7 +25,7 @@ func TestTheDefaultRunPassesAServerOfThePublishedDocument(t *testing.T) {
 		t.Run(map[bool]string{false: "full", true: "read-only"}[readOnly], func(t *testing.T) {
 			t.Parallel()
 			srv := newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Published: true})
-			res, out := runSuite(t, srv, func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c); c.ReadOnly = readOnly })
+			res, out := runSuite(t, srv, func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c); c.ReadOnly = readOnly })
 			assertPassedJudgedByThePublishedDocument(t, res, out)
 		})
 	}
@@ -69,7 +69,7 @@ func TestTheDefaultRunJudgesTheNewestSurfaceWhereItIsServed(t *testing.T) {
 		srv := referenceServerWrapped(t, refserver.Options{Step: 20 * time.Millisecond}, editObject("GET", func(p string) bool { return isIdentity(strings.TrimPrefix(p, "/api/v1")) }, func(_ *http.Request, doc map[string]any) {
 			delete(doc, "skills")
 		}))
-		res, out := runSuite(t, srv, func(c *steps.Config) { oneCaller(c); c.Features = someFeatures(t, "identities.feature") })
+		res, out := runSuite(t, srv, func(c *suiteconfig.Config) { oneCaller(c); c.Features = someFeatures(t, "identities.feature") })
 		assert.True(t, res.NewestClient.Judged, "%+v", res.NewestClient)
 		assert.False(t, res.Passed(), out)
 		sc, ok := res.Find("An agent identity is fetched by its uid with every field the client needs")
@@ -81,7 +81,7 @@ func TestTheDefaultRunJudgesTheNewestSurfaceWhereItIsServed(t *testing.T) {
 	t.Run("not served, but promised", func(t *testing.T) {
 		t.Parallel()
 		srv := newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Published: true})
-		res, out := runSuite(t, srv, func(c *steps.Config) {
+		res, out := runSuite(t, srv, func(c *suiteconfig.Config) {
 			oneCaller(c)
 			c.Features = someFeatures(t, "followups.feature")
 			c.NewestClient = true
@@ -91,13 +91,4 @@ func TestTheDefaultRunJudgesTheNewestSurfaceWhereItIsServed(t *testing.T) {
 		assert.False(t, res.Passed(), out)
 		assert.NotEmpty(t, res.Failed(), out)
 	})
-}
-
-// Promising the newest client while the tags leave out all of its
-// scenarios is a contradiction, refused before anything is asked.
-func TestPromisingTheNewestClientNeedsItsScenarios(t *testing.T) {
-	err := steps.Config{BaseURL: "http://127.0.0.1:1", APIKey: "k", NewestClient: true, Tags: "not @newest-client"}.Check()
-	var ce *steps.ConfigError
-	require.ErrorAs(t, err, &ce)
-	assert.Contains(t, err.Error(), "the newest client is promised")
 }

@@ -3,12 +3,10 @@ package steps
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 
 	"github.com/cucumber/godog"
 
-	"github.com/agentruns/agentruns/htmlreport"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The newest official client (oz-agent-sdk 1.4.0-alpha.6) calls more than
@@ -21,8 +19,9 @@ import (
 
 // newestClientTag marks the scenarios of operations and fields newer than
 // the published document, so that a server built to that document can
-// leave them out.
-const newestClientTag = "@newest-client"
+// leave them out; the configuration's check knows it too (a promise of
+// the newest client with tags that select none of its scenarios).
+const newestClientTag = suiteconfig.NewestClientTag
 
 // registerNewestClientTag gives every failed step of a scenario tagged
 // newestClientTag the note NewestClientNote.
@@ -57,27 +56,4 @@ func newestClientHint(err error) error {
 		return nil
 	}
 	return errors.New(NewestClientNote)
-}
-
-// selectsNewestClient tells whether the run selects any scenario tagged
-// newestClientTag. When it selects none, nothing of the newest client's
-// surface is asked about nor judged: not in a step, not in the document's
-// validation.
-func (c Config) selectsNewestClient() (bool, error) {
-	x, err := c.tags()
-	if err != nil {
-		return false, err
-	}
-	spec, err := htmlreport.Parse(c.Features)
-	if err != nil {
-		return false, fmt.Errorf("reading the features: %w", err)
-	}
-	for _, f := range spec {
-		for _, sc := range f.Scenarios {
-			if slices.Contains(sc.AllTags, newestClientTag) && x.Match(sc.AllTags) {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // TestNewestClientScenariosNameTheirTag: against a server without the
@@ -35,7 +36,7 @@ func TestNewestClientScenariosNameTheirTag(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	})
-	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+	res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 		c.Features = someFeatures(t, "followups.feature", "handoff_attachments.feature")
 		c.Tags = "@newest-client and not @mock-only"
 	})
@@ -53,7 +54,7 @@ func TestNewestClientScenariosNameTheirTag(t *testing.T) {
 // another scenario does.
 func TestEveryFailureOfTheNewestClientSurfaceSaysSo(t *testing.T) {
 	srv := newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Published: true})
-	res, out := runSuite(t, srv, func(c *steps.Config) {
+	res, out := runSuite(t, srv, func(c *suiteconfig.Config) {
 		oneCaller(c)
 		runFeaturesOnly(c)
 		c.Tags = "@newest-client or @creates-runs"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // BenchmarkFullPassAtATeamsPace is `make bench`'s row for issue 46: a full
@@ -37,7 +37,7 @@ func BenchmarkFullPassAtATeamsPace(b *testing.B) {
 		// A run holds its place from PENDING to its end: three Steps.
 		srv := refserver.New(refserver.Options{Step: pace / 3, Published: true, Capacity: capacity, FailingPrompt: refFailingPrompt})
 		hs := httptest.NewServer(srv)
-		cfg := steps.Config{
+		cfg := suiteconfig.Config{
 			HTTPClient: &http.Client{}, BaseURL: hs.URL + "/api/v1", APIKey: "wk-bench",
 			Output: io.Discard, Format: "progress", NoColors: true,
 			Concurrency: 32, Timeout: 10 * time.Minute,

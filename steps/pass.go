@@ -7,10 +7,11 @@
 // against a server that offers the mock's control API the suite drives the
 // server's clock, elsewhere it polls.
 //
-// Package runner runs them with godog and reports each scenario; what it
-// needs of this package is a Suite (NewSuite), one pass of it at a time
-// (Begin, InitializeScenario for each scenario, End), and an Observer that
-// hears how each scenario began and ended.
+// Package runner checks the server first (its pre-flight), then runs them
+// with godog and reports each scenario; what it needs of this package is
+// a Suite (NewSuite), one pass of it at a time (Begin, InitializeScenario
+// for each scenario, End), and an Observer that hears how each scenario
+// began and ended. Both read the configuration of package suiteconfig.
 package steps
 
 import (

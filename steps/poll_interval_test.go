@@ -17,7 +17,7 @@ import (
 	"github.com/agentruns/agentruns/features"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // claimedShownAsQueued is a server whose runs move backwards: the mock, on a
@@ -65,17 +65,17 @@ func TestAFinePollIntervalCatchesARunMovingBackwards(t *testing.T) {
 		interval time.Duration
 		caught   bool
 	}{
-		{steps.DefaultPollInterval, false},
+		{suiteconfig.DefaultPollInterval, false},
 		{200 * time.Millisecond, true},
 	} {
 		t.Run(tc.interval.String(), func(t *testing.T) {
 			t.Parallel()
 			base, wait := claimedShownAsQueued(t)
-			res, out := runSuite(t, base, func(c *steps.Config) {
+			res, out := runSuite(t, base, func(c *suiteconfig.Config) {
 				oneCaller(c)
 				c.Features = fstest.MapFS{"state_progression.feature": {Data: data}}
 				c.Tags, c.Concurrency, c.PollInterval = "@slow", 1, tc.interval
-				steps.LetTimePassWith(c, wait)
+				c.LetTimePass = wait
 			})
 			s, ok := res.Find(scenario)
 			require.True(t, ok, out)

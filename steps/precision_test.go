@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // A server that shows its instants to the second and keeps nanoseconds
@@ -19,7 +19,7 @@ import (
 // a moment apart are told apart, and the filters between them are judged.
 func TestAnInstantTheShownDigitsLeaveUndecidedIsInconclusive(t *testing.T) {
 	run := func(precision time.Duration, exact bool) runner.Result {
-		res, _ := runSuite(t, newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Precision: precision}), func(c *steps.Config) {
+		res, _ := runSuite(t, newReferenceServer(t, refserver.Options{Step: 20 * time.Millisecond, Precision: precision}), func(c *suiteconfig.Config) {
 			oneCaller(c)
 			c.Features = someFeatures(t, "list_rules.feature", "list_runs.feature")
 			c.Tags = "@creates-runs and not @mock-control and not @mock-only"

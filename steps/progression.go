@@ -19,7 +19,7 @@ func (s *scenario) tick(ctx context.Context) (time.Duration, error) {
 	if s.api.control != nil {
 		return time.Second, s.api.advanceClock(ctx, time.Second)
 	}
-	return s.suite.cfg.PollInterval, s.suite.cfg.pause(ctx, s.suite.cfg.PollInterval)
+	return s.suite.cfg.PollInterval, s.suite.pause(ctx, s.suite.cfg.PollInterval)
 }
 
 // observe fetches the run and keeps the look.

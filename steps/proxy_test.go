@@ -15,7 +15,7 @@ import (
 	"github.com/agentruns/agentruns/proxy"
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/rules"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The validating proxy (package proxy) must see what each broken server of
@@ -139,7 +139,7 @@ func TestProxyReportsWhatEachBrokenServerDoes(t *testing.T) {
 			require.True(t, catches != cannot, "say in proxyCatches which rule the proxy reports %q breaking, or in proxyCannotSee why it cannot", bs.name)
 			srv := newMock(t, mockserver.Options{}, bs.wrap)
 			p, base := newProxy(t, srv.URL, proxy.Options{})
-			_, _ = runSuite(t, base, func(c *steps.Config) { c.Features = someFeatures(t, bs.features...) })
+			_, _ = runSuite(t, base, func(c *suiteconfig.Config) { c.Features = someFeatures(t, bs.features...) })
 			s := foundBy(t, p)
 			var broken []string
 			count := map[string]int{}
@@ -174,7 +174,7 @@ func TestProxyJudgesThePublishedReferenceServerByWhatItServes(t *testing.T) {
 		require.NoError(t, err)
 		srv := httptest.NewServer(p)
 		t.Cleanup(func() { srv.Close(); p.Close() })
-		_, _ = runSuite(t, srv.URL, func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
+		_, _ = runSuite(t, srv.URL, func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c) })
 		s := foundBy(t, p)
 		assert.Zero(t, s.Violations, describe(s))
 		assert.Greater(t, s.Checked, 200, "the suite's traffic went through the proxy")
@@ -190,7 +190,7 @@ func TestProxyJudgesThePublishedReferenceServerByWhatItServes(t *testing.T) {
 		require.NoError(t, err)
 		srv := httptest.NewServer(p)
 		t.Cleanup(func() { srv.Close(); p.Close() })
-		_, _ = runSuite(t, srv.URL, func(c *steps.Config) {
+		_, _ = runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 			oneCaller(c)
 			c.Features = someFeatures(t, "create_run.feature", "list_runs.feature")
 		})

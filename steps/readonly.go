@@ -13,9 +13,6 @@ import (
 // that asked, so a scenario tagged wrongly fails instead of writing. The
 // mock's control API, whose every use changes the mock, is not used.
 
-// readOnlyTags are the tags of the scenarios a read-only run leaves out.
-var readOnlyTags = []string{"@creates-runs", "@writes"}
-
 // scenarioKey is the context key under which a request carries the name of
 // the scenario that sends it.
 type scenarioKey struct{}

@@ -18,7 +18,7 @@ import (
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // requestLog records every request a server receives, as "METHOD /path".
@@ -57,13 +57,13 @@ func TestAReadOnlyRunSendsOnlyGetAndHead(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		serve func(*requestLog) string
-		tune  func(*steps.Config)
+		tune  func(*suiteconfig.Config)
 	}{
 		{"reference server", func(l *requestLog) string {
 			srv := httptest.NewServer(l.wrap(refserver.New(refserver.Options{})))
 			t.Cleanup(srv.Close)
 			return srv.URL + "/api/v1"
-		}, func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) }},
+		}, func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c) }},
 		{"mock with its control API", func(l *requestLog) string {
 			return newMock(t, mockserver.Options{}, l.wrap).URL
 		}, nil},
@@ -71,7 +71,7 @@ func TestAReadOnlyRunSendsOnlyGetAndHead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var log requestLog
-			res, out := runSuite(t, tc.serve(&log), func(c *steps.Config) {
+			res, out := runSuite(t, tc.serve(&log), func(c *suiteconfig.Config) {
 				if tc.tune != nil {
 					tc.tune(c)
 				}
@@ -95,7 +95,7 @@ func TestAReadOnlyRunRefusesAnUntaggedWrite(t *testing.T) {
 	var log requestLog
 	srv := httptest.NewServer(log.wrap(refserver.New(refserver.Options{})))
 	t.Cleanup(srv.Close)
-	res, out := runSuite(t, srv.URL+"/api/v1", func(c *steps.Config) {
+	res, out := runSuite(t, srv.URL+"/api/v1", func(c *suiteconfig.Config) {
 		oneCaller(c)
 		c.ReadOnly = true
 		c.Features = fstest.MapFS{"sneaky.feature": {Data: []byte(`Feature: Sneaky
@@ -143,7 +143,7 @@ func TestAScenarioThatFailsMidwayUndoesWhatItCreated(t *testing.T) {
 	t.Cleanup(srv.Close)
 	base := srv.URL + "/api/v1"
 
-	res, out := runSuite(t, base, func(c *steps.Config) {
+	res, out := runSuite(t, base, func(c *suiteconfig.Config) {
 		oneCaller(c)
 		c.Features = fstest.MapFS{"midway.feature": {Data: []byte(`Feature: Failing midway
   Scenario: Things are made, then a step fails

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/refserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // The suite must never fail a server that follows the published document.
@@ -48,7 +48,7 @@ func TestSuitePassesAgainstTheReferenceServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, out := runSuite(t, newReferenceServer(t, tc.opts), func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c) })
+			res, out := runSuite(t, newReferenceServer(t, tc.opts), func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c) })
 			assert.False(t, res.Control, "the reference server has no control API")
 			assertAllPassed(t, res, out)
 			assertOnlyMockScenariosSkipped(t, res)
@@ -60,7 +60,7 @@ func TestSuitePassesAgainstTheReferenceServer(t *testing.T) {
 }
 
 func TestSuitePassesAgainstTheReferenceServerReadOnly(t *testing.T) {
-	res, out := runSuite(t, newReferenceServer(t, refserver.Options{}), func(c *steps.Config) { oneCaller(c); runFeaturesOnly(c); c.ReadOnly = true })
+	res, out := runSuite(t, newReferenceServer(t, refserver.Options{}), func(c *suiteconfig.Config) { oneCaller(c); runFeaturesOnly(c); c.ReadOnly = true })
 	assertAllPassed(t, res, out)
 	assertOnlyMockScenariosSkipped(t, res)
 	for _, s := range res.Scenarios {

@@ -17,11 +17,11 @@ import (
 
 	"github.com/agentruns/agentruns/proxy"
 	"github.com/agentruns/agentruns/refserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // twoTeams gives the suite a key of the reference server's second team.
-func twoTeams(c *steps.Config) { c.OtherAPIKey = refserver.OtherTeamKeyPrefix + "suite" }
+func twoTeams(c *suiteconfig.Config) { c.OtherAPIKey = refserver.OtherTeamKeyPrefix + "suite" }
 
 // referenceVariants are the reference server's legal choices where the
 // published document leaves room; the suite must pass under each, full
@@ -30,7 +30,7 @@ func twoTeams(c *steps.Config) { c.OtherAPIKey = refserver.OtherTeamKeyPrefix + 
 var referenceVariants = []struct {
 	name string
 	opts refserver.Options
-	tune func(*steps.Config)
+	tune func(*suiteconfig.Config)
 }{
 	// The published document (May 2026) alone: none of the newest
 	// client's operations, fields or values. The suite's default run asks
@@ -104,7 +104,7 @@ func TestSuitePassesAgainstTheReferenceServerVariants(t *testing.T) {
 				} else {
 					p, base = newProxy(t, newReferenceServer(t, v.opts), proxy.Options{})
 				}
-				res, out := runSuite(t, base, func(c *steps.Config) {
+				res, out := runSuite(t, base, func(c *suiteconfig.Config) {
 					oneCaller(c)
 					runFeaturesOnly(c)
 					c.ReadOnly = readOnly

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // followupsNotFound answers 404 to every follow-up that carries a key, as
@@ -34,7 +34,7 @@ func followupsNotFound(next http.Handler) http.Handler {
 // to none of what an accepted follow-up does (start an ended run again).
 func TestARefusedFollowupBindsNoRule(t *testing.T) {
 	srv := newMock(t, mockserver.Options{Step: 20 * time.Millisecond, DisableControl: true}, followupsNotFound)
-	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+	res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 		c.Features = fstest.MapFS{"refused.feature": {Data: []byte(`Feature: A refused follow-up
   Scenario: A follow-up refused with 404 leaves the ended run as it was
     When I create a run with the prompt "Refused follow-up"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/rules"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // On a real server a run is an agent's execution: minutes of it, billed to
@@ -81,7 +82,7 @@ type bookedRun struct {
 }
 
 func newRunBook(maxRuns, atOnce int) *runBook {
-	return &runBook{max: maxRuns, atOnce: atOnce, changed: make(chan struct{}), every: DefaultPollInterval, patience: DefaultTimeout,
+	return &runBook{max: maxRuns, atOnce: atOnce, changed: make(chan struct{}), every: suiteconfig.DefaultPollInterval, patience: suiteconfig.DefaultTimeout,
 		inFlight: map[string]string{}, authOf: map[string]string{}, refused: map[string]bool{}, held: map[string]int{}}
 }
 

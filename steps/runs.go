@@ -190,7 +190,7 @@ func (s *scenario) aMoment(ctx context.Context) error {
 	if s.api.control != nil {
 		return s.api.advanceClock(ctx, 10*time.Millisecond)
 	}
-	return s.suite.cfg.pause(ctx, s.suite.cfg.Spacing)
+	return s.suite.pause(ctx, s.suite.cfg.Spacing)
 }
 
 // createFromTable creates a run from body plus the rows of a two-column table

@@ -18,6 +18,7 @@ import (
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // What a full pass costs a team (issue: the suite at a real server's
@@ -30,7 +31,7 @@ const refFailingPrompt = "Contract suite run that fails"
 
 // fullPass gives the suite every option against the reference server: a
 // second team's key, a failing prompt, the plan's identities.
-func fullPass(c *steps.Config) {
+func fullPass(c *suiteconfig.Config) {
 	c.OtherAPIKey = refserver.OtherTeamKeyPrefix + "suite"
 	c.FailingPrompt, c.IdentityPlan = refFailingPrompt, refserverPlan
 	c.Tags = "not @newest-client"
@@ -48,7 +49,7 @@ func TestAFullPassCountsAndMarksTheRunsItCreates(t *testing.T) {
 	var creates atomic.Int64 // creates the server answered 200, counted at its door
 	hs := httptest.NewServer(countCreates(srv, &creates))
 	t.Cleanup(hs.Close)
-	res, out := runSuite(t, hs.URL+"/api/v1", func(c *steps.Config) {
+	res, out := runSuite(t, hs.URL+"/api/v1", func(c *suiteconfig.Config) {
 		fullPass(c)
 		c.Prompt = cheap
 	})
@@ -138,7 +139,7 @@ func TestTheRunBudgetIsNeverPassedAndWhatItLeavesOutIsNotChecked(t *testing.T) {
 	srv := refserver.New(refserver.Options{Step: 20 * time.Millisecond, Published: true, FailingPrompt: refFailingPrompt})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	res, out := runSuite(t, hs.URL+"/api/v1", func(c *steps.Config) {
+	res, out := runSuite(t, hs.URL+"/api/v1", func(c *suiteconfig.Config) {
 		fullPass(c)
 		c.MaxRuns = budget
 	})
@@ -170,7 +171,7 @@ func TestABudgetMakesASharedSetWholeOrNotAtAll(t *testing.T) {
 			srv := refserver.New(refserver.Options{Step: 20 * time.Millisecond, Published: true, FailingPrompt: refFailingPrompt})
 			hs := httptest.NewServer(srv)
 			t.Cleanup(hs.Close)
-			res, out := runSuite(t, hs.URL+"/api/v1", func(c *steps.Config) {
+			res, out := runSuite(t, hs.URL+"/api/v1", func(c *suiteconfig.Config) {
 				fullPass(c)
 				c.MaxRuns = budget
 			})

@@ -228,7 +228,7 @@ func (s *scenario) rereadEndedRuns(ctx context.Context, _ *godog.Scenario, err e
 		if err := s.api.advanceClock(ctx, time.Minute); err != nil {
 			return ctx, err
 		}
-	} else if err := s.suite.cfg.pause(ctx, min(wait, 10*time.Second)); err != nil {
+	} else if err := s.suite.pause(ctx, min(wait, 10*time.Second)); err != nil {
 		return ctx, err
 	}
 	for _, r := range ended {

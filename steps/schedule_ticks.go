@@ -188,7 +188,7 @@ func (s *scenario) waitForScheduledRun(ctx context.Context, nick string) error {
 			return s.inconclusive(fmt.Sprintf("the server's clock did not reach a minute past schedule %q's tick (%s) within %s of waiting (--timeout %s, or until then)",
 				nick, tick.UTC().Format(time.RFC3339), patience, s.suite.cfg.Timeout))
 		}
-		if err := s.suite.cfg.pause(ctx, s.suite.cfg.PollInterval); err != nil {
+		if err := s.suite.pause(ctx, s.suite.cfg.PollInterval); err != nil {
 			return err
 		}
 	}

@@ -44,7 +44,7 @@ func (s *scenario) letServerClockPass(ctx context.Context, at time.Time, seen *r
 			what, at.UTC().Format(time.RFC3339), wait.Round(time.Second), s.suite.cfg.Timeout))
 	}
 	fmt.Fprintf(s.suite.cfg.Log, "waiting %s for %s (%s)\n", wait.Round(100*time.Millisecond), what, at.UTC().Format(time.RFC3339Nano))
-	return s.suite.cfg.pause(ctx, wait)
+	return s.suite.pause(ctx, wait)
 }
 
 // serverAhead is how far the server's clock is ahead of the suite's (negative

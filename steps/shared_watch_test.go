@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // Issue 46, point 1: a run the server ends on its own, watched once from
@@ -28,7 +28,7 @@ func TestALateSharerJudgesTheWholeHistoryOfTheRunItShares(t *testing.T) {
 	)
 	suite := func(wrap func(http.Handler) http.Handler) (runner.Result, map[string]int, string) {
 		srv := newMock(t, mockserver.Options{Step: 40 * time.Millisecond, DisableControl: true}, wrap)
-		res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+		res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 			c.Features = someFeatures(t, "create_run.feature", "state_progression.feature")
 			c.Concurrency = 1
 		})

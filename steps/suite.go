@@ -12,13 +12,14 @@ import (
 
 	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/openapi"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // Suite is one configured run of the contract suite. Its InitializeScenario
 // can be handed to godog directly; package runner's Run does that with the
 // usual options, between Begin and End (pass.go).
 type Suite struct {
-	cfg     Config
+	cfg     suiteconfig.Config
 	base    *url.URL
 	control *url.URL // the mock's control API, nil when not used
 	// controlUnused tells that the server offers the mock's control API and
@@ -70,19 +71,17 @@ var defaultValidator = sync.OnceValues(openapi.NewValidator)
 // client's surface.
 var defaultPublishedValidator = sync.OnceValues(openapi.NewPublishedValidator)
 
-// clientVersions are the released client versions' facts, read once per
-// process; a Version is immutable.
-var clientVersions = sync.OnceValues(clientcheck.Load)
-
-// NewSuite checks cfg, loads the OpenAPI validator, checks that the server
-// answers as the API does (see Preflight) and looks for the mock's control
-// API on it.
-func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
-	cfg, err := cfg.withDefaults()
+// NewSuite checks cfg, asks the server whether it serves the newest
+// client's surface (newest_surface.go), loads the OpenAPI validator and
+// looks for the mock's control API on the server. Whether the server is
+// one the suite can test at all is package runner's pre-flight, asked
+// before it builds the suite.
+func NewSuite(ctx context.Context, cfg suiteconfig.Config) (*Suite, error) {
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	selects, err := cfg.selectsNewestClient()
+	selects, err := cfg.SelectsNewestClient()
 	if err != nil {
 		return nil, err
 	}
@@ -92,14 +91,6 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	}
 	if cfg.ReadOnly {
 		cfg.HTTPClient = readOnlyClient(cfg.HTTPClient) // readonly.go
-	}
-	if err := preflight(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey); err != nil {
-		return nil, err
-	}
-	if cfg.OtherAPIKey != "" {
-		if err := preflightTeams(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey, cfg.OtherAPIKey, cfg.ReadOnly); err != nil {
-			return nil, err
-		}
 	}
 	// Whether the newest client's surface is judged (newest_surface.go).
 	newest := NewestSurface{Judged: true, Promised: true}
@@ -146,7 +137,19 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 func (su *Suite) Control() bool { return su.control != nil }
 
 // Config is the suite's configuration, its defaults filled in.
-func (su *Suite) Config() Config { return su.cfg }
+func (su *Suite) Config() suiteconfig.Config { return su.cfg }
+
+// pause lets d pass, or less if ctx ends first: by the configuration's
+// LetTimePass when it has one, by sleeping otherwise.
+func (su *Suite) pause(ctx context.Context, d time.Duration) error {
+	if wait := su.cfg.LetTimePass; wait != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return wait(ctx, d)
+	}
+	return sleep(ctx, d)
+}
 
 // NewestClient is what NewSuite found of the newest client's surface, and
 // whether the suite judges it.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // TestSuitePassesAgainstTheMock runs every scenario against the mock over
@@ -55,7 +55,7 @@ func TestSuitePassesAgainstTheMockByPolling(t *testing.T) {
 // mock's control API at the root of the host.
 func TestSuiteRunsUnderAPathPrefix(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
-	res, out := runSuite(t, srv.URL+"/api/v1", func(c *steps.Config) { c.Tags = "@mock-control" })
+	res, out := runSuite(t, srv.URL+"/api/v1", func(c *suiteconfig.Config) { c.Tags = "@mock-control" })
 	assert.True(t, res.Control)
 	assertAllPassed(t, res, out)
 	assert.Empty(t, res.Skipped())

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // Issue 47, point 7: with --wait-for-ticks and --timeout 1m, a replaced or
@@ -35,14 +35,14 @@ func TestTheTicksPatienceFollowsTheTick(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	clock := m.DefaultSession()
-	res, out := runSuite(t, srv.URL, func(c *steps.Config) {
+	res, out := runSuite(t, srv.URL, func(c *suiteconfig.Config) {
 		c.Features = someFeatures(t, "schedules.feature")
 		c.Tags, c.Concurrency = "@schedule-ticks", 1
 		c.WaitForTicks, c.Timeout, c.PollInterval = true, time.Minute, 5*time.Second
-		steps.LetTimePassWith(c, func(_ context.Context, d time.Duration) error {
+		c.LetTimePass = func(_ context.Context, d time.Duration) error {
 			_, err := clock.Advance(d)
 			return err
-		})
+		}
 	})
 	require.Len(t, res.Scenarios, 2, out)
 	for _, s := range res.Scenarios {

@@ -97,23 +97,6 @@ func TestCheckProblem(t *testing.T) {
 	}
 }
 
-func TestConfigDefaultsAndTags(t *testing.T) {
-	c, err := Config{BaseURL: "https://api.example.com/api/v1/", APIKey: "k", ReadOnly: true, Tags: "~@slow"}.withDefaults()
-	require.NoError(t, err)
-	assert.Equal(t, "https://api.example.com/api/v1", c.BaseURL)
-	assert.Equal(t, DefaultTimeout, c.Timeout)
-	assert.Equal(t, DefaultConcurrency, c.Concurrency)
-	assert.Equal(t, "~@slow && ~@creates-runs && ~@writes", c.TagExpression())
-
-	_, err = Config{}.withDefaults()
-	assert.ErrorContains(t, err, "no base URL")
-	assert.ErrorContains(t, err, "no API key")
-	_, err = Config{BaseURL: "localhost:4010", APIKey: "k"}.withDefaults()
-	assert.ErrorContains(t, err, "has no scheme")
-	_, err = Config{BaseURL: "ftp://host", APIKey: "k"}.withDefaults()
-	assert.ErrorContains(t, err, "want http(s)://host")
-}
-
 func TestRankOrdersTheLifecycle(t *testing.T) {
 	assert.Less(t, rank["QUEUED"], rank["PENDING"])
 	assert.Less(t, rank["CLAIMED"], rank["INPROGRESS"])
@@ -123,15 +106,4 @@ func TestRankOrdersTheLifecycle(t *testing.T) {
 	}
 	assert.False(t, isTerminal("BLOCKED"))
 	assert.False(t, isTerminal("WAITING"))
-}
-
-// A base URL written without its scheme gets a message that says so, not
-// Go's URL parser's.
-func TestBaseURLWithoutSchemeIsNamed(t *testing.T) {
-	for _, u := range []string{"localhost:4010", "127.0.0.1:4010/api/v1", "api.example.com"} {
-		_, err := Config{BaseURL: u, APIKey: "k"}.withDefaults()
-		require.Error(t, err, u)
-		assert.Contains(t, err.Error(), "has no scheme: write it as http://"+u)
-		assert.NotContains(t, err.Error(), "first path segment")
-	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/report"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // format is one value of --format.
@@ -112,13 +112,13 @@ Flags:
 	fs.StringVar(&o.tags, "tags", "", "tag `expression` selecting scenarios, e.g. 'not @slow' or '@mock-control and not @creates-runs' (godog's '~@slow && @a' works too)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "change nothing on the server: send only GET and HEAD, leaving out the scenarios that create runs or change anything (@creates-runs, @writes)")
 	fs.BoolVar(&o.allowWrites, "allow-writes", false, "create runs on a server named only by $OZ_API_BASE_URL (otherwise tested read-only)")
-	o.timeout = steps.DefaultTimeout
+	o.timeout = suiteconfig.DefaultTimeout
 	fs.Var((*duration)(&o.timeout), "timeout", "longest wait for one run to progress, a `duration` such as 90s or 10m")
-	o.pollInterval = steps.DefaultPollInterval
+	o.pollInterval = suiteconfig.DefaultPollInterval
 	fs.Var((*duration)(&o.pollInterval), "poll-interval", "pause between two looks at a run when polling, a `duration` such as 500ms: shorter sees states a fast server moves through, at one request per look (the mock's control API needs none)")
-	fs.StringVar(&o.format, "format", steps.DefaultFormat, "report `format`: "+formatNames())
+	fs.StringVar(&o.format, "format", suiteconfig.DefaultFormat, "report `format`: "+formatNames())
 	fs.StringVar(&o.output, "output", "", "`file` for the report (default stdout)")
-	fs.IntVar(&o.concurrency, "concurrency", steps.DefaultConcurrency, "scenarios run at once")
+	fs.IntVar(&o.concurrency, "concurrency", suiteconfig.DefaultConcurrency, "scenarios run at once")
 	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
 	fs.BoolVar(&o.exactStamps, "exact-timestamps", false, "the server keeps its timestamps exactly as it shows them: judge the time filters at a run's very instant (without it, an instant the shown digits leave undecided is inconclusive; the bundled mock is judged so anyway)")
 	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")

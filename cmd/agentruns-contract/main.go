@@ -28,7 +28,7 @@ import (
 
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // errFailed means the suite ran and some scenario failed.
@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := steps.Config{
+	cfg := suiteconfig.Config{
 		BaseURL:         o.baseURL,
 		APIKey:          o.apiKey,
 		OtherAPIKey:     o.otherAPIKey,
@@ -174,7 +174,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	res, err := runner.Run(ctx, cfg)
-	var pre *steps.PreflightError
+	var pre *runner.PreflightError
 	if errors.As(err, &pre) {
 		return err // one sentence, before any scenario
 	}

@@ -27,7 +27,6 @@ import (
 	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
 )
 
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -493,7 +492,7 @@ func TestPreflightStopsAtAWrongTarget(t *testing.T) {
 				key = "wk-mock-alice"
 			}
 			out, errOut, err := runCmd(t, "--base-url", tc.url, "--api-key", key)
-			var pre *steps.PreflightError
+			var pre *runner.PreflightError
 			require.ErrorAs(t, err, &pre, "%s\n%s", out, errOut)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "\n", "one sentence")
@@ -655,7 +654,7 @@ func TestDocsWritesTheSpecPage(t *testing.T) {
 func TestASecondKeyOfTheSameTeamStopsBeforeTheScenarios(t *testing.T) {
 	srv := newMock(t, mockserver.Options{}, nil)
 	out, errOut, err := runCmd(t, "--base-url", srv.URL, "--api-key", "wk-mock-alice", "--other-api-key", "wk-mock-bob", "--tags", "@two-callers", "--format", "progress")
-	var pre *steps.PreflightError
+	var pre *runner.PreflightError
 	require.ErrorAs(t, err, &pre, "%s\n%s", out, errOut)
 	assert.Regexp(t, `^the --other-api-key sees run [0-9a-f-]{36} that the --api-key's team made, so the two keys belong to one team; `, pre.Sentence)
 	assert.NotContains(t, errOut, "scenarios:", "no scenario ran")

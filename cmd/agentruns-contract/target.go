@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // chooseTarget settles the server under test, starting the bundled mock when
@@ -17,7 +17,7 @@ import (
 // $OZ_API_BASE_URL, exported for another tool perhaps, is tested read-only:
 // runs are created only on a server named on this command line, or with
 // --allow-writes.
-func chooseTarget(o options, cfg *steps.Config) (target, keyFrom string, stop func(), err error) {
+func chooseTarget(o options, cfg *suiteconfig.Config) (target, keyFrom string, stop func(), err error) {
 	switch {
 	case cfg.BaseURL == "":
 		url, stop, err := startMock()

@@ -154,12 +154,13 @@ func TestPackagesImportWhatTheMapAllows(t *testing.T) {
 // the package map: every package a row allows sits in an earlier row, so
 // a reader going down the table meets a package after everything it
 // builds on, and no two rows allow each other (within
-// one row, as `features`, `steps`, one may import the other).
+// one row, as `internal/browsertest`, `internal/junitcheck`, one may
+// import the other).
 func TestTheMapsArrowsPointDown(t *testing.T) {
 	rows := packageMap(t)
 	for i, r := range rows {
 		for _, imp := range r.mayImport {
-			above := r.names(imp) // a row of two: steps imports features
+			above := r.names(imp) // a row of several: one may import another
 			for _, earlier := range rows[:i] {
 				above = above || earlier.names(imp)
 			}

@@ -29,7 +29,7 @@ import (
 	"github.com/agentruns/agentruns/refserver"
 	"github.com/agentruns/agentruns/report"
 	"github.com/agentruns/agentruns/runner"
-	"github.com/agentruns/agentruns/steps"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // SharedValidator is loaded once: compiling the document's schemas is the
@@ -101,7 +101,7 @@ func Describe(s proxy.Summary) string {
 }
 
 // RunSuite runs the suite against baseURL and returns the result and output.
-func RunSuite(t testing.TB, baseURL string, tune func(*steps.Config)) (runner.Result, string) {
+func RunSuite(t testing.TB, baseURL string, tune func(*suiteconfig.Config)) (runner.Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	// A transport of the run's own: suites run side by side in these tests,
@@ -110,7 +110,7 @@ func RunSuite(t testing.TB, baseURL string, tune func(*steps.Config)) (runner.Re
 	// picked one up; a DELETE is not retried.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(transport.CloseIdleConnections)
-	cfg := steps.Config{
+	cfg := suiteconfig.Config{
 		HTTPClient:  &http.Client{Transport: transport},
 		BaseURL:     baseURL,
 		APIKey:      "wk-mock-alice",
@@ -149,7 +149,7 @@ func AssertAllPassed(t testing.TB, res runner.Result, out string) {
 
 // OneCaller is the reference server as one caller: it has no second team
 // the suite knows a key of, fails no prompt, and its plan is its own.
-func OneCaller(c *steps.Config) {
+func OneCaller(c *suiteconfig.Config) {
 	c.OtherAPIKey, c.FailingPrompt, c.IdentityPlan = "", "", RefserverPlan
 }
 
@@ -167,7 +167,7 @@ var RunFeatures = []string{
 
 // RunFeaturesOnly runs the features of the operations the reference server
 // serves.
-func RunFeaturesOnly(c *steps.Config) {
+func RunFeaturesOnly(c *suiteconfig.Config) {
 	sub := fstest.MapFS{}
 	for _, n := range RunFeatures {
 		data, err := fs.ReadFile(features.FS, n)

@@ -1,4 +1,11 @@
-package steps
+// Package suiteconfig is the contract suite's configuration: where the
+// suite runs and how (Config), its defaults, and the checks that refuse a
+// configuration that cannot run (ConfigError) before anything is asked of
+// the server, the tag expression that selects the scenarios among them.
+// The step definitions (package steps) read it, and so does the runner
+// (package runner) that runs and reports them, and the command that fills
+// it from its flags.
+package suiteconfig
 
 import (
 	"context"
@@ -6,18 +13,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/features"
-	"github.com/agentruns/agentruns/htmlreport"
-	"github.com/agentruns/agentruns/internal/tagexpr"
 	"github.com/agentruns/agentruns/report"
 )
 
@@ -76,7 +80,8 @@ type Config struct {
 	Tags string
 	// ReadOnly changes nothing on the server: it leaves out every scenario
 	// tagged @creates-runs or @writes, leaves the mock's control API alone,
-	// and its HTTP client refuses any method but GET and HEAD (readonly.go).
+	// and its HTTP client refuses any method but GET and HEAD
+	// (steps/readonly.go).
 	ReadOnly bool
 	// Timeout bounds each wait for a run to progress (wall time when polling,
 	// server time when driving the mock's clock). Default 10 minutes.
@@ -106,7 +111,7 @@ type Config struct {
 	// official client calls beyond the published document (the scenarios
 	// tagged @newest-client): they are judged, and what is missing fails.
 	// Without it the suite asks the server whether it serves that surface
-	// and judges it only where it does (newest_surface.go).
+	// and judges it only where it does (steps/newest_surface.go).
 	NewestClient bool
 
 	// Prompt, when set, is the prompt of every run the suite creates but
@@ -115,7 +120,7 @@ type Config struct {
 	Prompt string
 	// MaxRuns, when set, is the most runs the suite creates: a create that
 	// would pass it is not sent, and its scenario is NOT CHECKED (budget),
-	// never passed (runbook.go).
+	// never passed (steps/runbook.go).
 	MaxRuns int
 	// MaxRunsAtOnce, when set, is the most of its runs the suite keeps in
 	// flight at once; without it the suite keeps to what the server takes
@@ -165,22 +170,12 @@ type Config struct {
 	// features.FS when nil.
 	Features fs.FS
 
-	// wait lets time pass where the suite cannot move the server's clock
-	// (between two looks at a run, say); sleep when nil. The package's
-	// tests set it to move a mock's virtual clock instead, so that a run's
-	// pace against the poll interval does not hang on the machine's load.
-	wait func(ctx context.Context, d time.Duration) error
-}
-
-// pause lets d pass, or less if ctx ends first.
-func (c Config) pause(ctx context.Context, d time.Duration) error {
-	if c.wait != nil {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return c.wait(ctx, d)
-	}
-	return sleep(ctx, d)
+	// LetTimePass lets time pass where the suite cannot move the server's
+	// clock (between two looks at a run, say); the suite sleeps when it is
+	// nil. Tests set it to move a mock's virtual clock instead, so that a
+	// run's pace against the poll interval does not hang on the machine's
+	// load.
+	LetTimePass func(ctx context.Context, d time.Duration) error
 }
 
 // godogFormats are godog's own formatters the suite passes on.
@@ -190,8 +185,9 @@ var godogFormats = map[string]bool{"cucumber": true}
 // the report (cucumber), rather than package report's or the HTML page.
 func (c Config) GodogFormat() bool { return c.Report == nil && godogFormats[c.Format] }
 
-// withDefaults checks c and fills in its defaults.
-func (c Config) withDefaults() (Config, error) {
+// WithDefaults checks c and fills in its defaults; the error is a
+// *ConfigError.
+func (c Config) WithDefaults() (Config, error) {
 	var errs []error
 	u, err := url.Parse(c.BaseURL)
 	switch {
@@ -235,8 +231,8 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, err)
 	} else if err := c.knownTags(); err != nil {
 		errs = append(errs, err)
-	} else if selects, err := c.selectsNewestClient(); err == nil && c.NewestClient && !selects {
-		errs = append(errs, fmt.Errorf("the newest client is promised, and the tags %q select none of its scenarios (%s)", c.Tags, newestClientTag))
+	} else if selects, err := c.SelectsNewestClient(); err == nil && c.NewestClient && !selects {
+		errs = append(errs, fmt.Errorf("the newest client is promised, and the tags %q select none of its scenarios (%s)", c.Tags, NewestClientTag))
 	}
 	if c.Output == nil {
 		c.Output = os.Stdout
@@ -254,7 +250,7 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, fmt.Errorf("max runs at once %d: want a positive number, or 0 to keep to what the server takes", c.MaxRunsAtOnce))
 	}
 	if c.FailOnClient != "" {
-		versions, err := clientVersions()
+		versions, err := ClientVersions()
 		if err == nil {
 			_, err = clientcheck.Select(versions, c.FailOnClient)
 		}
@@ -278,142 +274,11 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Check reports what is wrong with c, as a *ConfigError, or nil.
 func (c Config) Check() error {
-	_, err := c.withDefaults()
+	_, err := c.WithDefaults()
 	return err
 }
 
-// knownTags refuses a tag expression naming a tag no scenario carries (a
-// typo would select nothing, or everything under "not"), suggesting the
-// nearest known tag.
-func (c Config) knownTags() error {
-	x, err := tagexpr.Parse(c.Tags)
-	if err != nil || len(tagexpr.Tags(x)) == 0 {
-		return err
-	}
-	// A tag of the suite's own features is never a typo, even when the
-	// features chosen (a subset, in tests) do not carry it.
-	known := map[string]bool{}
-	for _, fsys := range []fs.FS{c.Features, features.FS} {
-		spec, err := htmlreport.Parse(fsys)
-		if err != nil {
-			return fmt.Errorf("reading the features: %w", err)
-		}
-		for _, f := range spec {
-			for _, s := range f.Scenarios {
-				for _, t := range s.AllTags {
-					known[t] = true
-				}
-			}
-		}
-	}
-	list := slices.Sorted(maps.Keys(known))
-	for _, t := range tagexpr.Tags(x) {
-		if known[t] {
-			continue
-		}
-		hint := ""
-		if near := nearest(t, list); near != "" {
-			hint = fmt.Sprintf("did you mean %s? ", near)
-		}
-		return fmt.Errorf("tag expression %q: no scenario is tagged %s; %sthe tags are %s", c.Tags, t, hint, strings.Join(list, ", "))
-	}
-	return nil
-}
-
-// nearest is the known tag within two edits of t, if any.
-func nearest(t string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(t, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
-
-// tags is the expression selecting the scenarios: the caller's tags, less
-// the scenarios that create runs or change anything in read-only mode.
-func (c Config) tags() (tagexpr.Expr, error) {
-	x, err := tagexpr.Parse(c.Tags)
-	if err != nil {
-		return nil, err
-	}
-	if c.ReadOnly {
-		for _, t := range readOnlyTags {
-			x = tagexpr.And(x, tagexpr.Not(tagexpr.Tag(t)))
-		}
-	}
-	if _, err := tagexpr.Godog(x); err != nil {
-		return nil, fmt.Errorf("tag expression %q: %w", c.Tags, err)
-	}
-	return x, nil
-}
-
-// TagExpression is the expression selecting the scenarios, the caller's
-// tags less what a read-only run leaves out, in the syntax godog
-// understands; "" when the tags do not parse (Check says why).
-func (c Config) TagExpression() string {
-	x, err := c.tags()
-	if err != nil {
-		return ""
-	}
-	s, _ := tagexpr.Godog(x)
-	return s
-}
-
-// options are the scenarios that run only when the suite is given an
-// option: without it they are skipped, saying which flag would run them.
-var options = []struct {
-	tag     string
-	need    report.Need
-	missing func(Config) bool
-}{
-	{"@two-callers", report.Need{Flag: "--other-api-key", What: "one team never sees, fetches nor cancels another team's runs, schedules, conversations or artifacts, nor uses its environments"},
-		func(c Config) bool { return c.OtherAPIKey == "" }},
-	{"@failing-prompt", report.Need{Flag: "--failing-prompt", What: "a run that fails says why, with an error code, and its last event reports the failure"},
-		func(c Config) bool { return c.FailingPrompt == "" }},
-	{"@plan-edge", report.Need{Flag: "--identity-plan", What: "the team's plan allows exactly as many agent identities as it says"},
-		func(c Config) bool { return c.IdentityPlan <= 0 }},
-	{"@schedule-ticks", report.Need{Flag: "--wait-for-ticks", What: "a schedule fires on its cron as the server's clock runs: a replaced cron, a paused schedule"},
-		func(c Config) bool { return !c.WaitForTicks }},
-}
-
-// Avoidable names the option that would have run a skipped scenario with
-// these tags; nil when none would, because the server itself rules the
-// scenario out (it needs the mock's control API, which the server lacks).
-func (su *Suite) Avoidable(tags []string) *report.Need {
-	if su.control == nil && (slices.Contains(tags, "@mock-control") || slices.Contains(tags, "@mock-only")) {
-		return nil
-	}
-	for _, o := range options {
-		if slices.Contains(tags, o.tag) && o.missing(su.cfg) {
-			need := o.need
-			return &need
-		}
-	}
-	if slices.Contains(tags, newestClientTag) && !su.newest.Judged {
-		return &report.Need{Flag: "--newest-client", What: "what the newest official client (" + newestClientName + ") calls beyond the published document"}
-	}
-	return nil
-}
+// ClientVersions are the released client versions' facts (the names
+// FailOnClient may give), read once per process for the configuration's
+// check, the steps and the runner alike; a Version is immutable.
+var ClientVersions = sync.OnceValues(clientcheck.Load)

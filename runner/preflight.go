@@ -1,19 +1,24 @@
-package steps
+package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentruns/agentruns/internal/probe"
+	"github.com/agentruns/agentruns/suiteconfig"
 )
+
+// The pre-flight: before it builds the suite, Run asks the server whether
+// it is one the suite can test at all, so that a wrong target gives one
+// clear sentence instead of a failure per scenario.
 
 // PreflightError means the server is not one the suite can test: nothing
 // answers, it does not speak the API's JSON, or it refuses the key. Its
@@ -24,8 +29,21 @@ type PreflightError struct {
 
 func (e *PreflightError) Error() string { return e.Sentence }
 
-// preflight asks the server two questions before any scenario runs, so that
-// a wrong target gives one clear sentence instead of a failure per scenario:
+// checkServer is the pre-flight of cfg, its defaults filled in: the two
+// questions of preflight, then, given another team's key, preflightTeams.
+// Its requests are GETs but for the run preflightTeams may create and
+// cancel, which a read-only run never does.
+func checkServer(ctx context.Context, cfg suiteconfig.Config) error {
+	if err := preflight(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey); err != nil {
+		return err
+	}
+	if cfg.OtherAPIKey != "" {
+		return preflightTeams(ctx, cfg.HTTPClient, cfg.BaseURL, cfg.APIKey, cfg.OtherAPIKey, cfg.ReadOnly)
+	}
+	return nil
+}
+
+// preflight asks the server two questions before any scenario runs:
 // GET {base}/agent/runs?limit=1 with the key must answer JSON and not refuse
 // the key, and the same request without a key must answer a JSON error (the
 // scenarios then check that it is a well-formed problem).
@@ -37,12 +55,12 @@ func preflight(ctx context.Context, hc *http.Client, base, key string) error {
 		return &PreflightError{Sentence: fmt.Sprintf(format, args...)}
 	}
 
-	status, ctype, err := ask(ctx, hc, target, "Bearer "+key)
+	status, ctype, err := probe.Get(ctx, hc, target, "Bearer "+key)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return err
 		}
-		return fail("cannot reach %s: %s; is the server running, and is the base URL right?", base, reason(err))
+		return fail("cannot reach %s: %s; is the server running, and is the base URL right?", base, probe.Reason(err))
 	}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -53,12 +71,12 @@ func preflight(ctx context.Context, hc *http.Client, base, key string) error {
 		return fail("GET %s answered 404: there is no runs endpoint under %s; is the version prefix (such as /api/v1) right?", target, base)
 	}
 
-	status, ctype, err = ask(ctx, hc, target, "")
+	status, ctype, err = probe.Get(ctx, hc, target, "")
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return err
 		}
-		return fail("cannot reach %s a second time: %s", base, reason(err))
+		return fail("cannot reach %s a second time: %s", base, probe.Reason(err))
 	}
 	if status >= 400 && !isJSON(ctype) {
 		return fail("GET %s without a key answered %d with %s, not a JSON problem: the server does not speak the API's errors", target, status, describe(ctype))
@@ -84,7 +102,7 @@ func preflightTeams(ctx context.Context, hc *http.Client, base, key, otherKey st
 			RunID string `json:"run_id"`
 		} `json:"runs"`
 	}
-	if err := askJSON(ctx, hc, http.MethodGet, base+"/agent/runs?limit=1", key, nil, &list); err != nil {
+	if err := probe.JSON(ctx, hc, http.MethodGet, base+"/agent/runs?limit=1", key, nil, &list); err != nil {
 		return nil // the scenarios will say what is wrong with listing
 	}
 	id, made := "", false
@@ -95,7 +113,7 @@ func preflightTeams(ctx context.Context, hc *http.Client, base, key, otherKey st
 			RunID string `json:"run_id"`
 		}
 		body, _ := json.Marshal(map[string]string{"prompt": sameTeamPrompt})
-		if err := askJSON(ctx, hc, http.MethodPost, base+"/agent/run", key, body, &created); err != nil {
+		if err := probe.JSON(ctx, hc, http.MethodPost, base+"/agent/run", key, body, &created); err != nil {
 			return nil // the scenarios will say what is wrong with creating
 		}
 		id, made = created.RunID, true
@@ -105,10 +123,10 @@ func preflightTeams(ctx context.Context, hc *http.Client, base, key, otherKey st
 	}
 	if made {
 		defer func() {
-			_ = askJSON(context.WithoutCancel(ctx), hc, http.MethodPost, base+"/agent/runs/"+url.PathEscape(id)+"/cancel", key, nil, nil)
+			_ = probe.JSON(context.WithoutCancel(ctx), hc, http.MethodPost, base+"/agent/runs/"+url.PathEscape(id)+"/cancel", key, nil, nil)
 		}()
 	}
-	status, _, err := ask(ctx, hc, base+"/agent/runs/"+url.PathEscape(id), "Bearer "+otherKey)
+	status, _, err := probe.Get(ctx, hc, base+"/agent/runs/"+url.PathEscape(id), "Bearer "+otherKey)
 	if err == nil && status == http.StatusOK && !seesAnotherTeam(ctx, hc, base, key, otherKey) {
 		return &PreflightError{Sentence: fmt.Sprintf("the --other-api-key sees run %s that the --api-key's team made, so the two keys belong to one team; "+
 			"the tenancy scenarios need a key of another team (or leave --other-api-key out to skip them)", id)}
@@ -128,7 +146,7 @@ func seesAnotherTeam(ctx context.Context, hc *http.Client, base, key, otherKey s
 				UID string `json:"uid"`
 			} `json:"agents"`
 		}
-		if askJSON(ctx, hc, http.MethodGet, base+"/agent/identities", k, nil, &list) != nil || len(list.Agents) == 0 {
+		if probe.JSON(ctx, hc, http.MethodGet, base+"/agent/identities", k, nil, &list) != nil || len(list.Agents) == 0 {
 			return "", false
 		}
 		uids := make([]string, 0, len(list.Agents))
@@ -141,52 +159,6 @@ func seesAnotherTeam(ctx context.Context, hc *http.Client, base, key, otherKey s
 	mine, ok1 := identities(key)
 	theirs, ok2 := identities(otherKey)
 	return ok1 && ok2 && mine != theirs
-}
-
-// askJSON sends a request with the key and decodes a 2xx JSON answer into
-// out (when not nil).
-func askJSON(ctx context.Context, hc *http.Client, method, u, key string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s answered %d", method, u, resp.StatusCode)
-	}
-	if out == nil {
-		return nil
-	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
-}
-
-// ask sends GET u with the Authorization header auth (none when empty) and
-// returns the status and content type, reading at most 1 MiB of the body.
-func ask(ctx context.Context, hc *http.Client, u, auth string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Accept", "application/json")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, resp.Header.Get("Content-Type"), nil
 }
 
 // isJSON accepts application/json and any application/*+json.
@@ -204,14 +176,4 @@ func describe(ctype string) string {
 		return fmt.Sprintf("content type %q", ctype)
 	}
 	return mt
-}
-
-// reason is the innermost cause of a transport error, such as
-// "connect: connection refused", without the repeated method and URL.
-func reason(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return err.Error()
 }
