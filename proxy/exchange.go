@@ -77,21 +77,19 @@ func (c *checker) classify(x *pending) *exchange {
 		return e
 	}
 	e.body = body
-	key, remember := repeatKey(x, body)
-	if remember {
-		e.repeat = c.repeats.get(key)
-	}
-	if e.repeat != nil {
-		e.answer, e.answerOK = e.repeat.answer, e.repeat.answerOK // repeat.go
+	rp, fresh := c.repeats.lookup(x, body)
+	e.repeat = rp
+	if rp != nil && !fresh {
+		e.answer, e.answerOK = rp.answer, rp.answerOK // repeat.go
 	} else {
 		e.answerOK = true
 		if len(body) > 0 {
 			c.decoding(x, "answer")
 			e.answerOK = json.Unmarshal(body, &e.answer) == nil
 		}
-		if remember {
-			e.repeat = &repeat{answer: e.answer, answerOK: e.answerOK}
-			c.repeats.put(key, e.repeat)
+		if rp != nil {
+			rp.answer, rp.answerOK = e.answer, e.answerOK
+			c.repeats.remember(rp, x, body)
 		}
 	}
 	var forRules any

@@ -105,3 +105,56 @@ func TestTheSameExchangeAgainIsNotDecodedAgain(t *testing.T) {
 		assert.Equal(t, 3, f.Count, "every exchange counts: %+v", f)
 	}
 }
+
+// The same exchange again is judged as the first was: the document's
+// findings are taken from memory, yet every exchange counts them; the same
+// request line without a key is another exchange (the document's security
+// judges it); and once the profile is reset, the members the repeats show
+// are in it again.
+func TestTheSameExchangeAgainIsJudgedAsTheFirst(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"run_id":"r1","task_id":"r1","title":"t","prompt":"p","state":5,` +
+			`"created_at":"2026-01-01T10:00:00Z","updated_at":"2026-01-01T10:00:05Z"}`))
+	}))
+	t.Cleanup(upstream.Close)
+	p, drained, url := serveProxy(t, Options{Upstream: upstream.URL})
+	for range 3 {
+		getWithKey(t, url+"/agent/runs/r1")
+	}
+	resp, err := http.Get(url + "/agent/runs/r1")
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, p.Drain(t.Context()))
+
+	s := p.Summary()
+	assert.Equal(t, 4, s.Checked)
+	stateFindings := 0
+	for _, f := range s.Latest {
+		if strings.Contains(f.Field, "state") {
+			stateFindings++
+		}
+	}
+	assert.Equal(t, 4, stateFindings, "each exchange shows the state off the document: %+v", s.Latest)
+	require.Equal(t, 1, s.OffDocument, "only the request without a key is off the document: %+v", s.LatestOffDocument)
+	assert.Contains(t, strings.Join(s.LatestOffDocument[0].Issues, " "), "Authorization")
+
+	count := func() (answers int, members int) {
+		for _, op := range p.Profile().Operations {
+			for _, a := range op.Answers {
+				answers += a.Count
+				members += len(a.Fields)
+			}
+		}
+		return answers, members
+	}
+	answers, members := count()
+	assert.Equal(t, 4, answers)
+	assert.Positive(t, members)
+	p.check.profile.Reset()
+	getWithKey(t, url+"/agent/runs/r1")
+	require.NoError(t, drained())
+	again, membersAgain := count()
+	assert.Equal(t, 1, again)
+	assert.Equal(t, members, membersAgain, "a reset profile holds the repeat's members again")
+}
