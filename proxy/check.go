@@ -505,7 +505,7 @@ func (c *checker) prepare(w *work) {
 		e.found = append(e.found, d.answer...)
 	}
 	if value := e.json(); value != nil {
-		c.clients.AnswerJudged(x.method, x.apiPath, x.status, e.body, value) // clients.go
+		c.judgeForClients(e, value) // clients.go
 	}
 	c.lookForDrift(e) // drift.go
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentruns/agentruns/clientcheck"
 	"github.com/agentruns/agentruns/drift"
 	"github.com/agentruns/agentruns/openapi"
 	"github.com/agentruns/agentruns/rules"
@@ -56,6 +57,9 @@ type repeat struct {
 	walked    sync.Once
 	sightings []drift.Sighting
 	profiled  drift.ProfileMark
+	// clients is what the client versions made of it, once judged.
+	clientsJudged sync.Once
+	clients       clientcheck.Judgement
 	// verdicts are the document's findings, by the validator that judged.
 	mu       sync.Mutex
 	verdicts map[*openapi.Validator]*documentVerdict
