@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
 // One exchange through the proxy is decoded once, its request and its
@@ -67,6 +69,34 @@ func TestAnExchangeIsDecodedOnce(t *testing.T) {
 	assert.Positive(t, checked, "the client versions judged the answers")
 	assert.Zero(t, s.Violations, "the mock keeps every rule: %v", s.Latest)
 }
+
+// With a recorder (an Observer), the answer is still decoded once: with
+// its numbers as written, which the recorder keeps, and the rules' view
+// converted from it.
+func TestARecordedExchangeIsDecodedOnce(t *testing.T) {
+	var mu sync.Mutex
+	answers := 0
+	var seen []any
+	p, drained, url := serveProxy(t, Options{Upstream: mockUpstream(t), Observer: observerFunc(func(ex rules.Exchange) {
+		seen = append(seen, ex.Decoded.AnswerAsWritten)
+	}), decoded: func(x *pending, part string) {
+		mu.Lock()
+		defer mu.Unlock()
+		answers++
+	}})
+	getWithKey(t, url+"/agent/runs?limit=2")
+	require.NoError(t, drained())
+	assert.Equal(t, 1, answers)
+	require.Len(t, seen, 1)
+	page, _ := seen[0].(map[string]any)
+	runs, _ := page["runs"].([]any)
+	require.NotEmpty(t, runs, "the observer reads the page as written: %v", seen[0])
+	assert.Zero(t, p.Summary().Violations, "the rules read the converted view: %v", p.Summary().Latest)
+}
+
+type observerFunc func(rules.Exchange)
+
+func (f observerFunc) Observe(ex rules.Exchange) { f(ex) }
 
 func readJSON(t *testing.T, resp *http.Response) map[string]any {
 	t.Helper()

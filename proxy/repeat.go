@@ -49,9 +49,10 @@ type repeat struct {
 	key []byte // the parts it is remembered by, NUL-separated
 	// hash is key's (repeats.hash), taken before the exchange's own
 	// work, kept to remember the exchange once it is built.
-	hash     uint64
-	answer   any
-	answerOK bool
+	hash            uint64
+	answer          any
+	answerOK        bool
+	answerAsWritten any
 	// sightings are what drift saw in it, once walked; profiled is the
 	// profile's mark that they are all in it (drift.Profile.AddAgain).
 	walked    sync.Once
