@@ -5,7 +5,6 @@ import (
 	"mime"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -22,10 +21,6 @@ type Tally struct {
 	versions []*Version
 	mu       sync.Mutex
 	counts   []Count
-	// judged remembers the verdicts of answers judged before, by their
-	// bytes (AnswerJudged): judging is a function of the answer alone.
-	judgedMu sync.Mutex
-	judged   map[string][]verdict
 }
 
 // verdict is what one version made of one answer.
@@ -33,13 +28,6 @@ type verdict struct {
 	version int
 	breaks  []Break
 }
-
-// Answers whose verdicts a Tally remembers, each at most
-// judgedAnswerMaxBytes of body: at most 16 MiB. When full it starts over.
-const (
-	judgedAnswersMax     = 256
-	judgedAnswerMaxBytes = 64 << 10
-)
 
 // Count is what a Tally found for one client version.
 type Count struct {
@@ -92,32 +80,27 @@ func (t *Tally) AnswerValue(method, path string, status int, decoded any) {
 	t.answer(method, path, status, func() (any, bool) { return decoded, true })
 }
 
-// AnswerJudged is AnswerValue for a caller that has the body's bytes too
-// (body): the same answer again (method, path, status and bytes, up to 64
-// KiB; a client polling a run that has not changed) is counted as it was
-// judged the first time, without judging it again.
-func (t *Tally) AnswerJudged(method, path string, status int, body []byte, decoded any) {
+// Judgement is what the client versions made of one answer: counted
+// with Count, as many times as the same answer comes (judging is a
+// function of the answer alone).
+type Judgement struct{ verdicts []verdict }
+
+// Judge judges an answer decoded already (as encoding/json decodes into
+// any) without counting it, for a caller that meets the same answer again
+// and again (the proxy, a client polling a run that has not changed).
+func (t *Tally) Judge(method, path string, status int, decoded any) Judgement {
 	if t == nil || status < 200 || status > 299 {
-		return
+		return Judgement{}
 	}
-	if len(body) > judgedAnswerMaxBytes {
-		t.AnswerValue(method, path, status, decoded)
-		return
+	return Judgement{t.judge(method, path, status, decoded)}
+}
+
+// Count counts an answer as Judge judged it: Count(Judge(...)) is
+// AnswerValue(...).
+func (t *Tally) Count(j Judgement) {
+	if t != nil {
+		t.count(j.verdicts)
 	}
-	key := method + "\x00" + path + "\x00" + strconv.Itoa(status) + "\x00" + string(body)
-	t.judgedMu.Lock()
-	vs, ok := t.judged[key]
-	t.judgedMu.Unlock()
-	if !ok {
-		vs = t.judge(method, path, status, decoded)
-		t.judgedMu.Lock()
-		if t.judged == nil || len(t.judged) >= judgedAnswersMax {
-			t.judged = make(map[string][]verdict, 64)
-		}
-		t.judged[key] = vs
-		t.judgedMu.Unlock()
-	}
-	t.count(vs)
 }
 
 // judge is what each version that calls the operation and reads the

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// An answer judged again from memory is counted as judging it gives: the
-// same counts and breaks as AnswerValue, however many times, a Reset
-// between included.
-func TestAnswerJudgedCountsAsAnswerValue(t *testing.T) {
+// An answer judged once and counted again and again is counted as
+// judging it each time: the same counts and breaks as AnswerValue, a
+// Reset between included.
+func TestAJudgementCountsAsAnswerValue(t *testing.T) {
 	versions, err := Load()
 	require.NoError(t, err)
 	judged, valued := NewTally(versions), NewTally(versions)
@@ -19,11 +19,17 @@ func TestAnswerJudgedCountsAsAnswerValue(t *testing.T) {
 		`{"run_id":"r1","state":"DONE","created_at":1}`,
 		`{"run_id":"r1","state":"QUEUED","task_id":"r1","title":"t","prompt":"p","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`,
 	}
+	judgements := map[string]Judgement{}
 	for round := range 3 {
 		for _, body := range answers {
 			var v any
 			require.NoError(t, json.Unmarshal([]byte(body), &v))
-			judged.AnswerJudged("GET", "/agent/runs/r1", 200, []byte(body), v)
+			j, ok := judgements[body]
+			if !ok {
+				j = judged.Judge("GET", "/agent/runs/r1", 200, v)
+				judgements[body] = j
+			}
+			judged.Count(j)
 			valued.AnswerValue("GET", "/agent/runs/r1", 200, v)
 		}
 		// The same counts; the first breaks are as many (which five of

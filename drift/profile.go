@@ -22,6 +22,8 @@ type Profile struct {
 	ops     map[string]map[int]*answerShape
 	dropped int
 	bytes   int
+	// gen counts the resets, for ProfileMark.
+	gen uint64
 }
 
 type answerShape struct {
@@ -51,17 +53,55 @@ func NewProfile() *Profile { return &Profile{ops: map[string]map[int]*answerShap
 
 // Add counts a sighting that is not drift: a status, or a member.
 func (p *Profile) Add(s Sighting) {
-	if s.Drift || s.Kind != KindStatus && s.Kind != KindResponseField {
-		return
-	}
-	s, _ = bounded(s) // names cut, a secret value replaced
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.addLocked(s)
+}
+
+// ProfileMark remembers, of sightings added with AddAgain, that the
+// profile holds every one of them.
+type ProfileMark struct {
+	held uint64 // the profile's gen+1 when it held them all; 0 when not
+}
+
+// AddAgain adds sightings that come again and again the same (those of
+// the same answer to the same request), as Add adds each. Once the
+// profile holds every one of them (mark says so until the profile is
+// reset), adding them again only counts their answers: the members,
+// types, values and content types they show are there already.
+func (p *Profile) AddAgain(ss []Sighting, mark *ProfileMark) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if mark.held == p.gen+1 {
+		for _, s := range ss {
+			if s.Kind == KindStatus && !s.Drift {
+				s, _ = bounded(s)
+				p.ops[s.Operation][s.Status].count++
+			}
+		}
+		return
+	}
+	held := true
+	for _, s := range ss {
+		held = p.addLocked(s) && held
+	}
+	if held {
+		mark.held = p.gen + 1
+	}
+}
+
+// addLocked adds s, false when the profile's bounds dropped it; p.mu is
+// held.
+func (p *Profile) addLocked(s Sighting) bool {
+	if s.Drift || s.Kind != KindStatus && s.Kind != KindResponseField {
+		return true
+	}
+	s, _ = bounded(s) // names cut, a secret value replaced
 	op := p.ops[s.Operation]
 	if op == nil {
 		if len(p.ops) >= maxOperations || !p.room(len(s.Operation)) {
 			p.dropped++
-			return
+			return false
 		}
 		op = map[int]*answerShape{}
 		p.ops[strings.Clone(s.Operation)] = op // a copy: see Ledger.Add
@@ -70,7 +110,7 @@ func (p *Profile) Add(s Sighting) {
 	if a == nil {
 		if !p.room(0) {
 			p.dropped++
-			return
+			return false
 		}
 		a = &answerShape{contentTypes: map[string]bool{}, fields: map[string]*fieldShape{}}
 		op[s.Status] = a
@@ -80,17 +120,17 @@ func (p *Profile) Add(s Sighting) {
 		if s.ContentType != "" && !a.contentTypes[s.ContentType] {
 			if !p.room(len(s.ContentType)) {
 				p.dropped++
-				return
+				return false
 			}
 			a.contentTypes[strings.Clone(s.ContentType)] = true
 		}
-		return
+		return true
 	}
 	f := a.fields[s.Location]
 	if f == nil {
 		if len(a.fields) >= maxFields || !p.room(len(s.Location)) {
 			p.dropped++
-			return
+			return false
 		}
 		f = &fieldShape{types: map[string]bool{}, values: map[string]bool{}}
 		a.fields[strings.Clone(s.Location)] = f
@@ -99,10 +139,11 @@ func (p *Profile) Add(s Sighting) {
 	if s.Value != "" && !f.values[s.Value] {
 		if len(f.values) >= maxValues || !p.room(len(s.Value)) {
 			p.dropped++
-			return
+			return false
 		}
 		f.values[strings.Clone(s.Value)] = true
 	}
+	return true
 }
 
 // room takes n bytes (and a shape's overhead) from the profile's budget,
@@ -120,6 +161,7 @@ func (p *Profile) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ops, p.dropped, p.bytes = map[string]map[int]*answerShape{}, 0, 0
+	p.gen++
 }
 
 // ProfileData is a profile as JSON: what --proxy-profile writes and

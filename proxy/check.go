@@ -499,16 +499,13 @@ func (c *checker) prepare(w *work) {
 	}
 	x := e.x
 	if strings.HasPrefix(x.apiPath, "/agent") {
-		v := e.verdict.validator
-		issues, routed := c.requestIssues(v, e)
-		e.issues = issues
-		e.found = append(e.found, rules.Refused(x.status, issues)...)
-		if routed && !e.verdict.notServed {
-			e.found = append(e.found, c.responseViolations(v, e)...)
-		}
+		d := c.judgeByDocument(e)
+		e.issues = d.issues
+		e.found = append(e.found, rules.Refused(x.status, d.issues)...)
+		e.found = append(e.found, d.answer...)
 	}
 	if value := e.json(); value != nil {
-		c.clients.AnswerJudged(x.method, x.apiPath, x.status, e.body, value) // clients.go
+		c.judgeForClients(e, value) // clients.go
 	}
 	c.lookForDrift(e) // drift.go
 }
@@ -536,6 +533,28 @@ func (c *checker) finish(e *exchange) {
 		c.observer.Observe(e.ex)
 		c.observeMu.Unlock()
 	}
+}
+
+// judgeByDocument is what the exchange's document finds in it: taken
+// from the same exchange before when there was one (repeat.go). The
+// verdict's validator and whether the operation is served follow from
+// the parts the exchange is remembered by.
+func (c *checker) judgeByDocument(e *exchange) *documentVerdict {
+	v := e.verdict.validator
+	if e.repeat != nil {
+		if d := e.repeat.verdict(v); d != nil {
+			return d
+		}
+	}
+	d := &documentVerdict{}
+	d.issues, d.routed = c.requestIssues(v, e)
+	if d.routed && !e.verdict.notServed {
+		d.answer = c.responseViolations(v, e)
+	}
+	if e.repeat != nil {
+		e.repeat.keepVerdict(v, d)
+	}
+	return d
 }
 
 // requestIssues checks the request against the document; routed is false

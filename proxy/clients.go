@@ -26,6 +26,20 @@ func newClientTally() (*clientcheck.Tally, error) {
 	return clientcheck.NewTally(versions), nil
 }
 
+// judgeForClients counts what each client version makes of the exchange's
+// decoded answer, judged once for the same exchange again (repeat.go).
+func (c *checker) judgeForClients(e *exchange, value any) {
+	x := e.x
+	if e.repeat == nil {
+		c.clients.Count(c.clients.Judge(x.method, x.apiPath, x.status, value))
+		return
+	}
+	e.repeat.clientsJudged.Do(func() {
+		e.repeat.clients = c.clients.Judge(x.method, x.apiPath, x.status, value)
+	})
+	c.clients.Count(e.repeat.clients)
+}
+
 // clientVersions are the tally's counts as the reports show them.
 func clientVersions(counts []clientcheck.Count) []report.ClientVersion {
 	out := make([]report.ClientVersion, 0, len(counts))

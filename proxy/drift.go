@@ -55,13 +55,17 @@ func (c *checker) lookForDrift(e *exchange) {
 		look(seen)
 		return
 	}
-	// The same exchange shows the same sightings: walked once (repeat.go).
+	// The same exchange shows the same sightings: walked once, and once
+	// the profile holds them all, they only count (repeat.go).
 	e.repeat.walked.Do(func() {
 		look(func(s drift.Sighting) { e.repeat.sightings = append(e.repeat.sightings, s) })
 	})
 	for _, s := range e.repeat.sightings {
-		seen(s)
+		if s.Drift && x.caller != "" && !e.verdict.lacked {
+			c.ledger.Add(s, x.received)
+		}
 	}
+	c.profile.AddAgain(e.repeat.sightings, &e.repeat.profiled)
 }
 
 // Drift is what the traffic showed that the document does not declare.

@@ -29,6 +29,10 @@ type exchange struct {
 	// empty body is answerOK and nil).
 	answer   any
 	answerOK bool
+	// answerAsWritten is body decoded with its numbers as written, for
+	// the recorder (Options.Observer), which keeps them so; nil without
+	// one. answer is then converted from it, not decoded again.
+	answerAsWritten any
 	// requestAsWritten is the request's body decoded with its numbers as
 	// written (json.Number), its first JSON value, for drift, which tells
 	// an integer by how it was written; nil when it is empty or no JSON.
@@ -77,21 +81,31 @@ func (c *checker) classify(x *pending) *exchange {
 		return e
 	}
 	e.body = body
-	key, remember := repeatKey(x, body)
-	if remember {
-		e.repeat = c.repeats.get(key)
-	}
-	if e.repeat != nil {
-		e.answer, e.answerOK = e.repeat.answer, e.repeat.answerOK // repeat.go
+	rp, fresh := c.repeats.lookup(x, body)
+	e.repeat = rp
+	if rp != nil && !fresh {
+		e.answer, e.answerOK, e.answerAsWritten = rp.answer, rp.answerOK, rp.answerAsWritten // repeat.go
 	} else {
 		e.answerOK = true
 		if len(body) > 0 {
 			c.decoding(x, "answer")
-			e.answerOK = json.Unmarshal(body, &e.answer) == nil
+			if c.observer != nil {
+				var whole bool
+				if e.answerAsWritten, whole = decodeAsWritten(body); whole {
+					e.answer, e.answerOK = asFloats(e.answerAsWritten)
+				} else {
+					e.answerAsWritten, e.answerOK = nil, false
+				}
+				if !e.answerOK {
+					e.answer, e.answerAsWritten = nil, nil
+				}
+			} else {
+				e.answerOK = json.Unmarshal(body, &e.answer) == nil
+			}
 		}
-		if remember {
-			e.repeat = &repeat{answer: e.answer, answerOK: e.answerOK}
-			c.repeats.put(key, e.repeat)
+		if rp != nil {
+			rp.answer, rp.answerOK, rp.answerAsWritten = e.answer, e.answerOK, e.answerAsWritten
+			c.repeats.remember(rp, x, body)
 		}
 	}
 	var forRules any
@@ -107,7 +121,7 @@ func (c *checker) classify(x *pending) *exchange {
 		Method: x.method, Path: x.apiPath, Query: x.query, Session: x.session, Caller: x.caller,
 		Status: x.status, Body: body, RequestBody: x.reqBody.bytes(), Sent: x.sent, Received: x.received,
 		Request: requestName(x.method, x.apiPath, x.query),
-		Decoded: &rules.Decoded{Answer: e.answer, AnswerOK: e.answerOK, Request: forRules, RequestOK: e.requestOK},
+		Decoded: &rules.Decoded{Answer: e.answer, AnswerOK: e.answerOK, AnswerAsWritten: e.answerAsWritten, Request: forRules, RequestOK: e.requestOK},
 	}
 	e.judged = e.ex
 	if strings.HasPrefix(x.apiPath, "/agent") {

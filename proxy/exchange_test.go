@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/rules"
 )
 
 // One exchange through the proxy is decoded once, its request and its
@@ -68,6 +70,34 @@ func TestAnExchangeIsDecodedOnce(t *testing.T) {
 	assert.Zero(t, s.Violations, "the mock keeps every rule: %v", s.Latest)
 }
 
+// With a recorder (an Observer), the answer is still decoded once: with
+// its numbers as written, which the recorder keeps, and the rules' view
+// converted from it.
+func TestARecordedExchangeIsDecodedOnce(t *testing.T) {
+	var mu sync.Mutex
+	answers := 0
+	var seen []any
+	p, drained, url := serveProxy(t, Options{Upstream: mockUpstream(t), Observer: observerFunc(func(ex rules.Exchange) {
+		seen = append(seen, ex.Decoded.AnswerAsWritten)
+	}), decoded: func(x *pending, part string) {
+		mu.Lock()
+		defer mu.Unlock()
+		answers++
+	}})
+	getWithKey(t, url+"/agent/runs?limit=2")
+	require.NoError(t, drained())
+	assert.Equal(t, 1, answers)
+	require.Len(t, seen, 1)
+	page, _ := seen[0].(map[string]any)
+	runs, _ := page["runs"].([]any)
+	require.NotEmpty(t, runs, "the observer reads the page as written: %v", seen[0])
+	assert.Zero(t, p.Summary().Violations, "the rules read the converted view: %v", p.Summary().Latest)
+}
+
+type observerFunc func(rules.Exchange)
+
+func (f observerFunc) Observe(ex rules.Exchange) { f(ex) }
+
 func readJSON(t *testing.T, resp *http.Response) map[string]any {
 	t.Helper()
 	defer resp.Body.Close()
@@ -104,4 +134,57 @@ func TestTheSameExchangeAgainIsNotDecodedAgain(t *testing.T) {
 	for _, f := range s.Drift.Facts {
 		assert.Equal(t, 3, f.Count, "every exchange counts: %+v", f)
 	}
+}
+
+// The same exchange again is judged as the first was: the document's
+// findings are taken from memory, yet every exchange counts them; the same
+// request line without a key is another exchange (the document's security
+// judges it); and once the profile is reset, the members the repeats show
+// are in it again.
+func TestTheSameExchangeAgainIsJudgedAsTheFirst(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"run_id":"r1","task_id":"r1","title":"t","prompt":"p","state":5,` +
+			`"created_at":"2026-01-01T10:00:00Z","updated_at":"2026-01-01T10:00:05Z"}`))
+	}))
+	t.Cleanup(upstream.Close)
+	p, drained, url := serveProxy(t, Options{Upstream: upstream.URL})
+	for range 3 {
+		getWithKey(t, url+"/agent/runs/r1")
+	}
+	resp, err := http.Get(url + "/agent/runs/r1")
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, p.Drain(t.Context()))
+
+	s := p.Summary()
+	assert.Equal(t, 4, s.Checked)
+	stateFindings := 0
+	for _, f := range s.Latest {
+		if strings.Contains(f.Field, "state") {
+			stateFindings++
+		}
+	}
+	assert.Equal(t, 4, stateFindings, "each exchange shows the state off the document: %+v", s.Latest)
+	require.Equal(t, 1, s.OffDocument, "only the request without a key is off the document: %+v", s.LatestOffDocument)
+	assert.Contains(t, strings.Join(s.LatestOffDocument[0].Issues, " "), "Authorization")
+
+	count := func() (answers int, members int) {
+		for _, op := range p.Profile().Operations {
+			for _, a := range op.Answers {
+				answers += a.Count
+				members += len(a.Fields)
+			}
+		}
+		return answers, members
+	}
+	answers, members := count()
+	assert.Equal(t, 4, answers)
+	assert.Positive(t, members)
+	p.check.profile.Reset()
+	getWithKey(t, url+"/agent/runs/r1")
+	require.NoError(t, drained())
+	again, membersAgain := count()
+	assert.Equal(t, 1, again)
+	assert.Equal(t, members, membersAgain, "a reset profile holds the repeat's members again")
 }

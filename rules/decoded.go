@@ -15,6 +15,10 @@ type Decoded struct {
 	// empty Body is AnswerOK with a nil Answer.
 	Answer   any
 	AnswerOK bool
+	// AnswerAsWritten is Body decoded with its numbers as written
+	// (json.Number), for an observer that keeps them so (the recorder);
+	// nil when the decoder was not asked for it, or Body is not JSON.
+	AnswerAsWritten any
 	// Request is RequestBody decoded. RequestOK is false when RequestBody
 	// is empty or not JSON.
 	Request   any

@@ -236,7 +236,17 @@ func isoDuration(s string) (time.Duration, bool) {
 		if err != nil || n < 0 {
 			return 0, false
 		}
-		unit := map[byte]time.Duration{'D': 24 * time.Hour, 'H': time.Hour, 'M': time.Minute, 'S': time.Second}[rest[i]]
+		var unit time.Duration
+		switch rest[i] {
+		case 'D':
+			unit = 24 * time.Hour
+		case 'H':
+			unit = time.Hour
+		case 'M':
+			unit = time.Minute
+		case 'S':
+			unit = time.Second
+		}
 		switch {
 		case unit == 0, !inTime && rest[i] != 'D', inTime && rest[i] == 'D':
 			return 0, false // weeks, months and years have no fixed length

@@ -180,10 +180,8 @@ func (r *Recorder) Observe(ex rules.Exchange) {
 	// Everything kept passes the one list of what is secret first: a
 	// secret-named member at any depth, a URL's query (a path's too), a
 	// bearer token in text.
-	dec := json.NewDecoder(bytes.NewReader(ex.Body))
-	dec.UseNumber() // numbers kept as written
-	var whole any
-	if dec.Decode(&whole) != nil {
+	whole, ok := asWritten(ex)
+	if !ok {
 		return
 	}
 	body, err := json.Marshal(scrub.Value(whole))
@@ -878,4 +876,23 @@ func fixtureModels(in []fixtures.Model) []fixtures.Model {
 		out = append(out, m)
 	}
 	return out
+}
+
+// asWritten is the answer's body decoded with its numbers as written: the
+// proxy's decoding (ex.Decoded), or, for an exchange handed over without
+// it, decoded here. ok is false for a body that is no JSON.
+func asWritten(ex rules.Exchange) (any, bool) {
+	if ex.Decoded != nil && ex.Decoded.AnswerAsWritten != nil {
+		return ex.Decoded.AnswerAsWritten, true
+	}
+	if ex.Decoded != nil && !ex.Decoded.AnswerOK {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(ex.Body))
+	dec.UseNumber() // numbers kept as written
+	var whole any
+	if dec.Decode(&whole) != nil {
+		return nil, false
+	}
+	return whole, true
 }
