@@ -37,7 +37,7 @@ func Curl(c Call, baseURL string) string {
 }
 
 // shellQuote quotes s for a POSIX shell: in single quotes, nothing is
-// expanded, and a single quote is written as '\''.
+// expanded, and a single quote is written as '\”.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
