@@ -37,7 +37,8 @@ func Curl(c Call, baseURL string) string {
 }
 
 // shellQuote quotes s for a POSIX shell: in single quotes, nothing is
-// expanded, and a single quote is written as '\”.
+// expanded, and a single quote ends the quoting, is escaped, and opens
+// it again.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
