@@ -324,6 +324,7 @@ dd { margin: 0; }
 .finding { border-left: 4px solid #c0392b; padding: .2rem 1rem; margin: 1rem 0; background: #fdf6f5; }
 .none { border-left: 4px solid #27ae60; padding: .5rem 1rem; background: #f3fbf6; }
 pre { background: #f4f4f6; padding: .8rem; overflow-x: auto; white-space: pre; }
+.detail { white-space: pre-line; }
 .missing { color: #8a5300; }
 nav li { margin: .2rem 0; }
 </style>
