@@ -13,6 +13,9 @@ import (
 	"github.com/agentruns/agentruns/rules"
 )
 
+// ExploredTag marks every scenario printed from a finding.
+const ExploredTag = "@explored"
+
 // Scenario prints a finding as a feature of one scenario written with the
 // suite's own steps, ready to paste into a feature file and run with
 // agentruns-contract: each call becomes the step that sends it as written
@@ -29,9 +32,7 @@ func Scenario(f Finding) (feature string, missing []string) {
 	fmt.Fprintf(&b, "Feature: Found by exploration: %s\n", cause)
 	b.WriteString("  A sequence of calls an exploration of the server found to show a finding,\n")
 	b.WriteString("  shrunk to a shortest one and written with the suite's steps.\n\n")
-	if tags := tagsOf(f.Calls); len(tags) > 0 {
-		fmt.Fprintf(&b, "  %s\n", strings.Join(tags, " "))
-	}
+	fmt.Fprintf(&b, "  %s\n", strings.Join(tagsOf(f.Calls), " "))
 	fmt.Fprintf(&b, "  Scenario: %s, at %s\n", cause, p.operation(f.Calls))
 	for _, line := range strings.Split(strings.TrimSpace(f.Detail), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
@@ -127,9 +128,10 @@ func checksFor(f Finding) (steps []string, note string) {
 	return nil, ""
 }
 
-// tagsOf are the tags the scenario needs: what it changes, for a
-// read-only run to leave it out; that it creates runs, for the run budget;
-// that it uses the other team's key.
+// tagsOf are the tags of the scenario: @explored, for --tags to select the
+// scenarios pasted from findings, then what it needs: what it changes, for
+// a read-only run to leave it out; that it creates runs, for the run
+// budget; that it uses the other team's key.
 func tagsOf(calls []Call) []string {
 	var writes, creates, two bool
 	for _, c := range calls {
@@ -143,7 +145,7 @@ func tagsOf(calls []Call) []string {
 			two = true
 		}
 	}
-	var tags []string
+	tags := []string{ExploredTag}
 	if creates {
 		// The body is the one the exploration sent, not one the suite
 		// marks as its own.

@@ -99,7 +99,7 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "finding.feature"), []byte(feature), 0o644))
 			run := func(wrap func(http.Handler) http.Handler) (bool, string) {
 				srv := suitetest.NewMock(t, mockserver.Options{}, wrap)
-				res, out := suitetest.RunSuite(t, srv.URL, func(c *steps.Config) { c.Features = os.DirFS(dir) })
+				res, out := suitetest.RunSuite(t, srv.URL, func(c *steps.Config) { c.Features, c.Tags = os.DirFS(dir), explore.ExploredTag })
 				require.Len(t, res.Scenarios, 1, out)
 				return res.Passed(), res.Scenarios[0].Message + "\n" + out
 			}

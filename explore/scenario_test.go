@@ -30,7 +30,7 @@ func TestScenarioCarriesTheServersIdsByName(t *testing.T) {
 	t.Log("\n" + feature)
 	assert.Empty(t, missing)
 	assert.Contains(t, feature, "Feature: Found by exploration: server error on a valid request\n")
-	assert.Contains(t, feature, "  @creates-runs @runs-as-written @writes\n  Scenario: server error on a valid request, at GET /agent/runs/{run 1}\n")
+	assert.Contains(t, feature, "  @explored @creates-runs @runs-as-written @writes\n  Scenario: server error on a valid request, at GET /agent/runs/{run 1}\n")
 	assert.Contains(t, feature, "    # GET /agent/runs/{id} answered 500\n    # for a run just created.\n")
 	assert.Contains(t, feature, "--seed 42")
 	assert.Contains(t, feature, "\n    Given I send the request \"POST /agent/run\" with the body {\"prompt\":\"say hello\"}\n"+
@@ -60,7 +60,7 @@ func TestScenarioWritesAnyRequestAsItWent(t *testing.T) {
 	feature, missing := explore.Scenario(f)
 	t.Log("\n" + feature)
 	assert.Empty(t, missing)
-	assert.Contains(t, feature, "  @writes @two-callers\n")
+	assert.Contains(t, feature, "  @explored @writes @two-callers\n")
 	assert.Contains(t, feature, "    # wrong on purpose: query parameter state outside its enum\n")
 	assert.Contains(t, feature, `    When the other team sends the request "PUT /agent/schedules/not%20a%20uuid?created_after=2026-01-01T00:00:00%2B01:00&name=a%26b%3D%22%7Blabel%7D%22&state=QUEUED&state=DONE" with the body {"prompt":"fix \u007blabel} and {}"}`+"\n")
 	assert.Contains(t, feature, "    Then the response is a problem with a 4xx status\n")
