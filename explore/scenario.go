@@ -34,6 +34,9 @@ func Scenario(f Finding) (feature string, missing []string) {
 	b.WriteString("  shrunk to a shortest one and written with the suite's steps.\n\n")
 	fmt.Fprintf(&b, "  %s\n", strings.Join(tagsOf(f.Calls), " "))
 	fmt.Fprintf(&b, "  Scenario: %s, at %s\n", cause, p.operation(f.Calls))
+	if r, ok := rules.RuleByID(strings.TrimSpace(f.Cause)); ok {
+		fmt.Fprintf(&b, "    # %s: %s\n", r.ID, oneLine(r.Title))
+	}
 	for _, line := range strings.Split(strings.TrimSpace(f.Detail), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
 			fmt.Fprintf(&b, "    # %s\n", line)
@@ -83,40 +86,55 @@ func Scenario(f Finding) (feature string, missing []string) {
 	return b.String(), missing
 }
 
-// The checks of a cause. The causes are matched by what they say, in
-// order, so that the engine's words and the names of package rules both
-// find their check.
+// The checks of a cause named in words, matched by what it says, in
+// order, so that the engine's words find their check.
 var causeChecks = []struct {
 	says  []string // any of these, in the cause in lower case
 	steps []string
 }{
 	{[]string{"server error", "5xx"}, []string{"the response is not a server error"}},
-	{[]string{"invalid request", rules.InvalidRequestRefused, "negative data"}, []string{"the response is a problem with a 4xx status"}},
+	{[]string{"invalid request", "negative data"}, []string{"the response is a problem with a 4xx status"}},
 	{[]string{"valid request refused", "valid request rejected", "positive data"}, []string{"the response is a success"}},
-	{[]string{"document", rules.ResponseFollowsDocument, "schema"}, []string{"the response follows the document"}},
-	{[]string{"filter", rules.ListingMatchesFilters}, []string{"every run listed matches the query"}},
-	{[]string{"order", rules.ListingOrdered}, []string{"the listed runs are in the order the query asks for"}},
-	{[]string{"limit", rules.PageWithinLimit}, []string{"the listing holds no more runs than the query's limit"}},
+	{[]string{"document", "schema"}, []string{"the response follows the document"}},
+	{[]string{"filter"}, []string{"every run listed matches the query"}},
+	{[]string{"order"}, []string{"the listed runs are in the order the query asks for"}},
+	{[]string{"limit"}, []string{"the listing holds no more runs than the query's limit"}},
 	{[]string{"agree"}, []string{"the run fetched agrees with the listing that showed it"}},
 	{[]string{"team", "tenan"}, []string{`the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"`}},
+	{[]string{"deleted", "use after"}, []string{"the response is a problem with a 4xx status"}},
+}
+
+// ruleChecks are the checks of the rules of package rules that have one
+// of their own; any other rule is checked by "the answers keep the rule".
+var ruleChecks = map[string]string{
+	rules.InvalidRequestRefused:   "the response is a problem with a 4xx status",
+	rules.ResponseFollowsDocument: "the response follows the document",
+	rules.ListingMatchesFilters:   "every run listed matches the query",
+	rules.ListingOrdered:          "the listed runs are in the order the query asks for",
+	rules.PageWithinLimit:         "the listing holds no more runs than the query's limit",
 }
 
 // heldOnEveryAnswer are the rules the suite holds every answer to as it
 // comes: the step that sends the call fails on them by itself.
-var heldOnEveryAnswer = []string{
-	rules.EndedRunSaysWhy, rules.StartedAtFitsState, rules.TimestampsOrdered,
-	rules.StatesMoveForward, rules.TerminalRunNeverChanges, rules.DerivedFieldsAgree,
-	rules.EndedRunStopsCounting, rules.ProblemStatusMatches,
+var heldOnEveryAnswer = map[string]bool{
+	rules.EndedRunSaysWhy: true, rules.StartedAtFitsState: true, rules.TimestampsOrdered: true,
+	rules.StatesMoveForward: true, rules.TerminalRunNeverChanges: true, rules.DerivedFieldsAgree: true,
+	rules.EndedRunStopsCounting: true, rules.ProblemStatusMatches: true,
 }
 
 // checksFor is the steps that check the finding's cause at its last call,
-// or a note where the sending step checks it itself.
+// or a note where the sending step checks it itself. A cause is the name
+// of a rule of package rules, or words.
 func checksFor(f Finding) (steps []string, note string) {
-	cause := strings.ToLower(f.Cause)
-	for _, r := range heldOnEveryAnswer {
-		if strings.Contains(cause, r) {
-			return nil, fmt.Sprintf("the suite holds every answer to %s: the request above fails on it", r)
+	cause := strings.ToLower(strings.TrimSpace(f.Cause))
+	if _, ok := rules.RuleByID(cause); ok {
+		switch {
+		case ruleChecks[cause] != "":
+			return []string{ruleChecks[cause]}, ""
+		case heldOnEveryAnswer[cause]:
+			return nil, fmt.Sprintf("the suite holds every answer to %s: the request above fails on it", cause)
 		}
+		return []string{fmt.Sprintf("the answers keep the rule %q", cause)}, ""
 	}
 	for _, c := range causeChecks {
 		for _, s := range c.says {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentruns/agentruns/explore"
 	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/rules"
 	"github.com/agentruns/agentruns/steps"
 )
 
@@ -80,6 +81,20 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 			fails: "title",
 		},
 		{
+			name: "a walk shows a run twice",
+			finding: explore.Finding{
+				Cause: rules.WalkNeverRepeats,
+				Calls: []explore.Call{
+					{Method: "GET", Path: "/agent/runs", Query: url.Values{"sort_by": {"created_at"}, "limit": {"3"}}, Status: 200,
+						Answer: []byte(`{"runs":[{"run_id":"` + runID + `"}],"page_info":{"has_next_page":true,"next_cursor":"eyJhIjoxfQ+/=="}}`)},
+					{Method: "GET", Path: "/agent/runs", Query: url.Values{"sort_by": {"created_at"}, "limit": {"3"}, "cursor": {"eyJhIjoxfQ+/=="}}, Status: 200,
+						Answer: []byte(`{"runs":[{"run_id":"` + runID + `"}],"page_info":{"has_next_page":false}}`)},
+				},
+			},
+			bug:   dropQuery("cursor"),
+			fails: "walk-never-repeats",
+		},
+		{
 			name: "another team reads the team's run",
 			finding: explore.Finding{
 				Cause: "another team's call was not refused",
@@ -95,6 +110,7 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			feature, missing := explore.Scenario(tc.finding)
 			require.Empty(t, missing, feature)
+			t.Log("\n" + feature)
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "finding.feature"), []byte(feature), 0o644))
 			run := func(wrap func(http.Handler) http.Handler) (bool, string) {

@@ -86,6 +86,7 @@ func TestScenarioOfARuleHeldOnEveryAnswer(t *testing.T) {
 	f := explore.Finding{Cause: rules.StatesMoveForward, Calls: []explore.Call{{Method: "GET", Path: "/agent/runs/" + runID, Status: 200}}}
 	feature, missing := explore.Scenario(f)
 	assert.Empty(t, missing)
+	assert.Contains(t, feature, "    # states-move-forward: A run's state only moves forward (BLOCKED and INPROGRESS may alternate)\n")
 	assert.Contains(t, feature, "# the suite holds every answer to states-move-forward: the request above fails on it\n")
 	assert.False(t, strings.Contains(feature, "Then "), feature)
 }
@@ -102,6 +103,11 @@ func TestScenarioChecksEachCause(t *testing.T) {
 		rules.PageWithinLimit:                    "the listing holds no more runs than the query's limit",
 		"a get disagrees with the listing":       "the run fetched agrees with the listing that showed it",
 		"another team's call was not refused":    `the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"`,
+		"a deleted identity is still served":     "the response is a problem with a 4xx status",
+		rules.InvalidRequestRefused:              "the response is a problem with a 4xx status",
+		rules.ListingMatchesFilters:              "every run listed matches the query",
+		rules.WalkNeverRepeats:                   `the answers keep the rule "walk-never-repeats"`,
+		rules.ConversationInTimeOrder:            `the answers keep the rule "conversation-in-time-order"`,
 	} {
 		feature, missing := explore.Scenario(explore.Finding{Cause: cause, Calls: []explore.Call{{Method: "GET", Path: "/agent/runs", Status: 200}}})
 		assert.Empty(t, missing, cause)

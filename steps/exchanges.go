@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentruns/agentruns/rules"
 )
@@ -36,6 +37,17 @@ type exchangesRoom struct {
 	// listed is, by run id, the run as the last listing that showed it
 	// showed it, for a get to agree with.
 	listed map[string]map[string]any
+	// memory holds the exchanges of this file's requests to the rules
+	// across answers, as the validating proxy holds live traffic; broke
+	// is what it found, in the order the answers came.
+	memory *rules.Memory
+	broke  []brokenRule
+}
+
+// brokenRule is a rule an answer broke, and the request it answered.
+type brokenRule struct {
+	request string
+	rules.Violation
 }
 
 // registerExchanges registers the steps of any request as written and the
@@ -50,6 +62,7 @@ func (s *scenario) registerExchanges(sc stepContext) {
 	sc.Step(`^the listed runs are in the order the query asks for$`, s.listedRunsInQueryOrder)
 	sc.Step(`^the listing holds no more runs than the query's limit$`, s.listingWithinQueryLimit)
 	sc.Step(`^the run fetched agrees with the listing that showed it$`, s.fetchedAgreesWithListing)
+	sc.Step(`^the answers keep the rule "([a-z-]+)"$`, s.answersKeepRule)
 }
 
 // sendRequest sends a request as written, with the scenario's key or the
@@ -65,6 +78,7 @@ func (s *scenario) sendRequest(ctx context.Context, who, method, target, body st
 		return err
 	}
 	c := call{method: method, path: path, query: query}
+	sent := time.Now()
 	if body != "" {
 		if body, err = s.resolve(ctx, body); err != nil {
 			return err
@@ -82,10 +96,51 @@ func (s *scenario) sendRequest(ctx context.Context, who, method, target, body st
 		resp, err = s.other().do(ctx, c)
 	}
 	s.leave(resp)
-	if resp != nil && who == "I" {
-		s.noteListed(c, resp)
+	if resp != nil {
+		s.observeExchange(who, c, resp, sent)
+		if who == "I" {
+			s.noteListed(c, resp)
+		}
 	}
 	return err
+}
+
+// observeExchange holds an exchange to the rules across answers.
+func (s *scenario) observeExchange(who string, c call, resp *response, sent time.Time) {
+	if s.exchanges.memory == nil {
+		// A scenario's few exchanges: small bounds.
+		s.exchanges.memory = rules.NewMemory(rules.Limits{Runs: 1000, Pages: 100, Events: 1000, Seen: 1000})
+	}
+	path := c.path
+	if p, err := url.PathUnescape(path); err == nil {
+		path = p
+	}
+	for _, v := range s.exchanges.memory.Observe(rules.Exchange{
+		Method: c.method, Path: path, Query: c.query, Session: s.api.session, Caller: who,
+		RequestBody: c.body, Status: resp.status, Body: resp.body, Sent: sent, Received: resp.received, Request: resp.op,
+	}) {
+		s.exchanges.broke = append(s.exchanges.broke, brokenRule{resp.op, v})
+	}
+}
+
+// answersKeepRule checks that no answer to a request of this file broke
+// the rule of package rules named id, over the answers before it too: a
+// walk that repeats a run, a deleted identity still served, a message
+// whose times moved.
+func (s *scenario) answersKeepRule(id string) error {
+	if _, ok := rules.RuleByID(id); !ok {
+		return fmt.Errorf("no rule is named %q (package rules)", id)
+	}
+	if s.exchanges.memory == nil {
+		return errors.New(`no request was sent with "I send the request …"`)
+	}
+	var errs []error
+	for _, v := range s.exchanges.broke {
+		if v.Rule == id {
+			errs = append(errs, fmt.Errorf("%s: %s", v.request, v.Violation))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resolveEscaped replaces the placeholders of text, each value escaped

@@ -39,6 +39,13 @@ const exchangesFeature = `Feature: Requests as written
     And the listed runs are in the order the query asks for
     And the listing holds no more runs than the query's limit
 
+  Scenario: A walk of the runs that exist
+    When I send the request "GET /agent/runs?sort_by=created_at&limit=3"
+    And I remember the response field "page_info.next_cursor" as "cursor 1"
+    And I send the request "GET /agent/runs?sort_by=created_at&limit=3&cursor={cursor 1}"
+    Then the answers keep the rule "walk-never-repeats"
+    And the answers keep the rule "next-page-has-runs"
+
   @writes
   Scenario: Requests wrong on purpose are refused
     When I send the request "GET /agent/runs?state=DONE"
@@ -71,6 +78,10 @@ func TestRequestsAsWrittenAndTheirChecks(t *testing.T) {
 		}},
 		{"a listing that ignores the limit", ignoringQuery("limit"), map[string]string{
 			"A listing of the runs that exist": "page-within-limit",
+			"A walk of the runs that exist":    "next_cursor", // one page holds them all
+		}},
+		{"a walk that ignores the cursor", ignoringQuery("cursor"), map[string]string{
+			"A walk of the runs that exist": "walk-never-repeats",
 		}},
 		{"a listing that ignores the state", ignoringQuery("state"), map[string]string{
 			"A listing of the runs that exist":      "but the listing asked for",
@@ -85,7 +96,7 @@ func TestRequestsAsWrittenAndTheirChecks(t *testing.T) {
 			res, out := runSuite(t, srv.URL, func(c *steps.Config) {
 				c.Features = fstest.MapFS{"exchanges.feature": {Data: []byte(exchangesFeature)}}
 			})
-			require.Len(t, res.Scenarios, 4, out)
+			require.Len(t, res.Scenarios, 5, out)
 			for _, s := range res.Scenarios {
 				want, broken := tc.fails[s.Name]
 				if !broken {
