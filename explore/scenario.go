@@ -43,6 +43,10 @@ func Scenario(f Finding) (feature string, missing []string) {
 		}
 	}
 	fmt.Fprintf(&b, "    # Replay the exploration: agentruns-contract --explore --seed %d\n", f.Seed)
+	for _, lacks := range uncarried(f.Calls, p.carried) {
+		missing = append(missing, lacks)
+		fmt.Fprintf(&b, "    # missing step: %s\n", lacks)
+	}
 	for i, c := range f.Calls {
 		keyword := "And"
 		switch {
@@ -330,6 +334,31 @@ func carriedValues(calls []Call) map[string]carried {
 		for _, s := range shownValues(c) {
 			if _, ok := firstShown[s.value]; !ok {
 				firstShown[s.value] = carried{name: s.kind, field: s.field, call: i}
+			}
+		}
+	}
+	return out
+}
+
+// uncarried says which values a request sends that an earlier answer
+// gave where the suite cannot remember them from (an answer that is not
+// a JSON object): they are written as they were, and a server that gives
+// new ones on each run will not know them.
+func uncarried(calls []Call, carried map[string]carried) []string {
+	var out []string
+	said := map[string]bool{}
+	for i, c := range calls {
+		for _, v := range sentValues(c) {
+			if _, ok := carried[v]; ok || said[v] || len(v) < 8 || !strings.ContainsAny(v, "0123456789") {
+				continue
+			}
+			quoted, _ := json.Marshal(v)
+			for k := 0; k < i; k++ {
+				if bytes.Contains(calls[k].Answer, quoted) {
+					said[v] = true
+					out = append(out, fmt.Sprintf("a step that remembers %s from the answer to %s %s, which is not a JSON object: it is written as it was", v, calls[k].Method, calls[k].Path))
+					break
+				}
 			}
 		}
 	}

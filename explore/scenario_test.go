@@ -114,3 +114,19 @@ func TestScenarioChecksEachCause(t *testing.T) {
 		assert.Contains(t, feature, "    Then "+check+"\n", cause)
 	}
 }
+
+// A value an answer gave that the suite cannot remember, from an answer
+// that is not an object, is written as it was, and said to be missing.
+func TestScenarioSaysWhatItCannotCarry(t *testing.T) {
+	f := explore.Finding{
+		Cause: "server error on a valid request",
+		Calls: []explore.Call{
+			{Method: "POST", Path: "/agent/runs/" + runID + "/cancel", Status: 200, Answer: []byte(`"` + runID + `"`)},
+			{Method: "GET", Path: "/agent/runs/" + runID, Status: 500},
+		},
+	}
+	feature, missing := explore.Scenario(f)
+	assert.Equal(t, []string{"a step that remembers " + runID + " from the answer to POST /agent/runs/" + runID + "/cancel, which is not a JSON object: it is written as it was"}, missing)
+	assert.Contains(t, feature, "    # missing step: "+missing[0]+"\n")
+	assert.Contains(t, feature, `When I send the request "GET /agent/runs/`+runID+`"`)
+}
