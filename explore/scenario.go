@@ -47,6 +47,16 @@ func Scenario(f Finding) (feature string, missing []string) {
 		missing = append(missing, lacks)
 		fmt.Fprintf(&b, "    # missing step: %s\n", lacks)
 	}
+	checks, note := checksFor(f)
+	// A change that did not move what records the last change is checked
+	// against the time an answer before it showed.
+	before := map[int]carried{}
+	if changeCause(f.Cause) {
+		if k, ok := lastLookBeforeChange(f.Calls); ok {
+			before[k] = carried{name: "last change before", field: "updated_at", call: k}
+			checks = []string{`the response field "updated_at" is later than the remembered "last change before"`}
+		}
+	}
 	for i, c := range f.Calls {
 		keyword := "And"
 		switch {
@@ -70,8 +80,12 @@ func Scenario(f Finding) (feature string, missing []string) {
 		for _, r := range p.remembered(i) {
 			fmt.Fprintf(&b, "    And I remember the response field %q as %q\n", r.field, r.name)
 		}
+		if change, ok := before[i]; ok {
+			// A moment, for the change to be at a later time than the
+			// look, on the mock's clock too, which the suite holds still.
+			fmt.Fprintf(&b, "    And I remember the response field %q as %q\n    And a moment passes\n", change.field, change.name)
+		}
 	}
-	checks, note := checksFor(f)
 	if note != "" {
 		fmt.Fprintf(&b, "    # %s\n", note)
 	}
@@ -148,6 +162,49 @@ func checksFor(f Finding) (steps []string, note string) {
 		}
 	}
 	return nil, ""
+}
+
+// changeCause tells whether a cause is a change to a resource that did
+// not move what records its last change.
+func changeCause(cause string) bool {
+	c := strings.ToLower(cause)
+	return strings.Contains(c, "last change") || strings.Contains(c, "updated_at")
+}
+
+// lastLookBeforeChange is the last call before a change (a call that is
+// not a read, up to the last call) whose answer showed the resource the
+// last call's answer shows, with its updated_at.
+func lastLookBeforeChange(calls []Call) (int, bool) {
+	if len(calls) < 2 {
+		return 0, false
+	}
+	var now map[string]any
+	if json.Unmarshal(calls[len(calls)-1].Answer, &now) != nil || now["updated_at"] == nil {
+		return 0, false
+	}
+	ids := map[string]any{}
+	for k, v := range now {
+		if _, isString := v.(string); isString && serverChosen(k) && !strings.HasSuffix(k, "_at") {
+			ids[k] = v
+		}
+	}
+	changed := false
+	for k := len(calls) - 1; k >= 0; k-- {
+		if k < len(calls)-1 && changed {
+			var then map[string]any
+			if json.Unmarshal(calls[k].Answer, &then) == nil && then["updated_at"] != nil {
+				for key, v := range ids {
+					if then[key] == v {
+						return k, true
+					}
+				}
+			}
+		}
+		if m := calls[k].Method; m != http.MethodGet && m != http.MethodHead {
+			changed = true
+		}
+	}
+	return 0, false
 }
 
 // tagsOf are the tags of the scenario: @explored, for --tags to select the

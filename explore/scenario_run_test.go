@@ -95,6 +95,20 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 			fails: "walk-never-repeats",
 		},
 		{
+			name: "a replaced schedule keeps its last change",
+			finding: explore.Finding{
+				Cause: "a change did not move the resource's last change",
+				Calls: []explore.Call{
+					{Method: "POST", Path: "/agent/schedules", Body: []byte(`{"name": "nightly", "cron_schedule": "0 3 * * *", "prompt": "p"}`), Status: 201,
+						Answer: []byte(`{"id":"sched-1234567","name":"nightly","updated_at":"2026-01-01T00:00:00Z","created_at":"2026-01-01T00:00:00Z"}`)},
+					{Method: "PUT", Path: "/agent/schedules/sched-1234567", Body: []byte(`{"name": "nightly", "cron_schedule": "0 4 * * *", "prompt": "p", "enabled": true}`), Status: 200,
+						Answer: []byte(`{"id":"sched-1234567","name":"nightly","updated_at":"2026-01-01T00:00:00Z","created_at":"2026-01-01T00:00:00Z"}`)},
+				},
+			},
+			bug:   replaceKeepsUpdatedAt,
+			fails: "later than the remembered",
+		},
+		{
 			name: "another team reads the team's run",
 			finding: explore.Finding{
 				Cause: "another team's call was not refused",
@@ -195,5 +209,30 @@ func otherTeamReadsAlicesRuns(next http.Handler) http.Handler {
 			r.Header.Set("Authorization", "Bearer wk-mock-alice")
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// replaceKeepsUpdatedAt is a server whose replaced schedule shows the
+// time it was created as its last change.
+func replaceKeepsUpdatedAt(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut || !strings.HasPrefix(r.URL.Path, "/agent/schedules/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		var sched map[string]any
+		if rec.Code == http.StatusOK && json.Unmarshal(body, &sched) == nil {
+			sched["updated_at"] = sched["created_at"]
+			body, _ = json.Marshal(sched)
+		}
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
 	})
 }

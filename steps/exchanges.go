@@ -63,6 +63,8 @@ func (s *scenario) registerExchanges(sc stepContext) {
 	sc.Step(`^the listing holds no more runs than the query's limit$`, s.listingWithinQueryLimit)
 	sc.Step(`^the run fetched agrees with the listing that showed it$`, s.fetchedAgreesWithListing)
 	sc.Step(`^the answers keep the rule "([a-z-]+)"$`, s.answersKeepRule)
+	sc.Step(`^the response field "([^"]*)" is later than the remembered "([^"]*)"$`, s.responseFieldLaterThanRemembered)
+	sc.Step(`^a moment passes$`, s.aMoment)
 }
 
 // sendRequest sends a request as written, with the scenario's key or the
@@ -370,4 +372,32 @@ func (s *scenario) fetchedAgreesWithListing() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// responseFieldLaterThanRemembered checks a time that records a change
+// against the one remembered before it: a change moves it.
+func (s *scenario) responseFieldLaterThanRemembered(field, name string) error {
+	before, ok := s.cache[name]
+	if !ok {
+		return fmt.Errorf("nothing remembered as %q", name)
+	}
+	if s.last == nil {
+		return errNoRequest
+	}
+	doc, err := s.last.object()
+	if err != nil {
+		return err
+	}
+	now, err := timestamp(doc, field)
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", s.last.op, err, s.last.excerpt())
+	}
+	then, err := time.Parse(time.RFC3339Nano, before)
+	if err != nil {
+		return fmt.Errorf("the remembered %q, %q, is not an RFC 3339 timestamp", name, before)
+	}
+	if !now.After(then) {
+		return fmt.Errorf("%s: expected %q later than the remembered %q (%s), got %s", s.last.op, field, name, before, show(doc[field]))
+	}
+	return nil
 }

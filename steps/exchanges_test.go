@@ -55,6 +55,17 @@ const exchangesFeature = `Feature: Requests as written
     When I send the request "DELETE /agent/schedules/{unknown}"
     Then the response is a problem with a 4xx status
 
+  @writes
+  Scenario: A change moves the time of the last change
+    Given I send the request "POST /agent/schedules" with the body {"name":"{label}","cron_schedule":"0 3 * * *","prompt":"p"}
+    And I remember the response field "id" as "schedule"
+    And I remember the response field "updated_at" as "created"
+    And a moment passes
+    When I send the request "POST /agent/schedules/{schedule}/pause"
+    Then the response is a success
+    And the response field "updated_at" is later than the remembered "created"
+    And the response field "name" is "{label}"
+
   @creates-runs @runs-as-written @two-callers
   Scenario: The other team's request
     Given I send the request "POST /agent/run" with the body {"prompt":"say hello"}
@@ -96,7 +107,7 @@ func TestRequestsAsWrittenAndTheirChecks(t *testing.T) {
 			res, out := runSuite(t, srv.URL, func(c *steps.Config) {
 				c.Features = fstest.MapFS{"exchanges.feature": {Data: []byte(exchangesFeature)}}
 			})
-			require.Len(t, res.Scenarios, 5, out)
+			require.Len(t, res.Scenarios, 6, out)
 			for _, s := range res.Scenarios {
 				want, broken := tc.fails[s.Name]
 				if !broken {
