@@ -47,10 +47,8 @@ func byCause(r Result, baseURL string) []causeGroup {
 	var groups []causeGroup
 	for _, f := range r.Findings {
 		feature, missing := Scenario(f)
-		p := printedFinding{Finding: f, Feature: feature, Missing: missing}
-		if n := len(f.Calls); n > 0 {
-			p.Operation = (&printer{carried: carriedValues(f.Calls)}).operation(f.Calls)
-		}
+		p := printedFinding{Finding: f, Feature: feature, Missing: missing,
+			Operation: (&printer{carried: carriedValues(f.Calls)}).operation(f.Calls)}
 		for _, c := range f.Calls {
 			p.Curls = append(p.Curls, Curl(c, baseURL))
 		}
