@@ -110,16 +110,25 @@ var causeChecks = []struct {
 	says  []string // any of these, in the cause in lower case
 	steps []string
 }{
-	{[]string{"server error", "5xx"}, []string{"the response is not a server error"}},
 	{[]string{"invalid request", "negative data"}, []string{"the response is a problem with a 4xx status"}},
+	{[]string{"server error", "5xx"}, []string{"the response is not a server error"}},
 	{[]string{"valid request refused", "valid request rejected", "positive data"}, []string{"the response is a success"}},
 	{[]string{"document", "schema"}, []string{"the response follows the document"}},
+	{[]string{"time bound"}, []string{"every run listed matches the query", "the listed runs are in the order the query asks for"}},
+	{[]string{"runs are listed"}, []string{"the listing shows none of the runs I created"}},
+	{[]string{"changed the resource"}, []string{"the response is a success"}},
+	{[]string{"skips"}, []string{"the walk holds every run I created that matches its query"}},
 	{[]string{"filter"}, []string{"every run listed matches the query"}},
 	{[]string{"order"}, []string{"the listed runs are in the order the query asks for"}},
 	{[]string{"limit"}, []string{"the listing holds no more runs than the query's limit"}},
-	{[]string{"agree"}, []string{"the run fetched agrees with the listing that showed it"}},
+	{[]string{"agree"}, []string{"the runs agree with the last look at them before"}},
 	{[]string{"team", "tenan"}, []string{`the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"`}},
 	{[]string{"deleted", "use after"}, []string{"the response is a problem with a 4xx status"}},
+}
+
+// causeNotes are the causes the step that sends the call checks itself.
+var causeNotes = map[string]string{
+	"no answer": "the request above fails when no answer comes",
 }
 
 // ruleChecks are the checks of the rules of package rules that have one
@@ -154,14 +163,28 @@ func checksFor(f Finding) (steps []string, note string) {
 		}
 		return []string{fmt.Sprintf("the answers keep the rule %q", cause)}, ""
 	}
+	if n, ok := causeNotes[cause]; ok {
+		return nil, n
+	}
 	for _, c := range causeChecks {
 		for _, s := range c.says {
 			if strings.Contains(cause, s) {
-				return c.steps, ""
+				steps = c.steps
+				break
 			}
 		}
+		if steps != nil {
+			break
+		}
 	}
-	return nil, ""
+	// A refused call that changed a run anyway: the run it cancelled.
+	if strings.Contains(cause, "changed the resource") && len(f.Calls) > 0 {
+		var run map[string]any
+		if json.Unmarshal(f.Calls[len(f.Calls)-1].Answer, &run) == nil && run["state"] == "CANCELLED" {
+			steps = append(steps[:len(steps):len(steps)], `the response field "state" is not "CANCELLED"`)
+		}
+	}
+	return steps, ""
 }
 
 // changeCause tells whether a cause is a change to a resource that did
@@ -455,7 +478,9 @@ func shownValues(c Call) []shown {
 	}
 	var out []shown
 	walkStrings(doc, "", func(field, key, v string) {
-		if len(v) < 6 || !serverChosen(key) {
+		// A short id may be a value a request sends for another reason
+		// (limit=1); a cursor is always the server's.
+		if !serverChosen(key) || len(v) < 6 && !strings.HasSuffix(key, "cursor") {
 			return
 		}
 		out = append(out, shown{value: v, field: field, kind: kindOf(field, key, c.Path)})

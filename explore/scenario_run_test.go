@@ -68,7 +68,7 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 		{
 			name: "a get disagrees with the listing that showed the run",
 			finding: explore.Finding{
-				Cause: "a get disagrees with the listing that showed the run",
+				Cause: "two looks at a run disagree",
 				Calls: []explore.Call{
 					{Method: "POST", Path: "/agent/run", Body: []byte(`{"prompt": "say hello", "config": {"name": "explored {label}"}}`), Status: 200,
 						Answer: []byte(`{"run_id":"` + runID + `","state":"QUEUED"}`)},
@@ -107,6 +107,35 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 			},
 			bug:   replaceKeepsUpdatedAt,
 			fails: "later than the remembered",
+		},
+		{
+			name: "another team's listing shows the team's run",
+			finding: explore.Finding{
+				Cause: "another team's runs are listed",
+				Calls: []explore.Call{
+					{Method: "POST", Path: "/agent/run", Body: []byte(`{"prompt": "say hello", "config": {"name": "explored listing"}}`), Status: 200, Answer: []byte(`{"run_id":"` + runID + `","state":"QUEUED"}`)},
+					{Team: explore.OtherTeam, Method: "GET", Path: "/agent/runs", Query: url.Values{"name": {"explored listing"}}, Status: 200,
+						Answer: []byte(`{"runs":[{"run_id":"` + runID + `"}],"page_info":{"has_next_page":false}}`)},
+				},
+			},
+			bug:   otherTeamReadsAlicesRuns,
+			fails: "which the scenario's own key created",
+		},
+		{
+			name: "a walk skips a run",
+			finding: explore.Finding{
+				Cause: "a walk through the pages skips a run",
+				Calls: []explore.Call{
+					{Method: "POST", Path: "/agent/run", Body: []byte(`{"prompt": "one", "config": {"name": "explored walk"}}`), Status: 200, Answer: []byte(`{"run_id":"` + runID + `"}`)},
+					{Method: "POST", Path: "/agent/run", Body: []byte(`{"prompt": "two", "config": {"name": "explored walk"}}`), Status: 200, Answer: []byte(`{"run_id":"11111111-2222-4333-8444-555555555555"}`)},
+					{Method: "GET", Path: "/agent/runs", Query: url.Values{"name": {"explored walk"}, "limit": {"1"}, "sort_by": {"created_at"}}, Status: 200,
+						Answer: []byte(`{"runs":[{"run_id":"11111111-2222-4333-8444-555555555555"}],"page_info":{"has_next_page":true,"next_cursor":"c1"}}`)},
+					{Method: "GET", Path: "/agent/runs", Query: url.Values{"name": {"explored walk"}, "limit": {"1"}, "sort_by": {"created_at"}, "cursor": {"c1"}}, Status: 200,
+						Answer: []byte(`{"runs":[],"page_info":{"has_next_page":false}}`)},
+				},
+			},
+			bug:   pagesAfterTheFirstEmpty,
+			fails: "ended without run",
 		},
 		{
 			name: "another team reads the team's run",
@@ -201,10 +230,10 @@ func getShowsAnotherTitle(next http.Handler) http.Handler {
 }
 
 // otherTeamReadsAlicesRuns is a server that lets carol, of another team,
-// read the runs of alice's team.
+// read and list the runs of alice's team.
 func otherTeamReadsAlicesRuns(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs/") && r.Header.Get("Authorization") == "Bearer wk-mock-carol" {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/agent/runs") && r.Header.Get("Authorization") == "Bearer wk-mock-carol" {
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer wk-mock-alice")
 		}
@@ -234,5 +263,18 @@ func replaceKeepsUpdatedAt(next http.Handler) http.Handler {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(body)
+	})
+}
+
+// pagesAfterTheFirstEmpty is a server whose listing of runs, asked with a
+// cursor, is an empty last page.
+func pagesAfterTheFirstEmpty(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/agent/runs" && r.URL.Query().Has("cursor") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"runs":[],"page_info":{"has_next_page":false}}`)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }

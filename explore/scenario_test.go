@@ -94,20 +94,25 @@ func TestScenarioOfARuleHeldOnEveryAnswer(t *testing.T) {
 // Each cause the reports group by finds its check.
 func TestScenarioChecksEachCause(t *testing.T) {
 	for cause, check := range map[string]string{
-		"server error on a valid request":        "the response is not a server error",
-		"invalid request accepted":               "the response is a problem with a 4xx status",
-		"valid request refused":                  "the response is a success",
-		"answer breaks the document":             "the response follows the document",
-		"listing shows a run outside its filter": "every run listed matches the query",
-		rules.ListingOrdered:                     "the listed runs are in the order the query asks for",
-		rules.PageWithinLimit:                    "the listing holds no more runs than the query's limit",
-		"a get disagrees with the listing":       "the run fetched agrees with the listing that showed it",
-		"another team's call was not refused":    `the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"`,
-		"a deleted identity is still served":     "the response is a problem with a 4xx status",
-		rules.InvalidRequestRefused:              "the response is a problem with a 4xx status",
-		rules.ListingMatchesFilters:              "every run listed matches the query",
-		rules.WalkNeverRepeats:                   `the answers keep the rule "walk-never-repeats"`,
-		rules.ConversationInTimeOrder:            `the answers keep the rule "conversation-in-time-order"`,
+		"server error on a valid request":                                "the response is not a server error",
+		"invalid request accepted":                                       "the response is a problem with a 4xx status",
+		"valid request refused":                                          "the response is a success",
+		"answer breaks the document":                                     "the response follows the document",
+		"listing shows a run outside its filter":                         "every run listed matches the query",
+		rules.ListingOrdered:                                             "the listed runs are in the order the query asks for",
+		rules.PageWithinLimit:                                            "the listing holds no more runs than the query's limit",
+		"two looks at a run disagree":                                    "the runs agree with the last look at them before",
+		"server error on an invalid request":                             "the response is a problem with a 4xx status",
+		"another team's runs are listed":                                 "the listing shows none of the runs I created",
+		"another team's call accepted":                                   `the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"`,
+		"a walk through the pages skips a run":                           "the walk holds every run I created that matches its query",
+		"a listing breaks a time bound or its order at the very instant": "every run listed matches the query",
+		"another team's call was not refused":                            `the response is a problem with status 403 and code "not_authorized", or 404 and "resource_not_found"`,
+		"a deleted identity is still served":                             "the response is a problem with a 4xx status",
+		rules.InvalidRequestRefused:                                      "the response is a problem with a 4xx status",
+		rules.ListingMatchesFilters:                                      "every run listed matches the query",
+		rules.WalkNeverRepeats:                                           `the answers keep the rule "walk-never-repeats"`,
+		rules.ConversationInTimeOrder:                                    `the answers keep the rule "conversation-in-time-order"`,
 	} {
 		feature, missing := explore.Scenario(explore.Finding{Cause: cause, Calls: []explore.Call{{Method: "GET", Path: "/agent/runs", Status: 200}}})
 		assert.Empty(t, missing, cause)
@@ -129,4 +134,21 @@ func TestScenarioSaysWhatItCannotCarry(t *testing.T) {
 	assert.Equal(t, []string{"a step that remembers " + runID + " from the answer to POST /agent/runs/" + runID + "/cancel, which is not a JSON object: it is written as it was"}, missing)
 	assert.Contains(t, feature, "    # missing step: "+missing[0]+"\n")
 	assert.Contains(t, feature, `When I send the request "GET /agent/runs/`+runID+`"`)
+}
+
+// The step that sends a call fails by itself when no answer comes.
+func TestScenarioOfNoAnswer(t *testing.T) {
+	feature, missing := explore.Scenario(explore.Finding{Cause: "no answer", Calls: []explore.Call{{Method: "GET", Path: "/agent/runs"}}})
+	assert.Empty(t, missing)
+	assert.Contains(t, feature, "    # the request above fails when no answer comes\n")
+}
+
+// A refused call of the other team that cancelled the first team's run
+// anyway is checked on the run's state.
+func TestScenarioOfARefusedCallThatCancelled(t *testing.T) {
+	f := explore.Finding{Cause: "another team's refused call changed the resource", Calls: []explore.Call{
+		{Method: "GET", Path: "/agent/runs/" + runID, Status: 200, Answer: []byte(`{"run_id":"` + runID + `","state":"CANCELLED"}`)},
+	}}
+	feature, _ := explore.Scenario(f)
+	assert.Contains(t, feature, "    Then the response is a success\n    And the response field \"state\" is not \"CANCELLED\"\n")
 }

@@ -34,9 +34,19 @@ type exchangesRoom struct {
 	// sent is the request of the last step of this file, for the checks
 	// that read it (the query a listing was asked with).
 	sent *call
-	// listed is, by run id, the run as the last listing that showed it
-	// showed it, for a get to agree with.
-	listed map[string]map[string]any
+	// looks is, by run id, the run as the last answer that showed it
+	// showed it (a listing, a get, a create), with the scenario's key;
+	// before is, for each run of the last answer, the look before it.
+	looks, before map[string]map[string]any
+	// created are the runs created with the scenario's key, in order.
+	created []string
+	// walks holds, by the cursor a page handed back, the runs of that page
+	// and of the pages before it in its walk.
+	walks map[string][]string
+	// walked is the runs of the walk the last page ended, that page's
+	// included, and the query it walked (its cursor left out).
+	walked      []string
+	walkedQuery url.Values
 	// memory holds the exchanges of this file's requests to the rules
 	// across answers, as the validating proxy holds live traffic; broke
 	// is what it found, in the order the answers came.
@@ -61,7 +71,10 @@ func (s *scenario) registerExchanges(sc stepContext) {
 	sc.Step(`^every run listed matches the query$`, s.listedRunsMatchQuery)
 	sc.Step(`^the listed runs are in the order the query asks for$`, s.listedRunsInQueryOrder)
 	sc.Step(`^the listing holds no more runs than the query's limit$`, s.listingWithinQueryLimit)
-	sc.Step(`^the run fetched agrees with the listing that showed it$`, s.fetchedAgreesWithListing)
+	sc.Step(`^the runs agree with the last look at them before$`, s.runsAgreeWithLookBefore)
+	sc.Step(`^the listing shows none of the runs I created$`, s.listingShowsNoneOfMine)
+	sc.Step(`^the walk holds every run I created that matches its query$`, s.walkHoldsMine)
+	sc.Step(`^the response field "([^"]*)" is not "([^"]*)"$`, s.responseFieldIsNot)
 	sc.Step(`^the answers keep the rule "([a-z-]+)"$`, s.answersKeepRule)
 	sc.Step(`^the response field "([^"]*)" is later than the remembered "([^"]*)"$`, s.responseFieldLaterThanRemembered)
 	sc.Step(`^a moment passes$`, s.aMoment)
@@ -101,7 +114,7 @@ func (s *scenario) sendRequest(ctx context.Context, who, method, target, body st
 	if resp != nil {
 		s.observeExchange(who, c, resp, sent)
 		if who == "I" {
-			s.noteListed(c, resp)
+			s.noteLooks(c, resp)
 		}
 	}
 	return err
@@ -195,26 +208,66 @@ func (s *scenario) unescapedQueryPart(ctx context.Context, part string) (string,
 	return out, nil
 }
 
-// noteListed remembers the runs a listing showed, for a later get to
-// agree with.
-func (s *scenario) noteListed(c call, resp *response) {
-	if c.method != http.MethodGet || resp.status != http.StatusOK || strings.TrimSuffix(c.path, "/") != "/agent/runs" {
-		return
+// noteLooks remembers the runs an answer showed, the runs created, and
+// the pages of walks, for the checks that compare answers.
+func (s *scenario) noteLooks(c call, resp *response) {
+	x := &s.exchanges
+	if x.looks == nil {
+		x.looks, x.walks = map[string]map[string]any{}, map[string][]string{}
 	}
+	x.before = map[string]map[string]any{}
 	var page struct {
-		Runs []map[string]any `json:"runs"`
+		Runs     []map[string]any `json:"runs"`
+		PageInfo struct {
+			NextCursor string `json:"next_cursor"`
+		} `json:"page_info"`
 	}
-	if json.Unmarshal(resp.body, &page) != nil {
-		return
-	}
-	if s.exchanges.listed == nil {
-		s.exchanges.listed = map[string]map[string]any{}
-	}
-	for _, r := range page.Runs {
-		if id := str(r["run_id"]); id != "" {
-			s.exchanges.listed[id] = r
+	var runs []map[string]any
+	listing := c.method == http.MethodGet && strings.TrimSuffix(c.path, "/") == "/agent/runs"
+	switch {
+	case resp.status/100 != 2:
+	case listing:
+		if json.Unmarshal(resp.body, &page) == nil {
+			runs = page.Runs
+		}
+	default:
+		var run map[string]any
+		if json.Unmarshal(resp.body, &run) == nil && str(run["run_id"]) != "" {
+			runs = []map[string]any{run}
+			if isRunCreate(c) {
+				x.created = append(x.created, str(run["run_id"]))
+			}
 		}
 	}
+	var ids []string
+	for _, r := range runs {
+		id := str(r["run_id"])
+		if id == "" {
+			continue
+		}
+		ids = append(ids, id)
+		if prior, ok := x.looks[id]; ok {
+			x.before[id] = prior
+		}
+		x.looks[id] = r
+	}
+	if !listing || resp.status != http.StatusOK {
+		return
+	}
+	walk := append(append([]string(nil), x.walks[c.query.Get("cursor")]...), ids...)
+	if c.query.Get("cursor") == "" {
+		walk = ids
+	}
+	if next := page.PageInfo.NextCursor; next != "" {
+		x.walks[next] = walk
+	}
+	q := url.Values{}
+	for k, v := range c.query {
+		if k != "cursor" {
+			q[k] = v
+		}
+	}
+	x.walked, x.walkedQuery = walk, q
 }
 
 func (s *scenario) responseIsNoServerError() error {
@@ -334,44 +387,111 @@ func (s *scenario) listingWithinQueryLimit() error {
 	return violations(s.last.op, rules.PageWithin(q, runs))
 }
 
-// fetchedAgreesWithListing checks the run of the last answer, a get,
-// against the last listing that showed it: while its updated_at is the
-// same, every field both show is the same; a run that moved in between
-// keeps its id, its creation and its creator.
-func (s *scenario) fetchedAgreesWithListing() error {
+// runsAgreeWithLookBefore checks each run of the last answer (a get, a
+// listing) against the last answer before that showed it: while its
+// updated_at is the same, every field both show is the same; a run that
+// moved in between keeps its id, its creation and its creator.
+func (s *scenario) runsAgreeWithLookBefore() error {
 	if s.last == nil {
 		return errNoRequest
 	}
-	if err := s.last.ok("fetching a run"); err != nil {
-		return err
+	if len(s.exchanges.before) == 0 {
+		return fmt.Errorf("%s: no run of this answer was shown by an answer before it to a request sent with \"I send the request …\"", s.last.op)
 	}
-	got, err := s.last.object()
-	if err != nil {
-		return err
+	ids := make([]string, 0, len(s.exchanges.before))
+	for id := range s.exchanges.before {
+		ids = append(ids, id)
 	}
-	id := str(got["run_id"])
-	listed, ok := s.exchanges.listed[id]
-	if !ok {
-		return fmt.Errorf("%s: run %q was not shown by a listing sent with \"I send the request …\" before", s.last.op, id)
+	sort.Strings(ids)
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, agrees(s.last.op, id, s.exchanges.before[id], s.exchanges.looks[id]))
 	}
+	return errors.Join(errs...)
+}
+
+// agrees compares two looks at run id, then before now.
+func agrees(op, id string, then, now map[string]any) error {
 	fields, since := []string{"run_id", "created_at", "creator"}, "though it moved since"
-	if str(listed["updated_at"]) == str(got["updated_at"]) {
+	if str(then["updated_at"]) != "" && str(then["updated_at"]) == str(now["updated_at"]) {
 		fields, since = fields[:0], "and it has not moved since"
-		for k := range listed {
-			if _, both := got[k]; both {
-				fields = append(fields, k)
-			}
+		for k := range then {
+			fields = append(fields, k)
 		}
 		sort.Strings(fields)
 	}
 	var errs []error
 	for _, f := range fields {
-		if !reflect.DeepEqual(listed[f], got[f]) {
-			errs = append(errs, fmt.Errorf("%s: run %s shows %s %s, but the listing showed %s, %s (updated_at %s)",
-				s.last.op, id, f, show(got[f]), show(listed[f]), since, show(got["updated_at"])))
+		a, inThen := then[f]
+		b, inNow := now[f]
+		if inThen && inNow && !reflect.DeepEqual(a, b) {
+			errs = append(errs, fmt.Errorf("%s: run %s shows %s %s, but the answer before showed %s, %s (updated_at %s)",
+				op, id, f, show(b), show(a), since, show(now["updated_at"])))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// listingShowsNoneOfMine checks a listing, the other team's, against the
+// runs created with the scenario's key.
+func (s *scenario) listingShowsNoneOfMine() error {
+	if s.last == nil {
+		return errNoRequest
+	}
+	if err := s.last.ok("listing runs"); err != nil {
+		return err
+	}
+	var page struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	if err := s.last.json(&page); err != nil {
+		return err
+	}
+	mine := map[string]bool{}
+	for _, id := range s.exchanges.created {
+		mine[id] = true
+	}
+	var errs []error
+	for _, r := range page.Runs {
+		if id := str(r["run_id"]); mine[id] {
+			errs = append(errs, fmt.Errorf("%s: the listing shows run %s, which the scenario's own key created", s.last.op, id))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// walkHoldsMine checks the walk the last page ended: every run created
+// with the scenario's key before it, whose last look matches the walk's
+// filters, is on one of its pages.
+func (s *scenario) walkHoldsMine() error {
+	x := &s.exchanges
+	if x.walkedQuery == nil {
+		return errors.New(`no listing was asked for with "I send the request …"`)
+	}
+	on := map[string]bool{}
+	for _, id := range x.walked {
+		on[id] = true
+	}
+	var errs []error
+	for _, id := range x.created {
+		look := x.looks[id]
+		if on[id] || look == nil || len(rules.ListingMatchesQuery(x.walkedQuery, []map[string]any{look})) > 0 {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("the walk of GET /agent/runs?%s ended without run %s, created before it and matching its query", x.walkedQuery.Encode(), id))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *scenario) responseFieldIsNot(field, unwanted string) error {
+	sub := s.last.subject()
+	if sub.err != nil {
+		return sub.err
+	}
+	if v, _ := lookup(sub.doc, field); str(v) == s.expand(unwanted) {
+		return fmt.Errorf("%s: expected %q not to be %q", sub.what, field, str(v))
+	}
+	return nil
 }
 
 // responseFieldLaterThanRemembered checks a time that records a change
