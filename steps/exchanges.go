@@ -93,7 +93,6 @@ func (s *scenario) sendRequest(ctx context.Context, who, method, target, body st
 		return err
 	}
 	c := call{method: method, path: path, query: query}
-	sent := time.Now()
 	if body != "" {
 		if body, err = s.resolve(ctx, body); err != nil {
 			return err
@@ -102,6 +101,7 @@ func (s *scenario) sendRequest(ctx context.Context, who, method, target, body st
 	}
 	s.exchanges.sent = &c
 	var resp *response
+	sent := time.Now()
 	if who == "I" {
 		resp, err = s.ask(ctx, c)
 	} else {
