@@ -56,6 +56,7 @@ type scenario struct {
 	offers        offersRoom        // offered.go: what the server offers, by kind
 	followups     followupsRoom     // followups.go: the run just before the follow-up
 	handoffs      handoffsRoom      // handoff_attachments.go, handoff_watch.go
+	exchanges     exchangesRoom     // exchanges.go: the last request as written, the runs listings showed
 }
 
 // InitializeScenario registers the steps and hooks of one scenario on sc. It
@@ -97,6 +98,7 @@ func (su *Suite) InitializeScenario(godogContext *godog.ScenarioContext) {
 	s.registerStateFilter(sc)        // state_filter.go: the state filter over runs seen ended
 	s.registerWorkedOn(sc)           // worked_on.go: a run that succeeded was worked on
 	s.registerSharedWatch(sc)        // shared_watch.go: a run watched once, shared by those that look at it
+	s.registerExchanges(sc)          // exchanges.go: any request as written, checks of any answer
 }
 
 // before isolates the scenario in its own mock session, or skips it when it
