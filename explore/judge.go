@@ -1,0 +1,376 @@
+package explore
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/agentruns/agentruns/rules"
+)
+
+// The causes of findings other than the rules of package rules, which are
+// reported by their id.
+const (
+	CauseNoAnswer        = "no answer"
+	CauseServerError     = "server error on a valid request"
+	CauseOddServerError  = "server error on an odd but valid request"
+	CauseBadServerError  = "server error on an invalid request"
+	CauseRefused         = "valid request refused"
+	CauseAccepted        = "invalid request accepted"
+	CauseDocument        = "answer breaks the document"
+	CauseOtherTeam       = "another team's call accepted"
+	CauseOtherTeamListed = "another team's runs are listed"
+	CauseOtherTeamChange = "another team's refused call changed the resource"
+	CauseWalkSkips       = "a walk through the pages skips a run"
+	CauseLooksDisagree   = "two looks at a run disagree"
+)
+
+// mayRefuseValid are the query parameters whose value the server may find
+// wrong although the document accepts it: a run that must exist, a skill
+// or factory it must know.
+var mayRefuseValid = []string{"ancestor_run_id", "factory_uid", "skill", "skill_spec", "run_ids", "since"}
+
+// judge holds one answer to everything it must be, in order; the first
+// thing broken is the sequence's finding.
+func (q *sequence) judge(s sent, k kind, why string) {
+	n := len(q.calls)
+	c := s.call
+	if s.err != nil {
+		q.report(CauseNoAnswer, fmt.Sprintf("%s %s gave no answer: %v", c.Method, c.Path, s.err), n)
+		return
+	}
+	status := c.Status
+	name := s.op.Name()
+	switch {
+	case k == invalid && status >= 200 && status < 300:
+		q.report(CauseAccepted, fmt.Sprintf("%s answered %d to a request with %s", name, status, why), n)
+	case k == invalid && status >= 500:
+		q.report(CauseBadServerError, fmt.Sprintf("%s answered %d to a request with %s", name, status, why), n)
+	case k == odd && status >= 500:
+		q.report(CauseOddServerError, fmt.Sprintf("%s answered %d to a valid request with %s", name, status, why), n)
+	case k == valid && status >= 500:
+		q.report(CauseServerError, fmt.Sprintf("%s answered %d to a valid request", name, status), n)
+	case k == valid && c.Team == OtherTeam && ownedKind(s.op) != "" && status >= 200 && status < 300:
+		q.report(CauseOtherTeam, fmt.Sprintf("%s answered %d to another team's key, on a resource of the first team's", name, status), n)
+	case k == valid && status >= 400 && status < 500 && !q.mayRefuse(s, why):
+		q.report(CauseRefused, fmt.Sprintf("%s answered %d to a valid request: %s", name, status, firstLine(string(c.Answer))), n)
+	}
+	if q.found != nil {
+		return
+	}
+	if err := q.e.doc.ValidateResponse(asRequest(c), asResponse(s)); err != nil {
+		q.report(CauseDocument, err.Error(), n)
+		return
+	}
+	if !(k == invalid && status < 400) {
+		ex := rules.Exchange{Method: c.Method, Path: c.Path, Query: c.Query, Session: q.session,
+			Caller: callerOf(c.Team), RequestBody: c.Body, Status: status, Body: c.Answer,
+			Sent: s.sentAt, Received: s.gotAt, Request: c.Method + " " + c.Path + querySuffix(c.Query)}
+		if k == odd && c.Query.Has("cursor") && strings.HasPrefix(why, "a cursor of another query") {
+			// The walk it continues is another query's: judge it as a first page.
+			ex.Query = without(c.Query, "cursor")
+		}
+		for _, v := range q.memory.Observe(ex) {
+			q.report(v.Rule, v.String(), n)
+			return
+		}
+	}
+	if status >= 200 && status < 300 {
+		q.learn(s, k, why)
+	} else if status == http.StatusTooManyRequests && startsRun(s.op) {
+		q.atCapacity = true // the team's capacity: back off until runs end
+	}
+	if q.found == nil && c.Team == OtherTeam && status >= 400 && status < 500 && !s.op.reads() {
+		q.stillThere(s)
+	}
+}
+
+// mayRefuse tells whether the document lets the server refuse a valid
+// request with the 4xx it gave: the team's capacity (429), a status the
+// operation declares for an id (404, 403, 409, 410), a 400 for a body (whose
+// meaning the server judges beyond the schema: a model or an environment
+// it does not know) or for an id or value it may not know.
+func (q *sequence) mayRefuse(s sent, why string) bool {
+	status := s.call.Status
+	declared := hasExactResponse(q, s, status)
+	switch status {
+	case http.StatusTooManyRequests:
+		return declared
+	case http.StatusNotFound, http.StatusForbidden, http.StatusConflict, http.StatusGone:
+		return declared && (len(s.op.PathParams) > 0 || s.op.Body)
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		if !declared {
+			return false
+		}
+		if s.op.Body || strings.HasPrefix(why, "an id the server never gave") || s.call.Team == OtherTeam {
+			return true
+		}
+		for _, p := range mayRefuseValid {
+			if s.call.Query.Has(p) {
+				return true
+			}
+		}
+		return len(s.op.PathParams) > 0
+	}
+	return false
+}
+
+// hasExactResponse tells whether the operation declares status itself, not
+// through a range or a default.
+func hasExactResponse(q *sequence, s sent, status int) bool {
+	root, err := q.e.model.Tree()
+	if err != nil {
+		return false
+	}
+	paths, _ := root["paths"].(map[string]any)
+	item, _ := paths[s.op.Template].(map[string]any)
+	raw, _ := item[strings.ToLower(s.op.Method)].(map[string]any)
+	responses, _ := raw["responses"].(map[string]any)
+	_, ok := responses[fmt.Sprint(status)]
+	return ok
+}
+
+// learn keeps what a success showed: ids and values, the resources the
+// first team created, the looks at runs, the pages of walks.
+func (q *sequence) learn(s sent, k kind, why string) {
+	c := s.call
+	if s.decodedOK {
+		q.seen.harvest(areaOf(c.Path), s.decoded)
+	}
+	obj, _ := s.decoded.(map[string]any)
+	main := c.Team == MainTeam
+	switch {
+	case main && startsRun(s.op):
+		q.e.runs++
+		if strings.HasSuffix(s.op.Template, "/followups") {
+			q.e.result.Created["follow-ups"]++
+		} else if id := rules.Str(obj["run_id"]); id != "" {
+			q.ownRuns = append(q.ownRuns, id)
+			q.e.result.Created["runs"]++
+		}
+	case main && c.Method == http.MethodPost && s.op.Template == "/agent/schedules":
+		if id := firstOf(obj, "id", "schedule_id"); id != "" {
+			q.ownSchedules = append(q.ownSchedules, id)
+			q.e.result.Created["schedules"]++
+		}
+	case main && c.Method == http.MethodPost && s.op.Template == "/agent/identities":
+		if id := firstOf(obj, "uid"); id != "" {
+			q.ownIdentities = append(q.ownIdentities, id)
+			q.e.result.Created["agent identities"]++
+		}
+	case main && c.Method == http.MethodPost && s.op.Template == "/agent/messages":
+		q.e.result.Created["messages"]++
+	case main && c.Method == http.MethodDelete && s.op.Template == "/agent/schedules/{scheduleId}":
+		q.ownSchedules = slices.DeleteFunc(q.ownSchedules, func(id string) bool { return strings.HasSuffix(c.Path, "/"+url.PathEscape(id)) })
+	case main && c.Method == http.MethodDelete && s.op.Template == "/agent/identities/{uid}":
+		q.ownIdentities = slices.DeleteFunc(q.ownIdentities, func(id string) bool { return strings.HasSuffix(c.Path, "/"+url.PathEscape(id)) })
+	case main && c.Method == http.MethodPost && s.op.Template == "/agent/runs/{runId}/cancel":
+		q.cancelled[runIDOf(c.Path)] = true
+	case c.Method == http.MethodGet && s.op.Template == "/agent/runs/{runId}" && obj != nil:
+		q.look(obj, len(q.calls))
+	case c.Method == http.MethodGet && s.op.Template == "/agent/runs" && obj != nil:
+		q.page(s, obj, k, why)
+	}
+}
+
+// look compares a look at a run with the looks before: what never changes
+// must not.
+func (q *sequence) look(run map[string]any, n int) {
+	id := rules.Str(run["run_id"])
+	if id == "" {
+		return
+	}
+	if before := q.looks[id]; before != nil {
+		for _, field := range []string{"created_at", "prompt"} {
+			a, b := rules.Str(before[field]), rules.Str(run[field])
+			if a != "" && b != "" && a != b {
+				q.report(CauseLooksDisagree, fmt.Sprintf("run %s: %s was %q, now %q", id, field, a, b), n)
+				return
+			}
+		}
+	}
+	q.looks[id] = run
+}
+
+// stableFilters are the filters a walk's skip check holds runs to, by the
+// member each reads: none of them changes once a run is created.
+var stableFilters = map[string]string{
+	"name": "agent_config.name", "model_id": "agent_config.model_id", "creator": "creator.uid",
+	"source": "source", "environment_id": "agent_config.environment_id",
+}
+
+// page follows walks through the pages of listings.
+func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
+	c := s.call
+	n := len(q.calls)
+	list, _ := obj["runs"].([]any)
+	info, _ := obj["page_info"].(map[string]any)
+	var ids []string
+	for _, r := range list {
+		run, _ := r.(map[string]any)
+		if run == nil {
+			continue
+		}
+		ids = append(ids, rules.Str(run["run_id"]))
+		if c.Team == MainTeam {
+			q.look(run, n)
+		}
+	}
+	if c.Team == OtherTeam {
+		for _, id := range ids {
+			if slices.Contains(q.ownRuns, id) {
+				q.report(CauseOtherTeamListed, "another team's listing shows run "+id+", which the first team created", n)
+				return
+			}
+		}
+	}
+	query := without(c.Query, "cursor")
+	var w *walk
+	if cur := c.Query.Get("cursor"); cur != "" && k == valid {
+		w = q.walks[cur]
+	} else if cur == "" {
+		w = &walk{query: query, team: c.Team, ids: map[string]bool{}, expected: q.expectedIn(c)}
+	}
+	next, _ := info["next_cursor"].(string)
+	hasNext, _ := info["has_next_page"].(bool)
+	if next != "" {
+		q.cursors = append(q.cursors, cursorOf{team: c.Team, query: query, cursor: next})
+	}
+	if w == nil {
+		return
+	}
+	for _, id := range ids {
+		w.ids[id] = true
+	}
+	if hasNext && next != "" {
+		q.walks[next] = w
+		return
+	}
+	if !hasNext {
+		for _, id := range w.expected {
+			if !w.ids[id] {
+				q.report(CauseWalkSkips, fmt.Sprintf("the walk through %s ended without run %s, created before it began and matching its filters", "GET /agent/runs?"+encodeQuery(w.query), id), n)
+				return
+			}
+		}
+	}
+}
+
+// expectedIn are the first team's runs a walk that starts with c must
+// show: when it orders by creation and filters on nothing that changes,
+// every own run created before it whose last look matches each filter.
+func (q *sequence) expectedIn(c Call) []string {
+	if c.Team != MainTeam || c.Query.Get("sort_by") != "created_at" {
+		return nil
+	}
+	for k := range c.Query {
+		if _, ok := stableFilters[k]; !ok && k != "sort_by" && k != "sort_order" && k != "limit" {
+			return nil
+		}
+	}
+	var out []string
+	for _, id := range q.ownRuns {
+		look := q.looks[id]
+		matches := true
+		for k, field := range stableFilters {
+			if !c.Query.Has(k) {
+				continue
+			}
+			v, ok := rules.Lookup(look, field)
+			matches = matches && look != nil && ok && rules.Str(v) == c.Query.Get(k)
+		}
+		if matches {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// stillThere checks, after the other team's write was refused, that the
+// first team still sees its resource as before: not deleted, not
+// cancelled.
+func (q *sequence) stillThere(s sent) {
+	c := s.call
+	var get *operation
+	var path string
+	switch {
+	case strings.HasPrefix(s.op.Template, "/agent/runs/{runId}"):
+		get, path = q.e.byName["GET /agent/runs/{runId}"], "/agent/runs/"+url.PathEscape(runIDOf(c.Path))
+	case strings.HasPrefix(s.op.Template, "/agent/schedules/{scheduleId}") && c.Method == http.MethodDelete:
+		get, path = q.e.byName["GET /agent/schedules/{scheduleId}"], c.Path
+	case s.op.Template == "/agent/identities/{uid}" && c.Method == http.MethodDelete:
+		get, path = q.e.byName["GET /agent/identities/{uid}"], c.Path
+	}
+	if get == nil || !q.e.budgetLeft(q.ctx) {
+		return
+	}
+	after := q.sendAndJudge(Call{Method: http.MethodGet, Path: path, Query: url.Values{}}, get, valid, "")
+	if q.found != nil {
+		return
+	}
+	n := len(q.calls)
+	switch {
+	case after.call.Status == http.StatusNotFound:
+		q.report(CauseOtherTeamChange, fmt.Sprintf("after another team's %s %s was refused (%d), the first team's GET %s answers 404", c.Method, c.Path, c.Status, path), n)
+	case strings.HasSuffix(c.Path, "/cancel") && after.call.Status == http.StatusOK:
+		run, _ := after.decoded.(map[string]any)
+		if rules.Str(run["state"]) == "CANCELLED" && !q.cancelled[runIDOf(c.Path)] {
+			q.report(CauseOtherTeamChange, fmt.Sprintf("after another team's cancel %s was refused (%d), the first team's run is CANCELLED", c.Path, c.Status), n)
+		}
+	}
+}
+
+func asResponse(s sent) *http.Response {
+	h := s.header
+	if h == nil {
+		h = http.Header{}
+	}
+	return &http.Response{StatusCode: s.call.Status, Header: h, Body: io.NopCloser(bytes.NewReader(s.call.Answer))}
+}
+
+func callerOf(team string) string {
+	if team == OtherTeam {
+		return "other team"
+	}
+	return "first team"
+}
+
+func querySuffix(q url.Values) string {
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + encodeQuery(q)
+}
+
+func without(q url.Values, name string) url.Values {
+	out := url.Values{}
+	for k, v := range q {
+		if k != name {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func firstOf(obj map[string]any, names ...string) string {
+	for _, n := range names {
+		if v := rules.Str(obj[n]); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// runIDOf is the run id of a path /agent/runs/{runId}/...
+func runIDOf(path string) string {
+	rest := strings.TrimPrefix(path, "/agent/runs/")
+	id, _, _ := strings.Cut(rest, "/")
+	if v, err := url.PathUnescape(id); err == nil {
+		return v
+	}
+	return id
+}
