@@ -3,7 +3,6 @@ package explore
 import (
 	"bytes"
 	"encoding/json"
-	"time"
 	"fmt"
 	"math/rand"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"pgregory.net/rapid"
 

@@ -45,11 +45,14 @@ type Options struct {
 	// the server answers about it; otherwise it is judged only when the
 	// server serves it (it is asked first, as the suite asks).
 	NewestClient bool
+	// MaxFindings ends the exploration once it has found so many; 0 for
+	// no end but the budget.
+	MaxFindings int
 	// NoControl ignores the mock's control API: the mock is explored as
 	// any server (no sessions of its own, no clock moved).
 	NoControl bool
-	// ShrinkCalls bounds the calls shrinking all findings may send; 0 for
-	// as many as Steps (at least 200).
+	// ShrinkCalls bounds the calls shrinking one finding may send; 0 for
+	// twice Steps (at least 200), 25 times on the mock.
 	ShrinkCalls int
 	// CallsPerSequence is the average length of one sequence; 0 for 30.
 	CallsPerSequence int
@@ -101,9 +104,6 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 	if o.Steps <= 0 && o.Duration <= 0 {
 		o.Steps = 200
 	}
-	if o.ShrinkCalls <= 0 {
-		o.ShrinkCalls = max(o.Steps, 200)
-	}
 	if o.CallsPerSequence <= 0 {
 		o.CallsPerSequence = 30
 	}
@@ -115,6 +115,10 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 	if e.hc == nil {
 		e.hc = &http.Client{Timeout: time.Minute}
 	}
+	// A redirect is an answer to judge (the transcript's 302), not to follow.
+	hc := *e.hc
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	e.hc = &hc
 	e.seed = o.Seed
 	if e.seed == 0 {
 		var b [8]byte
@@ -126,6 +130,17 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 	}
 	if !o.NoControl {
 		e.controlURL = detectControl(ctx, e.hc, base)
+	}
+	if o.ShrinkCalls <= 0 {
+		// On the mock a call costs a millisecond or two and each sequence
+		// replays in a session of its own: shrinking may spend freely.
+		// Elsewhere calls cost, and a replay meets what the calls before
+		// left.
+		o.ShrinkCalls = 2 * max(o.Steps, 100)
+		if e.controlURL != nil {
+			o.ShrinkCalls = 25 * max(o.Steps, 100)
+		}
+		e.o.ShrinkCalls = o.ShrinkCalls
 	}
 	whole, err := openapi.Embedded()
 	if err != nil {
@@ -259,7 +274,7 @@ const checksPerRound = 5000
 
 func (e *explorer) run(ctx context.Context) (Result, error) {
 	for round := 0; e.budgetLeft(ctx); round++ {
-		e.failing = ""
+		e.failing, e.shrunk = "", 0
 		settings := rapidSettings{
 			seed:       uint64(e.seed) + uint64(round)*1_000_003,
 			checks:     checksPerRound,
@@ -280,6 +295,9 @@ func (e *explorer) run(ctx context.Context) (Result, error) {
 				f.Detail += " (seen once: the replay did not show it again)"
 			}
 			e.result.Findings = append(e.result.Findings, *f)
+		}
+		if e.o.MaxFindings > 0 && len(e.result.Findings) >= e.o.MaxFindings {
+			break
 		}
 	}
 	e.result.Calls = e.calls

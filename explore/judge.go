@@ -29,6 +29,10 @@ const (
 	CauseLooksDisagree   = "two looks at a run disagree"
 )
 
+// plainParams are the listing's parameters whose every value the
+// document's schema says in full.
+var plainParams = []string{"limit", "sort_by", "sort_order", "state", "created_after", "created_before", "updated_after", "source"}
+
 // mayRefuseValid are the query parameters whose value the server may find
 // wrong although the document accepts it: a run that must exist, a skill
 // or factory it must know.
@@ -80,6 +84,9 @@ func (q *sequence) judge(s sent, k kind, why string) {
 		}
 	}
 	if status >= 200 && status < 300 {
+		if c.Method != http.MethodGet && c.Method != http.MethodHead {
+			q.changes++
+		}
 		q.learn(s, k, why)
 	} else if status == http.StatusTooManyRequests && startsRun(s.op) {
 		q.atCapacity = true // the team's capacity: back off until runs end
@@ -101,20 +108,24 @@ func (q *sequence) mayRefuse(s sent, why string) bool {
 	case http.StatusTooManyRequests:
 		return declared
 	case http.StatusNotFound, http.StatusForbidden, http.StatusConflict, http.StatusGone:
-		return declared && (len(s.op.PathParams) > 0 || s.op.Body)
+		return declared
 	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		// The document declares a 400 for what it describes only in words
+		// (a repository written owner/repo, a skill that must exist), so a
+		// valid request refused with it is a finding only where nothing of
+		// the sort is asked: a listing of runs by plain parameters.
 		if !declared {
 			return false
 		}
-		if s.op.Body || strings.HasPrefix(why, "an id the server never gave") || s.call.Team == OtherTeam {
+		if s.op.Name() != "GET /agent/runs" || why != "" {
 			return true
 		}
-		for _, p := range mayRefuseValid {
-			if s.call.Query.Has(p) {
+		for k := range s.call.Query {
+			if !slices.Contains(plainParams, k) {
 				return true
 			}
 		}
-		return len(s.op.PathParams) > 0
+		return false
 	}
 	return false
 }
@@ -233,7 +244,7 @@ func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
 	if cur := c.Query.Get("cursor"); cur != "" && k == valid {
 		w = q.walks[cur]
 	} else if cur == "" {
-		w = &walk{query: query, team: c.Team, ids: map[string]bool{}, expected: q.expectedIn(c)}
+		w = &walk{query: query, team: c.Team, ids: map[string]bool{}, expected: q.expectedIn(c), changes: q.changes}
 	}
 	next, _ := info["next_cursor"].(string)
 	hasNext, _ := info["has_next_page"].(bool)
@@ -243,9 +254,18 @@ func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
 	if w == nil {
 		return
 	}
+	// On the mock, with nothing changed since the page before, no run can
+	// have moved: the pages of a walk must not repeat one, whatever the
+	// order.
+	still := q.e.controlURL != nil && w.changes == q.changes && len(w.ids) > 0
 	for _, id := range ids {
+		if still && w.ids[id] {
+			q.report(rules.WalkNeverRepeats, fmt.Sprintf("the walk through GET /agent/runs?%s shows run %s again on a later page, with nothing changed in between", encodeQuery(w.query), id), n)
+			return
+		}
 		w.ids[id] = true
 	}
+	w.changes = q.changes
 	if hasNext && next != "" {
 		q.walks[next] = w
 		return

@@ -82,14 +82,17 @@ type checker struct {
 
 type stopCheck struct{}
 
-func (c *checker) Helper()                           {}
-func (c *checker) Name() string                      { return "agentruns-explore" }
-func (c *checker) Logf(format string, args ...any)   {}
-func (c *checker) Log(args ...any)                   {}
-func (c *checker) Skipf(format string, args ...any)  { panic(stopCheck{}) }
-func (c *checker) Skip(args ...any)                  { panic(stopCheck{}) }
-func (c *checker) SkipNow()                          { panic(stopCheck{}) }
-func (c *checker) Errorf(format string, args ...any) { c.Fail(); c.said = append(c.said, fmt.Sprintf(format, args...)) }
+func (c *checker) Helper()                          {}
+func (c *checker) Name() string                     { return "agentruns-explore" }
+func (c *checker) Logf(format string, args ...any)  {}
+func (c *checker) Log(args ...any)                  {}
+func (c *checker) Skipf(format string, args ...any) { panic(stopCheck{}) }
+func (c *checker) Skip(args ...any)                 { panic(stopCheck{}) }
+func (c *checker) SkipNow()                         { panic(stopCheck{}) }
+func (c *checker) Errorf(format string, args ...any) {
+	c.Fail()
+	c.said = append(c.said, fmt.Sprintf(format, args...))
+}
 func (c *checker) Error(args ...any)                 { c.Fail(); c.said = append(c.said, fmt.Sprint(args...)) }
 func (c *checker) Fatalf(format string, args ...any) { c.Errorf(format, args...); c.FailNow() }
 func (c *checker) Fatal(args ...any)                 { c.Error(args...); c.FailNow() }

@@ -37,6 +37,9 @@ type sequence struct {
 	cursors []cursorOf       // cursors seen, for the next page and for another query
 
 	found *Finding
+	// changes counts what may have moved runs: accepted writes, the clock
+	// moved. On the mock nothing else moves them.
+	changes int
 }
 
 // walk is a walk through the pages of one query.
@@ -44,6 +47,8 @@ type walk struct {
 	query url.Values // without the cursor
 	team  string
 	ids   map[string]bool
+	// changes is the sequence's count of changes at the walk's last page.
+	changes int
 	// expected are own runs that existed when the walk began and match its
 	// query on members that never change: the walk must show each.
 	expected []string
@@ -91,30 +96,51 @@ func (q *sequence) close() {
 
 // actions are the steps rapid draws a sequence from, by name: each
 // operation called validly, each called with one thing wrong, the next
-// page of a walk, the other team's calls, the clock moved.
+// page of a walk, the other team's calls, the clock moved. rapid draws
+// among the names alike, so the steps that find the most (listings and
+// their pages, creations, looks at runs) are given several names.
 func (q *sequence) actions() map[string]func(*rapid.T) {
 	acts := map[string]func(*rapid.T){"": q.failIfFound}
+	add := func(name string, times int, f func(*rapid.T)) {
+		acts[name] = f
+		for i := 2; i <= times; i++ {
+			acts[fmt.Sprintf("%s (%d)", name, i)] = f
+		}
+	}
 	for _, op := range q.e.ops {
-		acts["call "+op.Name()] = func(t *rapid.T) { q.do(t, op, MainTeam, valid) }
+		add("call "+op.Name(), max(1, weights[op.Name()]), func(t *rapid.T) { q.do(t, op, MainTeam, valid) })
 		if len(op.Query) > 0 || op.Body || len(op.PathParams) > 0 {
-			acts["break "+op.Name()] = func(t *rapid.T) { q.do(t, op, MainTeam, invalid) }
+			add("break "+op.Name(), max(1, weights["break "+op.Name()]), func(t *rapid.T) { q.do(t, op, MainTeam, invalid) })
 		}
 		if q.e.o.OtherAPIKey != "" && ownedKind(op) != "" {
-			acts["other team "+op.Name()] = func(t *rapid.T) { q.do(t, op, OtherTeam, valid) }
+			add("other team "+op.Name(), 1, func(t *rapid.T) { q.do(t, op, OtherTeam, valid) })
 		}
 	}
 	if op := q.e.byName["GET /agent/runs"]; op != nil {
-		acts["next page"] = func(t *rapid.T) { q.nextPage(t, op, false) }
-		acts["cursor of another query"] = func(t *rapid.T) { q.nextPage(t, op, true) }
-		acts["odd GET /agent/runs"] = func(t *rapid.T) { q.do(t, op, MainTeam, odd) }
+		add("next page", 10, func(t *rapid.T) { q.nextPage(t, op, false) })
+		add("cursor of another query", 1, func(t *rapid.T) { q.nextPage(t, op, true) })
+		add("odd GET /agent/runs", 1, func(t *rapid.T) { q.do(t, op, MainTeam, odd) })
 		if q.e.o.OtherAPIKey != "" {
-			acts["other team GET /agent/runs"] = func(t *rapid.T) { q.do(t, op, OtherTeam, valid) }
+			add("other team GET /agent/runs", 2, func(t *rapid.T) { q.do(t, op, OtherTeam, valid) })
 		}
 	}
 	if q.e.controlURL != nil {
-		acts["advance the clock"] = q.advance
+		add("advance the clock", 3, q.advance)
 	}
 	return acts
+}
+
+// weights are how many names an action has (1 when not listed).
+var weights = map[string]int{
+	"GET /agent/runs":                 10,
+	"break GET /agent/runs":           3,
+	"GET /agent/runs/{runId}":         3,
+	"POST /agent/runs":                3,
+	"POST /agent/run":                 1,
+	"GET /agent/events":               2,
+	"GET /agent/schedules":            2,
+	"GET /agent/identities":           2,
+	"POST /agent/runs/{runId}/cancel": 2,
 }
 
 // ownedKind is the kind of the first team's resource an operation names,
@@ -141,6 +167,7 @@ func (q *sequence) advance(t *rapid.T) {
 	q.memory.Observe(rules.Exchange{Method: http.MethodPost, Path: "/__mock/clock/advance", Session: q.session,
 		Status: status, Body: body, Sent: sent, Received: time.Now(), Request: "POST /__mock/clock/advance"})
 	q.atCapacity = false
+	q.changes++
 }
 
 // kinds of request.
