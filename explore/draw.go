@@ -43,6 +43,17 @@ func (q *sequence) draw(t *rapid.T, op *operation, team string, k kind) (c Call,
 		if !ok {
 			return c, "", k, false
 		}
+		if strings.HasPrefix(why, "body member ") && !strings.HasSuffix(why, " (required)") {
+			// Unknown fields are ignored (RunAgentRequest says so): a
+			// server may ignore an optional member it has no use for,
+			// whatever its value.
+			k = odd
+		}
+		if strings.HasPrefix(why, "query parameter") && op.Name() != "GET /agent/runs" {
+			// A server may ignore a parameter it has no use for, whatever
+			// its value; the listing of runs reads every one of its own.
+			k = odd
+		}
 	case odd:
 		why = q.oddOne(t, op, &c)
 	}
@@ -302,22 +313,27 @@ func (q *sequence) breakOne(t *rapid.T, op *operation, c *Call) (string, bool) {
 			}
 		}
 		props, _ := schema["properties"].(map[string]any)
+		required := strings_(schema["required"])
 		for _, name := range sortedKeys(props) {
 			ps := resolveIn(q.e, props[name])
+			mark := ""
+			if slices.Contains(required, name) {
+				mark = " (required)"
+			}
 			switch ps["type"] {
 			case "string":
 				if len(strings_(ps["enum"])) > 0 {
-					options = append(options, breakage{"body member " + name + " outside its enum", func() {
+					options = append(options, breakage{"body member " + name + " outside its enum" + mark, func() {
 						body[name] = "NOT_ONE_OF_THEM"
 						c.Body = jsonOf(body)
 					}})
 				}
-				options = append(options, breakage{"body member " + name + " a number rather than a string", func() {
+				options = append(options, breakage{"body member " + name + " a number rather than a string" + mark, func() {
 					body[name] = 42
 					c.Body = jsonOf(body)
 				}})
 			case "integer", "boolean", "array":
-				options = append(options, breakage{fmt.Sprintf("body member %s a string rather than %s", name, ps["type"]), func() {
+				options = append(options, breakage{fmt.Sprintf("body member %s a string rather than %s%s", name, ps["type"], mark), func() {
 					body[name] = "forty-two"
 					c.Body = jsonOf(body)
 				}})
@@ -327,7 +343,9 @@ func (q *sequence) breakOne(t *rapid.T, op *operation, c *Call) (string, bool) {
 	if op.Body && c.Body != nil {
 		options = append(options, breakage{"body that is no JSON", func() { c.Body = []byte(`{"prompt": `) }})
 	}
-	if len(op.PathParams) > 0 {
+	// A malformed id names nothing: where the operation declares a 404,
+	// it must be refused (elsewhere an empty answer may be its answer).
+	if len(op.PathParams) > 0 && q.declares(op, http.StatusNotFound) {
 		name := op.PathParams[len(op.PathParams)-1]
 		options = append(options, breakage{"a malformed id in path parameter " + name, func() {
 			seg := url.PathEscape("not an id!")
@@ -420,3 +438,17 @@ func bound(s map[string]any, key string, dflt int) int {
 func msec(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// declares tells whether op declares status itself.
+func (q *sequence) declares(op *operation, status int) bool {
+	root, err := q.e.model.Tree()
+	if err != nil {
+		return false
+	}
+	paths, _ := root["paths"].(map[string]any)
+	item, _ := paths[op.Template].(map[string]any)
+	raw, _ := item[strings.ToLower(op.Method)].(map[string]any)
+	responses, _ := raw["responses"].(map[string]any)
+	_, ok := responses[strconv.Itoa(status)]
+	return ok
+}

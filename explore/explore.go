@@ -45,6 +45,9 @@ type Options struct {
 	// the server answers about it; otherwise it is judged only when the
 	// server serves it (it is asked first, as the suite asks).
 	NewestClient bool
+	// Trace, when set, hears of every call of the sequences as it is
+	// answered (for a log, or a test).
+	Trace func(Call)
 	// MaxFindings ends the exploration once it has found so many; 0 for
 	// no end but the budget.
 	MaxFindings int

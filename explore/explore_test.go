@@ -12,16 +12,22 @@ import (
 	"github.com/agentruns/agentruns/explore"
 	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/refserver"
 )
 
 // explored runs an exploration of baseURL with the key of alice and, of
 // another team, carol's (fixtures/principals.json).
 func explored(t *testing.T, baseURL string, steps int, seed int64) explore.Result {
 	t.Helper()
+	return exploredWith(t, explore.Options{BaseURL: baseURL, APIKey: "wk-mock-alice", OtherAPIKey: "wk-mock-carol", Steps: steps, Seed: seed})
+}
+
+func exploredWith(t *testing.T, o explore.Options) explore.Result {
+	t.Helper()
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(transport.CloseIdleConnections)
-	res, err := explore.Run(context.Background(), explore.Options{BaseURL: baseURL, APIKey: "wk-mock-alice",
-		OtherAPIKey: "wk-mock-carol", HTTPClient: &http.Client{Transport: transport}, Steps: steps, Seed: seed})
+	o.HTTPClient = &http.Client{Transport: transport}
+	res, err := explore.Run(context.Background(), o)
 	require.NoError(t, err)
 	return res
 }
@@ -54,4 +60,30 @@ func TestTheMockShowsNoFinding(t *testing.T) {
 	res := explored(t, mock.URL, 300, 1)
 	t.Log(describe(res))
 	require.Empty(t, res.Findings, describe(res))
+}
+
+func TestTheReferenceServerShowsNoFinding(t *testing.T) {
+	// The reference server has one team: no other team's key.
+	base := suitetest.NewReferenceServer(t, refserver.Options{})
+	res := exploredWith(t, explore.Options{BaseURL: base, APIKey: "wk-mock-alice", Steps: 300, Seed: 1})
+	t.Log(describe(res))
+	require.Empty(t, res.Findings, describe(res))
+}
+
+// The same seed sends the same sequence to the mock: the same operations
+// with the same statuses, in the same order (ids and instants differ from
+// one session to the next).
+func TestTheSeedReplaysTheExploration(t *testing.T) {
+	shape := func() []string {
+		mock := suitetest.NewMock(t, mockserver.Options{}, brokenServers[0].wrap)
+		res := explored(t, mock.URL, 150, 7)
+		var out []string
+		for _, f := range res.Findings {
+			for _, c := range f.Calls {
+				out = append(out, fmt.Sprintf("%s %d %d %s", c.Method, len(c.Query), c.Status, c.Invalid))
+			}
+		}
+		return append(out, fmt.Sprint(res.Calls, res.Created))
+	}
+	require.Equal(t, shape(), shape())
 }

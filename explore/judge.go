@@ -78,7 +78,7 @@ func (q *sequence) judge(s sent, k kind, why string) {
 			// The walk it continues is another query's: judge it as a first page.
 			ex.Query = without(c.Query, "cursor")
 		}
-		for _, v := range q.memory.Observe(ex) {
+		for _, v := range q.memory[c.Team].Observe(ex) {
 			q.report(v.Rule, v.String(), n)
 			return
 		}
@@ -103,7 +103,7 @@ func (q *sequence) judge(s sent, k kind, why string) {
 // it does not know) or for an id or value it may not know.
 func (q *sequence) mayRefuse(s sent, why string) bool {
 	status := s.call.Status
-	declared := hasExactResponse(q, s, status)
+	declared := q.declares(s.op, status)
 	switch status {
 	case http.StatusTooManyRequests:
 		return declared
@@ -128,21 +128,6 @@ func (q *sequence) mayRefuse(s sent, why string) bool {
 		return false
 	}
 	return false
-}
-
-// hasExactResponse tells whether the operation declares status itself, not
-// through a range or a default.
-func hasExactResponse(q *sequence, s sent, status int) bool {
-	root, err := q.e.model.Tree()
-	if err != nil {
-		return false
-	}
-	paths, _ := root["paths"].(map[string]any)
-	item, _ := paths[s.op.Template].(map[string]any)
-	raw, _ := item[strings.ToLower(s.op.Method)].(map[string]any)
-	responses, _ := raw["responses"].(map[string]any)
-	_, ok := responses[fmt.Sprint(status)]
-	return ok
 }
 
 // learn keeps what a success showed: ids and values, the resources the

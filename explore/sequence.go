@@ -22,9 +22,11 @@ type sequence struct {
 	e       *explorer
 	ctx     context.Context
 	session string
-	memory  *rules.Memory
-	seen    seen
-	calls   []Call
+	// memory holds the rules across answers, one per team: each team sees
+	// a world of its own (its runs, its environments' newest run).
+	memory map[string]*rules.Memory
+	seen   seen
+	calls  []Call
 
 	ownRuns       []string // runs the main team created in this sequence
 	ownSchedules  []string
@@ -62,7 +64,7 @@ type cursorOf struct {
 
 func (e *explorer) newSequence(ctx context.Context) *sequence {
 	e.cases++
-	q := &sequence{e: e, ctx: ctx, memory: rules.NewMemory(rules.Limits{}), seen: seen{},
+	q := &sequence{e: e, ctx: ctx, memory: map[string]*rules.Memory{MainTeam: rules.NewMemory(rules.Limits{}), OtherTeam: rules.NewMemory(rules.Limits{})}, seen: seen{},
 		cancelled: map[string]bool{}, looks: map[string]map[string]any{}, walks: map[string]*walk{}}
 	if e.controlURL != nil {
 		q.session = fmt.Sprintf("explore-%d-%d", e.seed, e.cases)
@@ -164,8 +166,10 @@ func (q *sequence) advance(t *rapid.T) {
 	sent := time.Now()
 	status, body := q.e.control(q.ctx, http.MethodPost, "/clock/advance", q.session, map[string]string{"by": by.String()})
 	q.e.calls++
-	q.memory.Observe(rules.Exchange{Method: http.MethodPost, Path: "/__mock/clock/advance", Session: q.session,
-		Status: status, Body: body, Sent: sent, Received: time.Now(), Request: "POST /__mock/clock/advance"})
+	for _, m := range q.memory {
+		m.Observe(rules.Exchange{Method: http.MethodPost, Path: "/__mock/clock/advance", Session: q.session,
+			Status: status, Body: body, Sent: sent, Received: time.Now(), Request: "POST /__mock/clock/advance"})
+	}
 	q.atCapacity = false
 	q.changes++
 }
@@ -197,6 +201,9 @@ func (q *sequence) sendAndJudge(c Call, op *operation, k kind, why string) sent 
 	s := q.e.send(q.ctx, c, q.session)
 	s.op = op
 	q.calls = append(q.calls, s.call)
+	if q.e.o.Trace != nil {
+		q.e.o.Trace(s.call)
+	}
 	q.judge(s, k, why)
 	return s
 }
@@ -277,10 +284,12 @@ func (q *sequence) settle() {
 	if q.found != nil {
 		return
 	}
-	for _, u := range q.memory.Settle(time.Now().Add(time.Hour)) {
-		for _, v := range u.Violations {
-			q.report(v.Rule, v.String(), len(q.calls))
-			return
+	for _, team := range []string{MainTeam, OtherTeam} {
+		for _, u := range q.memory[team].Settle(time.Now().Add(time.Hour)) {
+			for _, v := range u.Violations {
+				q.report(v.Rule, v.String(), len(q.calls))
+				return
+			}
 		}
 	}
 }
