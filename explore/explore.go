@@ -16,6 +16,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/agentruns/agentruns/openapi"
+	"github.com/agentruns/agentruns/rules"
 )
 
 // Options say what to explore, and at what price.
@@ -90,6 +91,9 @@ type explorer struct {
 	best    map[string]*Finding
 	repro   map[string]int // how many sequences showed each finding
 	cases   int
+	// shared are the rules' memories of an exploration of a server without
+	// sessions (sequence.go).
+	shared map[string]*rules.Memory
 	// reached are the operations called at least once.
 	reached map[string]bool
 }

@@ -227,7 +227,11 @@ func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
 	query := without(c.Query, "cursor")
 	var w *walk
 	if cur := c.Query.Get("cursor"); cur != "" && k == valid {
-		w = q.walks[cur]
+		// A cursor may be handed back twice: each time the walk goes on
+		// from the pages before it, not from the other's.
+		if before := q.walks[cur]; before != nil {
+			w = before.clone()
+		}
 	} else if cur == "" {
 		w = &walk{query: query, team: c.Team, ids: map[string]bool{}, expected: q.expectedIn(c), changes: q.changes}
 	}
@@ -378,4 +382,13 @@ func runIDOf(path string) string {
 		return v
 	}
 	return id
+}
+
+func (w *walk) clone() *walk {
+	c := *w
+	c.ids = make(map[string]bool, len(w.ids))
+	for id := range w.ids {
+		c.ids[id] = true
+	}
+	return &c
 }

@@ -62,9 +62,24 @@ type cursorOf struct {
 	cursor string
 }
 
+// memories are the rules' memories a sequence starts with: new ones on the
+// mock, where each sequence has a world of its own; elsewhere the same for
+// the whole exploration, since each sequence meets the runs the ones
+// before it left (and their follow-ups).
+func (e *explorer) memories() map[string]*rules.Memory {
+	if e.controlURL == nil && e.shared != nil {
+		return e.shared
+	}
+	m := map[string]*rules.Memory{MainTeam: rules.NewMemory(rules.Limits{}), OtherTeam: rules.NewMemory(rules.Limits{})}
+	if e.controlURL == nil {
+		e.shared = m
+	}
+	return m
+}
+
 func (e *explorer) newSequence(ctx context.Context) *sequence {
 	e.cases++
-	q := &sequence{e: e, ctx: ctx, memory: map[string]*rules.Memory{MainTeam: rules.NewMemory(rules.Limits{}), OtherTeam: rules.NewMemory(rules.Limits{})}, seen: seen{},
+	q := &sequence{e: e, ctx: ctx, memory: e.memories(), seen: seen{},
 		cancelled: map[string]bool{}, looks: map[string]map[string]any{}, walks: map[string]*walk{}}
 	if e.controlURL != nil {
 		q.session = fmt.Sprintf("explore-%d-%d", e.seed, e.cases)
