@@ -105,13 +105,15 @@ func (q *sequence) pathOf(t *rapid.T, op *operation, team string) (path string, 
 	for _, name := range op.PathParams {
 		var pool []string
 		if team == OtherTeam {
+			// The first team's resources: what it created, and what its
+			// own answers showed.
 			switch name {
 			case "runId":
-				pool = q.ownRuns
+				pool = append(slices.Clone(q.ownRuns), q.mainSeen["run_id"]...)
 			case "scheduleId":
-				pool = q.ownSchedules
+				pool = append(slices.Clone(q.ownSchedules), q.mainSeen["schedules.id"]...)
 			case "uid":
-				pool = q.ownIdentities
+				pool = append(slices.Clone(q.ownIdentities), q.mainSeen["identities.uid"]...)
 			}
 			if len(pool) == 0 {
 				return "", false, false

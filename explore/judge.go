@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentruns/agentruns/rules"
 )
@@ -27,6 +28,7 @@ const (
 	CauseOtherTeamChange = "another team's refused call changed the resource"
 	CauseWalkSkips       = "a walk through the pages skips a run"
 	CauseLooksDisagree   = "two looks at a run disagree"
+	CauseExact           = "a listing breaks a time bound or its order at the very instant"
 )
 
 // plainParams are the listing's parameters whose every value the
@@ -136,6 +138,9 @@ func (q *sequence) learn(s sent, k kind, why string) {
 	c := s.call
 	if s.decodedOK {
 		q.seen.harvest(areaOf(c.Path), s.decoded)
+		if c.Team == MainTeam {
+			q.mainSeen.harvest(areaOf(c.Path), s.decoded)
+		}
 	}
 	obj, _ := s.decoded.(map[string]any)
 	main := c.Team == MainTeam
@@ -190,6 +195,7 @@ func (q *sequence) look(run map[string]any, n int) {
 		}
 	}
 	q.looks[id] = run
+	q.lookedAt[id] = q.changes
 }
 
 // stableFilters are the filters a walk's skip check holds runs to, by the
@@ -211,9 +217,21 @@ func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
 		if run == nil {
 			continue
 		}
-		ids = append(ids, rules.Str(run["run_id"]))
+		id := rules.Str(run["run_id"])
+		ids = append(ids, id)
 		if c.Team == MainTeam {
 			q.look(run, n)
+			if !slices.Contains(q.listed, id) {
+				q.listed = append(q.listed, id)
+			}
+		}
+	}
+	if q.e.controlURL != nil && k == valid {
+		// The mock keeps its instants exactly as it shows them: the
+		// bounds and the order are judged at the very instant.
+		if detail := exactly(c.Query, list); detail != "" {
+			q.report(CauseExact, detail, n)
+			return
 		}
 	}
 	if c.Team == OtherTeam {
@@ -233,7 +251,7 @@ func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
 			w = before.clone()
 		}
 	} else if cur == "" {
-		w = &walk{query: query, team: c.Team, ids: map[string]bool{}, expected: q.expectedIn(c), changes: q.changes}
+		w = &walk{query: query, team: c.Team, ids: map[string]bool{}, expected: q.expectedIn(c), changes: q.changes, start: q.changes}
 	}
 	next, _ := info["next_cursor"].(string)
 	hasNext, _ := info["has_next_page"].(bool)
@@ -241,6 +259,10 @@ func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
 		q.cursors = append(q.cursors, cursorOf{team: c.Team, query: query, cursor: next})
 	}
 	if w == nil {
+		return
+	}
+	if still := q.e.controlURL != nil && w.changes == q.changes; still && c.Query.Get("cursor") != "" && len(ids) == 0 {
+		q.report(rules.NextPageHasRuns, "a page reached by the cursor of a page that said has_next_page: true is empty, with nothing changed in between: GET /agent/runs?"+encodeQuery(c.Query), n)
 		return
 	}
 	// On the mock, with nothing changed since the page before, no run can
@@ -259,7 +281,11 @@ func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
 		q.walks[next] = w
 		return
 	}
-	if !hasNext {
+	// What moves a run (an update, a state) may rightly carry it past the
+	// cursor: only a walk by creation on stable filters is held to what
+	// changed during it.
+	steady := w.query.Get("sort_by") == "created_at" && !w.query.Has("state")
+	if !hasNext && (steady || w.start == q.changes) {
 		for _, id := range w.expected {
 			if !w.ids[id] {
 				q.report(CauseWalkSkips, fmt.Sprintf("the walk through %s ended without run %s, created before it began and matching its filters", "GET /agent/runs?"+encodeQuery(w.query), id), n)
@@ -270,20 +296,32 @@ func (q *sequence) page(s sent, obj map[string]any, k kind, why string) {
 }
 
 // expectedIn are the first team's runs a walk that starts with c must
-// show: when it orders by creation and filters on nothing that changes,
-// every own run created before it whose last look matches each filter.
+// show: every run the first team created or its listings showed whose last
+// look matches each filter, when the filters are on what never changes
+// and the order is by creation (a run updated between two pages may
+// rightly move past the cursor). On the mock, where nothing moves but what
+// the sequence moves, any order and the state filter too, judged on looks
+// had since the last change.
 func (q *sequence) expectedIn(c Call) []string {
-	if c.Team != MainTeam || c.Query.Get("sort_by") != "created_at" {
+	if c.Team != MainTeam {
+		return nil
+	}
+	mock := q.e.controlURL != nil
+	if c.Query.Get("sort_by") != "created_at" && !mock {
 		return nil
 	}
 	for k := range c.Query {
-		if _, ok := stableFilters[k]; !ok && k != "sort_by" && k != "sort_order" && k != "limit" {
-			return nil
+		if _, ok := stableFilters[k]; ok || k == "sort_by" || k == "sort_order" || k == "limit" || (mock && k == "state") {
+			continue
 		}
+		return nil
 	}
 	var out []string
-	for _, id := range q.ownRuns {
+	for _, id := range append(slices.Clone(q.ownRuns), q.listed...) {
 		look := q.looks[id]
+		if slices.Contains(out, id) || (look == nil && len(c.Query) > 0 && !onlyOrder(c.Query)) {
+			continue
+		}
 		matches := true
 		for k, field := range stableFilters {
 			if !c.Query.Has(k) {
@@ -292,11 +330,23 @@ func (q *sequence) expectedIn(c Call) []string {
 			v, ok := rules.Lookup(look, field)
 			matches = matches && look != nil && ok && rules.Str(v) == c.Query.Get(k)
 		}
+		if states := c.Query["state"]; len(states) > 0 {
+			matches = matches && look != nil && q.lookedAt[id] == q.changes && slices.Contains(states, rules.Str(look["state"]))
+		}
 		if matches {
 			out = append(out, id)
 		}
 	}
 	return out
+}
+
+func onlyOrder(q url.Values) bool {
+	for k := range q {
+		if k != "sort_by" && k != "sort_order" && k != "limit" {
+			return false
+		}
+	}
+	return true
 }
 
 // stillThere checks, after the other team's write was refused, that the
@@ -391,4 +441,59 @@ func (w *walk) clone() *walk {
 		c.ids[id] = true
 	}
 	return &c
+}
+
+// exactly judges a page of runs at the very instant its timestamps show:
+// the strict time bounds, and the order by created_at or updated_at (the
+// default), ties in any order. "" when it holds.
+func exactly(q url.Values, list []any) string {
+	bounds := []struct {
+		param, field string
+		after        bool
+	}{{"created_after", "created_at", true}, {"created_before", "created_at", false}, {"updated_after", "updated_at", true}}
+	var runs []map[string]any
+	for _, r := range list {
+		if run, ok := r.(map[string]any); ok {
+			runs = append(runs, run)
+		}
+	}
+	for _, b := range bounds {
+		raw := q.Get(b.param)
+		bound, err := time.Parse(time.RFC3339Nano, raw)
+		if raw == "" || err != nil {
+			continue
+		}
+		for _, run := range runs {
+			at, err := time.Parse(time.RFC3339Nano, rules.Str(run[b.field]))
+			if err != nil {
+				continue
+			}
+			if (b.after && !at.After(bound)) || (!b.after && !at.Before(bound)) {
+				return fmt.Sprintf("%s=%s lists run %s, whose %s is %s", b.param, raw, rules.Str(run["run_id"]), b.field, rules.Str(run[b.field]))
+			}
+		}
+	}
+	field := q.Get("sort_by")
+	if field == "" {
+		field = "updated_at"
+	}
+	if field != "created_at" && field != "updated_at" {
+		return ""
+	}
+	desc := q.Get("sort_order") != "asc"
+	for i := 1; i < len(runs); i++ {
+		a, errA := time.Parse(time.RFC3339Nano, rules.Str(runs[i-1][field]))
+		b, errB := time.Parse(time.RFC3339Nano, rules.Str(runs[i][field]))
+		if errA != nil || errB != nil {
+			continue
+		}
+		if (desc && a.Before(b)) || (!desc && a.After(b)) {
+			order := "newest first"
+			if !desc {
+				order = "oldest first"
+			}
+			return fmt.Sprintf("runs %s and %s are out of order by %s, %s: %s then %s", rules.Str(runs[i-1]["run_id"]), rules.Str(runs[i]["run_id"]), field, order, rules.Str(runs[i-1][field]), rules.Str(runs[i][field]))
+		}
+	}
+	return ""
 }

@@ -33,6 +33,9 @@ type sequence struct {
 	ownIdentities []string
 	cancelled     map[string]bool // own runs the main team cancelled
 	looks         map[string]map[string]any
+	lookedAt      map[string]int // the count of changes when each look was had
+	listed        []string       // runs the first team's listings showed, in the order first seen
+	mainSeen      seen           // what the first team's answers showed
 	atCapacity    bool
 
 	walks   map[string]*walk // by the cursor that continues it
@@ -49,8 +52,9 @@ type walk struct {
 	query url.Values // without the cursor
 	team  string
 	ids   map[string]bool
-	// changes is the sequence's count of changes at the walk's last page.
-	changes int
+	// changes is the sequence's count of changes at the walk's last page,
+	// start at its first.
+	changes, start int
 	// expected are own runs that existed when the walk began and match its
 	// query on members that never change: the walk must show each.
 	expected []string
@@ -80,7 +84,7 @@ func (e *explorer) memories() map[string]*rules.Memory {
 func (e *explorer) newSequence(ctx context.Context) *sequence {
 	e.cases++
 	q := &sequence{e: e, ctx: ctx, memory: e.memories(), seen: seen{},
-		cancelled: map[string]bool{}, looks: map[string]map[string]any{}, walks: map[string]*walk{}}
+		cancelled: map[string]bool{}, looks: map[string]map[string]any{}, lookedAt: map[string]int{}, mainSeen: seen{}, walks: map[string]*walk{}}
 	if e.controlURL != nil {
 		q.session = fmt.Sprintf("explore-%d-%d", e.seed, e.cases)
 		e.control(ctx, http.MethodPut, "/clock", q.session, map[string]string{"mode": "virtual"})
