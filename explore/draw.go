@@ -148,6 +148,13 @@ func (q *sequence) queryOf(t *rapid.T, op *operation, out url.Values) {
 	if len(params) == 0 {
 		return
 	}
+	// The filters, the order and the size of a page are drawn more often
+	// than the rest: they are what listings get wrong.
+	for _, p := range slices.Clone(params) {
+		if slices.Contains(favoured, p.Name) {
+			params = append(params, p, p)
+		}
+	}
 	n := rapid.IntRange(0, min(4, len(params))).Draw(t, "parameters")
 	for range n {
 		p := params[rapid.IntRange(0, len(params)-1).Draw(t, "parameter")]
@@ -209,10 +216,18 @@ func (q *sequence) valueOf(t *rapid.T, p param, out url.Values) {
 		out.Set(p.Name, strconv.Itoa(rapid.IntRange(0, 100).Draw(t, p.Name)))
 	case s["type"] == "boolean":
 		out.Set(p.Name, strconv.FormatBool(rapid.Bool().Draw(t, p.Name)))
+	case slices.Contains(emptiable, p.Name) && rapid.IntRange(0, 2).Draw(t, p.Name+" empty") == 0:
+		out.Set(p.Name, "") // no one has an empty uid: no filter, or a 400
 	default:
 		out.Set(p.Name, q.stringFor(t, p.Name, s))
 	}
 }
+
+// favoured are the query parameters drawn three times as often.
+var favoured = []string{"state", "sort_by", "sort_order", "limit", "created_after", "created_before", "updated_after"}
+
+// emptiable are the filters sent empty now and then.
+var emptiable = []string{"creator", "executor"}
 
 // stringFor draws a string for a parameter or member called name: one
 // the server showed under the member it filters on, or a word.

@@ -94,7 +94,14 @@ func (q *sequence) judge(s sent, k kind, why string) {
 		q.atCapacity = true // the team's capacity: back off until runs end
 	}
 	if q.found == nil && c.Team == OtherTeam && status >= 400 && status < 500 && !s.op.reads() {
+		q.before = map[string]string{}
+		if id := runIDOf(c.Path); strings.HasPrefix(c.Path, "/agent/runs/") && q.looks[id] != nil && q.lookedAt[id] == q.changes {
+			q.before[id] = rules.Str(q.looks[id]["state"])
+		}
 		q.stillThere(s)
+	}
+	if q.found == nil && k == valid && status == http.StatusOK && s.op.Name() == "GET /agent/runs" && q.e.controlURL != nil {
+		q.emptyIsNoFilter(s)
 	}
 }
 
@@ -373,11 +380,15 @@ func (q *sequence) stillThere(s sent) {
 	}
 	n := len(q.calls)
 	switch {
-	case after.call.Status == http.StatusNotFound:
+	case after.call.Status == http.StatusNotFound && (slices.Contains(q.ownSchedules, lastSegment(c.Path)) || slices.Contains(q.ownIdentities, lastSegment(c.Path))):
+		// Only what the first team created and has not deleted is known
+		// to be there before.
 		q.report(CauseOtherTeamChange, fmt.Sprintf("after another team's %s %s was refused (%d), the first team's GET %s answers 404", c.Method, c.Path, c.Status, path), n)
 	case strings.HasSuffix(c.Path, "/cancel") && after.call.Status == http.StatusOK:
 		run, _ := after.decoded.(map[string]any)
-		if rules.Str(run["state"]) == "CANCELLED" && !q.cancelled[runIDOf(c.Path)] {
+		id := runIDOf(c.Path)
+		before := q.before[id]
+		if before != "" && !rules.IsTerminal(before) && rules.Str(run["state"]) == "CANCELLED" && !q.cancelled[id] {
 			q.report(CauseOtherTeamChange, fmt.Sprintf("after another team's cancel %s was refused (%d), the first team's run is CANCELLED", c.Path, c.Status), n)
 		}
 	}
@@ -496,4 +507,51 @@ func exactly(q url.Values, list []any) string {
 		}
 	}
 	return ""
+}
+
+// emptyIsNoFilter holds a listing with an empty filter on who created or
+// executed a run (no one has an empty uid) to the same listing without it,
+// asked at once: an empty value is no filter (or the request is refused).
+// On the mock only, where nothing moves between the two.
+func (q *sequence) emptyIsNoFilter(s sent) {
+	c := s.call
+	var empty []string
+	for _, p := range emptiable {
+		if vs, ok := c.Query[p]; ok && len(vs) == 1 && vs[0] == "" {
+			empty = append(empty, p)
+		}
+	}
+	if len(empty) == 0 || c.Query.Has("cursor") || !q.e.budgetLeft(q.ctx) {
+		return
+	}
+	plain := c.Query
+	for _, p := range empty {
+		plain = without(plain, p)
+	}
+	after := q.sendAndJudge(Call{Team: c.Team, Method: c.Method, Path: c.Path, Query: plain}, s.op, valid, "")
+	if q.found != nil || after.call.Status != http.StatusOK {
+		return
+	}
+	if a, b := runIDs(s.decoded), runIDs(after.decoded); !slices.Equal(a, b) {
+		q.report(rules.EmptyFilterIsNoFilter, fmt.Sprintf("GET /agent/runs?%s lists %v, the same listing without the empty %s lists %v", encodeQuery(c.Query), a, strings.Join(empty, " and "), b), len(q.calls))
+	}
+}
+
+func runIDs(doc any) []string {
+	obj, _ := doc.(map[string]any)
+	list, _ := obj["runs"].([]any)
+	var out []string
+	for _, r := range list {
+		run, _ := r.(map[string]any)
+		out = append(out, rules.Str(run["run_id"]))
+	}
+	return out
+}
+
+func lastSegment(p string) string {
+	seg := p[strings.LastIndex(p, "/")+1:]
+	if v, err := url.PathUnescape(seg); err == nil {
+		return v
+	}
+	return seg
 }

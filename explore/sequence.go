@@ -33,9 +33,10 @@ type sequence struct {
 	ownIdentities []string
 	cancelled     map[string]bool // own runs the main team cancelled
 	looks         map[string]map[string]any
-	lookedAt      map[string]int // the count of changes when each look was had
-	listed        []string       // runs the first team's listings showed, in the order first seen
-	mainSeen      seen           // what the first team's answers showed
+	lookedAt      map[string]int    // the count of changes when each look was had
+	listed        []string          // runs the first team's listings showed, in the order first seen
+	mainSeen      seen              // what the first team's answers showed
+	before        map[string]string // a run's state before the other team's refused write
 	atCapacity    bool
 
 	walks   map[string]*walk // by the cursor that continues it

@@ -29,8 +29,8 @@ var exploredAreas = []string{listingArea.name, newestFilters.name, answersArea.n
 
 const (
 	exploreSeed         = 1
-	exploreCalls        = 600 // per mutant
-	exploreFindsAtLeast = 60  // percent of the mutants of those areas
+	exploreCalls        = 1000 // per mutant
+	exploreFindsAtLeast = 60   // percent of the mutants of those areas
 )
 
 func exploreOptions(baseURL string) explore.Options {
