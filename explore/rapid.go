@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	"pgregory.net/rapid"
@@ -40,8 +41,24 @@ func (s rapidSettings) flags() map[string]string {
 	}
 }
 
+// testingFlags registers package testing's flags outside a test binary,
+// and marks the flags of flag.CommandLine parsed (from no argument: a
+// command reads its own): rapid asks testing.Short, which panics until
+// both are done.
+var testingFlags sync.Once
+
+func initTesting() {
+	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil)
+	}
+}
+
 // withRapid runs f while package rapid's flags hold s.
 func withRapid(s rapidSettings, f func()) error {
+	if !testing.Testing() {
+		testingFlags.Do(initTesting)
+	}
 	want := s.flags()
 	for {
 		settingsMu.RLock()
