@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/explore"
 	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
 )
@@ -94,9 +95,16 @@ func TestBrokenServersAreFound(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			mock := suitetest.NewMock(t, mockserver.Options{}, b.wrap)
-			res := explored(t, mock.URL, 400, 1)
+			res := exploredWith(t, explore.Options{BaseURL: mock.URL, APIKey: "wk-mock-alice", OtherAPIKey: "wk-mock-carol",
+				Steps: 400, Seed: 1, MaxFindings: 1, ShrinkCalls: 2000})
 			t.Log(describe(res))
 			require.NotEmpty(t, res.Findings)
+			// Shrunk: the shortest finding takes a few calls, not a sequence.
+			shortest := len(res.Findings[0].Calls)
+			for _, f := range res.Findings {
+				shortest = min(shortest, len(f.Calls))
+			}
+			require.LessOrEqual(t, shortest, 3, describe(res))
 		})
 	}
 }

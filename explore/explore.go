@@ -56,7 +56,7 @@ type Options struct {
 	// any server (no sessions of its own, no clock moved).
 	NoControl bool
 	// ShrinkCalls bounds the calls shrinking one finding may send; 0 for
-	// twice Steps (at least 200), 25 times on the mock.
+	// twice Steps (at least 200), 10 times on the mock.
 	ShrinkCalls int
 	// CallsPerSequence is the average length of one sequence; 0 for 30.
 	CallsPerSequence int
@@ -145,7 +145,7 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 		// left.
 		o.ShrinkCalls = 2 * max(o.Steps, 100)
 		if e.controlURL != nil {
-			o.ShrinkCalls = 25 * max(o.Steps, 100)
+			o.ShrinkCalls = 10 * max(o.Steps, 100)
 		}
 		e.o.ShrinkCalls = o.ShrinkCalls
 	}

@@ -76,7 +76,8 @@ func TestTheReferenceServerShowsNoFinding(t *testing.T) {
 func TestTheSeedReplaysTheExploration(t *testing.T) {
 	shape := func() []string {
 		mock := suitetest.NewMock(t, mockserver.Options{}, brokenServers[0].wrap)
-		res := explored(t, mock.URL, 150, 7)
+		res := exploredWith(t, explore.Options{BaseURL: mock.URL, APIKey: "wk-mock-alice", OtherAPIKey: "wk-mock-carol",
+			Steps: 150, Seed: 7, MaxFindings: 1, ShrinkCalls: 1000})
 		var out []string
 		for _, f := range res.Findings {
 			for _, c := range f.Calls {
