@@ -20,6 +20,7 @@ require (
 	github.com/pb33f/libopenapi-validator v0.16.2
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/stretchr/testify v1.12.1
+	pgregory.net/rapid v1.3.0
 )
 
 require (

@@ -111,6 +111,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.explore.set() {
+		return runExplore(ctx, o, stdout, stderr) // explore.go
+	}
 	cfg := suiteconfig.Config{
 		BaseURL:         o.baseURL,
 		APIKey:          o.apiKey,

@@ -1,0 +1,104 @@
+//go:build !race
+
+package steps_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruns/agentruns/explore"
+	"github.com/agentruns/agentruns/mockserver"
+)
+
+// The exploration alone, without a feature, against the mutants of the
+// areas it is made for: what a listing, a filter, a validation or a
+// progression breaks. With a fixed seed and a budget of calls per mutant
+// it must find at least exploreFindsAtLeast of them; the table per area is
+// printed (make mutants).
+
+// exploredAreas are the mutants' areas the exploration is held to.
+var exploredAreas = []string{listingArea.name, newestFilters.name, answersArea.name, runsArea.name}
+
+const (
+	exploreSeed         = 1
+	exploreCalls        = 1000 // per mutant
+	exploreFindsAtLeast = 60   // percent of the mutants of those areas
+)
+
+func exploreOptions(baseURL string) explore.Options {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	return explore.Options{BaseURL: baseURL, APIKey: "wk-mock-alice", OtherAPIKey: "wk-mock-carol",
+		HTTPClient: &http.Client{Transport: transport}, Steps: exploreCalls, Seed: exploreSeed,
+		// A mutant is found at its first finding; no need to shrink it.
+		MaxFindings: 1, ShrinkCalls: 1}
+}
+
+func TestExploreFindsMutants(t *testing.T) {
+	all := slices.Concat(mutants, resourceMutants, movedMutants, newestMutants)
+	ms := slices.DeleteFunc(slices.Clone(all), func(m mutant) bool { return !slices.Contains(exploredAreas, m.area.name) })
+	require.NotEmpty(t, ms)
+
+	// The unbroken mock first, or findings would prove nothing.
+	res, err := explore.Run(context.Background(), exploreOptions(newMock(t, mockserver.Options{}, nil).URL))
+	require.NoError(t, err)
+	require.Empty(t, res.Findings, "the exploration finds something on the unbroken mock: %v", res.Findings)
+
+	var mu sync.Mutex
+	found := map[string]map[string]bool{} // area -> mutant -> found
+	t.Run("mutants", func(t *testing.T) {
+		for _, m := range ms {
+			t.Run(m.name, func(t *testing.T) {
+				t.Parallel()
+				res, err := explore.Run(context.Background(), exploreOptions(newMock(t, mockserver.Options{}, m.wrap()).URL))
+				require.NoError(t, err)
+				mu.Lock()
+				defer mu.Unlock()
+				if found[m.area.name] == nil {
+					found[m.area.name] = map[string]bool{}
+				}
+				found[m.area.name][m.name] = len(res.Findings) > 0
+				if len(res.Findings) > 0 {
+					f := res.Findings[0]
+					t.Logf("found    %-58s: %s, in %d calls", m.name, f.Cause, len(f.Calls))
+				} else {
+					t.Logf("missed   %s (%d calls)", m.name, res.Calls)
+				}
+			})
+		}
+	})
+	table, got, total := exploreTable(found)
+	t.Log("the exploration alone (seed " + fmt.Sprint(exploreSeed) + ", " + fmt.Sprint(exploreCalls) + " calls per mutant), mutants found by area:\n" + table)
+	require.GreaterOrEqual(t, 100*got, exploreFindsAtLeast*total, "the exploration alone finds %d of %d mutants", got, total)
+}
+
+// exploreTable is the mutants found per area, as a Markdown table.
+func exploreTable(found map[string]map[string]bool) (string, int, int) {
+	var b strings.Builder
+	b.WriteString("| area | found | missed |\n|---|---|---|\n")
+	got, total := 0, 0
+	for _, area := range slices.Sorted(maps.Keys(found)) {
+		n, missed := 0, []string{}
+		for _, name := range slices.Sorted(maps.Keys(found[area])) {
+			if found[area][name] {
+				n++
+			} else {
+				missed = append(missed, name)
+			}
+		}
+		all := len(found[area])
+		fmt.Fprintf(&b, "| %s | %d/%d (%d%%) | %s |\n", area, n, all, 100*n/all, strings.Join(missed, "; "))
+		got, total = got+n, total+all
+	}
+	if total > 0 {
+		fmt.Fprintf(&b, "| all | %d/%d (%d%%) | |\n", got, total, 100*got/total)
+	}
+	return b.String(), got, total
+}
