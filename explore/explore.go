@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -157,7 +158,7 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.result = Result{Seed: e.seed, ReadOnly: o.ReadOnly, Created: map[string]int{}, Unreached: map[string]string{}}
+	e.result = Result{Seed: e.seed, ReadOnly: o.ReadOnly, Created: map[string]int{}, Unreached: map[string]string{}, Replay: replayLine(o, e.seed)}
 	e.newest = o.NewestClient || e.servesNewest(ctx, all)
 	e.model = whole
 	if !e.newest {
@@ -354,4 +355,25 @@ func onceValidator(model func() (*openapi.Model, error)) func() *openapi.Validat
 		}
 		return v
 	}
+}
+
+// replayLine is the command line that replays an exploration of o with
+// seed: the same budget (a number of calls replays exactly; a duration
+// sends as many as fit), seed and limits.
+func replayLine(o Options, seed int64) string {
+	budget := strconv.Itoa(o.Steps)
+	if o.Duration > 0 {
+		budget = o.Duration.String()
+	}
+	line := "agentruns-contract --explore " + budget + " --seed " + strconv.FormatInt(seed, 10)
+	if o.ReadOnly {
+		line += " --read-only"
+	}
+	if o.MaxRuns > 0 {
+		line += " --max-runs " + strconv.Itoa(o.MaxRuns)
+	}
+	if o.NewestClient {
+		line += " --newest-client"
+	}
+	return line
 }

@@ -43,6 +43,9 @@ type Finding struct {
 	Calls []Call
 	// Seed replays the exploration that found it.
 	Seed int64
+	// Replay is the command line that replays it: agentruns-contract and
+	// the flags of the exploration (budget, seed, read-only, run budget).
+	Replay string
 }
 
 // Result is what one exploration did and found.
@@ -59,4 +62,6 @@ type Result struct {
 	// Unreached names the operations the exploration never called, and
 	// why (read-only, budget, nothing to call them on).
 	Unreached map[string]string
+	// Replay is the command line that replays the exploration.
+	Replay string
 }

@@ -104,8 +104,11 @@ func unreached(r Result) [][2]string {
 }
 
 // replay is the command line that replays the exploration.
-func replay(seed int64) string {
-	return fmt.Sprintf("agentruns-contract --explore --seed %d", seed)
+func replay(r Result) string {
+	if r.Replay != "" {
+		return r.Replay
+	}
+	return fmt.Sprintf("agentruns-contract --explore --seed %d", r.Seed)
 }
 
 func plural(n int, one, many string) string {
@@ -126,7 +129,7 @@ func WriteSummary(w io.Writer, r Result, baseURL string) error {
 	}
 	fmt.Fprintf(&b, "Exploration of %s: %s, %s\n", baseURL, plural(r.Calls, "call", "calls"), mode)
 	fmt.Fprintf(&b, "Created: %s\n", created(r))
-	fmt.Fprintf(&b, "Replay: %s\n", replay(r.Seed))
+	fmt.Fprintf(&b, "Replay: %s\n", replay(r))
 	if u := unreached(r); len(u) > 0 {
 		b.WriteString("Not called:\n")
 		for _, op := range u {
@@ -223,7 +226,7 @@ func WriteJUnit(w io.Writer, r Result, baseURL string) error {
 	props := []junitProperty{
 		{Name: "base_url", Value: baseURL},
 		{Name: "seed", Value: fmt.Sprint(r.Seed)},
-		{Name: "replay", Value: replay(r.Seed)},
+		{Name: "replay", Value: replay(r)},
 		{Name: "calls", Value: fmt.Sprint(r.Calls)},
 		{Name: "read_only", Value: fmt.Sprint(r.ReadOnly)},
 		{Name: "created", Value: created(r)},
@@ -293,7 +296,7 @@ type htmlPage struct {
 // what it sent and created, then the findings by cause, each scenario and
 // its curl lines in a <pre> to copy.
 func WriteHTML(w io.Writer, r Result, baseURL string) error {
-	p := htmlPage{BaseURL: baseURL, Result: r, Mode: "reads and writes", Created: created(r), Replay: replay(r.Seed), Unreached: unreached(r), Groups: byCause(r, baseURL)}
+	p := htmlPage{BaseURL: baseURL, Result: r, Mode: "reads and writes", Created: created(r), Replay: replay(r), Unreached: unreached(r), Groups: byCause(r, baseURL)}
 	if r.ReadOnly {
 		p.Mode = "reads only (--read-only)"
 	}

@@ -42,7 +42,11 @@ func Scenario(f Finding) (feature string, missing []string) {
 			fmt.Fprintf(&b, "    # %s\n", line)
 		}
 	}
-	fmt.Fprintf(&b, "    # Replay the exploration: agentruns-contract --explore --seed %d\n", f.Seed)
+	replay := f.Replay
+	if replay == "" {
+		replay = fmt.Sprintf("agentruns-contract --explore --seed %d", f.Seed)
+	}
+	fmt.Fprintf(&b, "    # Replay the exploration: %s\n", replay)
 	for _, lacks := range uncarried(f.Calls, p.carried) {
 		missing = append(missing, lacks)
 		fmt.Fprintf(&b, "    # missing step: %s\n", lacks)

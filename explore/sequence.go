@@ -280,7 +280,7 @@ func (q *sequence) failIfFound(t *rapid.T) {
 		e.repro[key]++
 		if b := e.best[key]; b == nil || len(q.found.Calls) < len(b.Calls) {
 			f := *q.found
-			f.Seed = e.seed
+			f.Seed, f.Replay = e.seed, e.result.Replay
 			e.best[key] = &f
 		}
 	}
