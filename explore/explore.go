@@ -56,7 +56,8 @@ type Options struct {
 	// NoControl ignores the mock's control API: the mock is explored as
 	// any server (no sessions of its own, no clock moved).
 	NoControl bool
-	// ShrinkCalls bounds the calls shrinking one finding may send; 0 for
+	// ShrinkCalls bounds the calls all the shrinking of one exploration
+	// may send (past it, a finding comes back as short as it got); 0 for
 	// twice Steps (at least 200), 10 times on the mock.
 	ShrinkCalls int
 	// CallsPerSequence is the average length of one sequence; 0 for 30.
@@ -282,7 +283,7 @@ const checksPerRound = 5000
 
 func (e *explorer) run(ctx context.Context) (Result, error) {
 	for round := 0; e.budgetLeft(ctx); round++ {
-		e.failing, e.shrunk = "", 0
+		e.failing = "" // e.shrunk is not reset: ShrinkCalls bounds all shrinking
 		settings := rapidSettings{
 			seed:       uint64(e.seed) + uint64(round)*1_000_003,
 			checks:     checksPerRound,

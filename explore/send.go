@@ -32,7 +32,14 @@ type sent struct {
 // what came back.
 func (e *explorer) send(ctx context.Context, c Call, session string) sent {
 	u := *e.base
-	u.Path = strings.TrimSuffix(e.base.Path, "/") + c.Path
+	// c.Path is written as it goes in a URL (its ids escaped once): it is
+	// the path as sent, not a path to escape again.
+	raw := strings.TrimSuffix(e.base.EscapedPath(), "/") + c.Path
+	if p, err := url.PathUnescape(raw); err == nil {
+		u.Path, u.RawPath = p, raw
+	} else {
+		u.Path, u.RawPath = raw, ""
+	}
 	u.RawQuery = encodeQuery(c.Query)
 	var body io.Reader
 	if c.Body != nil {

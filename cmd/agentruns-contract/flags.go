@@ -122,7 +122,7 @@ Flags:
 	fs.StringVar(&o.format, "format", suiteconfig.DefaultFormat, "report `format`: "+formatNames())
 	fs.StringVar(&o.output, "output", "", "`file` for the report (default stdout)")
 	fs.IntVar(&o.concurrency, "concurrency", suiteconfig.DefaultConcurrency, "scenarios run at once")
-	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, as printed by an earlier run (default: a new one)")
+	fs.Int64Var(&o.seed, "seed", 0, "`seed` of the random order of the scenarios, or of the calls with --explore, as printed by an earlier run (default: a new one)")
 	fs.BoolVar(&o.exactStamps, "exact-timestamps", false, "the server keeps its timestamps exactly as it shows them: judge the time filters at a run's very instant (without it, an instant the shown digits leave undecided is inconclusive; the bundled mock is judged so anyway)")
 	fs.BoolVar(&o.noControl, "no-control", false, "ignore the mock's control API: test the mock as if it were a real server (polling; @mock-control scenarios are skipped)")
 	fs.BoolVar(&o.newestClient, "newest-client", false, "the server promises what the newest official client calls beyond the published document (@newest-client): judge it, and fail what is missing (default: judged only where the server serves it, which the run asks first)")
