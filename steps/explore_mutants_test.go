@@ -151,3 +151,29 @@ func TestAnExploredFindingsScenarioFailsOnItsMutant(t *testing.T) {
 		})
 	}
 }
+
+// The exploration finds nothing on any legal variant of the reference
+// server (reference_variants_test.go): no finding the published document
+// allows, whatever the variant chooses where it leaves room.
+func TestExploreFindsNothingOnTheReferenceServerVariants(t *testing.T) {
+	for _, v := range referenceVariants {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			var c suiteconfig.Config
+			if v.tune != nil {
+				v.tune(&c)
+			}
+			transport := http.DefaultTransport.(*http.Transport).Clone()
+			res, err := explore.Run(context.Background(), explore.Options{
+				BaseURL: newReferenceServer(t, v.opts), APIKey: "wk-mock-alice", OtherAPIKey: c.OtherAPIKey,
+				HTTPClient: &http.Client{Transport: transport}, Steps: 300, Seed: exploreSeed, MaxFindings: 1, ShrinkCalls: 300})
+			require.NoError(t, err)
+			require.Greater(t, res.Calls, 300, "the exploration ran")
+			var b strings.Builder
+			for _, f := range res.Findings {
+				fmt.Fprintf(&b, "%s: %s\n%s\n", f.Cause, f.Detail, func() string { s, _ := explore.Scenario(f); return s }())
+			}
+			assert.Empty(t, res.Findings, "a finding on a legal server:\n%s", b.String())
+		})
+	}
+}
