@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -53,6 +54,10 @@ type Options struct {
 	// MaxFindings ends the exploration once it has found so many; 0 for
 	// no end but the budget.
 	MaxFindings int
+	// ReplayBaseURL is the base URL the replay line names (Result.Replay):
+	// BaseURL when empty; "-" for none (a mock the command started
+	// itself, which a replay starts again).
+	ReplayBaseURL string
 	// NoControl ignores the mock's control API: the mock is explored as
 	// any server (no sessions of its own, no clock moved).
 	NoControl bool
@@ -367,6 +372,13 @@ func replayLine(o Options, seed int64) string {
 		budget = o.Duration.String()
 	}
 	line := "agentruns-contract --explore " + budget + " --seed " + strconv.FormatInt(seed, 10)
+	if base := cmp.Or(o.ReplayBaseURL, o.BaseURL); base != "-" {
+		// The keys are named, never written out.
+		line += " --base-url " + base + ` --api-key "$WARP_API_KEY"`
+		if o.OtherAPIKey != "" {
+			line += ` --other-api-key "$OTHER_API_KEY"`
+		}
+	}
 	if o.ReadOnly {
 		line += " --read-only"
 	}

@@ -27,3 +27,13 @@ func TestACallsPathIsSentAsWritten(t *testing.T) {
 	require.NoError(t, s.err)
 	assert.Equal(t, "/api/v1/agent/runs/not%20an%20id%21", got)
 }
+
+// The replay line names the budget, seed, limits and the server, and the
+// keys only by the variables that hold them; none for a mock the command
+// started itself.
+func TestTheReplayLineReplays(t *testing.T) {
+	o := Options{BaseURL: "https://api.example.com/api/v1", APIKey: "secret-a", OtherAPIKey: "secret-b", Steps: 500, ReadOnly: true, MaxRuns: 3}
+	assert.Equal(t, `agentruns-contract --explore 500 --seed 9 --base-url https://api.example.com/api/v1 --api-key "$WARP_API_KEY" --other-api-key "$OTHER_API_KEY" --read-only --max-runs 3`, replayLine(o, 9))
+	o.ReplayBaseURL = "-"
+	assert.Equal(t, "agentruns-contract --explore 500 --seed 9 --read-only --max-runs 3", replayLine(o, 9))
+}

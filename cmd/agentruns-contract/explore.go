@@ -70,6 +70,7 @@ func runExplore(ctx context.Context, o options, stdout, stderr io.Writer) error 
 		HTTPClient: &http.Client{Timeout: 60 * time.Second},
 		Steps:      o.explore.calls, Duration: o.explore.time, Seed: seed,
 		ReadOnly: cfg.ReadOnly, MaxRuns: o.maxRuns, NewestClient: o.newestClient, NoControl: o.noControl,
+		ReplayBaseURL: replayBaseURL(o),
 	})
 	if werr := writeExploration(o, stdout, res, cfg.BaseURL); werr != nil && err == nil {
 		err = werr
@@ -125,4 +126,13 @@ func writeExploration(o options, stdout io.Writer, res explore.Result, baseURL s
 		return nil
 	}
 	return explore.WriteSummary(stdout, res, baseURL)
+}
+
+// replayBaseURL is the base URL a replay names: none when the command
+// explored the mock it started itself (a replay starts one again).
+func replayBaseURL(o options) string {
+	if o.baseURL == "" && os.Getenv("OZ_API_BASE_URL") == "" {
+		return "-"
+	}
+	return ""
 }
