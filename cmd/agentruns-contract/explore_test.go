@@ -14,8 +14,8 @@ import (
 func TestExploreTheBundledMock(t *testing.T) {
 	out, errOut, err := runCmd(t, "--explore", "200", "--seed", "3")
 	require.NoError(t, err, "%s\n%s", out, errOut)
-	require.Contains(t, out, "explored with seed 3 (--seed 3 replays it)")
-	require.Contains(t, out, "no finding")
+	require.Contains(t, out, "Replay: agentruns-contract --explore 200 --seed 3\n")
+	require.Contains(t, out, "No finding.")
 }
 
 // A server that answers 500 to every listing with a state filter is
