@@ -1,12 +1,13 @@
 package explore
 
 import (
-	"encoding/xml"
 	"fmt"
 	"html/template"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/agentruns/agentruns/report"
 )
 
 // The reports of an exploration, as the suite's: a plain summary, JUnit
@@ -175,55 +176,11 @@ func WriteSummary(w io.Writer, r Result, baseURL string) error {
 // case says what was sent, then a testsuite per cause, one failed test
 // case per finding, its failure's text the scenario and the curl lines.
 
-type junitSuites struct {
-	XMLName xml.Name `xml:"testsuites"`
-	junitTotals
-	Suites []junitSuite `xml:"testsuite"`
-}
-
-type junitTotals struct {
-	Name     string `xml:"name,attr"`
-	Tests    int    `xml:"tests,attr"`
-	Failures int    `xml:"failures,attr"`
-	Errors   int    `xml:"errors,attr"`
-	Skipped  int    `xml:"skipped,attr"`
-	Time     string `xml:"time,attr"`
-}
-
-type junitSuite struct {
-	junitTotals
-	Properties *junitProperties `xml:"properties,omitempty"`
-	Cases      []junitCase      `xml:"testcase"`
-}
-
-type junitProperties struct {
-	Property []junitProperty `xml:"property"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes the JUnit XML report of an exploration.
 func WriteJUnit(w io.Writer, r Result, baseURL string) error {
 	const noTime = "0.000" // an exploration's findings are not timed one by one
-	doc := junitSuites{junitTotals: junitTotals{Name: "agentruns-contract --explore", Time: noTime}}
-	props := []junitProperty{
+	doc := report.JUnitTestsuites{JUnitCounts: report.JUnitCounts{Name: "agentruns-contract --explore", Time: noTime}}
+	props := []report.JUnitProperty{
 		{Name: "base_url", Value: baseURL},
 		{Name: "seed", Value: fmt.Sprint(r.Seed)},
 		{Name: "replay", Value: replay(r)},
@@ -236,14 +193,14 @@ func WriteJUnit(w io.Writer, r Result, baseURL string) error {
 	for _, op := range unreached(r) {
 		fmt.Fprintf(&out, "not called: %s: %s\n", op[0], op[1])
 	}
-	explored := junitSuite{
-		junitTotals: junitTotals{Name: "exploration", Tests: 1, Time: noTime},
-		Properties:  &junitProperties{Property: props},
-		Cases:       []junitCase{{Name: fmt.Sprintf("%s explored", baseURL), Classname: "exploration", Time: noTime, SystemOut: out.String()}},
+	explored := report.JUnitTestsuite{
+		JUnitCounts: report.JUnitCounts{Name: "exploration", Tests: 1, Time: noTime},
+		Properties:  &report.JUnitProperties{Property: props},
+		Cases:       []report.JUnitTestcase{{Name: fmt.Sprintf("%s explored", baseURL), Classname: "exploration", Time: noTime, SystemOut: out.String()}},
 	}
 	doc.Suites = append(doc.Suites, explored)
 	for _, g := range byCause(r, baseURL) {
-		suite := junitSuite{junitTotals: junitTotals{Name: g.Cause, Time: noTime}}
+		suite := report.JUnitTestsuite{JUnitCounts: report.JUnitCounts{Name: g.Cause, Time: noTime}}
 		for i, p := range g.Findings {
 			var text strings.Builder
 			text.WriteString(p.Feature)
@@ -254,11 +211,11 @@ func WriteJUnit(w io.Writer, r Result, baseURL string) error {
 			for _, c := range p.Curls {
 				fmt.Fprintf(&text, "%s\n", c)
 			}
-			suite.Cases = append(suite.Cases, junitCase{
+			suite.Cases = append(suite.Cases, report.JUnitTestcase{
 				Name:      fmt.Sprintf("%d. %s: %s", i+1, p.Operation, p.Summary()),
 				Classname: g.Cause,
 				Time:      noTime,
-				Failure:   &junitFailure{Message: oneLine(p.Detail), Type: g.Cause, Text: text.String()},
+				Failure:   &report.JUnitProblem{Message: oneLine(p.Detail), Type: g.Cause, Text: text.String()},
 			})
 			suite.Tests++
 			suite.Failures++
@@ -269,16 +226,7 @@ func WriteJUnit(w io.Writer, r Result, baseURL string) error {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return report.WriteJUnitXML(w, doc)
 }
 
 // htmlPage is what the page shows.

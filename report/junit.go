@@ -28,13 +28,13 @@ func NewJUnit(w io.Writer, _ Options) Formatter { return &JUnit{w: w} }
 // Scenario does nothing: the report is written whole by Close.
 func (*JUnit) Scenario(Scenario) error { return nil }
 
-type junitTestsuites struct {
+type JUnitTestsuites struct {
 	XMLName xml.Name `xml:"testsuites"`
-	junitCounts
-	Suites []junitTestsuite `xml:"testsuite"`
+	JUnitCounts
+	Suites []JUnitTestsuite `xml:"testsuite"`
 }
 
-type junitCounts struct {
+type JUnitCounts struct {
 	Name      string `xml:"name,attr"`
 	Tests     int    `xml:"tests,attr"`
 	Failures  int    `xml:"failures,attr"`
@@ -44,36 +44,36 @@ type junitCounts struct {
 	Timestamp string `xml:"timestamp,attr,omitempty"`
 }
 
-type junitTestsuite struct {
-	junitCounts
-	Properties *junitProperties `xml:"properties,omitempty"`
-	Cases      []junitTestcase  `xml:"testcase"`
+type JUnitTestsuite struct {
+	JUnitCounts
+	Properties *JUnitProperties `xml:"properties,omitempty"`
+	Cases      []JUnitTestcase  `xml:"testcase"`
 }
 
-type junitProperties struct {
-	Property []junitProperty `xml:"property"`
+type JUnitProperties struct {
+	Property []JUnitProperty `xml:"property"`
 }
 
-type junitProperty struct {
+type JUnitProperty struct {
 	Name  string `xml:"name,attr"`
 	Value string `xml:"value,attr"`
 }
 
-type junitTestcase struct {
+type JUnitTestcase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
-	Skipped   *junitSkipped `xml:"skipped"`
-	Error     *junitProblem `xml:"error"`
-	Failure   *junitProblem `xml:"failure"`
+	Skipped   *JUnitSkipped `xml:"skipped"`
+	Error     *JUnitProblem `xml:"error"`
+	Failure   *JUnitProblem `xml:"failure"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
-type junitSkipped struct {
+type JUnitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-type junitProblem struct {
+type JUnitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",chardata"`
@@ -96,34 +96,34 @@ func (j *JUnit) Close(r Run) error {
 	}
 	sort.Strings(uris)
 
-	doc := junitTestsuites{junitCounts: junitCounts{Name: r.Name, Time: seconds(r.Duration)}}
+	doc := JUnitTestsuites{JUnitCounts: JUnitCounts{Name: r.Name, Time: seconds(r.Duration)}}
 	if !r.Start.IsZero() {
 		doc.Timestamp = r.Start.UTC().Format("2006-01-02T15:04:05")
 	}
 	for _, uri := range uris {
 		scs := byFeature[uri]
 		sort.SliceStable(scs, func(a, b int) bool { return scs[a].Line < scs[b].Line })
-		suite := junitTestsuite{junitCounts: junitCounts{Name: scs[0].Feature}}
-		suite.Properties = &junitProperties{Property: []junitProperty{{Name: "file", Value: uri}}}
+		suite := JUnitTestsuite{JUnitCounts: JUnitCounts{Name: scs[0].Feature}}
+		suite.Properties = &JUnitProperties{Property: []JUnitProperty{{Name: "file", Value: uri}}}
 		if r.Target != "" {
-			suite.Properties.Property = append(suite.Properties.Property, junitProperty{Name: "base_url", Value: r.Target})
+			suite.Properties.Property = append(suite.Properties.Property, JUnitProperty{Name: "base_url", Value: r.Target})
 		}
 		if r.Seed != 0 {
-			suite.Properties.Property = append(suite.Properties.Property, junitProperty{Name: "seed", Value: fmt.Sprint(r.Seed)})
+			suite.Properties.Property = append(suite.Properties.Property, JUnitProperty{Name: "seed", Value: fmt.Sprint(r.Seed)})
 		}
 		if nc := (Run{Scenarios: scs}).NotChecked(); nc != "" {
-			suite.Properties.Property = append(suite.Properties.Property, junitProperty{Name: "not_checked", Value: nc})
+			suite.Properties.Property = append(suite.Properties.Property, JUnitProperty{Name: "not_checked", Value: nc})
 		}
 		if r.Runs.Created > 0 {
 			// What the pass cost, and this feature's share of it.
 			suite.Properties.Property = append(suite.Properties.Property,
-				junitProperty{Name: "runs", Value: r.Runs.Cost()},
-				junitProperty{Name: "runs_created_here", Value: r.Runs.CreatedBy(scs)})
+				JUnitProperty{Name: "runs", Value: r.Runs.Cost()},
+				JUnitProperty{Name: "runs_created_here", Value: r.Runs.CreatedBy(scs)})
 		}
 		var total time.Duration
 		start := scs[0].Start
 		for _, sc := range scs {
-			c := junitTestcase{Name: sc.Name, Classname: sc.Feature, Time: seconds(sc.Duration)}
+			c := JUnitTestcase{Name: sc.Name, Classname: sc.Feature, Time: seconds(sc.Duration)}
 			switch {
 			case sc.Status == Failed:
 				c.Failure = problem(sc, "failed")
@@ -139,7 +139,7 @@ func (j *JUnit) Close(r Run) error {
 				case sc.Needs != nil:
 					msg = fmt.Sprintf("not checked: %s; %s would check it (%s)", sc.Needs.What, sc.Needs.Flag, msg)
 				}
-				c.Skipped = &junitSkipped{Message: msg}
+				c.Skipped = &JUnitSkipped{Message: msg}
 				suite.Skipped++
 			}
 			suite.Cases = append(suite.Cases, c)
@@ -166,15 +166,23 @@ func (j *JUnit) Close(r Run) error {
 		doc.Skipped += suite.Skipped
 		doc.Suites = append(doc.Suites, suite)
 	}
-	if _, err := io.WriteString(j.w, xml.Header); err != nil {
+	return WriteJUnitXML(j.w, doc)
+}
+
+// WriteJUnitXML writes a JUnit document as every report of the project
+// writes one: the XML header, indented, ending in a newline. The JUnit*
+// types are the schema's elements (JUnitSchema), shared with the
+// exploration's report (package explore).
+func WriteJUnitXML(w io.Writer, doc JUnitTestsuites) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
-	enc := xml.NewEncoder(j.w)
+	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
 	if err := enc.Encode(doc); err != nil {
 		return err
 	}
-	_, err := io.WriteString(j.w, "\n")
+	_, err := io.WriteString(w, "\n")
 	return err
 }
 
@@ -183,10 +191,10 @@ func (j *JUnit) Close(r Run) error {
 // that breaks fails only when the run promised it (--fail-on-client);
 // otherwise it is skipped, its message saying how many answers break it.
 // Either way the first breaks are its system-out.
-func clientSuite(r Run) junitTestsuite {
-	suite := junitTestsuite{junitCounts: junitCounts{Name: "client versions"}}
+func clientSuite(r Run) JUnitTestsuite {
+	suite := JUnitTestsuite{JUnitCounts: JUnitCounts{Name: "client versions"}}
 	for _, c := range r.Clients {
-		tc := junitTestcase{Name: c.Name, Classname: "client versions", Time: seconds(0)}
+		tc := JUnitTestcase{Name: c.Name, Classname: "client versions", Time: seconds(0)}
 		var out strings.Builder
 		for _, b := range c.First {
 			fmt.Fprintf(&out, "%s %s: expected %s, got %s\n", b.Operation, fieldName(b.Field), b.Expected, b.Got)
@@ -195,13 +203,13 @@ func clientSuite(r Run) junitTestsuite {
 		summary := fmt.Sprintf("%d of %d answers break %s", c.Broken, c.Checked, c.Name)
 		switch {
 		case c.Checked == 0:
-			tc.Skipped = &junitSkipped{Message: "no answer of an operation this version calls was seen"}
+			tc.Skipped = &JUnitSkipped{Message: "no answer of an operation this version calls was seen"}
 			suite.Skipped++
 		case c.Failing():
-			tc.Failure = &junitProblem{Type: "client-version-broken", Message: summary, Text: out.String()}
+			tc.Failure = &JUnitProblem{Type: "client-version-broken", Message: summary, Text: out.String()}
 			suite.Failures++
 		case c.Broken > 0:
-			tc.Skipped = &junitSkipped{Message: summary + "; not a failure unless the suite's run promises this version (agentruns-contract --fail-on-client " + c.Name + "; the proxy reports, it does not fail on a version)"}
+			tc.Skipped = &JUnitSkipped{Message: summary + "; not a failure unless the suite's run promises this version (agentruns-contract --fail-on-client " + c.Name + "; the proxy reports, it does not fail on a version)"}
 			suite.Skipped++
 		}
 		suite.Cases = append(suite.Cases, tc)
@@ -213,8 +221,8 @@ func clientSuite(r Run) junitTestsuite {
 
 // problem describes a scenario that did not pass: the message names the
 // step and its error's first line, the text is the scenario as it ran.
-func problem(sc Scenario, typ string) *junitProblem {
-	p := &junitProblem{Type: typ, Message: sc.Message}
+func problem(sc Scenario, typ string) *JUnitProblem {
+	p := &JUnitProblem{Type: typ, Message: sc.Message}
 	if st, ok := sc.FailedStep(); ok {
 		first, _, _ := strings.Cut(st.Message, "\n")
 		p.Message = strings.TrimSpace(st.Keyword) + " " + st.Text + ": " + first
