@@ -1,7 +1,6 @@
 package explore_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -206,27 +205,7 @@ func serverErrorOn(param string) func(http.Handler) http.Handler {
 // getShowsAnotherTitle is a server whose get of a run shows another title
 // than its listing does.
 func getShowsAnotherTitle(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rest, one := strings.CutPrefix(r.URL.Path, "/agent/runs/")
-		if r.Method != http.MethodGet || !one || strings.Contains(rest, "/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		var run map[string]any
-		if rec.Code == http.StatusOK && json.Unmarshal(body, &run) == nil {
-			run["title"] = "another title"
-			body, _ = json.Marshal(run)
-		}
-		for k, vs := range rec.Header() {
-			w.Header()[k] = vs
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(rec.Code)
-		_, _ = io.Copy(w, bytes.NewReader(body))
-	})
+	return suitetest.EditFetchedRun(next, func(run map[string]any) { run["title"] = "another title" })
 }
 
 // otherTeamReadsAlicesRuns is a server that lets carol, of another team,

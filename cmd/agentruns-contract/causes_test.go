@@ -12,33 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
 )
 
 // withoutUpdatedAt drops updated_at from every answer of GET
 // /agent/runs/{runId}, and from nothing else.
 func withoutUpdatedAt(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rest, ok := strings.CutPrefix(r.URL.Path, "/agent/runs/")
-		if r.Method != http.MethodGet || !ok || strings.Contains(rest, "/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		var run map[string]any
-		if rec.Code == http.StatusOK && json.Unmarshal(body, &run) == nil {
-			delete(run, "updated_at")
-			body, _ = json.Marshal(run)
-		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(body)
-	})
+	return suitetest.EditFetchedRun(next, func(run map[string]any) { delete(run, "updated_at") })
 }
 
 // Issue 34, point 5: one mistake, one cause. A server that drops

@@ -8,6 +8,7 @@ package suitetest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -235,4 +236,32 @@ func ClientTable(t testing.TB, res runner.Result) string {
 	var b bytes.Buffer
 	require.NoError(t, report.WriteClientTable(&b, res.Report.Clients))
 	return b.String()
+}
+
+// EditFetchedRun is a server that answers GET /agent/runs/{runId} as next
+// does, but with the run passed through edit first; every other request,
+// and an answer that is no run, as next answers it. Broken servers of the
+// tests are made of it.
+func EditFetchedRun(next http.Handler, edit func(run map[string]any)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, one := strings.CutPrefix(r.URL.Path, "/agent/runs/")
+		if r.Method != http.MethodGet || !one || strings.Contains(rest, "/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		var run map[string]any
+		if rec.Code == http.StatusOK && json.Unmarshal(body, &run) == nil {
+			edit(run)
+			body, _ = json.Marshal(run)
+		}
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
 }
