@@ -3,9 +3,11 @@ package explore_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -96,7 +98,7 @@ func TestBrokenServersAreFound(t *testing.T) {
 			t.Parallel()
 			mock := suitetest.NewMock(t, mockserver.Options{}, b.wrap)
 			res := exploredWith(t, explore.Options{BaseURL: mock.URL, APIKey: "wk-mock-alice", OtherAPIKey: "wk-mock-carol",
-				Steps: 400, Seed: 1, MaxFindings: 1, ShrinkCalls: 2000})
+				Steps: 1000, Seed: 1, MaxFindings: 1, ShrinkCalls: 6000})
 			t.Log(describe(res))
 			require.NotEmpty(t, res.Findings)
 			// Shrunk: the shortest finding takes a few calls, not a sequence.
@@ -105,6 +107,98 @@ func TestBrokenServersAreFound(t *testing.T) {
 				shortest = min(shortest, len(f.Calls))
 			}
 			require.LessOrEqual(t, shortest, 3, describe(res))
+		})
+	}
+}
+
+// onAnswers edits the JSON answers to the requests match picks.
+func onAnswers(match func(r *http.Request) bool, edit func(doc any)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !match(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			body := rec.Body.Bytes()
+			var doc any
+			if rec.Code < 300 && json.Unmarshal(body, &doc) == nil {
+				edit(doc)
+				body, _ = json.Marshal(doc)
+			}
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(body)
+		})
+	}
+}
+
+// appliedButRefused applies the other team's (carol's) writes that match
+// as if the first team (alice) had sent them, then answers carol as the
+// mock does: refused.
+func appliedButRefused(match func(r *http.Request) bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer wk-mock-carol" || r.Method == http.MethodGet || !match(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			body, _ := io.ReadAll(r.Body)
+			as := r.Clone(r.Context())
+			as.Header.Set("Authorization", "Bearer wk-mock-alice")
+			as.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(httptest.NewRecorder(), as)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func underSchedule(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/agent/schedules/") }
+
+// The tenancy and last-change findings (resources.go), each with its cause.
+func TestBrokenResourcesAreFound(t *testing.T) {
+	for _, b := range []struct {
+		name  string
+		wrap  func(http.Handler) http.Handler
+		cause string
+	}{
+		{"a schedule's updated_at never moves", onAnswers(
+			func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/agent/schedules") },
+			func(doc any) {
+				var edit func(v any)
+				edit = func(v any) {
+					switch v := v.(type) {
+					case map[string]any:
+						if v["cron_schedule"] != nil && v["created_at"] != nil {
+							v["updated_at"] = v["created_at"]
+						}
+						for _, x := range v {
+							edit(x)
+						}
+					case []any:
+						for _, x := range v {
+							edit(x)
+						}
+					}
+				}
+				edit(doc)
+			}), explore.CauseLastChange},
+		{"another team's refused schedule change is applied", appliedButRefused(underSchedule), explore.CauseOtherTeamChange},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			mock := suitetest.NewMock(t, mockserver.Options{}, b.wrap)
+			res := exploredWith(t, explore.Options{BaseURL: mock.URL, APIKey: "wk-mock-alice", OtherAPIKey: "wk-mock-carol",
+				Steps: 1000, Seed: 1, MaxFindings: 1, ShrinkCalls: 2000})
+			t.Log(describe(res))
+			require.NotEmpty(t, res.Findings)
+			require.Equal(t, b.cause, res.Findings[0].Cause, describe(res))
+			require.LessOrEqual(t, len(res.Findings[0].Calls), 4, describe(res))
 		})
 	}
 }

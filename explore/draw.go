@@ -268,6 +268,16 @@ func (q *sequence) bodyOf(t *rapid.T, op *operation) any {
 		return body
 	case strings.HasSuffix(op.Template, "/followups"):
 		return map[string]any{"message": word("followup", rapid.IntRange(0, 9).Draw(t, "message"))}
+	case (op.Method == http.MethodPost && op.Template == "/agent/schedules" || op.Method == http.MethodPut && op.Template == "/agent/schedules/{scheduleId}") &&
+		rapid.IntRange(0, 3).Draw(t, "schedule as a person writes it") > 0:
+		// A cron expression the schema cannot say: drawn from the
+		// schema, a schedule is nearly always refused.
+		return map[string]any{
+			"name":          word("schedule", rapid.IntRange(0, 3).Draw(t, "schedule name")),
+			"cron_schedule": rapid.SampledFrom(crons).Draw(t, "cron"),
+			"prompt":        word("prompt", rapid.IntRange(0, 9).Draw(t, "prompt")),
+			"enabled":       rapid.Bool().Draw(t, "enabled"),
+		}
 	}
 	seed := rapid.Int64Range(0, 1<<20).Draw(t, "body")
 	g, err := schemagen.New(q.e.model, rand.New(rand.NewSource(seed)))
@@ -281,6 +291,9 @@ func (q *sequence) bodyOf(t *rapid.T, op *operation) any {
 	}
 	return v
 }
+
+// crons are a few cron expressions a schedule is written with.
+var crons = []string{"0 9 * * 1-5", "*/15 * * * *", "30 16 * * 5", "0 0 1 * *"}
 
 // breakOne puts exactly one thing wrong in c, and says what.
 func (q *sequence) breakOne(t *rapid.T, op *operation, c *Call) (string, bool) {

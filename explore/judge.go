@@ -94,11 +94,7 @@ func (q *sequence) judge(s sent, k kind, why string) {
 		q.atCapacity = true // the team's capacity: back off until runs end
 	}
 	if q.found == nil && c.Team == OtherTeam && status >= 400 && status < 500 && !s.op.reads() {
-		q.before = map[string]string{}
-		if id := runIDOf(c.Path); strings.HasPrefix(c.Path, "/agent/runs/") && q.looks[id] != nil && q.lookedAt[id] == q.changes {
-			q.before[id] = rules.Str(q.looks[id]["state"])
-		}
-		q.stillThere(s)
+		q.unchangedForTheFirstTeam(s)
 	}
 	if q.found == nil && k == valid && status == http.StatusOK && s.op.Name() == "GET /agent/runs" && q.e.controlURL != nil {
 		q.emptyIsNoFilter(s)
@@ -151,6 +147,9 @@ func (q *sequence) learn(s sent, k kind, why string) {
 	}
 	obj, _ := s.decoded.(map[string]any)
 	main := c.Team == MainTeam
+	if main {
+		q.noteResource(s, len(q.calls))
+	}
 	switch {
 	case main && startsRun(s.op):
 		q.e.runs++
@@ -356,44 +355,6 @@ func onlyOrder(q url.Values) bool {
 	return true
 }
 
-// stillThere checks, after the other team's write was refused, that the
-// first team still sees its resource as before: not deleted, not
-// cancelled.
-func (q *sequence) stillThere(s sent) {
-	c := s.call
-	var get *operation
-	var path string
-	switch {
-	case strings.HasPrefix(s.op.Template, "/agent/runs/{runId}"):
-		get, path = q.e.byName["GET /agent/runs/{runId}"], "/agent/runs/"+url.PathEscape(runIDOf(c.Path))
-	case strings.HasPrefix(s.op.Template, "/agent/schedules/{scheduleId}") && c.Method == http.MethodDelete:
-		get, path = q.e.byName["GET /agent/schedules/{scheduleId}"], c.Path
-	case s.op.Template == "/agent/identities/{uid}" && c.Method == http.MethodDelete:
-		get, path = q.e.byName["GET /agent/identities/{uid}"], c.Path
-	}
-	if get == nil || !q.e.budgetLeft(q.ctx) {
-		return
-	}
-	after := q.sendAndJudge(Call{Method: http.MethodGet, Path: path, Query: url.Values{}}, get, valid, "")
-	if q.found != nil {
-		return
-	}
-	n := len(q.calls)
-	switch {
-	case after.call.Status == http.StatusNotFound && (slices.Contains(q.ownSchedules, lastSegment(c.Path)) || slices.Contains(q.ownIdentities, lastSegment(c.Path))):
-		// Only what the first team created and has not deleted is known
-		// to be there before.
-		q.report(CauseOtherTeamChange, fmt.Sprintf("after another team's %s %s was refused (%d), the first team's GET %s answers 404", c.Method, c.Path, c.Status, path), n)
-	case strings.HasSuffix(c.Path, "/cancel") && after.call.Status == http.StatusOK:
-		run, _ := after.decoded.(map[string]any)
-		id := runIDOf(c.Path)
-		before := q.before[id]
-		if before != "" && !rules.IsTerminal(before) && rules.Str(run["state"]) == "CANCELLED" && !q.cancelled[id] {
-			q.report(CauseOtherTeamChange, fmt.Sprintf("after another team's cancel %s was refused (%d), the first team's run is CANCELLED", c.Path, c.Status), n)
-		}
-	}
-}
-
 func asResponse(s sent) *http.Response {
 	h := s.header
 	if h == nil {
@@ -546,12 +507,4 @@ func runIDs(doc any) []string {
 		out = append(out, rules.Str(run["run_id"]))
 	}
 	return out
-}
-
-func lastSegment(p string) string {
-	seg := p[strings.LastIndex(p, "/")+1:]
-	if v, err := url.PathUnescape(seg); err == nil {
-		return v
-	}
-	return seg
 }

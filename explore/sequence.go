@@ -33,11 +33,13 @@ type sequence struct {
 	ownIdentities []string
 	cancelled     map[string]bool // own runs the main team cancelled
 	looks         map[string]map[string]any
-	lookedAt      map[string]int    // the count of changes when each look was had
-	listed        []string          // runs the first team's listings showed, in the order first seen
-	mainSeen      seen              // what the first team's answers showed
-	before        map[string]string // a run's state before the other team's refused write
+	lookedAt      map[string]int       // the count of changes when each look was had
+	listed        []string             // runs the first team's listings showed, in the order first seen
+	mainSeen      seen                 // what the first team's answers showed
+	lookAt        map[resource]*lookAt // the first team's last looks at its resources (resources.go)
 	atCapacity    bool
+	began         time.Time     // when the sequence began
+	moved         time.Duration // how far the sequence moved the mock's clock
 
 	walks   map[string]*walk // by the cursor that continues it
 	cursors []cursorOf       // cursors seen, for the next page and for another query
@@ -85,7 +87,8 @@ func (e *explorer) memories() map[string]*rules.Memory {
 func (e *explorer) newSequence(ctx context.Context) *sequence {
 	e.cases++
 	q := &sequence{e: e, ctx: ctx, memory: e.memories(), seen: seen{},
-		cancelled: map[string]bool{}, looks: map[string]map[string]any{}, lookedAt: map[string]int{}, mainSeen: seen{}, walks: map[string]*walk{}}
+		cancelled: map[string]bool{}, looks: map[string]map[string]any{}, lookedAt: map[string]int{}, mainSeen: seen{}, walks: map[string]*walk{},
+		lookAt: map[resource]*lookAt{}, began: time.Now()}
 	if e.controlURL != nil {
 		q.session = fmt.Sprintf("explore-%d-%d", e.seed, e.cases)
 		e.control(ctx, http.MethodPut, "/clock", q.session, map[string]string{"mode": "virtual"})
@@ -146,6 +149,10 @@ func (q *sequence) actions() map[string]func(*rapid.T) {
 			add("other team GET /agent/runs", 2, func(t *rapid.T) { q.do(t, op, OtherTeam, valid) })
 		}
 	}
+	add("change a resource after a while", 3, q.changeAfterAWhile)
+	if q.e.o.OtherAPIKey != "" {
+		add("other team tries every operation on one resource", 1, q.otherTeamTriesAll)
+	}
 	if q.e.controlURL != nil {
 		add("advance the clock", 3, q.advance)
 	}
@@ -163,6 +170,11 @@ var weights = map[string]int{
 	"GET /agent/schedules":            2,
 	"GET /agent/identities":           2,
 	"POST /agent/runs/{runId}/cancel": 2,
+	// The first team's schedules and identities, changed: the last
+	// change each must show.
+	"POST /agent/schedules":             2,
+	"PUT /agent/schedules/{scheduleId}": 2,
+	"PUT /agent/identities/{uid}":       2,
 }
 
 // ownedKind is the kind of the first team's resource an operation names,
@@ -192,6 +204,7 @@ func (q *sequence) advance(t *rapid.T) {
 	}
 	q.atCapacity = false
 	q.changes++
+	q.moved += by
 }
 
 // kinds of request.
