@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -54,11 +55,23 @@ func Scenario(f Finding) (feature string, missing []string) {
 	checks, note := checksFor(f)
 	// A change that did not move what records the last change is checked
 	// against the time an answer before it showed.
-	before := map[int]carried{}
+	before := map[int][]carried{}
+	moment := -1
 	if changeCause(f.Cause) {
 		if k, ok := lastLookBeforeChange(f.Calls); ok {
-			before[k] = carried{name: "last change before", field: "updated_at", call: k}
+			before[k], moment = []carried{{name: "last change before", field: "updated_at", call: k}}, k
 			checks = []string{`the response field "updated_at" is later than the remembered "last change before"`}
+		}
+	}
+	// A resource the other team's refused call changed: each member that
+	// changed, against the first team's look before.
+	if strings.Contains(strings.ToLower(f.Cause), "changed the resource") {
+		if k, members := lookBeforeRefused(f.Calls); len(members) > 0 {
+			for _, m := range members {
+				name := m + " before"
+				before[k] = append(before[k], carried{name: name, field: m, call: k})
+				checks = append(checks, fmt.Sprintf("the response field %q is \"{%s}\"", m, name))
+			}
 		}
 	}
 	for i, c := range f.Calls {
@@ -84,10 +97,13 @@ func Scenario(f Finding) (feature string, missing []string) {
 		for _, r := range p.remembered(i) {
 			fmt.Fprintf(&b, "    And I remember the response field %q as %q\n", r.field, r.name)
 		}
-		if change, ok := before[i]; ok {
+		for _, r := range before[i] {
+			fmt.Fprintf(&b, "    And I remember the response field %q as %q\n", r.field, r.name)
+		}
+		if i == moment {
 			// A moment, for the change to be at a later time than the
 			// look, on the mock's clock too, which the suite holds still.
-			fmt.Fprintf(&b, "    And I remember the response field %q as %q\n    And a moment passes\n", change.field, change.name)
+			b.WriteString("    And a moment passes\n")
 		}
 	}
 	if note != "" {
@@ -232,6 +248,51 @@ func lastLookBeforeChange(calls []Call) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// lookBeforeRefused is the first team's last look (call k) at the
+// resource the last call, the first team's read after the other team's
+// refused call, shows, and the members that differ between the two: the
+// ones a scenario can remember (a value, not nothing), the state of a
+// run only when it is cancelled now (a run moves on its own otherwise).
+func lookBeforeRefused(calls []Call) (k int, members []string) {
+	last := len(calls) - 1
+	var now map[string]any
+	if last < 2 || calls[last].Team != MainTeam || json.Unmarshal(calls[last].Answer, &now) != nil {
+		return 0, nil
+	}
+	for k = last - 2; k >= 0; k-- {
+		var then map[string]any
+		if calls[k].Team != MainTeam || json.Unmarshal(calls[k].Answer, &then) != nil || !sameResource(then, now) {
+			continue
+		}
+		for _, m := range sortedKeys(now) {
+			a, b := then[m], now[m]
+			if a == nil || rules.Str(a) == "" || reflect.DeepEqual(a, b) {
+				continue
+			}
+			if _, object := a.(map[string]any); object || m == "state" {
+				continue
+			}
+			if _, list := a.([]any); list {
+				continue
+			}
+			members = append(members, m)
+		}
+		return k, members
+	}
+	return 0, nil
+}
+
+// sameResource tells whether two answers show the same resource: the same
+// run, schedule or identity id.
+func sameResource(a, b map[string]any) bool {
+	for _, k := range resourceKinds {
+		if id := rules.Str(b[k.idMember]); id != "" && rules.Str(a[k.idMember]) == id {
+			return true
+		}
+	}
+	return false
 }
 
 // tagsOf are the tags of the scenario: @explored, for --tags to select the
