@@ -42,7 +42,10 @@ type Options struct {
 	// ReadOnly sends only GET and HEAD.
 	ReadOnly bool
 	// MaxRuns is the most runs (creations and follow-ups) the exploration
-	// starts; 0 for no budget but the team's capacity.
+	// starts; 0 for the default (none on a server with the mock's control
+	// API, whose runs cost nothing; DefaultMaxRuns on any other, where a
+	// run is an agent's execution billed to the team); below 0 for no
+	// budget but the team's capacity.
 	MaxRuns int
 	// NewestClient judges the newest official client's surface whatever
 	// the server answers about it; otherwise it is judged only when the
@@ -68,6 +71,10 @@ type Options struct {
 	// CallsPerSequence is the average length of one sequence; 0 for 30.
 	CallsPerSequence int
 }
+
+// DefaultMaxRuns is the run budget of an exploration of a server without
+// the mock's control API, when Options.MaxRuns leaves it to the default.
+const DefaultMaxRuns = 20
 
 // explorer is one exploration under way.
 type explorer struct {
@@ -145,6 +152,12 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 	if !o.NoControl {
 		e.controlURL = detectControl(ctx, e.hc, base)
 	}
+	switch {
+	case o.MaxRuns < 0:
+		e.o.MaxRuns = 0
+	case o.MaxRuns == 0 && e.controlURL == nil:
+		e.o.MaxRuns = DefaultMaxRuns
+	}
 	if o.ShrinkCalls <= 0 {
 		// On the mock a call costs a millisecond or two and each sequence
 		// replays in a session of its own: shrinking may spend freely.
@@ -164,7 +177,7 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.result = Result{Seed: e.seed, ReadOnly: o.ReadOnly, Created: map[string]int{}, Unreached: map[string]string{}, Replay: replayLine(o, e.seed)}
+	e.result = Result{Seed: e.seed, ReadOnly: o.ReadOnly, Created: map[string]int{}, Unreached: map[string]string{}, Replay: replayLine(o, e.seed), RunBudget: e.o.MaxRuns}
 	e.newest = o.NewestClient || e.servesNewest(ctx, all)
 	e.model = whole
 	if !e.newest {

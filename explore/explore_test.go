@@ -60,6 +60,7 @@ func TestTheMockShowsNoFinding(t *testing.T) {
 	res := explored(t, mock.URL, 300, 1)
 	t.Log(describe(res))
 	require.Empty(t, res.Findings, describe(res))
+	require.Zero(t, res.RunBudget, "the mock's runs cost nothing: no default budget")
 }
 
 func TestTheReferenceServerShowsNoFinding(t *testing.T) {
@@ -68,6 +69,10 @@ func TestTheReferenceServerShowsNoFinding(t *testing.T) {
 	res := exploredWith(t, explore.Options{BaseURL: base, APIKey: "wk-mock-alice", Steps: 300, Seed: 1})
 	t.Log(describe(res))
 	require.Empty(t, res.Findings, describe(res))
+	// A server without the mock's control API: its runs are billed, so
+	// the exploration keeps to the default run budget.
+	require.Equal(t, explore.DefaultMaxRuns, res.RunBudget)
+	require.LessOrEqual(t, res.Created["runs"]+res.Created["follow-ups"], explore.DefaultMaxRuns, describe(res))
 }
 
 // The same seed sends the same sequence to the mock: the same operations
@@ -87,4 +92,17 @@ func TestTheSeedReplaysTheExploration(t *testing.T) {
 		return append(out, fmt.Sprint(res.Calls, res.Created))
 	}
 	require.Equal(t, shape(), shape())
+}
+
+// Off the mock, runs are billed: unless told otherwise, an exploration
+// starts at most DefaultMaxRuns, shrinking included, where without a
+// budget the same exploration starts more.
+func TestTheRunBudgetDefaultsOffTheMock(t *testing.T) {
+	base := suitetest.NewReferenceServer(t, refserver.Options{})
+	started := func(maxRuns int) int {
+		res := exploredWith(t, explore.Options{BaseURL: base, APIKey: "wk-mock-alice", Steps: 1500, Seed: 3, MaxRuns: maxRuns})
+		return res.Created["runs"] + res.Created["follow-ups"]
+	}
+	require.Greater(t, started(-1), explore.DefaultMaxRuns, "without a budget the exploration starts more runs than the default allows")
+	require.LessOrEqual(t, started(0), explore.DefaultMaxRuns)
 }

@@ -59,6 +59,9 @@ type Result struct {
 	Created map[string]int
 	// ReadOnly tells whether only reads were sent.
 	ReadOnly bool
+	// RunBudget is the most runs the exploration would start (creations
+	// and follow-ups); 0 for no budget but the team's capacity.
+	RunBudget int
 	// Unreached names the operations the exploration never called, and
 	// why (read-only, budget, nothing to call them on).
 	Unreached map[string]string

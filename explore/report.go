@@ -130,6 +130,9 @@ func WriteSummary(w io.Writer, r Result, baseURL string) error {
 	}
 	fmt.Fprintf(&b, "Exploration of %s: %s, %s\n", baseURL, plural(r.Calls, "call", "calls"), mode)
 	fmt.Fprintf(&b, "Created: %s\n", created(r))
+	if r.RunBudget > 0 && !r.ReadOnly {
+		fmt.Fprintf(&b, "Run budget: %s (--max-runs)\n", plural(r.RunBudget, "run", "runs"))
+	}
 	fmt.Fprintf(&b, "Replay: %s\n", replay(r))
 	if u := unreached(r); len(u) > 0 {
 		b.WriteString("Not called:\n")

@@ -128,7 +128,7 @@ Flags:
 	fs.BoolVar(&o.newestClient, "newest-client", false, "the server promises what the newest official client calls beyond the published document (@newest-client): judge it, and fail what is missing (default: judged only where the server serves it, which the run asks first)")
 	fs.StringVar(&o.failOnClient, "fail-on-client", "", "fail the run when an answer breaks this client `version`: "+clientcheck.Names()+", several separated by commas, or all (default: breaks are reported, the exit status is the document's)")
 	fs.StringVar(&o.prompt, "prompt", "", "the `prompt` of every run the suite creates but those of the scenarios about their runs' prompt or title (@runs-as-written) and the failing prompt: the cheapest one your agents finish (default: each scenario's own)")
-	fs.IntVar(&o.maxRuns, "max-runs", 0, "create at most this `number` of runs: the scenarios a run past it would serve are NOT CHECKED (budget), never passed (default: no budget)")
+	fs.IntVar(&o.maxRuns, "max-runs", 0, "create at most this `number` of runs: the scenarios a run past it would serve are NOT CHECKED (budget), never passed (default: no budget; with --explore, 20 on a server without the mock's control API)")
 	fs.IntVar(&o.maxAtOnce, "max-runs-at-once", 0, "keep at most this `number` of the suite's runs in flight at once (default: what the server takes at once, as the create answers' at_capacity show it)")
 	fs.Var(&o.explore, "explore", "explore instead of running the features: a `number` of calls (e.g. 500) or a duration (e.g. 2m) of generated sequences over every operation the server serves, each answer judged; findings are shrunk to a shortest sequence (--seed replays it)")
 	if err := fs.Parse(args); err != nil {
