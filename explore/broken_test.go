@@ -102,7 +102,7 @@ func TestBrokenServersAreFound(t *testing.T) {
 			t.Parallel()
 			mock := suitetest.NewMock(t, mockserver.Options{}, b.wrap)
 			res := exploredWith(t, explore.Options{BaseURL: mock.URL, APIKey: "wk-mock-alice", OtherAPIKey: "wk-mock-carol",
-				Steps: 1000, Seed: 1, MaxFindings: 1, ShrinkCalls: 6000})
+				Steps: 1500, Seed: 1, MaxFindings: 1, ShrinkCalls: 6000})
 			t.Log(describe(res))
 			require.NotEmpty(t, res.Findings)
 			// Shrunk: the shortest finding takes a few calls, not a sequence.

@@ -58,10 +58,10 @@ func (q *sequence) draw(t *rapid.T, op *operation, team string, k kind) (c Call,
 		why = q.oddOne(t, op, &c)
 	}
 	if invented && k == valid {
-		why = "an id the server never gave"
+		why = inventedID
 	}
 	// The document's verdict on the request.
-	if k != odd && !strings.HasPrefix(why, "a malformed id") {
+	if k != odd && !strings.HasPrefix(why, namesNothing) {
 		if err := q.e.doc.ValidateRequest(asRequest(c)); err != nil {
 			if k == valid {
 				return c, "not valid for the document: " + firstLine(err.Error()), odd, true
@@ -132,7 +132,9 @@ func (q *sequence) pathOf(t *rapid.T, op *operation, team string) (path string, 
 			v = pool[rapid.IntRange(0, len(pool)-1).Draw(t, name)]
 		} else {
 			v = fmt.Sprintf("00000000-0000-4000-8000-%012d", rapid.IntRange(1, 999).Draw(t, name+" invented"))
-			invented = true
+			// A server may give ids of this shape (the mock does, in a
+			// session of its own): one it gave is no invention.
+			invented = !slices.Contains(pool, v)
 		}
 		path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(v))
 	}
@@ -292,6 +294,13 @@ func (q *sequence) bodyOf(t *rapid.T, op *operation) any {
 	return v
 }
 
+// What a call's id is, when it is none the server gave: one no server
+// gives ("not an id!"), or one well formed that the exploration made up.
+const (
+	namesNothing = "an id that names nothing"
+	inventedID   = "an id the server never gave"
+)
+
 // crons are a few cron expressions a schedule is written with.
 var crons = []string{"0 9 * * 1-5", "*/15 * * * *", "30 16 * * 5", "0 0 1 * *"}
 
@@ -373,11 +382,13 @@ func (q *sequence) breakOne(t *rapid.T, op *operation, c *Call) (string, bool) {
 	if op.Body && c.Body != nil {
 		options = append(options, breakage{"body that is no JSON", func() { c.Body = []byte(`{"prompt": `) }})
 	}
-	// A malformed id names nothing: where the operation declares a 404,
-	// it must be refused (elsewhere an empty answer may be its answer).
+	// An id no server gives names nothing: where the operation declares a
+	// 404, it must be refused (elsewhere an empty answer may be its
+	// answer). The document's ids are plain strings, so it is no malformed
+	// id, only one of nothing.
 	if len(op.PathParams) > 0 && q.declares(op, http.StatusNotFound) {
 		name := op.PathParams[len(op.PathParams)-1]
-		options = append(options, breakage{"a malformed id in path parameter " + name, func() {
+		options = append(options, breakage{namesNothing + " in path parameter " + name, func() {
 			seg := url.PathEscape("not an id!")
 			parts := strings.Split(c.Path, "/")
 			tparts := strings.Split(op.Template, "/")

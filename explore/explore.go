@@ -61,6 +61,9 @@ type Options struct {
 	// BaseURL when empty; "-" for none (a mock the command started
 	// itself, which a replay starts again).
 	ReplayBaseURL string
+	// ReplayFlags are flags the replay line carries besides its own, as
+	// written (the fixture keys given for a mock the command started).
+	ReplayFlags []string
 	// NoControl ignores the mock's control API: the mock is explored as
 	// any server (no sessions of its own, no clock moved).
 	NoControl bool
@@ -157,6 +160,7 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 		e.o.MaxRuns = 0
 	case o.MaxRuns == 0 && e.controlURL == nil:
 		e.o.MaxRuns = DefaultMaxRuns
+		e.result.RunBudgetDefault = true
 	}
 	if o.ShrinkCalls <= 0 {
 		// On the mock a call costs a millisecond or two and each sequence
@@ -177,7 +181,9 @@ func newExplorer(ctx context.Context, o Options) (*explorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.result = Result{Seed: e.seed, ReadOnly: o.ReadOnly, Created: map[string]int{}, Unreached: map[string]string{}, Replay: replayLine(o, e.seed), RunBudget: e.o.MaxRuns}
+	e.result.Seed, e.result.ReadOnly, e.result.Replay = e.seed, o.ReadOnly, replayLine(o, e.seed)
+	e.result.Created, e.result.Unreached = map[string]int{}, map[string]string{}
+	e.result.RunBudget, e.result.OtherTeam = e.o.MaxRuns, o.OtherAPIKey != ""
 	e.newest = o.NewestClient || e.servesNewest(ctx, all)
 	e.model = whole
 	if !e.newest {
@@ -392,6 +398,9 @@ func replayLine(o Options, seed int64) string {
 			line += ` --other-api-key "$OTHER_API_KEY"`
 		}
 	}
+	for _, f := range o.ReplayFlags {
+		line += " " + shellWord(f)
+	}
 	if o.ReadOnly {
 		line += " --read-only"
 	}
@@ -402,4 +411,12 @@ func replayLine(o Options, seed int64) string {
 		line += " --newest-client"
 	}
 	return line
+}
+
+// shellWord is s as one word of a shell's command line.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

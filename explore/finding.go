@@ -52,7 +52,7 @@ type Finding struct {
 type Result struct {
 	Seed     int64     // replays the exploration (--seed)
 	Calls    int       // requests sent
-	Findings []Finding // each shrunk; one per cause and operation at most
+	Findings []Finding // each shrunk; one per rule across answers broken, or per other cause and operation
 	// Created counts what the exploration created on the server, by kind
 	// ("runs", "schedules", "agent identities", ...), so that a report can
 	// say what it cost.
@@ -61,7 +61,15 @@ type Result struct {
 	ReadOnly bool
 	// RunBudget is the most runs the exploration would start (creations
 	// and follow-ups); 0 for no budget but the team's capacity.
-	RunBudget int
+	// RunBudgetDefault says it is the default of a server without the
+	// mock's control API, not one given.
+	RunBudget        int
+	RunBudgetDefault bool
+	// OtherTeam says a key of another team was given; OtherTeamCalls
+	// counts the calls sent with it (tenancy was explored only if some
+	// were).
+	OtherTeam      bool
+	OtherTeamCalls int
 	// Unreached names the operations the exploration never called, and
 	// why (read-only, budget, nothing to call them on).
 	Unreached map[string]string

@@ -22,6 +22,7 @@ const (
 	CauseBadServerError  = "server error on an invalid request"
 	CauseRefused         = "valid request refused"
 	CauseAccepted        = "invalid request accepted"
+	CauseNothingAnswered = "an id of nothing answered with a success"
 	CauseDocument        = "answer breaks the document"
 	CauseOtherTeam       = "another team's call accepted"
 	CauseOtherTeamListed = "another team's runs are listed"
@@ -52,6 +53,8 @@ func (q *sequence) judge(s sent, k kind, why string) {
 	status := c.Status
 	name := s.op.Name()
 	switch {
+	case (k == invalid && strings.HasPrefix(why, namesNothing) || k == valid && why == inventedID) && status >= 200 && status < 300 && q.declares(s.op, http.StatusNotFound):
+		q.report(CauseNothingAnswered, fmt.Sprintf("%s answered %d to a request with %s, where it declares a 404", name, status, why), n)
 	case k == invalid && status >= 200 && status < 300:
 		q.report(CauseAccepted, fmt.Sprintf("%s answered %d to a request with %s", name, status, why), n)
 	case k == invalid && status >= 500:

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -85,9 +86,43 @@ func created(r Result) string {
 	sort.Strings(kinds)
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%d %s", r.Created[k], k)
+		parts[i] = plural(r.Created[k], cmp.Or(oneOf[k], k), k)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// oneOf is the singular of the kinds Created counts.
+var oneOf = map[string]string{"runs": "run", "follow-ups": "follow-up", "schedules": "schedule",
+	"agent identities": "agent identity", "messages": "message"}
+
+// calls says how many calls were sent, and how many with the other
+// team's key when one was given.
+func calls(r Result) string {
+	s := plural(r.Calls, "call", "calls")
+	if r.OtherTeam {
+		s += fmt.Sprintf(" (%d with the other team's key)", r.OtherTeamCalls)
+	}
+	return s
+}
+
+// runBudget says the run budget that applied, "" for none.
+func runBudget(r Result) string {
+	switch {
+	case r.RunBudget == 0 || r.ReadOnly:
+		return ""
+	case r.RunBudgetDefault:
+		return plural(r.RunBudget, "run", "runs") + " (the default off the mock; --max-runs to change it)"
+	}
+	return plural(r.RunBudget, "run", "runs") + " (--max-runs)"
+}
+
+// tenancyUnexplored says why tenancy went unexplored though another
+// team's key was given, "" when it was explored.
+func tenancyUnexplored(r Result) string {
+	if !r.OtherTeam || r.OtherTeamCalls > 0 {
+		return ""
+	}
+	return "the other team's key made no call, so tenancy was not explored: each sequence ended at a finding before the other team acted, or held nothing of the first team's to call (explore longer, or fix what was found first)"
 }
 
 // unreached is the operations never called, and why, in order.
@@ -128,10 +163,13 @@ func WriteSummary(w io.Writer, r Result, baseURL string) error {
 	if r.ReadOnly {
 		mode = "reads only (--read-only)"
 	}
-	fmt.Fprintf(&b, "Exploration of %s: %s, %s\n", baseURL, plural(r.Calls, "call", "calls"), mode)
+	fmt.Fprintf(&b, "Exploration of %s: %s, %s\n", baseURL, calls(r), mode)
 	fmt.Fprintf(&b, "Created: %s\n", created(r))
-	if r.RunBudget > 0 && !r.ReadOnly {
-		fmt.Fprintf(&b, "Run budget: %s (--max-runs)\n", plural(r.RunBudget, "run", "runs"))
+	if budget := runBudget(r); budget != "" {
+		fmt.Fprintf(&b, "Run budget: %s\n", budget)
+	}
+	if why := tenancyUnexplored(r); why != "" {
+		fmt.Fprintf(&b, "Tenancy: %s\n", why)
 	}
 	fmt.Fprintf(&b, "Replay: %s\n", replay(r))
 	if u := unreached(r); len(u) > 0 {
@@ -190,9 +228,14 @@ func WriteJUnit(w io.Writer, r Result, baseURL string) error {
 		{Name: "calls", Value: fmt.Sprint(r.Calls)},
 		{Name: "read_only", Value: fmt.Sprint(r.ReadOnly)},
 		{Name: "created", Value: created(r)},
+		{Name: "other_team_calls", Value: fmt.Sprint(r.OtherTeamCalls)},
+		{Name: "run_budget", Value: runBudget(r)},
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "%s sent, created %s\n", plural(r.Calls, "call", "calls"), created(r))
+	fmt.Fprintf(&out, "%s sent, created %s\n", calls(r), created(r))
+	if why := tenancyUnexplored(r); why != "" {
+		fmt.Fprintf(&out, "tenancy: %s\n", why)
+	}
 	for _, op := range unreached(r) {
 		fmt.Fprintf(&out, "not called: %s: %s\n", op[0], op[1])
 	}
@@ -238,6 +281,9 @@ type htmlPage struct {
 	Result    Result
 	Mode      string
 	Created   string
+	Calls     string
+	RunBudget string
+	Tenancy   string
 	Replay    string
 	Unreached [][2]string
 	Groups    []causeGroup
@@ -247,7 +293,7 @@ type htmlPage struct {
 // what it sent and created, then the findings by cause, each scenario and
 // its curl lines in a <pre> to copy.
 func WriteHTML(w io.Writer, r Result, baseURL string) error {
-	p := htmlPage{BaseURL: baseURL, Result: r, Mode: "reads and writes", Created: created(r), Replay: replay(r), Unreached: unreached(r), Groups: byCause(r, baseURL)}
+	p := htmlPage{BaseURL: baseURL, Result: r, Mode: "reads and writes", Created: created(r), Calls: calls(r), RunBudget: runBudget(r), Tenancy: tenancyUnexplored(r), Replay: replay(r), Unreached: unreached(r), Groups: byCause(r, baseURL)}
 	if r.ReadOnly {
 		p.Mode = "reads only (--read-only)"
 	}
@@ -284,9 +330,15 @@ nav li { margin: .2rem 0; }
 <body>
 <h1>Exploration of <code>{{.BaseURL}}</code></h1>
 <dl class="summary">
-<dt>Calls</dt><dd id="calls">{{.Result.Calls}}</dd>
+<dt>Calls</dt><dd id="calls">{{.Calls}}</dd>
 <dt>Mode</dt><dd>{{.Mode}}</dd>
 <dt>Created</dt><dd id="created">{{.Created}}</dd>
+{{- if .RunBudget}}
+<dt>Run budget</dt><dd id="run-budget">{{.RunBudget}}</dd>
+{{- end}}
+{{- if .Tenancy}}
+<dt>Tenancy</dt><dd id="tenancy">{{.Tenancy}}</dd>
+{{- end}}
 <dt>Replay</dt><dd><code id="replay">{{.Replay}}</code></dd>
 {{- range .Unreached}}
 <dt>Not called</dt><dd class="unreached">{{index . 0}}: {{index . 1}}</dd>

@@ -49,7 +49,7 @@ func TestTheSummarySaysWhatWasSentAndFoundByCause(t *testing.T) {
 	t.Log("\n" + out)
 	for _, want := range []string{
 		"Exploration of " + base + ": 500 calls, reads and writes\n",
-		"Created: 2 runs, 1 schedules\n",
+		"Created: 2 runs, 1 schedule\n",
 		"Replay: agentruns-contract --explore --seed 1234\n",
 		"Not called:\n  DELETE /agent/identities/{uid}: nothing to call it on\n",
 		"3 findings, by cause:\n",
@@ -160,7 +160,7 @@ func TestThePageInABrowser(t *testing.T) {
 
 	ctx := browsertest.Tab(t)
 	browsertest.Do(t, ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible(`#calls`))
-	assert.Equal(t, "500", browsertest.Text(t, ctx, "#calls"))
+	assert.Equal(t, "500 calls", browsertest.Text(t, ctx, "#calls"))
 	assert.Equal(t, "agentruns-contract --explore --seed 1234", browsertest.Text(t, ctx, "#replay"))
 	assert.Equal(t, []string{"server error on a valid request (2)", "listing shows a run outside its filter (1)"},
 		browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("section.cause h2")].map(h => h.textContent)`))
@@ -168,4 +168,29 @@ func TestThePageInABrowser(t *testing.T) {
 	assert.Equal(t, feature, browsertest.Eval[string](t, ctx, `document.querySelector("#cause-listing-shows-a-run-outside-its-filter pre.scenario").textContent`))
 	assert.Contains(t, browsertest.Text(t, ctx, "#cause-listing-shows-a-run-outside-its-filter .detail"), "<b>run</b>")
 	browsertest.Screenshot(t, ctx, "explore-report")
+}
+
+// The summary says which run budget applied and whether the other team's
+// key made any call: a clean exploration that never used it says nothing
+// of tenancy.
+func TestTheSummarySaysTheRunBudgetAndTheOtherTeamsCalls(t *testing.T) {
+	summary := func(r explore.Result) string {
+		var b strings.Builder
+		require.NoError(t, explore.WriteSummary(&b, r, "http://server"))
+		return b.String()
+	}
+	r := explore.Result{Calls: 300, RunBudget: explore.DefaultMaxRuns, RunBudgetDefault: true, OtherTeam: true}
+	out := summary(r)
+	assert.Contains(t, out, "300 calls (0 with the other team's key)")
+	assert.Contains(t, out, "Run budget: 20 runs (the default off the mock; --max-runs to change it)\n")
+	assert.Contains(t, out, "Tenancy: the other team's key made no call, so tenancy was not explored")
+
+	r.OtherTeamCalls, r.RunBudget, r.RunBudgetDefault = 40, 5, false
+	out = summary(r)
+	assert.Contains(t, out, "300 calls (40 with the other team's key)")
+	assert.Contains(t, out, "Run budget: 5 runs (--max-runs)\n")
+	assert.NotContains(t, out, "Tenancy:")
+
+	r.ReadOnly = true
+	assert.NotContains(t, summary(r), "Run budget:", "a read-only exploration starts no run")
 }

@@ -255,11 +255,10 @@ func (q *sequence) otherTeamTriesAll(t *rapid.T) {
 		if rapid.IntRange(0, 3).Draw(t, "skip "+op.Name()) == 0 {
 			continue
 		}
-		c, why, k, ok := q.draw(t, op, OtherTeam, valid)
+		c, why, k, ok := q.drawOn(t, op, OtherTeam, r)
 		if !ok || k != valid {
 			continue
 		}
-		c.Path = strings.ReplaceAll(op.Template, "{"+op.PathParams[0]+"}", url.PathEscape(r.id))
 		if startsRun(op) && q.atCapacity {
 			continue
 		}
@@ -281,9 +280,12 @@ func (q *sequence) unchangedForTheFirstTeam(s sent) {
 	if get == nil || !q.e.budgetLeft(q.ctx) {
 		return
 	}
+	// The first team's last look, unless it changed the resource since
+	// without seeing the change; fresh when nothing at all changed since.
 	var before map[string]any
-	if l := q.lookAt[r]; l != nil && l.changes == q.changes {
-		before = l.obj
+	fresh := false
+	if l := q.lookAt[r]; l != nil && !l.changed {
+		before, fresh = l.obj, l.changes == q.changes
 	}
 	beforeState := ""
 	if r.kind == "run" && q.looks[r.id] != nil && q.lookedAt[r.id] == q.changes {
@@ -312,13 +314,25 @@ func (q *sequence) unchangedForTheFirstTeam(s sent) {
 		q.report(CauseOtherTeamChange, fmt.Sprintf("%s, the first team's run is CANCELLED", refused), n)
 		return
 	}
-	if q.e.controlURL != nil && before != nil {
+	if q.e.controlURL != nil && fresh {
 		for _, k := range sortedKeys(obj) {
 			if b, ok := before[k]; ok && !reflect.DeepEqual(b, obj[k]) {
 				q.report(CauseOtherTeamChange, fmt.Sprintf("%s, the first team's GET %s shows %s %s, which was %s, with nothing else changed",
 					refused, path, k, jsonOf(obj[k]), jsonOf(b)), n)
 				return
 			}
+		}
+	}
+	// A schedule or an identity changes only when its team changes it (but
+	// for its times and its ticks): since the first team's last look it
+	// changed nothing. Off the mock, only what the sequence created, which
+	// no other client of the team knows of.
+	own := (r.kind == "schedule" && slices.Contains(q.ownSchedules, r.id)) || (r.kind == "identity" && slices.Contains(q.ownIdentities, r.id))
+	if before != nil && r.kind != "run" && (q.e.controlURL != nil || own) {
+		if members := changedBy(r.kind, before, obj); len(members) > 0 {
+			q.report(CauseOtherTeamChange, fmt.Sprintf("%s, the first team's GET %s shows %s changed since its last look, though the first team changed nothing",
+				refused, path, strings.Join(members, ", ")), n)
+			return
 		}
 	}
 	// What the other team sent, now held by the resource, though it held
@@ -373,18 +387,34 @@ func (q *sequence) changeAfterAWhile(t *rapid.T) {
 		q.sendAndJudge(Call{Method: http.MethodGet, Path: r.path(), Query: url.Values{}}, get, valid, "")
 		return q.found == nil
 	}
+	if q.e.controlURL != nil {
+		q.advance(t) // a while, in which the resource may move on its own
+	}
 	if kind == "run" && !look() {
 		return
 	}
 	if q.e.controlURL != nil {
-		q.advance(t)
+		// A moment, so that the change is later than the look; too short
+		// for a run to move on its own in it, so that what the change
+		// shows is the change's.
+		q.advanceBy(time.Millisecond)
 	}
-	c, why, k, ok := q.draw(t, op, MainTeam, valid)
+	c, why, k, ok := q.drawOn(t, op, MainTeam, r)
 	if !ok || k != valid || q.found != nil || !q.e.budgetLeft(q.ctx) {
 		return
 	}
-	c.Path = strings.ReplaceAll(op.Template, "{"+op.PathParams[0]+"}", url.PathEscape(r.id))
 	if s := q.sendAndJudge(c, op, k, why); kind == "run" && s.call.Status < 300 {
 		look()
 	}
+}
+
+// drawOn draws a valid call of op on r, an operation with r's id as its
+// one path parameter.
+func (q *sequence) drawOn(t *rapid.T, op *operation, team string, r resource) (Call, string, kind, bool) {
+	c, why, k, ok := q.draw(t, op, team, valid)
+	c.Path = strings.ReplaceAll(op.Template, "{"+op.PathParams[0]+"}", url.PathEscape(r.id))
+	if why == inventedID {
+		why = "" // the id drawn is replaced by r's
+	}
+	return c, why, k, ok
 }

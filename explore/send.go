@@ -68,6 +68,9 @@ func (e *explorer) send(ctx context.Context, c Call, session string) sent {
 	s.sentAt = time.Now()
 	resp, err := e.hc.Do(req)
 	e.calls++
+	if c.Team == OtherTeam {
+		e.result.OtherTeamCalls++
+	}
 	if err != nil {
 		s.err = err
 		s.gotAt = time.Now()

@@ -29,6 +29,18 @@ type PreflightError struct {
 
 func (e *PreflightError) Error() string { return e.Sentence }
 
+// Preflight asks the server the suite's pre-flight questions (checkServer)
+// on their own, for a mode that runs no feature (an exploration): nil, or
+// a *suiteconfig.ConfigError, or a *PreflightError saying in one sentence
+// why the server or its keys cannot be tested.
+func Preflight(ctx context.Context, cfg suiteconfig.Config) error {
+	checked, err := cfg.WithDefaults()
+	if err != nil {
+		return err
+	}
+	return checkServer(ctx, checked)
+}
+
 // checkServer is the pre-flight of cfg, its defaults filled in: the two
 // questions of preflight, then, given another team's key, preflightTeams.
 // Its requests are GETs but for the run preflightTeams may create and

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentruns/agentruns/explore"
+	"github.com/agentruns/agentruns/runner"
 	"github.com/agentruns/agentruns/suiteconfig"
 )
 
@@ -65,12 +66,17 @@ func runExplore(ctx context.Context, o options, stdout, stderr io.Writer) error 
 	defer stop()
 	seed := o.seed
 	fmt.Fprintf(stderr, "exploring %s\nkey from %s; %s\n", target, keyFrom, describeBudget(o))
+	// The suite's pre-flight first: a server that is not the API, a key it
+	// refuses, or two keys of one team would make every finding false.
+	if err := runner.Preflight(ctx, cfg); err != nil {
+		return err
+	}
 	res, err := explore.Run(ctx, explore.Options{
 		BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, OtherAPIKey: cfg.OtherAPIKey,
 		HTTPClient: &http.Client{Timeout: 60 * time.Second},
 		Steps:      o.explore.calls, Duration: o.explore.time, Seed: seed,
 		ReadOnly: cfg.ReadOnly, MaxRuns: o.maxRuns, NewestClient: o.newestClient, NoControl: o.noControl,
-		ReplayBaseURL: replayBaseURL(o),
+		ReplayBaseURL: replayBaseURL(o), ReplayFlags: replayKeys(o),
 	})
 	if werr := writeExploration(o, stdout, res, cfg.BaseURL); werr != nil && err == nil {
 		err = werr
@@ -126,6 +132,24 @@ func writeExploration(o options, stdout io.Writer, res explore.Result, baseURL s
 		return nil
 	}
 	return explore.WriteSummary(stdout, res, baseURL)
+}
+
+// replayKeys are the keys a replay of an exploration of the mock the
+// command started names: the ones given, written out, since the bundled
+// mock takes only its fixture keys, which are no secret (fixtures/); none
+// when the command chose them (a replay chooses the same).
+func replayKeys(o options) []string {
+	if replayBaseURL(o) != "-" {
+		return nil
+	}
+	var flags []string
+	if o.apiKey != "" {
+		flags = append(flags, "--api-key", o.apiKey)
+	}
+	if o.otherAPIKey != "" {
+		flags = append(flags, "--other-api-key", o.otherAPIKey)
+	}
+	return flags
 }
 
 // replayBaseURL is the base URL a replay names: none when the command

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentruns/agentruns/mockserver"
+	"github.com/agentruns/agentruns/runner"
 )
 
 // --explore against the bundled mock finds nothing, says what it sent and
@@ -34,6 +35,24 @@ func TestExploreFindsABrokenServer(t *testing.T) {
 	require.ErrorIs(t, err, errFindings, "%s\n%s", out, errOut)
 	require.Equal(t, exitFailed, exitStatus(err))
 	require.Contains(t, out, "server error on a valid request")
+}
+
+// Keys given for the bundled mock are its fixture keys, no secret: the
+// replay line writes them out, or a replay would explore with others.
+func TestExploreReplaysWithTheKeysGiven(t *testing.T) {
+	out, errOut, err := runCmd(t, "--explore", "100", "--seed", "3", "--other-api-key", "wk-mock-carol")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	require.Contains(t, out, "Replay: agentruns-contract --explore 100 --seed 3 --other-api-key wk-mock-carol\n")
+}
+
+// Two keys of one team would make every tenancy finding false: the
+// suite's pre-flight stops the exploration first, in one sentence.
+func TestExploreStopsAtTwoKeysOfOneTeam(t *testing.T) {
+	out, errOut, err := runCmd(t, "--explore", "100", "--seed", "3", "--other-api-key", "wk-mock-bob")
+	var pre *runner.PreflightError
+	require.ErrorAs(t, err, &pre, "%s\n%s", out, errOut)
+	require.Contains(t, pre.Sentence, "belong to one team")
+	require.NotContains(t, out, "Exploration of", "nothing was explored")
 }
 
 func TestExploreBudget(t *testing.T) {
