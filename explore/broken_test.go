@@ -193,12 +193,21 @@ func TestBrokenResourcesAreFound(t *testing.T) {
 				edit(doc)
 			}), explore.CauseLastChange},
 		{"another team's refused schedule change is applied", appliedButRefused(underSchedule), explore.CauseOtherTeamChange},
+		{"another team's schedule listing shows every team's", func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet && r.URL.Path == "/agent/schedules" && r.Header.Get("Authorization") == "Bearer wk-mock-carol" {
+					r = r.Clone(r.Context())
+					r.Header.Set("Authorization", "Bearer wk-mock-alice") // no team filter: alice's schedules too
+				}
+				next.ServeHTTP(w, r)
+			})
+		}, explore.CauseOtherTeamShown},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			mock := suitetest.NewMock(t, mockserver.Options{}, b.wrap)
 			res := exploredWith(t, explore.Options{BaseURL: mock.URL, APIKey: "wk-mock-alice", OtherAPIKey: "wk-mock-carol",
-				Steps: 1000, Seed: 1, MaxFindings: 1, ShrinkCalls: 2000})
+				Steps: 2000, Seed: 1, MaxFindings: 1, ShrinkCalls: 8000})
 			t.Log(describe(res))
 			require.NotEmpty(t, res.Findings)
 			require.Equal(t, b.cause, res.Findings[0].Cause, describe(res))

@@ -7,7 +7,10 @@
 // exchanges. Command agentruns-contract runs it with --explore.
 package explore
 
-import "net/url"
+import (
+	"net/url"
+	"time"
+)
 
 // Team names whose key a call was sent with.
 const (
@@ -27,6 +30,10 @@ type Call struct {
 	Invalid string
 	Status  int    // the answer's status code
 	Answer  []byte // the answer's body
+	// Clock, when set, makes the call no request of the API: the
+	// exploration moved the mock's clock by Clock (Method and Path are
+	// empty), so that a sequence replayed, or its scenario, moves it too.
+	Clock time.Duration
 }
 
 // Finding is one thing the exploration saw break.

@@ -26,6 +26,7 @@ const (
 	CauseDocument        = "answer breaks the document"
 	CauseOtherTeam       = "another team's call accepted"
 	CauseOtherTeamListed = "another team's runs are listed"
+	CauseOtherTeamShown  = "another team's listing shows the first team's resource"
 	CauseOtherTeamChange = "another team's refused call changed the resource"
 	CauseWalkSkips       = "a walk through the pages skips a run"
 	CauseLooksDisagree   = "two looks at a run disagree"
@@ -184,6 +185,8 @@ func (q *sequence) learn(s sent, k kind, why string) {
 		q.look(obj, len(q.calls))
 	case c.Method == http.MethodGet && s.op.Template == "/agent/runs" && obj != nil:
 		q.page(s, obj, k, why)
+	case c.Team == OtherTeam && c.Method == http.MethodGet && obj != nil:
+		q.otherTeamListing(s, obj)
 	}
 }
 

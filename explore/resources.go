@@ -266,6 +266,17 @@ func (q *sequence) otherTeamTriesAll(t *rapid.T) {
 	}
 }
 
+// otherTeamListing checks the other team's listing of schedules or agent
+// identities: none the first team created may be on it.
+func (q *sequence) otherTeamListing(s sent, obj map[string]any) {
+	for r := range resourcesIn(s) {
+		if (r.kind == "schedule" && slices.Contains(q.ownSchedules, r.id)) || (r.kind == "identity" && slices.Contains(q.ownIdentities, r.id)) {
+			q.report(CauseOtherTeamShown, fmt.Sprintf("another team's %s shows %s, which the first team created", s.op.Name(), r), len(q.calls))
+			return
+		}
+	}
+}
+
 // unchangedForTheFirstTeam checks, after the other team's write was
 // refused, that the first team sees its resource as before: still there,
 // not cancelled, not holding what the other team sent; on the mock, where

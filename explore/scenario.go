@@ -63,6 +63,14 @@ func Scenario(f Finding) (feature string, missing []string) {
 			checks = []string{`the response field "updated_at" is later than the remembered "last change before"`}
 		}
 	}
+	// The first team's resource on the other team's listing: remembered
+	// where the first team saw it first, and looked for.
+	if strings.Contains(strings.ToLower(f.Cause), "listing shows the first team's resource") {
+		if k, field, ok := firstShownOfListed(f.Calls); ok {
+			before[k] = append(before[k], carried{name: "mine", field: field, call: k})
+			checks = []string{`the response does not show "{mine}"`}
+		}
+	}
 	// A resource the other team's refused call changed: each member that
 	// changed, against the first team's look before.
 	if strings.Contains(strings.ToLower(f.Cause), "changed the resource") {
@@ -243,7 +251,7 @@ func lastLookBeforeChange(calls []Call) (int, bool) {
 				}
 			}
 		}
-		if m := calls[k].Method; m != http.MethodGet && m != http.MethodHead {
+		if m := calls[k].Method; calls[k].Clock == 0 && m != http.MethodGet && m != http.MethodHead {
 			changed = true
 		}
 	}
@@ -292,6 +300,25 @@ func lookBeforeRefused(calls []Call) (k int, members []string) {
 	return 0, nil
 }
 
+// firstShownOfListed is the first call of the first team's whose answer
+// is a resource (its id in field) that the last call, the other team's
+// listing, lists.
+func firstShownOfListed(calls []Call) (k int, field string, ok bool) {
+	last := calls[len(calls)-1]
+	for k, c := range calls[:len(calls)-1] {
+		var obj map[string]any
+		if c.Team != MainTeam || json.Unmarshal(c.Answer, &obj) != nil {
+			continue
+		}
+		for _, kind := range resourceKinds {
+			if id := rules.Str(obj[kind.idMember]); id != "" && kind.idMember != "run_id" && bytes.Contains(last.Answer, []byte(`"`+id+`"`)) {
+				return k, kind.idMember, true
+			}
+		}
+	}
+	return 0, "", false
+}
+
 // sameResource tells whether two answers show the same resource: the same
 // run, schedule or identity id.
 func sameResource(a, b map[string]any) bool {
@@ -308,8 +335,12 @@ func sameResource(a, b map[string]any) bool {
 // a read-only run to leave it out; that it creates runs, for the run
 // budget; that it uses the other team's key.
 func tagsOf(calls []Call) []string {
-	var writes, creates, two bool
+	var writes, creates, two, clock bool
 	for _, c := range calls {
+		if c.Clock > 0 {
+			clock = true
+			continue
+		}
 		if c.Method != http.MethodGet && c.Method != http.MethodHead {
 			writes = true
 		}
@@ -331,6 +362,10 @@ func tagsOf(calls []Call) []string {
 	}
 	if two {
 		tags = append(tags, "@two-callers")
+	}
+	if clock {
+		// The mock's clock moved: only where there is one to move.
+		tags = append(tags, "@mock-control")
 	}
 	return tags
 }
@@ -371,6 +406,9 @@ func (p *printer) operation(calls []Call) string {
 
 // send is the step that sends call i, and what is missing to say it.
 func (p *printer) send(i int, c Call) (step, lacks string) {
+	if c.Clock > 0 {
+		return spelledDuration(c.Clock) + " on the mock's clock", ""
+	}
 	who := "I send"
 	if c.Team == OtherTeam {
 		who = "the other team sends"

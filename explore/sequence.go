@@ -149,8 +149,15 @@ func (q *sequence) actions() map[string]func(*rapid.T) {
 			add("other team GET /agent/runs", 2, func(t *rapid.T) { q.do(t, op, OtherTeam, valid) })
 		}
 	}
-	add("change a resource after a while", 3, q.changeAfterAWhile)
+	add("change a resource after a while", 1, q.changeAfterAWhile)
 	if q.e.o.OtherAPIKey != "" {
+		// The other team's listings, where the first team's schedules
+		// and identities must not show.
+		for _, name := range []string{"GET /agent/schedules", "GET /agent/identities"} {
+			if op := q.e.byName[name]; op != nil {
+				add("other team "+name, 1, func(t *rapid.T) { q.do(t, op, OtherTeam, valid) })
+			}
+		}
 		add("other team tries every operation on one resource", 1, q.otherTeamTriesAll)
 	}
 	if q.e.controlURL != nil {
@@ -203,6 +210,9 @@ func (q *sequence) advanceBy(by time.Duration) {
 	status, body := q.e.control(q.ctx, http.MethodPost, "/clock/advance", q.session, map[string]string{"by": by.String()})
 	q.e.calls++
 	q.e.spend() // a call like any other: the budget bounds them all
+	if status/100 == 2 {
+		q.calls = append(q.calls, Call{Clock: by, Status: status})
+	}
 	for _, m := range q.memory {
 		m.Observe(rules.Exchange{Method: http.MethodPost, Path: "/__mock/clock/advance", Session: q.session,
 			Status: status, Body: body, Sent: sent, Received: time.Now(), Request: "POST /__mock/clock/advance"})
@@ -322,6 +332,9 @@ func findingKey(cause string, calls []Call) string {
 // operationKey names the operation of a call for the finding's key:
 // "METHOD /template".
 func (c Call) operationKey() string {
+	if c.Clock > 0 {
+		return "the mock's clock"
+	}
 	if m, err := openapi.Embedded(); err == nil {
 		if tmpl, op := m.Match(c.Method, c.Path); op != nil {
 			return c.Method + " " + tmpl
@@ -339,11 +352,21 @@ func (q *sequence) settle() {
 	for _, team := range []string{MainTeam, OtherTeam} {
 		for _, u := range q.memory[team].Settle(time.Now().Add(time.Hour)) {
 			for _, v := range u.Violations {
-				q.report(v.Rule, v.String(), len(q.calls))
+				q.report(v.Rule, v.String(), lastRequest(q.calls))
 				return
 			}
 		}
 	}
+}
+
+// lastRequest is how many calls there are up to the last request of the
+// API among them: a finding ends at a request, not at a move of the clock.
+func lastRequest(calls []Call) int {
+	n := len(calls)
+	for n > 0 && calls[n-1].Clock > 0 {
+		n--
+	}
+	return n
 }
 
 // report records a finding shown by the calls so far, unless one was

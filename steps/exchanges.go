@@ -78,10 +78,37 @@ func (s *scenario) registerExchanges(sc stepContext) {
 	sc.Step(`^the answers keep the rule "([a-z-]+)"$`, s.answersKeepRule)
 	sc.Step(`^the response field "([^"]*)" is later than the remembered "([^"]*)"$`, s.responseFieldLaterThanRemembered)
 	sc.Step(`^a moment passes$`, s.aMoment)
+	sc.Step(`^the response does not show "([^"]*)"$`, s.responseDoesNotShow)
+	sc.Step(`^(\d+) (millisecond|second|minute|hour)s? pass(?:es)? on the mock's clock$`, s.timePassesOnTheMocksClock)
 }
 
 // sendRequest sends a request as written, with the scenario's key or the
 // other team's, and makes its answer the last response.
+// responseDoesNotShow checks that a value (a remembered id, as "{mine}")
+// appears nowhere in the last answer: another team's listing must not
+// show what the first team created.
+func (s *scenario) responseDoesNotShow(value string) error {
+	if s.last == nil {
+		return errNoRequest
+	}
+	v := s.expand(value)
+	quoted, _ := json.Marshal(v)
+	if bytes.Contains(s.last.body, quoted) {
+		return fmt.Errorf("%s: the answer shows %s\n%s", s.last.op, quoted, s.last.excerpt())
+	}
+	return nil
+}
+
+// timePassesOnTheMocksClock moves the mock's clock, as an exploration
+// moved it between two calls.
+func (s *scenario) timePassesOnTheMocksClock(ctx context.Context, n int, unit string) error {
+	if s.api.control == nil {
+		return errNoControl
+	}
+	units := map[string]time.Duration{"millisecond": time.Millisecond, "second": time.Second, "minute": time.Minute, "hour": time.Hour}
+	return s.api.advanceClock(ctx, time.Duration(n)*units[unit])
+}
+
 func (s *scenario) sendRequest(ctx context.Context, who, method, target, body string) error {
 	path, rawQuery, _ := strings.Cut(target, "?")
 	path, err := s.resolveEscaped(ctx, path, url.PathEscape)
