@@ -36,28 +36,12 @@ func onListQuery(edit func(r *http.Request)) func(http.Handler) http.Handler {
 }
 
 func onListAnswer(edit func(r *http.Request, doc map[string]any)) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method != http.MethodGet || r.URL.Path != "/agent/runs" {
-				next.ServeHTTP(w, r)
-				return
+	return onAnswers(func(r *http.Request) bool { return r.Method == http.MethodGet && r.URL.Path == "/agent/runs" },
+		func(r *http.Request, doc any) {
+			if m, ok := doc.(map[string]any); ok {
+				edit(r, m)
 			}
-			rec := httptest.NewRecorder()
-			next.ServeHTTP(rec, r)
-			var doc map[string]any
-			body := rec.Body.Bytes()
-			if rec.Code == http.StatusOK && json.Unmarshal(body, &doc) == nil {
-				edit(r, doc)
-				body, _ = json.Marshal(doc)
-			}
-			for k, v := range rec.Header() {
-				w.Header()[k] = v
-			}
-			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-			w.WriteHeader(rec.Code)
-			_, _ = w.Write(bytes.TrimSpace(body))
 		})
-	}
 }
 
 var brokenServers = []struct {
@@ -116,7 +100,7 @@ func TestBrokenServersAreFound(t *testing.T) {
 }
 
 // onAnswers edits the JSON answers to the requests match picks.
-func onAnswers(match func(r *http.Request) bool, edit func(doc any)) func(http.Handler) http.Handler {
+func onAnswers(match func(r *http.Request) bool, edit func(r *http.Request, doc any)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !match(r) {
@@ -128,7 +112,7 @@ func onAnswers(match func(r *http.Request) bool, edit func(doc any)) func(http.H
 			body := rec.Body.Bytes()
 			var doc any
 			if rec.Code < 300 && json.Unmarshal(body, &doc) == nil {
-				edit(doc)
+				edit(r, doc)
 				body, _ = json.Marshal(doc)
 			}
 			for k, v := range rec.Header() {
@@ -173,7 +157,7 @@ func TestBrokenResourcesAreFound(t *testing.T) {
 	}{
 		{"a schedule's updated_at never moves", onAnswers(
 			func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/agent/schedules") },
-			func(doc any) {
+			func(_ *http.Request, doc any) {
 				var edit func(v any)
 				edit = func(v any) {
 					switch v := v.(type) {

@@ -214,22 +214,15 @@ func (q *sequence) lastChange(r resource, obj map[string]any, s sent, n int) {
 // refused, and each refused write must leave the resource as the first
 // team sees it.
 func (q *sequence) otherTeamTriesAll(t *rapid.T) {
-	pools := map[string][]string{
+	r, ok := drawResource(t, "other team's", map[string][]string{
 		"run":      append(slices.Clone(q.ownRuns), q.mainSeen["run_id"]...),
 		"schedule": append(slices.Clone(q.ownSchedules), q.mainSeen["schedules.id"]...),
 		"identity": append(slices.Clone(q.ownIdentities), q.mainSeen["identities.uid"]...),
-	}
-	var kinds []string
-	for _, k := range sortedKeys(pools) {
-		if len(pools[k]) > 0 {
-			kinds = append(kinds, k)
-		}
-	}
-	if len(kinds) == 0 {
+	})
+	if !ok {
 		return
 	}
-	kind := rapid.SampledFrom(kinds).Draw(t, "other team's target")
-	r := resource{kind, rapid.SampledFrom(pools[kind]).Draw(t, "other team's "+kind)}
+	kind := r.kind
 	var ops []*operation
 	for _, op := range q.e.ops {
 		if kindOfParam(ownedKind(op)) == kind && len(op.PathParams) == 1 {
@@ -366,18 +359,11 @@ func (q *sequence) unchangedForTheFirstTeam(s sent) {
 // the change must show a later last change. A run is looked at first and
 // after, since a cancel answers with its id only.
 func (q *sequence) changeAfterAWhile(t *rapid.T) {
-	pools := map[string][]string{"run": q.ownRuns, "schedule": q.ownSchedules, "identity": q.ownIdentities}
-	var kinds []string
-	for _, k := range sortedKeys(pools) {
-		if len(pools[k]) > 0 {
-			kinds = append(kinds, k)
-		}
-	}
-	if len(kinds) == 0 {
+	r, ok := drawResource(t, "changed", map[string][]string{"run": q.ownRuns, "schedule": q.ownSchedules, "identity": q.ownIdentities})
+	if !ok {
 		return
 	}
-	kind := rapid.SampledFrom(kinds).Draw(t, "changed kind")
-	r := resource{kind, rapid.SampledFrom(pools[kind]).Draw(t, "changed "+kind)}
+	kind := r.kind
 	var ops []*operation
 	for _, op := range q.e.ops {
 		// Not what starts a run (a follow-up): runs are priced.
@@ -428,4 +414,21 @@ func (q *sequence) drawOn(t *rapid.T, op *operation, team string, r resource) (C
 		why = "" // the id drawn is replaced by r's
 	}
 	return c, why, k, ok
+}
+
+// drawResource draws a kind of resource among those with ids in pools,
+// then one of its ids; false when every pool is empty. label names the
+// draws (rapid shows them when a check fails).
+func drawResource(t *rapid.T, label string, pools map[string][]string) (resource, bool) {
+	var kinds []string
+	for _, k := range sortedKeys(pools) {
+		if len(pools[k]) > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return resource{}, false
+	}
+	kind := rapid.SampledFrom(kinds).Draw(t, label+" kind")
+	return resource{kind, rapid.SampledFrom(pools[kind]).Draw(t, label+" "+kind)}, true
 }
