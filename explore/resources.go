@@ -355,9 +355,11 @@ func (q *sequence) unchangedForTheFirstTeam(s sent) {
 }
 
 // changeAfterAWhile is the first team changing one of its resources a
-// while after it last looked at it (on the mock, the clock moved between):
-// the change must show a later last change. A run is looked at first and
-// after, since a cancel answers with its id only.
+// while after it last looked at it (on the mock, the clock moved a moment
+// between: too short for a run to move on its own, so that what the
+// change shows is the change's): the change must show a later last
+// change. A run is looked at first and after, since a cancel answers with
+// its id only; what the clock moves in, the sequence's other steps draw.
 func (q *sequence) changeAfterAWhile(t *rapid.T) {
 	r, ok := drawResource(t, "changed", map[string][]string{"run": q.ownRuns, "schedule": q.ownSchedules, "identity": q.ownIdentities})
 	if !ok {
@@ -384,17 +386,11 @@ func (q *sequence) changeAfterAWhile(t *rapid.T) {
 		q.sendAndJudge(Call{Method: http.MethodGet, Path: r.path(), Query: url.Values{}}, get, valid, "")
 		return q.found == nil
 	}
-	if q.e.controlURL != nil {
-		q.advance(t) // a while, in which the resource may move on its own
-	}
 	if kind == "run" && !look() {
 		return
 	}
 	if q.e.controlURL != nil {
-		// A moment, so that the change is later than the look; too short
-		// for a run to move on its own in it, so that what the change
-		// shows is the change's.
-		q.advanceBy(time.Millisecond)
+		q.advanceBy(time.Millisecond) // a moment: the change is later than the look
 	}
 	c, why, k, ok := q.drawOn(t, op, MainTeam, r)
 	if !ok || k != valid || q.found != nil || !q.e.budgetLeft(q.ctx) {
