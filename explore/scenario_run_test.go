@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,6 +138,21 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 			fails: "ended without run",
 		},
 		{
+			// Shown only after the mock's clock moved: the scenario moves
+			// it as the exploration did, or the run would still be live.
+			name: "an ended run's get is a server error",
+			finding: explore.Finding{
+				Cause: "server error on a valid request",
+				Calls: []explore.Call{
+					{Method: "POST", Path: "/agent/run", Body: []byte(`{"prompt": "say hello"}`), Status: 200, Answer: []byte(`{"run_id":"` + runID + `","state":"QUEUED"}`)},
+					{Clock: time.Hour, Status: 200},
+					{Method: "GET", Path: "/agent/runs/" + runID, Status: 500},
+				},
+			},
+			bug:   endedRunIsAServerError,
+			fails: "500",
+		},
+		{
 			name: "another team reads the team's run",
 			finding: explore.Finding{
 				Cause: "another team's call was not refused",
@@ -206,6 +222,32 @@ func serverErrorOn(param string) func(http.Handler) http.Handler {
 // than its listing does.
 func getShowsAnotherTitle(next http.Handler) http.Handler {
 	return suitetest.EditFetchedRun(next, func(run map[string]any) { run["title"] = "another title" })
+}
+
+// endedRunIsAServerError is a server whose get of a run that has ended
+// answers 500.
+func endedRunIsAServerError(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, one := strings.CutPrefix(r.URL.Path, "/agent/runs/")
+		if r.Method != http.MethodGet || !one || strings.Contains(rest, "/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		var run map[string]any
+		if rec.Code == http.StatusOK && json.Unmarshal(rec.Body.Bytes(), &run) == nil && rules.IsTerminal(rules.Str(run["state"])) {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"type":"https://docs.warp.dev/errors/internal_error","title":"Internal error","status":500,"error":"Internal error"}`)
+			return
+		}
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
 }
 
 // otherTeamReadsAlicesRuns is a server that lets carol, of another team,

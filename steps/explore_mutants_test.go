@@ -121,7 +121,8 @@ func TestAnExploredFindingsScenarioFailsOnItsMutant(t *testing.T) {
 		"updated_at never moves",
 		"another team's run can be read",
 		// Shown only after the mock's clock moved: the scenario moves it.
-		"a finished run turns FAILED later",
+		"CLAIMED is skipped: shown as INPROGRESS",
+		"started_at is set from creation",
 	}
 	all := slices.Concat(mutants, resourceMutants, movedMutants, newestMutants)
 	for _, name := range want {
