@@ -410,6 +410,9 @@ func replayLine(o Options, seed int64) string {
 	if o.NewestClient {
 		line += " --newest-client"
 	}
+	if o.NoControl {
+		line += " --no-control"
+	}
 	return line
 }
 

@@ -108,8 +108,10 @@ func calls(r Result) string {
 // runBudget says the run budget that applied, "" for none.
 func runBudget(r Result) string {
 	switch {
-	case r.RunBudget == 0 || r.ReadOnly:
+	case r.ReadOnly:
 		return ""
+	case r.RunBudget == 0:
+		return "none (on a server with the mock's control API its runs cost nothing; --max-runs to set one)"
 	case r.RunBudgetDefault:
 		return plural(r.RunBudget, "run", "runs") + " (the default off the mock; --max-runs to change it)"
 	}

@@ -191,6 +191,9 @@ func TestTheSummarySaysTheRunBudgetAndTheOtherTeamsCalls(t *testing.T) {
 	assert.Contains(t, out, "Run budget: 5 runs (--max-runs)\n")
 	assert.NotContains(t, out, "Tenancy:")
 
+	r.RunBudget = 0
+	assert.Contains(t, summary(r), "Run budget: none (on a server with the mock's control API")
+
 	r.ReadOnly = true
 	assert.NotContains(t, summary(r), "Run budget:", "a read-only exploration starts no run")
 }

@@ -43,6 +43,11 @@ func TestExploreReplaysWithTheKeysGiven(t *testing.T) {
 	out, errOut, err := runCmd(t, "--explore", "100", "--seed", "3", "--other-api-key", "wk-mock-carol")
 	require.NoError(t, err, "%s\n%s", out, errOut)
 	require.Contains(t, out, "Replay: agentruns-contract --explore 100 --seed 3 --other-api-key wk-mock-carol\n")
+
+	// Without the mock's control API the exploration is another one.
+	out, errOut, err = runCmd(t, "--explore", "50", "--seed", "3", "--no-control")
+	require.NoError(t, err, "%s\n%s", out, errOut)
+	require.Contains(t, out, "Replay: agentruns-contract --explore 50 --seed 3 --no-control\n")
 }
 
 // Two keys of one team would make every tenancy finding false: the
