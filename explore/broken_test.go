@@ -2,7 +2,6 @@ package explore_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -101,28 +100,7 @@ func TestBrokenServersAreFound(t *testing.T) {
 
 // onAnswers edits the JSON answers to the requests match picks.
 func onAnswers(match func(r *http.Request) bool, edit func(r *http.Request, doc any)) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !match(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			rec := httptest.NewRecorder()
-			next.ServeHTTP(rec, r)
-			body := rec.Body.Bytes()
-			var doc any
-			if rec.Code < 300 && json.Unmarshal(body, &doc) == nil {
-				edit(r, doc)
-				body, _ = json.Marshal(doc)
-			}
-			for k, v := range rec.Header() {
-				w.Header()[k] = v
-			}
-			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-			w.WriteHeader(rec.Code)
-			_, _ = w.Write(body)
-		})
-	}
+	return func(next http.Handler) http.Handler { return suitetest.EditAnswers(next, match, edit) }
 }
 
 // appliedButRefused applies the other team's (carol's) writes that match

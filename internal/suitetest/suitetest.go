@@ -243,19 +243,33 @@ func ClientTable(t testing.TB, res runner.Result) string {
 // and an answer that is no run, as next answers it. Broken servers of the
 // tests are made of it.
 func EditFetchedRun(next http.Handler, edit func(run map[string]any)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	oneRun := func(r *http.Request) bool {
 		rest, one := strings.CutPrefix(r.URL.Path, "/agent/runs/")
-		if r.Method != http.MethodGet || !one || strings.Contains(rest, "/") {
+		return r.Method == http.MethodGet && one && !strings.Contains(rest, "/")
+	}
+	return EditAnswers(next, oneRun, func(_ *http.Request, doc any) {
+		if run, ok := doc.(map[string]any); ok {
+			edit(run)
+		}
+	})
+}
+
+// EditAnswers is a server that answers as next does, but passes the JSON
+// of each success to a request match picks through edit first. Broken
+// servers of the tests are made of it.
+func EditAnswers(next http.Handler, match func(r *http.Request) bool, edit func(r *http.Request, doc any)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !match(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		rec := httptest.NewRecorder()
 		next.ServeHTTP(rec, r)
 		body := rec.Body.Bytes()
-		var run map[string]any
-		if rec.Code == http.StatusOK && json.Unmarshal(body, &run) == nil {
-			edit(run)
-			body, _ = json.Marshal(run)
+		var doc any
+		if rec.Code/100 == 2 && json.Unmarshal(body, &doc) == nil {
+			edit(r, doc)
+			body, _ = json.Marshal(doc)
 		}
 		for k, vs := range rec.Header() {
 			w.Header()[k] = vs
