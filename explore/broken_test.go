@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +15,6 @@ import (
 	"github.com/agentruns/agentruns/explore"
 	"github.com/agentruns/agentruns/internal/suitetest"
 	"github.com/agentruns/agentruns/mockserver"
-	"github.com/agentruns/agentruns/suiteconfig"
 )
 
 // Broken servers: the mock with one thing wrong, made by an http.Handler
@@ -177,20 +174,10 @@ func TestBrokenResourcesAreFound(t *testing.T) {
 
 			// Its scenario, pasted into a feature, fails on the broken
 			// server and passes on the mock.
-			feature, missing := explore.Scenario(res.Findings[0])
-			require.Empty(t, missing, feature)
-			t.Log("\n" + feature)
-			dir := t.TempDir()
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "finding.feature"), []byte(feature), 0o644))
-			run := func(wrap func(http.Handler) http.Handler) (bool, string) {
-				srv := suitetest.NewMock(t, mockserver.Options{}, wrap)
-				res, out := suitetest.RunSuite(t, srv.URL, func(c *suiteconfig.Config) { c.Features, c.Tags = os.DirFS(dir), explore.ExploredTag })
-				require.Len(t, res.Scenarios, 1, out)
-				return res.Passed(), res.Scenarios[0].Message
-			}
+			feature, run := pasted(t, res.Findings[0])
 			passed, why := run(b.wrap)
 			assert.False(t, passed, "the scenario passes on the broken server:\n%s", feature)
-			t.Log("on the broken server: " + why)
+			t.Log("on the broken server: " + strings.SplitN(why, "\n", 2)[0])
 			passed, why = run(nil)
 			assert.True(t, passed, "the scenario fails on the mock: %s\n%s", why, feature)
 		})

@@ -165,17 +165,7 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			feature, missing := explore.Scenario(tc.finding)
-			require.Empty(t, missing, feature)
-			t.Log("\n" + feature)
-			dir := t.TempDir()
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "finding.feature"), []byte(feature), 0o644))
-			run := func(wrap func(http.Handler) http.Handler) (bool, string) {
-				srv := suitetest.NewMock(t, mockserver.Options{}, wrap)
-				res, out := suitetest.RunSuite(t, srv.URL, func(c *suiteconfig.Config) { c.Features, c.Tags = os.DirFS(dir), explore.ExploredTag })
-				require.Len(t, res.Scenarios, 1, out)
-				return res.Passed(), res.Scenarios[0].Message + "\n" + out
-			}
+			feature, run := pasted(t, tc.finding)
 			passed, out := run(tc.bug)
 			assert.False(t, passed, "the scenario passed on the broken server:\n%s\n%s", feature, out)
 			assert.Contains(t, out, tc.fails)
@@ -183,6 +173,25 @@ func TestAPrintedScenarioFailsOnItsBugAndPassesOnTheMock(t *testing.T) {
 			passed, out = run(nil)
 			assert.True(t, passed, "the scenario failed on the mock:\n%s\n%s", feature, out)
 		})
+	}
+}
+
+// pasted prints f's scenario (no step may be missing) and pastes it into a
+// feature of its own; run runs the suite with only that feature against
+// the mock wrapped in wrap (nil for the mock itself), and says whether it
+// passed, with its message and output.
+func pasted(t *testing.T, f explore.Finding) (feature string, run func(wrap func(http.Handler) http.Handler) (bool, string)) {
+	t.Helper()
+	feature, missing := explore.Scenario(f)
+	require.Empty(t, missing, feature)
+	t.Log("\n" + feature)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "finding.feature"), []byte(feature), 0o644))
+	return feature, func(wrap func(http.Handler) http.Handler) (bool, string) {
+		srv := suitetest.NewMock(t, mockserver.Options{}, wrap)
+		res, out := suitetest.RunSuite(t, srv.URL, func(c *suiteconfig.Config) { c.Features, c.Tags = os.DirFS(dir), explore.ExploredTag })
+		require.Len(t, res.Scenarios, 1, out)
+		return res.Passed(), res.Scenarios[0].Message + "\n" + out
 	}
 }
 
